@@ -1,0 +1,41 @@
+"""The build driver: spec file -> load -> synthesize -> check -> emit -> atomic write.
+
+Consumes a spec path and an output folder; produces the output folder and a BuildResult for the
+CLI. Nothing is written unless every stage succeeded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fabricc.emit import Artifact, emitters
+from fabricc.errors import Diagnostic
+from fabricc.ir import Fabric
+from fabricc.spec.loader import LoadedSpec, load_spec
+from fabricc.synth.pipeline import synthesize
+from fabricc.writer import write_tree
+
+
+@dataclass(slots=True)
+class BuildResult:
+    out: Path
+    file_count: int
+    warnings: list[Diagnostic]
+    notices: list[str] = field(default_factory=list)
+
+
+def compile_design(loaded: LoadedSpec) -> tuple[Fabric, list[Artifact]]:
+    fabric = synthesize(loaded)
+    artifacts: list[Artifact] = []
+    for emitter in emitters():
+        artifacts.extend(emitter.emit(fabric))
+    return fabric, artifacts
+
+
+def build(spec: Path, out: Path | None = None) -> BuildResult:
+    loaded = load_spec(spec, spec.as_posix())
+    fabric, artifacts = compile_design(loaded)
+    target = out if out is not None else Path("out") / loaded.spec.metadata.name
+    write_tree(target, artifacts)
+    return BuildResult(target, len(artifacts), [*loaded.warnings, *fabric.warnings])

@@ -1,0 +1,205 @@
+"""Catalog stage: typed hardware data (nodes, switches, optics, cables, rack parts).
+
+Consumes the YAML files under fabricc/catalog/data plus any user catalog files named in the spec;
+produces a Catalog that synthesis reads: port layouts, GPU-to-port maps, speeds, cages, reach,
+part numbers, power and height. Every entry names its source so that a reviewer can tell a
+published fact from an assumption.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+Fabric = Literal["infiniband", "ethernet"]
+Role = Literal["compute", "storage", "inband", "oob"]
+Media = Literal["copper", "mmf", "smf", "cat6"]
+# Plug/cage forms. Switches take finned-top OSFP ("osfp"); ConnectX HCAs and DGX CPU trays take
+# flat-top OSFP ("osfp-rhs", riding heat sink). QSFP112 cages also accept QSFP56/QSFP28 plugs.
+Form = Literal["osfp", "osfp-rhs", "qsfp112", "qsfp56", "qsfp28", "sfp28", "rj45"]
+
+FORM_ACCEPTS: dict[str, frozenset[str]] = {
+    "osfp": frozenset({"osfp"}),
+    "osfp-rhs": frozenset({"osfp-rhs"}),
+    "qsfp112": frozenset({"qsfp112", "qsfp56", "qsfp28"}),
+    "qsfp56": frozenset({"qsfp56", "qsfp28"}),
+    "qsfp28": frozenset({"qsfp28"}),
+    "sfp28": frozenset({"sfp28"}),
+    "rj45": frozenset({"rj45"}),
+}
+
+Source = Annotated[
+    str,
+    Field(
+        min_length=1,
+        description="where the data comes from (document and table), or 'assumed: ...'",
+    ),
+]
+
+
+class CatalogModel(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class PortSpec(CatalogModel):
+    name: str = Field(min_length=1, description="port label as printed on the chassis")
+    cage: str = Field(min_length=1, description="cage the port sits in; one module per cage")
+    form: Form
+    speeds: list[int] = Field(min_length=1, description="supported speeds in Gb/s, highest first")
+    role: Role
+    protocols: list[Fabric] = Field(default_factory=lambda: ["infiniband", "ethernet"])
+    breakouts: list[int] = Field(
+        default_factory=lambda: [1],
+        description="ways the port may be split (2: one 800G port as 2x400G across two planes)",
+    )
+    gpu: int | None = Field(None, ge=0, description="GPU (rail) this NIC port serves")
+    rdma_device: str | None = Field(None, description="ibverbs device name, e.g. mlx5_0")
+    netdev: str | None = Field(None, description="Linux interface name")
+
+    @model_validator(mode="after")
+    def _speeds_descending(self) -> PortSpec:
+        if sorted(self.speeds, reverse=True) != self.speeds:
+            raise ValueError("speeds must be listed highest first")
+        return self
+
+
+class GpuSpec(CatalogModel):
+    model: str
+    sm: int = Field(ge=10, le=200, description="compute capability major*10+minor")
+    memory_gb: int = Field(ge=1)
+    nvlink_links: int = Field(ge=0, description="NVLink links per GPU")
+    nvlink_generation: int = Field(ge=1, le=10)
+
+
+class NvlinkSpec(CatalogModel):
+    scope: Literal["node", "rack"] = Field(description="NVLink domain: one node or a whole rack")
+    switch_chips: int = Field(ge=0, description="NVSwitch chips in the domain")
+    switch_trays: int = Field(0, ge=0, description="NVLink switch trays (rack scope)")
+    gpus: int = Field(ge=1, description="GPUs in one domain")
+
+
+class RackMember(CatalogModel):
+    role: Literal["compute-tray", "nvlink-switch-tray", "power-shelf", "mgmt-switch", "other"]
+    model: str = Field(description="catalog node model (trays) or part (power shelves)")
+    u: list[int] = Field(min_length=1, description="bottom rack unit of each member")
+    hostname_suffix: str = Field("-{role_short}{n:02d}", description="appended to the rack name")
+
+
+class RackScaleSpec(CatalogModel):
+    rack_part: str = Field(description="catalog part of the rack itself")
+    height_u: int = Field(ge=10, le=60)
+    members: list[RackMember] = Field(min_length=1)
+
+
+class NodeModel(CatalogModel):
+    kind: Literal["gpu-node", "compute-tray", "rack-system", "nvlink-switch", "appliance", "server", "storage"]
+    description: str
+    vendor: str = "NVIDIA"
+    part_number: str
+    source: Source
+    height_u: int = Field(ge=0, le=60)
+    power_w: int = Field(ge=0, description="maximum power draw")
+    gpus: int = Field(0, ge=0)
+    gpu: GpuSpec | None = None
+    nvlink: NvlinkSpec | None = None
+    ports: list[PortSpec] = Field(default_factory=list)
+    rack_scale: RackScaleSpec | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> NodeModel:
+        names = [p.name for p in self.ports]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"duplicate port names: {', '.join(dupes)}")
+        if self.gpus and self.gpu is None and self.rack_scale is None:
+            raise ValueError("a model with gpus needs a 'gpu' entry")
+        if self.kind == "rack-system" and self.rack_scale is None:
+            raise ValueError("a rack-system needs 'rack_scale'")
+        return self
+
+
+class PortGroup(CatalogModel):
+    count: int = Field(ge=1, le=512, description="number of cages in the group")
+    form: Form
+    cage_speed: int = Field(ge=1, description="speed of one cage in Gb/s")
+    breakouts: list[int] = Field(
+        default_factory=lambda: [1],
+        description="allowed ports per cage (a cage of 800G with 2 ports gives 2x400G)",
+    )
+    use: Literal["any", "uplink"] = "any"
+
+
+class SwitchModel(CatalogModel):
+    description: str
+    vendor: str = "NVIDIA"
+    part_number: str
+    source: Source
+    fabric: Fabric
+    asic: str
+    height_u: int = Field(ge=1, le=20)
+    power_w: int = Field(ge=0, description="maximum power without optical modules")
+    port_groups: list[PortGroup] = Field(min_length=1)
+    mgmt_ports: list[PortSpec] = Field(default_factory=list)
+
+    @property
+    def cages(self) -> int:
+        return sum(g.count for g in self.port_groups)
+
+
+class TransceiverModel(CatalogModel):
+    description: str
+    source: Source
+    form: Form
+    ports: int = Field(ge=1, le=2, description="links carried (2 = twin-port module)")
+    speed: int = Field(ge=1, description="Gb/s per port")
+    connectors: int | None = Field(
+        None, ge=1, le=4, description="fiber connectors on the module; default: one per port"
+    )
+    media: Literal["mmf", "smf"]
+    reach_m: float = Field(gt=0)
+    connector: str = Field(description="fiber connector per port, e.g. mpo-12-apc, lc-duplex")
+    power_w: float = Field(ge=0)
+    protocols: list[Fabric] = Field(default_factory=lambda: ["infiniband", "ethernet"])
+
+
+class CableModel(CatalogModel):
+    description: str
+    source: Source
+    media: Media
+    kind: Literal["dac", "acc", "fiber", "patch"]
+    a_form: str = Field(description="plug form at the A end (for fiber: the fiber connector)")
+    b_form: str = Field(description="plug form of each B leg")
+    legs: int = Field(1, ge=1, le=8, description="B ends (2 = 1:2 splitter)")
+    a_ports: int = Field(1, ge=1, le=8, description="links carried at the A end")
+    speed: int | None = Field(None, description="Gb/s per leg (copper only)")
+    lengths: dict[float, str] = Field(
+        min_length=1, description="orderable length in m -> part number"
+    )
+
+    @property
+    def reach_m(self) -> float:
+        return max(self.lengths)
+
+
+class PartModel(CatalogModel):
+    category: Literal["rack", "pdu", "power-shelf", "other"]
+    description: str
+    part_number: str
+    source: Source
+    height_u: int = Field(0, ge=0)
+    power_w: int = Field(0, ge=0)
+
+
+class SwitchDefaults(CatalogModel):
+    infiniband: str
+    ethernet: dict[Role, str]
+
+
+class Catalog(CatalogModel):
+    nodes: dict[str, NodeModel] = Field(default_factory=dict)
+    switches: dict[str, SwitchModel] = Field(default_factory=dict)
+    transceivers: dict[str, TransceiverModel] = Field(default_factory=dict)
+    cables: dict[str, CableModel] = Field(default_factory=dict)
+    parts: dict[str, PartModel] = Field(default_factory=dict)
+    default_switches: SwitchDefaults | None = None

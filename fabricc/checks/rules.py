@@ -1,0 +1,262 @@
+"""Check stage: design rules over the finished IR, independent of how synthesis built it.
+
+Consumes a Fabric; produces Diagnostics that point at the spec line responsible. The rules:
+every port exists and is used once; both ends of a link run its speed; cables and modules reach;
+rack power and space hold; rails are symmetric (rail k of every node of a unit on that unit's
+rail-k leaf) and every leaf reaches every spine of its tree with the same number of links;
+hostnames are valid and unique. Synthesis already avoids these mistakes; the rules are here so
+that a regression, a user catalog or a later pass cannot slip one through.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+
+from fabricc.catalog.models import FORM_ACCEPTS
+from fabricc.errors import Diagnostic, error
+from fabricc.ir import ENDPOINT_LEAF, LEAF_SPINE, SPINE_CORE, U_HEIGHT_M, Device, Fabric, Link
+from fabricc.spec.yamlsource import DataPath, format_path
+from fabricc.synth.naming import port_cage, valid_hostname
+from fabricc.synth.oob import PDU_PORT, POWER_SHELF_PORT
+
+
+class _Rules:
+    def __init__(self, fabric: Fabric) -> None:
+        self.fabric = fabric
+        self.catalog = fabric.loaded.catalog.catalog
+        self.source = fabric.loaded.source
+        self.problems: list[Diagnostic] = []
+        self.seen: set[tuple[str, str]] = set()
+
+    def fail(self, message: str, path: DataPath, hint: str | None = None) -> None:
+        self.problems.append(error(message, path=format_path(path), location=self.source.value(path), hint=hint))
+
+    def once(self, rule: str, message: str, path: DataPath, hint: str | None = None) -> None:
+        """Report a rule once per spec location; a broken rule usually breaks thousands of links."""
+        key = (rule, format_path(path))
+        if key in self.seen:
+            return
+        self.seen.add(key)
+        self.fail(message, path, hint)
+
+    def network_path(self, link: Link) -> DataPath:
+        network = self.fabric.loaded.networks.get(link.network)
+        return network.path if network is not None else ()
+
+    # -- ports and speeds -----------------------------------------------------------------------
+
+    def port_speeds(self, device: Device, port: str) -> tuple[set[int], str] | None:
+        """Speeds a port can run and its plug form, or None when the port does not exist."""
+        if device.kind in ("pdu", "power-shelf"):
+            return ({1}, "rj45") if port in (PDU_PORT, POWER_SHELF_PORT) else None
+        if device.kind == "switch":
+            switch = self.catalog.switches[device.model]
+            for mgmt in switch.mgmt_ports:
+                if mgmt.name == port:
+                    return set(mgmt.speeds), mgmt.form
+            try:
+                cage = int(port_cage(port))
+            except ValueError:
+                return None
+            sub = port.partition("/")[2]
+            first = 0
+            for group in switch.port_groups:
+                if first < cage <= first + group.count:
+                    ways = [b for b in group.breakouts if not sub or int(sub) <= b]
+                    if sub and not ways:
+                        return None
+                    return {group.cage_speed // b for b in ways if (b > 1) == bool(sub)}, group.form
+                first += group.count
+            return None
+        model = self.catalog.nodes[device.model]
+        for spec in model.ports:
+            if spec.name == port:
+                return set(spec.speeds), spec.form
+            if port.startswith(spec.name + "/"):
+                sub = port[len(spec.name) + 1 :]
+                if sub.isdigit() and int(sub) <= max(spec.breakouts):
+                    return {s // b for s in spec.speeds for b in spec.breakouts if b > 1}, spec.form
+        return None
+
+    def ports_and_speeds(self) -> None:
+        used: set[tuple[str, str]] = set()
+        cache: dict[tuple[str, str], tuple[set[int], str] | None] = {}
+        for link in self.fabric.links:
+            for name, port in ((link.a, link.a_port), (link.b, link.b_port)):
+                device = self.fabric.devices[name]
+                if (name, port) in used:
+                    self.once("port-twice", f"port {port} of {name} is used by two links", self.network_path(link))
+                used.add((name, port))
+                key = (device.model, port)
+                if key not in cache:
+                    cache[key] = self.port_speeds(device, port)
+                found = cache[key]
+                if found is None:
+                    self.once("no-port", f"{name} ({device.model}) has no port {port}", self.network_path(link))
+                    continue
+                speeds, _ = found
+                if link.speed not in speeds:
+                    self.once(
+                        "speed",
+                        f"{name} {port} cannot run {link.speed}G (it runs {sorted(speeds)})",
+                        self.network_path(link),
+                    )
+
+    # -- reach and connectors -------------------------------------------------------------------
+
+    def reach(self) -> None:
+        for link in self.fabric.links:
+            path = (*self.network_path(link), "medium")
+            cable = link.cable
+            if cable is None:
+                self.once("uncabled", f"{link.a} {link.a_port} -> {link.b} {link.b_port} has no cable", path)
+                continue
+            if cable.length_m + 1e-9 < link.distance_m:
+                self.once(
+                    "reach",
+                    f"cable {cable.id} is {cable.length_m} m for a {link.distance_m} m run",
+                    path,
+                )
+            for part in (link.a_module, link.b_module):
+                if part is None:
+                    continue
+                module = self.catalog.transceivers[part]
+                if module.reach_m + 1e-9 < link.distance_m:
+                    self.once("module-reach", f"{part} reaches {module.reach_m} m, the run is {link.distance_m} m", path)
+                if module.media != cable.media:
+                    self.once("media", f"{part} is {module.media} but cable {cable.part} is {cable.media}", path)
+            family = self.catalog.cables[cable.family]
+            if family.media in ("copper", "cat6"):
+                continue
+            if link.a_module is None or link.b_module is None:
+                self.once("optics", f"fiber {cable.id} has no transceiver at one end", path)
+
+    def module_forms(self) -> None:
+        for module in self.fabric.modules:
+            device = self.fabric.devices[module.device]
+            part = self.catalog.transceivers[module.part]
+            if device.kind == "switch":
+                form = "osfp"
+                switch = self.catalog.switches[device.model]
+                cage = int(module.cage)
+                first = 0
+                for group in switch.port_groups:
+                    if first < cage <= first + group.count:
+                        form = group.form
+                    first += group.count
+            else:
+                forms = {p.form for p in self.catalog.nodes[device.model].ports if p.cage == module.cage}
+                form = forms.pop() if forms else ""
+            if part.form not in FORM_ACCEPTS.get(form, frozenset()):
+                network = self.fabric.loaded.networks.get(module.network)
+                self.once(
+                    "module-form",
+                    f"{module.part} ({part.form}) does not fit cage {module.cage} ({form}) of {module.device}",
+                    network.path if network else (),
+                )
+
+    # -- racks --------------------------------------------------------------------------------
+
+    def racks(self) -> None:
+        for rack in self.fabric.racks:
+            power = 0
+            occupied: dict[int, str] = {}
+            for name in rack.devices:
+                device = self.fabric.devices[name]
+                power += device.power_w
+                if device.u is None or device.height_u == 0:
+                    continue
+                top = device.u + device.height_u - 1
+                if device.u < 1 or top > rack.height_u:
+                    self.fail(f"{name} at U{device.u} sticks out of {rack.name} ({rack.height_u}U)", ("site", "rack", "height_u"))
+                for u in range(device.u, top + 1):
+                    if u in occupied:
+                        self.fail(f"{name} and {occupied[u]} both occupy {rack.name} U{u}", ("site", "rack"))
+                        break
+                    occupied[u] = name
+            if power > rack.power_budget_w:
+                culprit = next(
+                    (self.fabric.devices[n].spec_path for n in rack.devices if self.fabric.devices[n].kind in ("node", "tray")),
+                    ("site", "rack", "power_kw"),
+                )
+                path = (*culprit, "nodes_per_rack") if culprit and culprit[0] == "nodes" else ("site", "rack", "power_kw")
+                self.once(
+                    "rack-power",
+                    f"rack {rack.name} draws {power / 1000:g} kW, over its {rack.power_budget_w / 1000:g} kW budget",
+                    path if path in self.source.keys or path in self.source.values else ("site", "rack", "power_kw"),
+                    "lower nodes_per_rack or raise site.rack.power_kw",
+                )
+
+    # -- symmetry -----------------------------------------------------------------------------
+
+    def rails(self) -> None:
+        devices = self.fabric.devices
+        for name, topology in self.fabric.networks.items():
+            network = self.fabric.loaded.networks.get(name)
+            if network is None:
+                continue
+            if topology.rail_optimized:
+                rail_leaf: dict[tuple[int | None, int | None, int | None], set[str]] = defaultdict(set)
+                for link in self.fabric.links:
+                    if link.network != name or link.kind != ENDPOINT_LEAF or link.rail is None:
+                        continue
+                    node, leaf = devices[link.a], devices[link.b]
+                    if node.su is None or node.kind not in ("node", "tray"):
+                        continue
+                    if leaf.rail != link.rail or leaf.su != node.su:
+                        self.once(
+                            "rail",
+                            f"{link.a} rail {link.rail} lands on {link.b} (rail {leaf.rail}, unit {leaf.su})",
+                            network.path,
+                        )
+                    rail_leaf[(node.su, link.plane, link.rail)].add(link.b)
+            for kind in (LEAF_SPINE, SPINE_CORE):
+                per_pair: Counter[tuple[str, str]] = Counter(
+                    (link.a, link.b) for link in self.fabric.links if link.network == name and link.kind == kind
+                )
+                if not per_pair:
+                    continue
+                uppers_of: dict[str, set[str]] = defaultdict(set)
+                counts_of: dict[str, set[int]] = defaultdict(set)
+                for (lower, upper), count in per_pair.items():
+                    uppers_of[lower].add(upper)
+                    counts_of[lower].add(count)
+                for lower, counts in counts_of.items():
+                    if len(counts) > 1:
+                        self.once("symmetry", f"{lower} has unequal link counts to the tier above: {sorted(counts)}", network.path)
+                groups: dict[tuple[int | None, int | None], set[frozenset[str]]] = defaultdict(set)
+                for lower, uppers in uppers_of.items():
+                    device = devices[lower]
+                    groups[(device.plane, device.pod if kind == LEAF_SPINE else None)].add(frozenset(uppers))
+                for sets in groups.values():
+                    if len(sets) > 1 and kind == LEAF_SPINE:
+                        self.once("symmetry", "leaves of one tree reach different sets of spines", network.path)
+
+    # -- names --------------------------------------------------------------------------------
+
+    def names(self) -> None:
+        for name, device in self.fabric.devices.items():
+            if not valid_hostname(name):
+                self.once(
+                    "hostname",
+                    f"{name!r} is not a valid hostname",
+                    (*device.spec_path, "hostname") if device.kind == "node" else device.spec_path,
+                    "use letters, digits and '-' (at most 63)",
+                )
+
+    def z_sanity(self) -> None:
+        for rack in self.fabric.racks:
+            if rack.height_u * U_HEIGHT_M <= 0:
+                self.fail(f"rack {rack.name} has no height", ("site", "rack", "height_u"))
+
+
+def check(fabric: Fabric) -> list[Diagnostic]:
+    rules = _Rules(fabric)
+    rules.ports_and_speeds()
+    rules.reach()
+    rules.module_forms()
+    rules.racks()
+    rules.rails()
+    rules.names()
+    rules.z_sanity()
+    return rules.problems

@@ -1,0 +1,103 @@
+"""The `fabricc` command: the only place that prints and picks exit codes.
+
+Verbs: validate, build, schema (and the artifact checkers later issues add). Exit codes: 0 ok,
+1 spec or design error, 2 usage error. Diagnostics go to stderr, coloured on a terminal only.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import click
+from rich.console import Console
+
+from fabricc import __version__
+from fabricc.errors import Diagnostic, FabriccError, Severity
+
+EXIT_OK = 0
+EXIT_ERROR = 1
+
+
+def _stderr() -> Console:
+    return Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def print_diagnostics(diagnostics: Sequence[Diagnostic]) -> None:
+    console = _stderr()
+    for diagnostic in diagnostics:
+        style = "bold red" if diagnostic.severity is Severity.ERROR else "bold yellow"
+        head, _, hint = diagnostic.render().partition("\n")
+        console.print(head, style=style if console.is_terminal else None, markup=False)
+        if hint:
+            console.print(hint, style="cyan" if console.is_terminal else None, markup=False)
+    errors = sum(d.severity is Severity.ERROR for d in diagnostics)
+    warnings = len(diagnostics) - errors
+    if errors:
+        noun = "error" if errors == 1 else "errors"
+        extra = f", {warnings} warning{'s' if warnings != 1 else ''}" if warnings else ""
+        console.print(f"{errors} {noun}{extra}", markup=False)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="fabricc")
+def cli() -> None:
+    """fabricc compiles a YAML spec of an AI factory into a bill of materials, a cabling plan,
+    switch configs, NCCL topology files, diagrams and a review report."""
+
+
+@cli.command()
+@click.argument("spec", type=click.Path(dir_okay=False, path_type=Path))
+def validate(spec: Path) -> None:
+    """Check SPEC and report every problem with its file:line:col."""
+    from fabricc.spec.loader import load_spec
+
+    try:
+        loaded = load_spec(spec, spec.as_posix())
+    except FabriccError as exc:
+        print_diagnostics(exc.diagnostics)
+        sys.exit(EXIT_ERROR)
+    print_diagnostics(loaded.warnings)
+    click.echo(f"{loaded.display}: ok")
+
+
+@cli.command()
+@click.argument("spec", type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "-o",
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="output folder (default: out/<metadata.name>)",
+)
+def build(spec: Path, out: Path | None) -> None:
+    """Compile SPEC into the output folder (written atomically)."""
+    from fabricc.build import build as run_build
+
+    try:
+        result = run_build(spec, out)
+    except FabriccError as exc:
+        print_diagnostics(exc.diagnostics)
+        sys.exit(EXIT_ERROR)
+    print_diagnostics(result.warnings)
+    click.echo(f"wrote {result.file_count} files to {result.out.as_posix()}")
+    for line in result.notices:
+        click.echo(line)
+
+
+@cli.command()
+def schema() -> None:
+    """Print the JSON Schema of the spec language (for editors)."""
+    from fabricc.spec.schema import schema_text
+
+    click.echo(schema_text(), nl=False)
+
+
+def main() -> None:
+    cli(prog_name="fabricc")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

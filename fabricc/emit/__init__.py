@@ -1,0 +1,31 @@
+"""Emit stage: the explicit, ordered list of artifact families.
+
+Each emitter is a pure function from the Fabric IR to a list of (relative path, content) pairs;
+only fabricc.writer touches the disk. Adding an artifact family is a module, a line in EMITTERS,
+its templates and its golden files - no change to the core.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from fabricc.ir import Fabric
+
+Artifact = tuple[str, str | bytes]
+
+
+@dataclass(frozen=True, slots=True)
+class Emitter:
+    name: str  # also the output folder and the golden folder
+    emit: Callable[[Fabric], list[Artifact]]
+
+
+def emitters() -> tuple[Emitter, ...]:
+    from fabricc.emit import bom, cabling, summary
+
+    return (
+        Emitter("summary", summary.emit),
+        Emitter("bom", bom.emit),
+        Emitter("cabling", cabling.emit),
+    )

@@ -1,0 +1,258 @@
+"""Emitter `bom`: the bill of materials by part number, per category, per rack and per network.
+
+Consumes the Fabric IR and the catalog; produces bom/bom.csv, bom/bom.json, bom/bom.md,
+bom/per-rack.csv and bom/per-network.csv. Device power is the catalog's maximum, which includes
+the device's own optics, so transceiver power is listed for information and not added again.
+Trays, switch trays and power shelves of rack-scale systems ship inside the system and are not
+ordered separately.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from fabricc.emit import Artifact
+from fabricc.emit.tables import csv_text, json_text, markdown_table
+from fabricc.ir import Device, Fabric
+
+CATEGORY_ORDER = ("node", "appliance", "switch", "transceiver", "cable", "rack", "pdu")
+NODE_CATEGORY = {
+    "gpu-node": "node",
+    "rack-system": "node",
+    "server": "node",
+    "appliance": "appliance",
+    "storage": "appliance",
+}
+INCLUDED_IN_SYSTEM = ("tray", "nvlink-switch", "power-shelf")
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    part_number: str
+    description: str
+    category: str
+    unit_power_w: float
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    item: Item
+    quantity: int
+
+    @property
+    def total_power_w(self) -> float:
+        return self.item.unit_power_w * self.quantity
+
+
+class _Items:
+    def __init__(self, fabric: Fabric) -> None:
+        self.fabric = fabric
+        self.catalog = fabric.loaded.catalog.catalog
+        self.cache: dict[tuple[str, str], Item] = {}
+
+    def device(self, device: Device) -> Item | None:
+        if device.kind in INCLUDED_IN_SYSTEM:
+            return None
+        key = (device.kind, device.model)
+        if key in self.cache:
+            return self.cache[key]
+        item: Item
+        if device.kind == "switch":
+            switch = self.catalog.switches[device.model]
+            item = Item(switch.part_number, switch.description, "switch", switch.power_w, switch.source)
+        elif device.kind == "pdu":
+            part = self.catalog.parts[device.model]
+            item = Item(part.part_number, part.description, "pdu", part.power_w, part.source)
+        else:
+            node = self.catalog.nodes[device.model]
+            item = Item(node.part_number, node.description, NODE_CATEGORY[node.kind], node.power_w, node.source)
+        self.cache[key] = item
+        return item
+
+    def system(self, model: str) -> Item:
+        node = self.catalog.nodes[model]
+        power = sum(
+            (self.catalog.nodes[m.model].power_w if m.model in self.catalog.nodes else 0) * len(m.u)
+            for m in (node.rack_scale.members if node.rack_scale else [])
+        )
+        return Item(node.part_number, node.description, "node", power, node.source)
+
+    def rack(self, part: str) -> Item:
+        spec = self.catalog.parts[part]
+        return Item(spec.part_number, spec.description, "rack", 0, spec.source)
+
+    def module(self, part: str) -> Item:
+        module = self.catalog.transceivers[part]
+        return Item(part, module.description, "transceiver", module.power_w, module.source)
+
+    def cable(self, family: str, part: str, length: float) -> Item:
+        cable = self.catalog.cables[family]
+        return Item(part, f"{cable.description}, {length:g} m", "cable", 0, cable.source)
+
+
+def _tally(items: Iterable[tuple[Item, int]]) -> list[Line]:
+    counts: Counter[Item] = Counter()
+    for item, quantity in items:
+        counts[item] += quantity
+    lines = [Line(item, quantity) for item, quantity in counts.items()]
+    return sorted(lines, key=lambda l: (CATEGORY_ORDER.index(l.item.category), l.item.part_number))
+
+
+def _systems(fabric: Fabric, items: _Items) -> Iterable[tuple[Item, int]]:
+    seen: set[str] = set()
+    for device in fabric.devices.values():
+        if device.system is not None and device.system not in seen:
+            seen.add(device.system)
+            assert device.group is not None
+            yield items.system(fabric.loaded.spec.nodes[device.group].model), 1
+
+
+def _rack_items(fabric: Fabric, items: _Items) -> Iterable[tuple[Item, int]]:
+    for rack in fabric.racks:
+        if rack.role != "system":
+            yield items.rack(rack.part), 1
+
+
+def bom_lines(fabric: Fabric) -> list[Line]:
+    items = _Items(fabric)
+    entries: list[tuple[Item, int]] = []
+    for device in fabric.devices.values():
+        item = items.device(device)
+        if item is not None:
+            entries.append((item, 1))
+    entries.extend(_systems(fabric, items))
+    entries.extend((items.module(m.part), 1) for m in fabric.modules)
+    entries.extend((items.cable(c.family, c.part, c.length_m), c.quantity) for c in fabric.cables)
+    entries.extend(_rack_items(fabric, items))
+    return _tally(entries)
+
+
+def network_lines(fabric: Fabric) -> dict[str, list[Line]]:
+    """Switches, transceivers and cables of each network."""
+    items = _Items(fabric)
+    per: dict[str, list[tuple[Item, int]]] = {name: [] for name in fabric.networks}
+    for device in fabric.devices.values():
+        if device.kind == "switch" and device.network in per:
+            item = items.device(device)
+            assert item is not None
+            per[device.network].append((item, 1))
+    for module in fabric.modules:
+        per.setdefault(module.network, []).append((items.module(module.part), 1))
+    counted: set[int] = set()
+    for link in fabric.links:
+        cable = link.cable
+        if cable is None or id(cable) in counted:
+            continue
+        counted.add(id(cable))
+        per.setdefault(link.network, []).append((items.cable(cable.family, cable.part, cable.length_m), cable.quantity))
+    return {name: _tally(entries) for name, entries in per.items()}
+
+
+def rack_lines(fabric: Fabric) -> list[tuple[str, Line]]:
+    items = _Items(fabric)
+    out: list[tuple[str, Line]] = []
+    modules_by_device: Counter[tuple[str, str]] = Counter((m.device, m.part) for m in fabric.modules)
+    modules_of: dict[str, list[tuple[str, int]]] = {}
+    for (device, part), count in modules_by_device.items():
+        modules_of.setdefault(device, []).append((part, count))
+    for rack in fabric.racks:
+        entries: list[tuple[Item, int]] = []
+        if rack.role != "system":
+            entries.append((items.rack(rack.part), 1))
+        systems: set[str] = set()
+        for name in rack.devices:
+            device = fabric.devices[name]
+            item = items.device(device)
+            if item is not None:
+                entries.append((item, 1))
+            elif device.system is not None and device.system not in systems:
+                systems.add(device.system)
+                assert device.group is not None
+                entries.append((items.system(fabric.loaded.spec.nodes[device.group].model), 1))
+            for part, count in modules_of.get(name, []):
+                entries.append((items.module(part), count))
+        out.extend((rack.name, line) for line in _tally(entries))
+    return out
+
+
+HEADER = ("part_number", "description", "category", "quantity", "unit_power_w", "total_power_w", "source")
+
+
+def _row(line: Line) -> tuple[str, str, str, int, float, float, str]:
+    power = line.item.unit_power_w
+    total = 0.0 if line.item.category == "transceiver" else line.total_power_w
+    return (line.item.part_number, line.item.description, line.item.category, line.quantity, power, total, line.item.source)
+
+
+def emit(fabric: Fabric) -> list[Artifact]:
+    lines = bom_lines(fabric)
+    per_network = network_lines(fabric)
+    per_rack = rack_lines(fabric)
+    total_power = sum(d.power_w for d in fabric.devices.values())
+    data = {
+        "design": fabric.name,
+        "power_kw": round(total_power / 1000, 3),
+        "lines": [
+            {
+                "part_number": line.item.part_number,
+                "description": line.item.description,
+                "category": line.item.category,
+                "quantity": line.quantity,
+                "unit_power_w": line.item.unit_power_w,
+                "source": line.item.source,
+            }
+            for line in lines
+        ],
+        "per_network": {
+            name: {line.item.part_number: line.quantity for line in network}
+            for name, network in per_network.items()
+        },
+    }
+    md = [f"# Bill of materials: {fabric.name}\n"]
+    md.append(f"Total power (device maximum): {total_power / 1000:,.1f} kW\n")
+    for category in CATEGORY_ORDER:
+        subset = [line for line in lines if line.item.category == category]
+        if not subset:
+            continue
+        md.append(f"\n## {category}\n\n")
+        md.append(
+            markdown_table(
+                ("part number", "description", "qty", "unit W"),
+                ((l.item.part_number, l.item.description, l.quantity, l.item.unit_power_w) for l in subset),
+                right=(2, 3),
+            )
+        )
+    notes = (
+        "\nDevice power is the published maximum including the device's own optics; transceiver "
+        "power is shown per unit and not added again.\n"
+    )
+    md.append(notes)
+    return [
+        ("bom/bom.csv", csv_text(HEADER, (_row(line) for line in lines))),
+        ("bom/bom.json", json_text(data)),
+        ("bom/bom.md", "".join(md)),
+        (
+            "bom/per-rack.csv",
+            csv_text(
+                ("rack", "part_number", "description", "category", "quantity", "unit_power_w"),
+                (
+                    (rack, l.item.part_number, l.item.description, l.item.category, l.quantity, l.item.unit_power_w)
+                    for rack, l in per_rack
+                ),
+            ),
+        ),
+        (
+            "bom/per-network.csv",
+            csv_text(
+                ("network", "part_number", "description", "category", "quantity"),
+                (
+                    (name, l.item.part_number, l.item.description, l.item.category, l.quantity)
+                    for name, network in per_network.items()
+                    for l in network
+                ),
+            ),
+        ),
+    ]

@@ -1,0 +1,65 @@
+"""Emitter `summary`: summary.json, the design's headline numbers for people and tests.
+
+Consumes the Fabric IR; produces summary.json with gpus, nodes per group, racks, power, and per
+network its tiers, switch counts per tier, link counts per kind, transceivers and cables by part
+number, and the whole BOM as part number -> quantity.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from fabricc.emit import Artifact
+from fabricc.emit.bom import bom_lines, network_lines
+from fabricc.emit.tables import json_text
+from fabricc.ir import ENDPOINT_LEAF, LEAF_SPINE, SPINE_CORE, Fabric
+
+
+def summary(fabric: Fabric) -> dict[str, Any]:
+    spec = fabric.loaded.spec
+    per_network = network_lines(fabric)
+    networks: dict[str, Any] = {}
+    for name, topology in fabric.networks.items():
+        counts = fabric.link_counts(name)
+        media: Counter[str] = Counter()
+        seen: set[int] = set()
+        for link in fabric.links_of(name):
+            if link.cable is not None and id(link.cable) not in seen:
+                seen.add(id(link.cable))
+                media[link.cable.media] += link.cable.quantity
+        lines = per_network.get(name, [])
+        networks[name] = {
+            "role": topology.role,
+            "fabric": topology.fabric,
+            "tiers": topology.tiers,
+            "planes": topology.planes,
+            "rail_optimized": topology.rail_optimized,
+            "scalable_units": topology.sus,
+            "switch_models": topology.switch_models,
+            "switches": {tier: len(topology.switches.get(tier, [])) for tier in ("leaf", "spine", "core")},
+            "links": {
+                kind: counts.get(kind, 0) for kind in (ENDPOINT_LEAF, LEAF_SPINE, SPINE_CORE)
+            }
+            | {kind: count for kind, count in sorted(counts.items()) if kind not in (ENDPOINT_LEAF, LEAF_SPINE, SPINE_CORE)},
+            "cables_by_media": dict(sorted(media.items())),
+            "transceivers": {l.item.part_number: l.quantity for l in lines if l.item.category == "transceiver"},
+            "cables": {l.item.part_number: l.quantity for l in lines if l.item.category == "cable"},
+        }
+    nodes: dict[str, int] = {name: group.count for name, group in spec.nodes.items()}
+    domains = Counter(d.gpus for d in fabric.nvlink_domains)
+    return {
+        "name": spec.metadata.name,
+        "description": spec.metadata.description,
+        "gpus": fabric.gpus(),
+        "nodes": nodes,
+        "racks": len(fabric.racks),
+        "power_kw": round(sum(d.power_w for d in fabric.devices.values()) / 1000, 3),
+        "nvlink_domains": {str(size): count for size, count in sorted(domains.items())},
+        "networks": networks,
+        "bom": {line.item.part_number: line.quantity for line in bom_lines(fabric)},
+    }
+
+
+def emit(fabric: Fabric) -> list[Artifact]:
+    return [("summary.json", json_text(summary(fabric)))]

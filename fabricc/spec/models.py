@@ -1,0 +1,364 @@
+"""Load stage, part 2: the spec language as pydantic v2 models.
+
+Consumes the plain data from yamlsource; produces a validated, immutable Spec. Only shape, types
+and ranges are checked here; everything that needs the hardware catalog (models exist, ports fit,
+speeds match) is checked in fabricc.spec.semantics, still before synthesis.
+YAML keys equal the field names; every field carries a description that feeds the JSON Schema
+(editor completion) and the spec reference in README.md.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+Name = Annotated[
+    str,
+    Field(
+        pattern=r"^[a-z][a-z0-9-]{0,31}$",
+        description="lower-case name: letters, digits and '-', starting with a letter",
+    ),
+]
+Ratio = Annotated[
+    str,
+    Field(
+        pattern=r"^[1-9][0-9]*:[1-9][0-9]*$",
+        description="down:up bandwidth ratio at the leaf, e.g. '1:1' (non-blocking) or '2:1'",
+    ),
+]
+HostnamePattern = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=63,
+        description="Python format string; fields: {group}, {network}, {role}, {n} (1-based "
+        "index), {i} (0-based), {su}, {rail}, {plane}, {pod} (1-based where they apply)",
+    ),
+]
+
+
+class SpecModel(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=False)
+
+
+class Metadata(SpecModel):
+    name: Name = Field(description="design name; used in file names and hostnames")
+    description: str = Field("", description="free text shown in the report")
+
+
+class RackSpec(SpecModel):
+    model: str = Field("rack-48u", description="catalog rack model (sets the part number)")
+    height_u: int = Field(48, ge=10, le=60, description="usable height in rack units")
+    reserved_u: int = Field(
+        0, ge=0, le=20, description="units kept free at the top of every rack (patch panels)"
+    )
+    power_kw: float = Field(
+        40.0, gt=0, le=500, description="power budget per rack in kW (checked per rack)"
+    )
+    pdus: int = Field(2, ge=0, le=8, description="PDUs per rack (A/B feeds)")
+    pdu_model: str = Field("pdu-3ph-vertical", description="catalog PDU model")
+
+
+class SiteSpec(SpecModel):
+    rows: int | None = Field(
+        None, ge=1, le=1000, description="rows of racks; default: as many as the design needs"
+    )
+    racks_per_row: int = Field(16, ge=1, le=200, description="rack positions per row")
+    rack: RackSpec = Field(default_factory=RackSpec, description="rack type used everywhere")
+    rack_width_m: float = Field(0.6, gt=0, le=2, description="rack width (pitch along a row)")
+    row_pitch_m: float = Field(
+        3.0, gt=0, le=50, description="distance between neighbouring rows, centre to centre"
+    )
+    tray_height_m: float = Field(
+        0.5, ge=0, le=5, description="height of the overhead cable tray above the rack tops"
+    )
+    slack_m: float = Field(
+        1.0, ge=0, le=20, description="service loop added to every cable that leaves its rack"
+    )
+    network_racks: Literal["per-su", "central"] = Field(
+        "per-su",
+        description="'per-su': each scalable unit gets a network rack in the middle of its "
+        "compute racks for the switches that serve it; 'central': all switches in central racks",
+    )
+
+
+class NodeGroupSpec(SpecModel):
+    model: str = Field(description="catalog node model, e.g. dgx-h100, gb200-nvl72, ufm-3.1")
+    count: int = Field(
+        ge=1,
+        le=1_000_000,
+        description="number of nodes (for rack-scale models such as gb200-nvl72: racks)",
+    )
+    nodes_per_rack: int | None = Field(
+        None, ge=1, le=64, description="nodes in one rack; default: as many as power and space allow"
+    )
+    su_size: int | None = Field(
+        None,
+        ge=1,
+        le=100_000,
+        description="nodes (rack-scale: racks) per scalable unit; default: what one rail leaf serves",
+    )
+    hostname: HostnamePattern = Field("{group}{n:03d}", description="hostname pattern")
+    placement: Literal["auto", "own-racks", "central"] = Field(
+        "auto",
+        description="'own-racks': racks of this group alone (default for GPU nodes); 'central': "
+        "management racks (default for appliances and storage)",
+    )
+
+
+class EndpointSpec(SpecModel):
+    ports: list[str] | None = Field(
+        None,
+        min_length=1,
+        description="node ports to connect, by name; default: every port whose role is the "
+        "network's role",
+    )
+    reserved: bool = Field(
+        False,
+        description="connect to the ports the network reserves for appliances (reserved_slots)",
+    )
+    leaf_downlinks: int | None = Field(
+        None,
+        ge=1,
+        le=1024,
+        description="give this group leaves of its own with this many endpoint ports each",
+    )
+    oversubscription: Ratio | None = Field(
+        None, description="leaf oversubscription for this group's own leaves"
+    )
+
+
+class SwitchModels(SpecModel):
+    leaf: str | None = Field(None, description="catalog switch model of the leaf tier")
+    spine: str | None = Field(None, description="catalog switch model of the spine tier")
+    core: str | None = Field(None, description="catalog switch model of the core tier")
+
+
+class Hostnames(SpecModel):
+    leaf: HostnamePattern = Field("{network}-leaf{n:03d}", description="leaf hostname pattern")
+    spine: HostnamePattern = Field("{network}-spine{n:03d}", description="spine hostname pattern")
+    core: HostnamePattern = Field("{network}-core{n:03d}", description="core hostname pattern")
+
+
+class RoceQos(SpecModel):
+    """Lossless RoCE settings; defaults are NVIDIA's `nv set qos roce` (REFERENCE.md section 6)."""
+
+    roce_dscp: int = Field(26, ge=0, le=63, description="DSCP of RoCE data traffic")
+    roce_priority: int = Field(3, ge=0, le=7, description="switch priority / PCP of RoCE traffic")
+    cnp_dscp: int = Field(48, ge=0, le=63, description="DSCP of congestion notification packets")
+    cnp_priority: int = Field(6, ge=0, le=7, description="priority of CNPs (strict queue)")
+    pfc_priority: int = Field(3, ge=0, le=7, description="priority with PFC enabled (lossless)")
+    ecn_min_kb: int = Field(150, ge=1, le=100_000, description="ECN marking minimum threshold")
+    ecn_max_kb: int = Field(1500, ge=1, le=100_000, description="ECN marking maximum threshold")
+    ecn_probability: int = Field(100, ge=1, le=100, description="ECN marking probability in %")
+    roce_bandwidth_percent: int = Field(
+        50, ge=1, le=99, description="DWRR share of the RoCE queue; the default queue gets the rest"
+    )
+
+
+class Partition(SpecModel):
+    pkey: int = Field(ge=1, le=0x7FFE, description="partition key (15 bits, 0x7fff is default)")
+    members: list[str] = Field(min_length=1, description="node groups in this partition")
+    membership: Literal["full", "limited"] = Field("full", description="membership type")
+    ipoib: bool = Field(False, description="enable IPoIB on this partition")
+
+
+class SubnetManager(SpecModel):
+    routing_engine: Literal["auto", "ftree", "updn", "ar_updn", "minhop", "dor"] = Field(
+        "auto",
+        description="OpenSM routing engine; 'auto' picks ftree for a symmetric fat-tree, updn "
+        "otherwise",
+    )
+    partitions: dict[Name, Partition] = Field(
+        default_factory=dict, description="tenant partitions besides the default one"
+    )
+    guids: str | None = Field(
+        None,
+        description="YAML file (relative to the spec) mapping device names to node GUIDs; "
+        "devices not listed get deterministic placeholders",
+    )
+    sm_nodes: list[str] = Field(
+        default_factory=list,
+        description="node groups that run the subnet manager (e.g. the UFM appliances)",
+    )
+
+
+class NetworkSpec(SpecModel):
+    role: Literal["compute", "storage", "inband", "oob"] = Field(
+        description="what the network carries; decides defaults and which node ports attach"
+    )
+    fabric: Literal["infiniband", "ethernet"] | None = Field(
+        None, description="link layer; default: ethernet for inband and oob, required otherwise"
+    )
+    tiers: Literal["auto", 1, 2, 3] = Field(
+        "auto", description="switch tiers; 'auto' picks the fewest that fit the switch radix"
+    )
+    rail_optimized: bool | None = Field(
+        None,
+        description="NIC i of every node of a scalable unit goes to the rail-i leaf; default: "
+        "true for compute networks",
+    )
+    planes: int = Field(
+        1, ge=1, le=8, description="independent parallel fabrics; each node port is split across them"
+    )
+    oversubscription: Ratio = Field("1:1", description="leaf down:up bandwidth ratio")
+    switches: SwitchModels = Field(
+        default_factory=SwitchModels, description="switch model per tier; default from the catalog"
+    )
+    hostnames: Hostnames = Field(default_factory=Hostnames, description="switch hostname patterns")
+    endpoints: dict[str, EndpointSpec] | None = Field(
+        None,
+        description="node groups attached, by group name; default: every group with ports of "
+        "this network's role",
+    )
+    reserved_slots: int = Field(
+        0,
+        ge=0,
+        le=64,
+        description="node slots held in the first scalable unit for appliances (e.g. UFM); "
+        "counts towards the unit's size",
+    )
+    spines_for_sus: int | None = Field(
+        None,
+        ge=1,
+        description="size spines (and core) for this many scalable units so the fabric can grow "
+        "without recabling; leaves and cables are only built for the units present",
+    )
+    spines: int | None = Field(
+        None,
+        ge=1,
+        le=4096,
+        description="spines per plane (3 tiers: per spine-leaf group); default: the fewest that "
+        "give every leaf the same number of links to every spine; must divide the leaf uplinks",
+    )
+    pod_sus: int | None = Field(
+        None,
+        ge=1,
+        description="3-tier only: scalable units per spine-leaf group; default: as many as one "
+        "spine can serve",
+    )
+    dual_homed: bool = Field(
+        False,
+        description="leaves come in pairs and every node bonds one port to each leaf of its pair "
+        "(MLAG); in-band management networks usually are",
+    )
+    uplink_to: str | None = Field(
+        None,
+        description="network whose top tier this network's top tier uplinks into (e.g. oob -> "
+        "inband)",
+    )
+    uplinks_per_switch: int = Field(
+        2, ge=0, le=64, description="uplinks of each top-tier switch when uplink_to is set"
+    )
+    max_racks_per_switch: int | None = Field(
+        None,
+        ge=1,
+        le=64,
+        description="single-tier (oob) networks: racks one access switch may serve; switches "
+        "serve neighbouring racks only, so copper stays short",
+    )
+    medium: Literal["auto", "copper", "multimode", "singlemode"] = Field(
+        "auto",
+        description="cable medium; 'auto' picks copper, multimode or single-mode fiber by reach",
+    )
+    os: Literal["cumulus", "sonic"] = Field(
+        "cumulus", description="network OS of ethernet switches (config flavour)"
+    )
+    qos: RoceQos = Field(default_factory=RoceQos, description="lossless RoCE settings (ethernet)")
+    subnet_manager: SubnetManager = Field(
+        default_factory=SubnetManager, description="OpenSM settings (infiniband)"
+    )
+    vlan: int | None = Field(
+        None, ge=1, le=4094, description="access VLAN of host ports (management networks)"
+    )
+    mtu: int = Field(9216, ge=1280, le=9216, description="interface MTU of ethernet ports")
+
+
+class AsnPlan(SpecModel):
+    first: int = Field(
+        4_200_000_000,
+        ge=1,
+        le=4_294_967_294,
+        description="first ASN of the pool (RFC 6996 private 4-byte range by default)",
+    )
+    last: int = Field(4_200_099_999, ge=1, le=4_294_967_294, description="last ASN of the pool")
+
+
+class Addressing(SpecModel):
+    oob: str = Field(
+        "10.128.0.0/16", description="IPv4 pool for BMCs and switch management ports"
+    )
+    inband: str = Field("10.64.0.0/16", description="IPv4 pool for in-band host addresses")
+    loopbacks: str = Field("10.0.0.0/20", description="IPv4 pool for switch loopbacks (/32 each)")
+    loopbacks_v6: str | None = Field(None, description="optional IPv6 pool for loopbacks (/128)")
+    p2p: str | None = Field(
+        None,
+        description="IPv4 pool for /31 switch-to-switch links; unset: BGP unnumbered (RFC 5549)",
+    )
+    hosts: str = Field(
+        "10.192.0.0/12", description="IPv4 pool for RoCE host NIC addresses (/31 per NIC)"
+    )
+    asn: AsnPlan = Field(default_factory=AsnPlan, description="BGP ASN pool (RoCE fabrics)")
+
+    @field_validator("oob", "inband", "loopbacks", "p2p", "hosts")
+    @classmethod
+    def _ipv4_network(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        try:
+            ipaddress.IPv4Network(value)
+        except ValueError as exc:
+            raise ValueError(f"not an IPv4 network: {exc}") from None
+        return value
+
+    @field_validator("loopbacks_v6")
+    @classmethod
+    def _ipv6_network(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        try:
+            ipaddress.IPv6Network(value)
+        except ValueError as exc:
+            raise ValueError(f"not an IPv6 network: {exc}") from None
+        return value
+
+
+class NcclOutput(SpecModel):
+    profile: Literal["skeleton", "complete"] = Field(
+        "complete",
+        description="'skeleton': CPU/PCIe tree only (NCCL detects the rest); 'complete': like "
+        "NCCL_TOPO_DUMP_FILE output, with GPUs, NVLinks and NICs",
+    )
+
+
+class DiagramOutput(SpecModel):
+    render: Literal["auto", "always", "never"] = Field(
+        "auto", description="render SVGs with Graphviz: 'auto' when `dot` is installed"
+    )
+
+
+class Outputs(SpecModel):
+    nccl: NcclOutput = Field(default_factory=NcclOutput, description="NCCL topology files")
+    diagrams: DiagramOutput = Field(default_factory=DiagramOutput, description="diagrams")
+
+
+class Spec(SpecModel):
+    """An AI factory: site, node groups, networks, addressing."""
+
+    version: Literal[1] = Field(1, description="spec format version")
+    metadata: Metadata = Field(description="name and description of the design")
+    catalog: list[str] = Field(
+        default_factory=list,
+        description="extra catalog YAML files (relative to the spec) that add or override models",
+    )
+    site: SiteSpec = Field(default_factory=SiteSpec, description="rows, racks and distances")
+    nodes: dict[Name, NodeGroupSpec] = Field(
+        min_length=1, description="node groups by name: GPU nodes, appliances, storage"
+    )
+    networks: dict[Name, NetworkSpec] = Field(
+        default_factory=dict, description="networks by name (e.g. compute, storage, inband, oob)"
+    )
+    addressing: Addressing = Field(default_factory=Addressing, description="address pools")
+    outputs: Outputs = Field(default_factory=Outputs, description="options of the emitters")

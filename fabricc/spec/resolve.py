@@ -1,0 +1,522 @@
+"""Load stage, part 4: check the spec against the catalog and fill in catalog defaults.
+
+Consumes a validated Spec, its SourceMap and the LoadedCatalog; produces the resolved networks
+(fabric, switch model per tier, which node ports attach at which speed, leaf port budgets) or
+positioned Diagnostics for every cross-field problem: unknown models, switches that cannot run
+the fabric's speed, more ports than a switch has, bad hostname patterns, dangling references.
+"""
+
+from __future__ import annotations
+
+import string
+from dataclasses import dataclass
+from typing import Literal
+
+from fabricc.catalog.loader import LoadedCatalog
+from fabricc.catalog.models import NodeModel, PortSpec, SwitchModel
+from fabricc.errors import Diagnostic, error, warning
+from fabricc.spec.models import NetworkSpec, Spec
+from fabricc.spec.validation import did_you_mean
+from fabricc.spec.yamlsource import DataPath, SourceMap, format_path
+
+Tier = Literal["leaf", "spine", "core"]
+TIERS: tuple[Tier, ...] = ("leaf", "spine", "core")
+PEER_LINK_CAGES = 2  # MLAG peer link of a dual-homed leaf pair
+HOSTNAME_FIELDS = {"group", "network", "role", "n", "i", "su", "rail", "plane", "pod"}
+
+
+def parse_ratio(text: str) -> tuple[int, int]:
+    down, up = text.split(":")
+    return int(down), int(up)
+
+
+@dataclass(frozen=True, slots=True)
+class LeafBudget:
+    """How a leaf's cages are split between endpoint ports and uplinks."""
+
+    down_ports: int
+    down_speed: int
+    down_breakout: int
+    up_ports: int
+    up_speed: int
+    up_breakout: int
+    reserved_cages: int  # peer links
+
+    @property
+    def down_cages(self) -> int:
+        return -(-self.down_ports // self.down_breakout)
+
+    @property
+    def up_cages(self) -> int:
+        return -(-self.up_ports // self.up_breakout)
+
+
+@dataclass(frozen=True, slots=True)
+class Attachment:
+    """One node group attached to one network."""
+
+    group: str
+    ports: tuple[str, ...]  # node port names, in rail order
+    speed: int  # Gb/s per link
+    breakout: int  # sub-ports per node port (planes)
+    reserved: bool
+    leaf_downlinks: int | None
+    oversubscription: tuple[int, int]
+    path: DataPath  # spec path that asked for it
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedNetwork:
+    name: str
+    spec: NetworkSpec
+    fabric: Literal["infiniband", "ethernet"]
+    rail_optimized: bool
+    switch_models: dict[Tier, str]
+    attachments: tuple[Attachment, ...]
+    oversubscription: tuple[int, int]
+    fabric_speed: int  # switch-to-switch link speed, Gb/s
+    path: DataPath
+
+
+def switch_port_speeds(switch: SwitchModel, *, uplink_group: bool = False) -> dict[int, int]:
+    """Speeds a switch's general-purpose cages can run at -> ports per cage."""
+    speeds: dict[int, int] = {}
+    for group in switch.port_groups:
+        if (group.use == "uplink") != uplink_group:
+            continue
+        for breakout in group.breakouts:
+            speed = group.cage_speed // breakout
+            speeds.setdefault(speed, breakout)
+    return speeds
+
+
+def general_cages(switch: SwitchModel) -> int:
+    return sum(g.count for g in switch.port_groups if g.use == "any")
+
+
+def best_speed(port_speeds: list[int], switch_speeds: dict[int, int]) -> int | None:
+    common = [s for s in port_speeds if s in switch_speeds]
+    return max(common) if common else None
+
+
+def leaf_budget(
+    switch: SwitchModel,
+    down_speed: int,
+    up_speed: int,
+    ratio: tuple[int, int],
+    *,
+    downlinks: int | None,
+    dual_homed: bool,
+    has_uplinks: bool,
+) -> LeafBudget:
+    """Split a leaf's cages between endpoints and uplinks at the requested bandwidth ratio.
+
+    With whole cages on both sides the bandwidth ratio equals the cage ratio, so a down:up ratio
+    of a:b gives a*m endpoint cages and b*m uplink cages for the largest m that fits (1:1 on a
+    32-cage QM9700: 16 + 16 cages = 32 NDR ports each way, the SuperPOD leaf).
+    """
+    speeds = switch_port_speeds(switch)
+    down_breakout = speeds[down_speed]
+    up_breakout = speeds[up_speed]
+    reserved = PEER_LINK_CAGES if dual_homed else 0
+    cages = general_cages(switch) - reserved
+    a, b = ratio
+    if downlinks is not None:
+        # Uplinks carry down-bandwidth * b / a, rounded up to whole ports.
+        up_ports = -(-(downlinks * down_speed * b) // (a * up_speed)) if has_uplinks else 0
+        return LeafBudget(downlinks, down_speed, down_breakout, up_ports, up_speed, up_breakout, reserved)
+    if not has_uplinks:
+        return LeafBudget(cages * down_breakout, down_speed, down_breakout, 0, up_speed, up_breakout, reserved)
+    m = cages // (a + b)
+    return LeafBudget(
+        a * m * down_breakout, down_speed, down_breakout, b * m * up_breakout, up_speed, up_breakout, reserved
+    )
+
+
+class _Checker:
+    def __init__(self, spec: Spec, source: SourceMap, catalog: LoadedCatalog) -> None:
+        self.spec = spec
+        self.source = source
+        self.catalog = catalog.catalog
+        self.problems: list[Diagnostic] = []
+
+    def err(self, message: str, path: DataPath, hint: str | None = None, *, key: bool = False) -> None:
+        location = self.source.key(path) if key else self.source.value(path)
+        self.problems.append(error(message, path=format_path(path), location=location, hint=hint))
+
+    def warn(self, message: str, path: DataPath, hint: str | None = None) -> None:
+        self.problems.append(
+            warning(message, path=format_path(path), location=self.source.value(path), hint=hint)
+        )
+
+    # -- node groups ---------------------------------------------------------------------------
+
+    def node_groups(self) -> None:
+        for name, group in self.spec.nodes.items():
+            path: DataPath = ("nodes", name)
+            model = self.catalog.nodes.get(group.model)
+            if model is None:
+                self.err(
+                    f"unknown node model {group.model!r}",
+                    (*path, "model"),
+                    did_you_mean(group.model, list(self.catalog.nodes), "node models"),
+                )
+                continue
+            if model.kind in ("compute-tray", "nvlink-switch"):
+                self.err(
+                    f"{group.model!r} is part of a rack-scale system and cannot be ordered alone",
+                    (*path, "model"),
+                    "use the rack system model, e.g. gb200-nvl72",
+                )
+            if model.kind == "rack-system" and group.nodes_per_rack is not None:
+                self.err(
+                    f"{group.model!r} is a rack-scale system; it fills its own rack",
+                    (*path, "nodes_per_rack"),
+                    "remove nodes_per_rack",
+                    key=True,
+                )
+            self.hostname(group.hostname, (*path, "hostname"))
+
+    def hostname(self, pattern: str, path: DataPath) -> None:
+        try:
+            fields = [f for _, f, _, _ in string.Formatter().parse(pattern) if f is not None]
+        except ValueError as exc:
+            self.err(f"invalid hostname pattern: {exc}", path, "use {n:03d}-style fields")
+            return
+        for field_name in fields:
+            base = field_name.split(".")[0].split("[")[0]
+            if base not in HOSTNAME_FIELDS:
+                self.err(
+                    f"unknown field {{{field_name}}} in hostname pattern",
+                    path,
+                    did_you_mean(base, sorted(HOSTNAME_FIELDS), "fields"),
+                )
+                return
+        if "n" not in fields and "i" not in fields:
+            self.err("hostname pattern has no {n} or {i}, so names would repeat", path, "add {n:03d}")
+
+    # -- networks ------------------------------------------------------------------------------
+
+    def networks(self) -> dict[str, ResolvedNetwork]:
+        resolved: dict[str, ResolvedNetwork] = {}
+        for name, network in self.spec.networks.items():
+            result = self.network(name, network)
+            if result is not None:
+                resolved[name] = result
+        for name, network in self.spec.networks.items():
+            if network.uplink_to is not None:
+                path: DataPath = ("networks", name, "uplink_to")
+                if network.uplink_to == name:
+                    self.err("a network cannot uplink to itself", path)
+                elif network.uplink_to not in self.spec.networks:
+                    self.err(
+                        f"unknown network {network.uplink_to!r}",
+                        path,
+                        did_you_mean(network.uplink_to, list(self.spec.networks), "networks"),
+                    )
+        return resolved
+
+    def network(self, name: str, network: NetworkSpec) -> ResolvedNetwork | None:
+        path: DataPath = ("networks", name)
+        before = len(self.problems)
+        fabric = network.fabric
+        if fabric is None:
+            if network.role in ("compute", "storage"):
+                self.err(
+                    f"a {network.role} network needs 'fabric: infiniband' or 'fabric: ethernet'",
+                    path,
+                    "add 'fabric: infiniband' or 'fabric: ethernet'",
+                    key=True,
+                )
+                return None
+            fabric = "ethernet"
+        if network.role == "oob" and fabric != "ethernet":
+            self.err("the out-of-band network is ethernet", (*path, "fabric"))
+        tiers = self._tiers_in_use(network)
+        models: dict[Tier, str] = {}
+        defaults = self.catalog.default_switches
+        default_model = (
+            defaults.infiniband if fabric == "infiniband" else defaults.ethernet.get(network.role)
+        ) if defaults is not None else None
+        for tier in TIERS:
+            chosen = getattr(network.switches, tier)
+            tier_path = (*path, "switches", tier)
+            if chosen is None:
+                chosen = models.get("leaf", default_model) if tier != "leaf" else default_model
+            if chosen is None:
+                continue
+            switch = self.catalog.switches.get(chosen)
+            if switch is None:
+                self.err(
+                    f"unknown switch model {chosen!r}",
+                    tier_path,
+                    did_you_mean(chosen, list(self.catalog.switches), "switch models"),
+                )
+                continue
+            if switch.fabric != fabric:
+                self.err(
+                    f"{chosen!r} is an {switch.fabric} switch, but this network is {fabric}",
+                    tier_path if getattr(network.switches, tier) else (*path, "fabric"),
+                    f"pick a {fabric} switch: "
+                    + ", ".join(k for k, v in self.catalog.switches.items() if v.fabric == fabric),
+                )
+                continue
+            models[tier] = chosen
+        if "leaf" not in models:
+            return None
+        for tier in tiers:
+            if tier not in models:
+                return None
+        for pattern_tier in TIERS:
+            self.hostname(getattr(network.hostnames, pattern_tier), (*path, "hostnames", pattern_tier))
+        leaf = self.catalog.switches[models["leaf"]]
+        fabric_speed = self._fabric_speed(name, network, models)
+        ratio = parse_ratio(network.oversubscription)
+        attachments = self._attachments(name, network, fabric, leaf, fabric_speed, ratio)
+        rail_optimized = network.rail_optimized if network.rail_optimized is not None else network.role == "compute"
+        self._port_budgets(name, network, leaf, attachments, fabric_speed)
+        if network.role == "oob" and network.dual_homed:
+            self.err("out-of-band hosts have one management port; dual_homed does not apply", (*path, "dual_homed"))
+        if network.subnet_manager.guids is not None and fabric != "infiniband":
+            self.warn("subnet_manager applies to infiniband networks only", (*path, "subnet_manager"))
+        for pname, partition in network.subnet_manager.partitions.items():
+            for index, member in enumerate(partition.members):
+                if member not in self.spec.nodes:
+                    self.err(
+                        f"unknown node group {member!r}",
+                        (*path, "subnet_manager", "partitions", pname, "members", index),
+                        did_you_mean(member, list(self.spec.nodes), "node groups"),
+                    )
+        for index, member in enumerate(network.subnet_manager.sm_nodes):
+            if member not in self.spec.nodes:
+                self.err(
+                    f"unknown node group {member!r}",
+                    (*path, "subnet_manager", "sm_nodes", index),
+                    did_you_mean(member, list(self.spec.nodes), "node groups"),
+                )
+        if len(self.problems) > before and any(p.severity.value == "error" for p in self.problems[before:]):
+            return None
+        return ResolvedNetwork(
+            name=name,
+            spec=network,
+            fabric=fabric,
+            rail_optimized=rail_optimized,
+            switch_models=models,
+            attachments=tuple(attachments),
+            oversubscription=ratio,
+            fabric_speed=fabric_speed,
+            path=path,
+        )
+
+    @staticmethod
+    def _tiers_in_use(network: NetworkSpec) -> tuple[Tier, ...]:
+        if network.tiers == 1:
+            return ("leaf",)
+        if network.tiers == 3:
+            return ("leaf", "spine", "core")
+        return ("leaf", "spine")
+
+    def _fabric_speed(self, name: str, network: NetworkSpec, models: dict[Tier, str]) -> int:
+        """Highest speed that every switch tier can run on its inter-switch links."""
+        speed_sets = [set(switch_port_speeds(self.catalog.switches[m])) for m in models.values()]
+        common = set.intersection(*speed_sets) if speed_sets else set()
+        if not common:
+            self.err(
+                "the switch tiers share no port speed, so they cannot be cabled together",
+                ("networks", name, "switches"),
+            )
+            return 0
+        return max(common)
+
+    def _attachments(
+        self,
+        name: str,
+        network: NetworkSpec,
+        fabric: str,
+        leaf: SwitchModel,
+        fabric_speed: int,
+        ratio: tuple[int, int],
+    ) -> list[Attachment]:
+        path: DataPath = ("networks", name)
+        out: list[Attachment] = []
+        if network.endpoints is not None:
+            requested = list(network.endpoints.items())
+            for group_name, _ in requested:
+                if group_name not in self.spec.nodes:
+                    self.err(
+                        f"unknown node group {group_name!r}",
+                        (*path, "endpoints", group_name),
+                        did_you_mean(group_name, list(self.spec.nodes), "node groups"),
+                        key=True,
+                    )
+        else:
+            requested = [(g, None) for g in self.spec.nodes]
+        leaf_speeds = switch_port_speeds(leaf)
+        for group_name, options in requested:
+            group = self.spec.nodes.get(group_name)
+            if group is None:
+                continue
+            model = self.catalog.nodes.get(group.model)
+            if model is None:
+                continue
+            member = self._endpoint_model(model)
+            if member is None:
+                continue
+            group_path = (*path, "endpoints", group_name)
+            if options is not None and options.ports is not None:
+                known = {p.name: p for p in member.ports}
+                ports: list[PortSpec] = []
+                for index, port_name in enumerate(options.ports):
+                    port = known.get(port_name)
+                    if port is None:
+                        self.err(
+                            f"{group.model!r} has no port {port_name!r}",
+                            (*group_path, "ports", index),
+                            did_you_mean(port_name, list(known), "ports"),
+                        )
+                        continue
+                    ports.append(port)
+            else:
+                ports = [p for p in member.ports if p.role == network.role]
+                if not ports:
+                    if options is not None:
+                        self.err(
+                            f"{group.model!r} has no {network.role} ports",
+                            group_path,
+                            "name the ports to use with 'ports: [...]'",
+                            key=True,
+                        )
+                    continue
+            ports = sorted(ports, key=lambda p: (p.gpu if p.gpu is not None else 1_000, member.ports.index(p)))
+            for port in ports:
+                if fabric not in port.protocols:
+                    self.err(
+                        f"port {port.name!r} of {group.model!r} does not speak {fabric}",
+                        group_path,
+                        key=True,
+                    )
+            planes = network.planes
+            speed = self._attachment_speed(ports, planes, leaf_speeds)
+            if speed is None:
+                self.err(
+                    f"{network.switches.leaf or leaf.description!r} cannot run any speed that the "
+                    f"{network.role} ports of {group.model!r} support",
+                    (*path, "switches", "leaf") if network.switches.leaf else group_path,
+                    "choose a leaf switch whose ports match the NIC speed",
+                    key=network.switches.leaf is None,
+                )
+                continue
+            if planes > 1 and any(planes not in p.breakouts for p in ports):
+                self.err(
+                    f"the ports of {group.model!r} cannot be split across {planes} planes",
+                    (*path, "planes"),
+                    "planes > 1 needs NIC ports that break out (e.g. 800G as 2x400G)",
+                )
+                continue
+            oversub = ratio
+            if options is not None and options.oversubscription is not None:
+                oversub = parse_ratio(options.oversubscription)
+            out.append(
+                Attachment(
+                    group=group_name,
+                    ports=tuple(p.name for p in ports),
+                    speed=speed,
+                    breakout=planes,
+                    reserved=bool(options and options.reserved),
+                    leaf_downlinks=options.leaf_downlinks if options is not None else None,
+                    oversubscription=oversub,
+                    path=group_path if network.endpoints is not None else ("nodes", group_name),
+                )
+            )
+            if options is not None and options.reserved and network.reserved_slots == 0:
+                self.err(
+                    "this group asks for reserved ports, but the network reserves none",
+                    (*group_path, "reserved"),
+                    "set reserved_slots on the network",
+                )
+        return out
+
+    @staticmethod
+    def _attachment_speed(ports: list[PortSpec], planes: int, leaf_speeds: dict[int, int]) -> int | None:
+        candidates: set[int] | None = None
+        for port in ports:
+            speeds = {s // planes for s in port.speeds if s % planes == 0}
+            candidates = speeds if candidates is None else candidates & speeds
+        if not candidates:
+            return None
+        return best_speed(sorted(candidates, reverse=True), leaf_speeds)
+
+    def _endpoint_model(self, model: NodeModel) -> NodeModel | None:
+        """The model whose ports attach: the node itself, or a rack system's compute tray."""
+        if model.rack_scale is None:
+            return model
+        for member in model.rack_scale.members:
+            if member.role == "compute-tray":
+                return self.catalog.nodes.get(member.model)
+        return None
+
+    def _port_budgets(
+        self,
+        name: str,
+        network: NetworkSpec,
+        leaf: SwitchModel,
+        attachments: list[Attachment],
+        fabric_speed: int,
+    ) -> None:
+        path: DataPath = ("networks", name)
+        cages = general_cages(leaf)
+        if network.dual_homed and cages <= PEER_LINK_CAGES:
+            self.err("the leaf switch has no ports left after the MLAG peer link", (*path, "switches", "leaf"))
+            return
+        single_tier = network.tiers == 1
+        for attachment in attachments:
+            if attachment.leaf_downlinks is None:
+                continue
+            speeds = switch_port_speeds(leaf)
+            ports = (cages - (PEER_LINK_CAGES if network.dual_homed else 0)) * speeds[attachment.speed]
+            if attachment.leaf_downlinks > ports:
+                self.err(
+                    f"leaf_downlinks asks for {attachment.leaf_downlinks} ports, but a "
+                    f"{leaf.part_number} leaf has {ports} at {attachment.speed}G",
+                    (*attachment.path, "leaf_downlinks"),
+                )
+                continue
+            if fabric_speed and not single_tier:
+                budget = leaf_budget(
+                    leaf,
+                    attachment.speed,
+                    fabric_speed,
+                    attachment.oversubscription,
+                    downlinks=attachment.leaf_downlinks,
+                    dual_homed=network.dual_homed,
+                    has_uplinks=True,
+                )
+                used = budget.down_cages + budget.up_cages + budget.reserved_cages
+                if used > cages:
+                    a, b = attachment.oversubscription
+                    self.err(
+                        f"{attachment.leaf_downlinks} endpoint ports at {a}:{b} need "
+                        f"{budget.up_ports} uplinks: {used} cages, but the leaf has {cages}",
+                        (*attachment.path, "leaf_downlinks"),
+                        "lower leaf_downlinks or raise the oversubscription",
+                    )
+        if network.reserved_slots and not network.rail_optimized and network.role != "compute":
+            self.warn("reserved_slots applies to rail-optimized networks", (*path, "reserved_slots"))
+
+
+@dataclass(frozen=True, slots=True)
+class Resolution:
+    networks: dict[str, ResolvedNetwork]
+    diagnostics: list[Diagnostic]
+
+
+def resolve(spec: Spec, source: SourceMap, catalog: LoadedCatalog) -> Resolution:
+    checker = _Checker(spec, source, catalog)
+    checker.node_groups()
+    networks = checker.networks()
+    site = spec.site
+    if spec.addressing.asn.first > spec.addressing.asn.last:
+        checker.err("the ASN pool is empty (first > last)", ("addressing", "asn", "first"))
+    if site.rack.reserved_u >= site.rack.height_u:
+        checker.err("reserved_u leaves no room in the rack", ("site", "rack", "reserved_u"))
+    return Resolution(networks, checker.problems)

@@ -1,0 +1,652 @@
+"""Synthesis pass 2: one network -> leaf, spine and core switches and every link between them.
+
+Consumes a ResolvedNetwork and the node plans (endpoints with scalable unit and slot); produces
+switch devices, links and a NetworkTopology. The rules, none of them special cases:
+
+* Leaves: rail-optimized groups get, per scalable unit and plane, one leaf per rail (more if a
+  unit has more nodes than a leaf has endpoint ports); NIC k of every node of the unit goes to the
+  rail-k leaf, at the port of its slot. Other groups are packed top-of-rack style (dual-homed: a
+  leaf pair per group of nodes, port k of a node to leaf k mod 2). Partial units are cabled as
+  full ones: the leaves and their uplinks exist, the node slots stay empty.
+* Symmetric tiers: every leaf connects to every spine of its tree with the same number of links,
+  so the spine count S is the smallest divisor of the leaf uplink count that gives every spine
+  enough ports. (This reproduces RA-11333 Table 4: 3 SU need 16 spines, not 12.)
+* 3 tiers: leaves and spines form spine-leaf groups (pods) of whole scalable units; spine j of
+  every pod connects to core group j, again with equal link counts.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from fabricc.catalog.models import SwitchModel
+from fabricc.errors import Diagnostic, error, warning
+from fabricc.ir import (
+    ENDPOINT_LEAF,
+    LEAF_SPINE,
+    PEER,
+    SPINE_CORE,
+    Device,
+    Fabric,
+    LeafClass,
+    Link,
+    NetworkTopology,
+)
+from fabricc.spec.resolve import (
+    PEER_LINK_CAGES,
+    Attachment,
+    LeafBudget,
+    ResolvedNetwork,
+    general_cages,
+    leaf_budget,
+    switch_port_speeds,
+)
+from fabricc.spec.yamlsource import DataPath, format_path
+from fabricc.synth.naming import format_name, switch_port
+from fabricc.synth.nodes import Endpoint, GroupPlan
+
+
+class PortBook:
+    """Which ports of which device are taken; a second use is a design error."""
+
+    def __init__(self) -> None:
+        self.used: dict[str, set[str]] = {}
+
+    def take(self, device: str, port: str) -> bool:
+        ports = self.used.setdefault(device, set())
+        if port in ports:
+            return False
+        ports.add(port)
+        return True
+
+    def count(self, device: str) -> int:
+        return len(self.used.get(device, ()))
+
+
+def divisors(n: int) -> list[int]:
+    small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
+    return sorted(set(small + [n // d for d in small]))
+
+
+def symmetric_width(uplinks: Sequence[tuple[int, int]], ports: int) -> int | None:
+    """Smallest switch count S such that each of L leaves spreads its U uplinks evenly over S
+    switches (S divides every U) and no switch needs more than `ports` ports."""
+    counts = [u for _, u in uplinks if u > 0]
+    if not counts:
+        return None
+    common = math.gcd(*counts)
+    for width in divisors(common):
+        if sum(leaves * u // width for leaves, u in uplinks) <= ports:
+            return width
+    return None
+
+
+@dataclass(slots=True)
+class _Class:
+    name: str
+    rail: bool
+    attachments: list[Attachment]
+    budget: LeafBudget
+    plans: list[GroupPlan]
+    path: DataPath
+    leaves_per_rail: int = 1  # rail classes: leaves per rail per unit
+    rails: int = 0
+    nodes_per_leaf: int = 0  # top-of-rack classes
+    leaf_count: int = 0  # per plane
+    su_offset: int = 0  # first network-wide unit index of this class
+    sus: int = 0
+    leaves: list[list[str]] = field(default_factory=list)  # per plane
+
+
+class FatTreeBuilder:
+    def __init__(
+        self,
+        fabric: Fabric,
+        network: ResolvedNetwork,
+        plans: dict[str, GroupPlan],
+        book: PortBook,
+        problems: list[Diagnostic],
+    ) -> None:
+        self.fabric = fabric
+        self.net = network
+        self.spec = network.spec
+        self.plans = plans
+        self.book = book
+        self.problems = problems
+        self.catalog = fabric.loaded.catalog.catalog
+        self.source = fabric.loaded.source
+        self.leaf_model: SwitchModel = self.catalog.switches[network.switch_models["leaf"]]
+        self.topology = NetworkTopology(
+            name=network.name,
+            role=self.spec.role,
+            fabric=network.fabric,
+            tiers=1,
+            planes=self.spec.planes,
+            rail_optimized=network.rail_optimized,
+            dual_homed=self.spec.dual_homed,
+            oversubscription=network.oversubscription,
+            switch_models=dict(network.switch_models),
+            spec_path=network.path,
+        )
+        self.leaf_counter = 0
+
+    # -- diagnostics ---------------------------------------------------------------------------
+
+    def fail(self, message: str, path: DataPath, hint: str | None = None) -> None:
+        self.problems.append(error(message, path=format_path(path), location=self.source.value(path), hint=hint))
+
+    def warn(self, message: str, path: DataPath, hint: str | None = None) -> None:
+        self.fabric.warnings.append(
+            warning(message, path=format_path(path), location=self.source.value(path), hint=hint)
+        )
+
+    # -- planning ------------------------------------------------------------------------------
+
+    def _classes(self, with_uplinks: bool) -> list[_Class]:
+        classes: list[_Class] = []
+        shared: dict[int, _Class] = {}
+        for attachment in self.net.attachments:
+            if attachment.reserved:
+                continue
+            plan = self.plans[attachment.group]
+            override = attachment.leaf_downlinks is not None or attachment.oversubscription != self.net.oversubscription
+            rail = self.net.rail_optimized and plan.in_units
+            budget = leaf_budget(
+                self.leaf_model,
+                attachment.speed,
+                self.net.fabric_speed,
+                attachment.oversubscription,
+                downlinks=attachment.leaf_downlinks,
+                dual_homed=self.spec.dual_homed,
+                has_uplinks=with_uplinks,
+            )
+            if rail or override:
+                classes.append(_Class(attachment.group, rail, [attachment], budget, [plan], attachment.path))
+                continue
+            existing = shared.get(attachment.speed)
+            if existing is None:
+                existing = _Class(f"shared-{attachment.speed}g", False, [], budget, [], self.net.path)
+                shared[attachment.speed] = existing
+                classes.append(existing)
+            existing.attachments.append(attachment)
+            existing.plans.append(plan)
+        su_offset = 0
+        for cls in classes:
+            if cls.budget.down_ports < 1:
+                self.fail(
+                    f"the {self.leaf_model.part_number} leaf has no endpoint ports left at "
+                    f"{cls.attachments[0].oversubscription[0]}:{cls.attachments[0].oversubscription[1]}",
+                    (*self.net.path, "oversubscription"),
+                )
+                continue
+            if cls.rail:
+                plan = cls.plans[0]
+                cls.rails = len(cls.attachments[0].ports)
+                cls.leaves_per_rail = -(-plan.slots_per_su // cls.budget.down_ports)
+                cls.sus = plan.sus
+                cls.su_offset = plan.su_offset
+                su_offset += plan.sus
+                cls.leaf_count = cls.sus * cls.rails * cls.leaves_per_rail
+            else:
+                per_node = max(len(a.ports) for a in cls.attachments)
+                if self.spec.dual_homed:
+                    per_leaf_node = -(-per_node // 2)
+                    pairs_nodes = cls.budget.down_ports // per_leaf_node
+                    cls.nodes_per_leaf = pairs_nodes
+                    nodes = sum(len(self.plans[a.group].endpoints) for a in cls.attachments)
+                    cls.leaf_count = 2 * -(-nodes // pairs_nodes) if pairs_nodes else 0
+                else:
+                    cls.nodes_per_leaf = cls.budget.down_ports // per_node
+                    nodes = sum(len(self.plans[a.group].endpoints) for a in cls.attachments)
+                    cls.leaf_count = -(-nodes // cls.nodes_per_leaf) if cls.nodes_per_leaf else 0
+                if cls.nodes_per_leaf == 0:
+                    self.fail(
+                        f"a node of {cls.attachments[0].group!r} has {per_node} ports for this network, "
+                        f"more than a leaf's {cls.budget.down_ports} endpoint ports",
+                        cls.path,
+                    )
+        self.topology.sus = su_offset
+        return classes
+
+    def build(self) -> None:
+        tiers = self.spec.tiers
+        classes = self._classes(with_uplinks=tiers != 1)
+        if any(p.severity.value == "error" for p in self.problems):
+            return
+        total_leaves = sum(c.leaf_count for c in classes)
+        if tiers == "auto":
+            single = self._classes(with_uplinks=False)
+            fits_one = len(single) == 1 and single[0].leaf_count <= (2 if self.spec.dual_homed else 1)
+            if fits_one:
+                classes, tiers = single, 1
+        if not classes or total_leaves == 0:
+            self.warn("no node is attached to this network", self.net.path)
+            return
+        self.topology.leaf_classes = [
+            LeafClass(
+                name=c.name,
+                groups=[a.group for a in c.attachments],
+                down_ports=c.budget.down_ports,
+                up_ports=c.budget.up_ports,
+                down_speed=c.budget.down_speed,
+                up_speed=c.budget.up_speed,
+                rail_optimized=c.rail,
+            )
+            for c in classes
+        ]
+        self._check_ratio(classes)
+        for plane in range(self.spec.planes):
+            for cls in classes:
+                cls.leaves.append(self._make_leaves(cls, plane))
+        for index, cls in enumerate(classes):
+            self.topology.leaf_classes[index].leaves = [n for plane in cls.leaves for n in plane]
+        self._wire_endpoints(classes)
+        self._wire_reserved(classes)
+        if self.spec.dual_homed:
+            self._peer_links(classes)
+        if tiers == 1:
+            self.topology.tiers = 1
+            self.topology.switches = {"leaf": [n for c in classes for p in c.leaves for n in p]}
+            return
+        self._upper_tiers(classes, tiers)
+
+    def _check_ratio(self, classes: list[_Class]) -> None:
+        for cls in classes:
+            b = cls.budget
+            if b.up_ports == 0:
+                continue
+            a_ratio, b_ratio = cls.attachments[0].oversubscription
+            down_bw = b.down_ports * b.down_speed
+            up_bw = b.up_ports * b.up_speed
+            if down_bw * b_ratio != up_bw * a_ratio:
+                g = math.gcd(down_bw, up_bw)
+                self.warn(
+                    f"leaves of {cls.name!r} are {down_bw // g}:{up_bw // g} oversubscribed "
+                    f"({b.down_ports}x{b.down_speed}G down, {b.up_ports}x{b.up_speed}G up), not "
+                    f"{a_ratio}:{b_ratio} as asked",
+                    cls.path if cls.path != self.net.path else (*self.net.path, "oversubscription"),
+                    "whole ports cannot give the exact ratio; adjust leaf_downlinks",
+                )
+
+    # -- leaves and endpoint links ---------------------------------------------------------------
+
+    def _new_switch(self, role: str, model: str, **fields: int | None) -> str:
+        pattern = getattr(self.spec.hostnames, role)
+        index = len(self.topology.switches.setdefault(role, []))
+        values = {k: (v + 1 if v is not None else 0) for k, v in fields.items()}
+        name = format_name(pattern, network=self.net.name, role=role, n=index + 1, i=index, **values)
+        switch = self.catalog.switches[model]
+        self.fabric.add(Device(
+            name=name,
+            kind="switch",
+            model=model,
+            role=role,
+            index=index,
+            network=self.net.name,
+            su=fields.get("su"),
+            rail=fields.get("rail"),
+            plane=fields.get("plane"),
+            pod=fields.get("pod"),
+            height_u=switch.height_u,
+            power_w=switch.power_w,
+            spec_path=(*self.net.path, "switches", role),
+        ))
+        self.topology.switches[role].append(name)
+        return name
+
+    def _make_leaves(self, cls: _Class, plane: int) -> list[str]:
+        model = self.net.switch_models["leaf"]
+        names: list[str] = []
+        if cls.rail:
+            for su in range(cls.sus):
+                for rail in range(cls.rails):
+                    for _ in range(cls.leaves_per_rail):
+                        names.append(self._new_switch("leaf", model, su=cls.su_offset + su, rail=rail, plane=plane))
+            return names
+        for _ in range(cls.leaf_count):
+            names.append(self._new_switch("leaf", model, plane=plane))
+        return names
+
+    def _endpoint_port(self, attachment: Attachment, rail: int, plane: int) -> str:
+        port = attachment.ports[rail]
+        return f"{port}/{plane + 1}" if attachment.breakout > 1 else port
+
+    def _link(self, link: Link) -> None:
+        ok_a = self.book.take(link.a, link.a_port)
+        ok_b = self.book.take(link.b, link.b_port)
+        if not (ok_a and ok_b):
+            device, port = (link.a, link.a_port) if not ok_a else (link.b, link.b_port)
+            self.fail(f"port {port} of {device} would be used twice", self.net.path)
+            return
+        self.fabric.links.append(link)
+
+    def _wire_endpoints(self, classes: list[_Class]) -> None:
+        for cls in classes:
+            b = cls.budget
+            for plane in range(self.spec.planes):
+                leaves = cls.leaves[plane]
+                if cls.rail:
+                    attachment = cls.attachments[0]
+                    plan = cls.plans[0]
+                    for endpoint in plan.endpoints:
+                        k, port_index = divmod(endpoint.slot, b.down_ports)
+                        for rail in range(cls.rails):
+                            assert endpoint.su is not None
+                            unit = endpoint.su - cls.su_offset
+                            leaf = leaves[(unit * cls.rails + rail) * cls.leaves_per_rail + k]
+                            self._link(
+                                Link(
+                                    network=self.net.name,
+                                    kind=ENDPOINT_LEAF,
+                                    a=endpoint.device,
+                                    a_port=self._endpoint_port(attachment, rail, plane),
+                                    b=leaf,
+                                    b_port=switch_port(0, port_index, b.down_breakout),
+                                    speed=attachment.speed,
+                                    rail=rail,
+                                    plane=plane,
+                                )
+                            )
+                    continue
+                self._wire_top_of_rack(cls, plane, leaves)
+
+    def _wire_top_of_rack(self, cls: _Class, plane: int, leaves: list[str]) -> None:
+        b = cls.budget
+        position = 0
+        units: dict[str, set[int | None]] = {}
+        for attachment in cls.attachments:
+            for endpoint in self.plans[attachment.group].endpoints:
+                slot_group, slot = divmod(position, cls.nodes_per_leaf)
+                position += 1
+                ports = len(attachment.ports)
+                for k in range(ports):
+                    if self.spec.dual_homed:
+                        leaf = leaves[2 * slot_group + k % 2]
+                        port_index = slot * -(-ports // 2) + k // 2
+                    else:
+                        leaf = leaves[slot_group]
+                        port_index = slot * ports + k
+                    units.setdefault(leaf, set()).add(endpoint.su)
+                    self._link(
+                        Link(
+                            network=self.net.name,
+                            kind=ENDPOINT_LEAF,
+                            a=endpoint.device,
+                            a_port=self._endpoint_port(attachment, k, plane),
+                            b=leaf,
+                            b_port=switch_port(0, port_index, b.down_breakout),
+                            speed=attachment.speed,
+                            plane=plane,
+                        )
+                    )
+        # A top-of-rack leaf whose nodes all sit in one scalable unit belongs to that unit.
+        for leaf, sus in units.items():
+            if len(sus) == 1:
+                self.fabric.devices[leaf].su = next(iter(sus))
+
+    def _wire_reserved(self, classes: list[_Class]) -> None:
+        reserved = [a for a in self.net.attachments if a.reserved]
+        if not reserved:
+            return
+        rail_classes = [c for c in classes if c.rail]
+        if not rail_classes:
+            self.fail(
+                "reserved ports need a rail-optimized group on this network",
+                (*self.net.path, "reserved_slots"),
+            )
+            return
+        cls = rail_classes[0]
+        plan = cls.plans[0]
+        # Reserved slots are the last leaf ports of the first unit: a node-sized group gave up
+        # those slots (plan.reserved), a rack-scale group must leave them spare.
+        capacity = cls.leaves_per_rail * cls.budget.down_ports
+        wanted = self.spec.reserved_slots
+        occupied = max((e.slot for e in plan.endpoints if e.su == plan.su_offset), default=-1)
+        if capacity - wanted <= occupied:
+            self.fail(
+                f"the first unit's leaves have no {wanted} spare slot(s) for appliances",
+                (*self.net.path, "reserved_slots"),
+                "lower su_size or use leaves with more ports",
+            )
+            return
+        slots = range(capacity - wanted, capacity)
+        spots = [(slot, rail, plane) for slot in slots for rail in range(cls.rails) for plane in range(self.spec.planes)]
+        needed = sum(len(self.plans[a.group].endpoints) * len(a.ports) for a in reserved)
+        if needed > len(spots):
+            self.fail(
+                f"appliances need {needed} reserved leaf ports, but {wanted} reserved slot(s) "
+                f"give {len(spots)}",
+                (*self.net.path, "reserved_slots"),
+                f"raise reserved_slots to {-(-needed // (cls.rails * self.spec.planes))}",
+            )
+            return
+        b = cls.budget
+        spot = iter(spots)
+        for attachment in reserved:
+            for endpoint in self.plans[attachment.group].endpoints:
+                for port in attachment.ports:
+                    slot, rail, plane = next(spot)
+                    k, port_index = divmod(slot, b.down_ports)
+                    leaf = cls.leaves[plane][rail * cls.leaves_per_rail + k]
+                    self._link(
+                        Link(
+                            network=self.net.name,
+                            kind=ENDPOINT_LEAF,
+                            a=endpoint.device,
+                            a_port=port,
+                            b=leaf,
+                            b_port=switch_port(0, port_index, b.down_breakout),
+                            speed=attachment.speed,
+                            rail=rail,
+                            plane=plane,
+                        )
+                    )
+
+    def _peer_links(self, classes: list[_Class]) -> None:
+        speeds = switch_port_speeds(self.leaf_model)
+        speed = self.net.fabric_speed
+        breakout = speeds[speed]
+        first_cage = general_cages(self.leaf_model) - PEER_LINK_CAGES
+        for cls in classes:
+            for plane_leaves in cls.leaves:
+                for pair in range(0, len(plane_leaves) - 1, 2):
+                    a, b = plane_leaves[pair], plane_leaves[pair + 1]
+                    for index in range(PEER_LINK_CAGES * breakout):
+                        port = switch_port(first_cage, index, breakout)
+                        self._link(Link(self.net.name, PEER, a, port, b, port, speed))
+
+    # -- spines and cores ------------------------------------------------------------------------
+
+    def _upper_tiers(self, classes: list[_Class], tiers: int | str) -> None:
+        spine_model = self.catalog.switches[self.net.switch_models["spine"]]
+        spine_breakout = switch_port_speeds(spine_model)[self.net.fabric_speed]
+        spine_ports = general_cages(spine_model) * spine_breakout
+        target = self._target_leaves(classes)
+        uplinks = [(target[i], c.budget.up_ports) for i, c in enumerate(classes)]
+        width = symmetric_width(uplinks, spine_ports)
+        if self.spec.spines is not None and tiers != 3:
+            width = self._explicit_spines(uplinks, spine_ports)
+            if width is None:
+                return
+        if tiers == 2 or (tiers == "auto" and width is not None):
+            if width is None:
+                self.fail(
+                    f"{sum(t for t, _ in uplinks)} leaves need more spine ports than a "
+                    f"{spine_model.part_number} has ({spine_ports}) in a symmetric 2-tier tree",
+                    (*self.net.path, "tiers"),
+                    "use 'tiers: 3' (or 'auto'), or a switch with more ports",
+                )
+                return
+            self.topology.tiers = 2
+            self.topology.spines_per_pod = width
+            self.topology.pods = 1
+            for plane in range(self.spec.planes):
+                leaves = [(leaf, c) for c in classes for leaf in c.leaves[plane]]
+                spines = [self._new_switch("spine", self.net.switch_models["spine"], plane=plane) for _ in range(width)]
+                self._connect(leaves, spines, LEAF_SPINE, spine_breakout)
+            return
+        self._three_tiers(classes, spine_model, spine_breakout, spine_ports)
+
+    def _explicit_spines(self, uplinks: list[tuple[int, int]], ports: int) -> int | None:
+        wanted = self.spec.spines
+        assert wanted is not None
+        path = (*self.net.path, "spines")
+        bad = sorted({u for _, u in uplinks if u % wanted})
+        if bad:
+            self.fail(
+                f"{wanted} spines do not divide the leaf uplinks ({', '.join(map(str, bad))}), so "
+                "leaves could not reach every spine with the same number of links",
+                path,
+                "pick a divisor of the uplink count",
+            )
+            return None
+        needed = sum(leaves * u // wanted for leaves, u in uplinks)
+        if needed > ports:
+            self.fail(f"{wanted} spines would need {needed} ports each; they have {ports}", path)
+            return None
+        return wanted
+
+    def _target_leaves(self, classes: list[_Class]) -> list[int]:
+        """Leaves per class that the spines are sized for (spines_for_sus adds future units
+        shaped like the last rail-wired group's)."""
+        target = self.spec.spines_for_sus
+        present = self.topology.sus
+        if target is not None and target < present:
+            self.warn(
+                f"spines_for_sus is {target}, but the design already has {present} units",
+                (*self.net.path, "spines_for_sus"),
+            )
+        extra = max(0, (target or 0) - present)
+        rail = [c for c in classes if c.rail]
+        last = rail[-1] if rail else None
+        return [c.leaf_count + (extra * c.rails * c.leaves_per_rail if c is last else 0) for c in classes]
+
+    def _connect(
+        self,
+        lower: list[tuple[str, _Class]],
+        upper: list[str],
+        kind: str,
+        upper_breakout: int,
+    ) -> None:
+        """Spread each lower switch's uplinks evenly over `upper`, cage-aligned, in order."""
+        offset = 0
+        for name, cls in lower:
+            up = cls.budget.up_ports
+            per = up // len(upper)
+            b = cls.budget
+            for s, top in enumerate(upper):
+                for j in range(per):
+                    u = s * per + j
+                    self._link(
+                        Link(
+                            network=self.net.name,
+                            kind=kind,
+                            a=name,
+                            a_port=switch_port(b.down_cages, u, b.up_breakout),
+                            b=top,
+                            b_port=switch_port(0, offset + j, upper_breakout),
+                            speed=self.net.fabric_speed,
+                            plane=self.fabric.devices[name].plane,
+                        )
+                    )
+            offset += per
+
+    def _three_tiers(
+        self, classes: list[_Class], spine_model: SwitchModel, spine_breakout: int, spine_ports: int
+    ) -> None:
+        path = (*self.net.path, "tiers")
+        if any(not c.rail for c in classes):
+            self.fail(
+                "3-tier fabrics are built from whole scalable units; every group must be rail-wired",
+                path,
+                "attach appliances through reserved_slots, or give them their own network",
+            )
+            return
+        ups = {c.budget.up_ports for c in classes}
+        if len(ups) != 1 or len({c.rails * c.leaves_per_rail for c in classes}) != 1:
+            self.fail("3-tier fabrics need scalable units of one shape", path)
+            return
+        up = ups.pop()
+        per_su = classes[0].rails * classes[0].leaves_per_rail
+        half = spine_ports // 2
+        pod_sus = self.spec.pod_sus or max(1, half // per_su)
+        width = symmetric_width([(pod_sus * per_su, up)], half)
+        if width is None:
+            self.fail(
+                f"a spine-leaf group of {pod_sus} units needs more spine ports than {half} down",
+                (*self.net.path, "pod_sus"),
+                "lower pod_sus",
+            )
+            return
+        spine_up = pod_sus * per_su * up // width  # non-blocking at the spine
+        core_model = self.catalog.switches[self.net.switch_models["core"]]
+        core_breakout = switch_port_speeds(core_model)[self.net.fabric_speed]
+        core_ports = general_cages(core_model) * core_breakout
+        total_sus = max(self.topology.sus, self.spec.spines_for_sus or 0)
+        pods = -(-total_sus // pod_sus)
+        group_size = symmetric_width([(pods, spine_up)], core_ports)
+        if group_size is None:
+            self.fail(
+                f"{pods} spine-leaf groups need more core ports than a {core_model.part_number} has",
+                path,
+                "the fabric exceeds three tiers of this switch",
+            )
+            return
+        self.topology.tiers = 3
+        self.topology.pods = -(-self.topology.sus // pod_sus)
+        self.topology.spines_per_pod = width
+        self.topology.core_groups = width
+        self.topology.cores_per_group = group_size
+        spine_down_cages = -(-(pod_sus * per_su * up // width) // spine_breakout)
+        for plane in range(self.spec.planes):
+            leaves_by_su: dict[int, list[tuple[str, _Class]]] = {}
+            for cls in classes:
+                for leaf in cls.leaves[plane]:
+                    su = self.fabric.devices[leaf].su
+                    assert su is not None
+                    leaves_by_su.setdefault(su, []).append((leaf, cls))
+            cores = [
+                [self._new_switch("core", self.net.switch_models["core"], plane=plane, pod=None) for _ in range(group_size)]
+                for _ in range(width)
+            ]
+            units = sorted(leaves_by_su)
+            for pod in range(self.topology.pods):
+                members = [item for su in units[pod * pod_sus : (pod + 1) * pod_sus] for item in leaves_by_su[su]]
+                spines = [
+                    self._new_switch("spine", self.net.switch_models["spine"], plane=plane, pod=pod) for _ in range(width)
+                ]
+                self._connect(members, spines, LEAF_SPINE, spine_breakout)
+                for j, spine in enumerate(spines):
+                    per = spine_up // group_size
+                    for c, core in enumerate(cores[j]):
+                        for k in range(per):
+                            self._link(
+                                Link(
+                                    network=self.net.name,
+                                    kind=SPINE_CORE,
+                                    a=spine,
+                                    a_port=switch_port(spine_down_cages, c * per + k, spine_breakout),
+                                    b=core,
+                                    b_port=switch_port(0, pod * per + k, core_breakout),
+                                    speed=self.net.fabric_speed,
+                                    plane=plane,
+                                )
+                            )
+
+
+def build_network(
+    fabric: Fabric,
+    network: ResolvedNetwork,
+    plans: dict[str, GroupPlan],
+    book: PortBook,
+    problems: list[Diagnostic],
+) -> NetworkTopology:
+    builder = FatTreeBuilder(fabric, network, plans, book, problems)
+    builder.build()
+    fabric.networks[network.name] = builder.topology
+    return builder.topology
+
+
+__all__ = ["Endpoint", "PortBook", "build_network", "divisors", "symmetric_width"]

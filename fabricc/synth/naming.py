@@ -1,0 +1,37 @@
+"""Synthesis helper: hostnames and switch port names from stable indices.
+
+Consumes hostname patterns from the spec and indices from the synthesis passes; produces names.
+Switch ports are named by front-panel cage and, when the cage is split, sub-port ("17/2"); the
+network-OS names (swp17s1, Ethernet136, IB port 34) are derived from these by the config emitters.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+_HOSTNAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$")
+
+
+class _Fields(dict[str, Any]):
+    def __missing__(self, key: str) -> Any:
+        return 0
+
+
+def format_name(pattern: str, **fields: Any) -> str:
+    return pattern.format_map(_Fields(fields))
+
+
+def valid_hostname(name: str) -> bool:
+    return bool(_HOSTNAME.match(name))
+
+
+def switch_port(cage_offset: int, index: int, breakout: int) -> str:
+    """Name of the `index`-th port of a region that starts after `cage_offset` cages."""
+    cage = cage_offset + index // breakout + 1
+    return f"{cage}/{index % breakout + 1}" if breakout > 1 else str(cage)
+
+
+def port_cage(port: str) -> str:
+    """The cage of a switch port name ("17/2" -> "17")."""
+    return port.split("/", 1)[0]

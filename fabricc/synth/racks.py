@@ -1,0 +1,297 @@
+"""Synthesis pass 3: racks, rows and rack-unit positions.
+
+Consumes the node and switch devices; produces Racks (with floor coordinates) and a rack and U
+for every device. Layout, in order along the rows:
+  1. central racks: spines, cores, switches that serve no single scalable unit, appliances and
+     storage, packed first-fit by height and power;
+  2. one block per scalable unit: its compute racks with (site.network_racks = per-su) a network
+     rack in the middle for the unit's leaves - the SuperPOD layout, which keeps node cables short;
+  3. racks of groups placed in racks of their own that are not built in units.
+A block starts a new row when the current row cannot hold it. Nodes fill racks from the bottom,
+switches from the top; rack-scale systems keep their catalog positions. Every rack gets its PDUs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from fabricc.errors import Diagnostic, error
+from fabricc.ir import Device, Fabric, Rack
+from fabricc.spec.yamlsource import DataPath, format_path
+from fabricc.synth.nodes import GroupPlan
+
+
+def row_name(row: int) -> str:
+    """0 -> A, 25 -> Z, 26 -> AA (spreadsheet style)."""
+    name = ""
+    row += 1
+    while row:
+        row, rem = divmod(row - 1, 26)
+        name = chr(ord("A") + rem) + name
+    return name
+
+
+@dataclass(slots=True)
+class RackPlan:
+    role: str
+    name: str = ""
+    su: int | None = None
+    height_u: int = 0
+    part: str = ""
+    devices: list[Device] = field(default_factory=list)
+    used: list[bool] = field(default_factory=list)
+    power_w: int = 0
+    fixed: bool = False  # rack-scale system: positions come from the catalog
+
+    def fits(self, device: Device, budget_w: int) -> bool:
+        return self.power_w + device.power_w <= budget_w and self._slot(device.height_u, top=True) is not None
+
+    def _slot(self, height: int, *, top: bool) -> int | None:
+        usable = len(self.used)
+        starts = range(usable - height, -1, -1) if top else range(usable - height + 1)
+        for start in starts:
+            if not any(self.used[start : start + height]):
+                return start
+        return None
+
+    def place(self, device: Device, *, top: bool) -> bool:
+        if device.height_u == 0:
+            self.devices.append(device)
+            return True
+        start = self._slot(device.height_u, top=top)
+        if start is None:
+            return False
+        for u in range(start, start + device.height_u):
+            self.used[u] = True
+        device.u = start + 1
+        self.devices.append(device)
+        self.power_w += device.power_w
+        return True
+
+
+class _Layout:
+    def __init__(self, fabric: Fabric, plans: dict[str, GroupPlan], problems: list[Diagnostic]) -> None:
+        self.fabric = fabric
+        self.plans = plans
+        self.problems = problems
+        self.spec = fabric.loaded.spec
+        self.source = fabric.loaded.source
+        rack = self.spec.site.rack
+        self.usable_u = rack.height_u - rack.reserved_u
+        self.budget_w = int(rack.power_kw * 1000)
+
+    def fail(self, message: str, path: DataPath, hint: str | None = None) -> None:
+        self.problems.append(error(message, path=format_path(path), location=self.source.value(path), hint=hint))
+
+    def new_rack(self, role: str, su: int | None = None) -> RackPlan:
+        site = self.spec.site
+        return RackPlan(role, su=su, height_u=site.rack.height_u, part=site.rack.model, used=[False] * self.usable_u)
+
+    def nodes_per_rack(self, group: str, plan: GroupPlan) -> int:
+        spec = self.spec.nodes[group]
+        model = plan.system_model
+        if spec.nodes_per_rack is not None:
+            return spec.nodes_per_rack
+        by_space = self.usable_u // max(1, model.height_u)
+        by_power = self.budget_w // max(1, model.power_w)
+        per_rack = min(by_space, by_power)
+        if per_rack == 0:
+            self.fail(
+                f"one {spec.model} ({model.power_w / 1000:g} kW, {model.height_u}U) does not fit a "
+                f"rack of {self.spec.site.rack.power_kw:g} kW and {self.usable_u}U",
+                ("site", "rack", "power_kw") if by_power == 0 else ("site", "rack", "height_u"),
+            )
+            return 1
+        return per_rack
+
+    # -- blocks -------------------------------------------------------------------------------
+
+    def node_racks(self, group: str, nodes: list[Device], per_rack: int, su: int | None) -> list[RackPlan]:
+        racks: list[RackPlan] = []
+        for start in range(0, len(nodes), per_rack):
+            rack = self.new_rack("compute", su)
+            for node in nodes[start : start + per_rack]:
+                if not rack.place(node, top=False):
+                    self.fail(
+                        f"{per_rack} x {node.model} do not fit in {self.usable_u}U",
+                        ("nodes", group, "nodes_per_rack"),
+                    )
+                    break
+            racks.append(rack)
+        return racks
+
+    def system_rack(self, plan: GroupPlan, system: str, members: list[Device], su: int | None) -> RackPlan:
+        scale = plan.system_model.rack_scale
+        assert scale is not None
+        rack = RackPlan(
+            "system", su=su, height_u=scale.height_u, part=scale.rack_part, used=[False] * scale.height_u, fixed=True
+        )
+        for device in members:
+            assert device.u is not None
+            for u in range(device.u - 1, device.u - 1 + device.height_u):
+                rack.used[u] = True
+            rack.devices.append(device)
+            rack.power_w += device.power_w
+        return rack
+
+    def unit_blocks(self) -> tuple[list[list[RackPlan]], list[RackPlan]]:
+        """Blocks of racks per scalable unit, and racks of non-unit groups with racks of their own."""
+        units: dict[int, list[RackPlan]] = {}
+        own: list[RackPlan] = []
+        by_system: dict[str, list[Device]] = {}
+        for device in self.fabric.devices.values():
+            if device.system is not None:
+                by_system.setdefault(device.system, []).append(device)
+        for group, plan in self.plans.items():
+            spec = self.spec.nodes[group]
+            placement = spec.placement
+            if placement == "auto":
+                placement = "own-racks" if plan.in_units else "central"
+            if placement != "own-racks":
+                continue
+            if plan.rack_scale:
+                for system in plan.systems:
+                    members = by_system[system]
+                    su = members[0].su
+                    racks = units.setdefault(su, []) if su is not None else own
+                    racks.append(self.system_rack(plan, system, members, su))
+                continue
+            per_rack = self.nodes_per_rack(group, plan)
+            nodes = [d for d in self.fabric.devices.values() if d.group == group and d.kind == "node"]
+            if not plan.in_units:
+                own.extend(self.node_racks(group, nodes, per_rack, None))
+                continue
+            by_unit: dict[int, list[Device]] = {}
+            for node in nodes:
+                assert node.su is not None
+                by_unit.setdefault(node.su, []).append(node)
+            for su, members in by_unit.items():
+                units.setdefault(su, []).extend(self.node_racks(group, members, per_rack, su))
+        return [units[su] for su in sorted(units)], own
+
+    def place_switches(self, blocks: list[list[RackPlan]], central: list[RackPlan]) -> None:
+        per_su = self.spec.site.network_racks == "per-su"
+        unit_network_racks: dict[int, list[RackPlan]] = {}
+        if per_su:
+            for block in blocks:
+                su = block[0].su
+                assert su is not None
+                rack = self.new_rack("network", su)
+                block.insert(len(block) // 2, rack)
+                unit_network_racks[su] = [rack]
+        central_devices: list[Device] = []
+        for device in self.fabric.devices.values():
+            if device.kind != "switch" or device.rack is not None:
+                continue
+            if per_su and device.su is not None and device.su in unit_network_racks and device.role != "access":
+                racks = unit_network_racks[device.su]
+                if not self.place_in(racks, device, top=True):
+                    rack = self.new_rack("network", device.su)
+                    racks.append(rack)
+                    block = next(b for b in blocks if b[0].su == device.su or any(r is racks[0] for r in b))
+                    block.insert(block.index(racks[0]) + 1, rack)
+                    rack.place(device, top=True)
+            else:
+                central_devices.append(device)
+        for group, plan in self.plans.items():
+            placement = self.spec.nodes[group].placement
+            if placement == "central" or (placement == "auto" and not plan.in_units):
+                central_devices.extend(
+                    d for d in self.fabric.devices.values() if d.group == group and d.kind == "node"
+                )
+        for device in central_devices:
+            if device.power_w > self.budget_w:
+                self.fail(
+                    f"{device.name} draws {device.power_w / 1000:g} kW, more than a rack's budget",
+                    ("site", "rack", "power_kw"),
+                )
+                continue
+            top = device.kind == "switch"
+            if not self.place_in(central, device, top=top):
+                rack = self.new_rack("central")
+                central.append(rack)
+                if not rack.place(device, top=top):
+                    self.fail(f"{device.name} ({device.height_u}U) does not fit an empty rack", ("site", "rack", "height_u"))
+
+    def place_in(self, racks: Iterable[RackPlan], device: Device, *, top: bool) -> bool:
+        for rack in racks:
+            if rack.fits(device, self.budget_w) and rack.place(device, top=top):
+                return True
+        return False
+
+    # -- rows ---------------------------------------------------------------------------------
+
+    def assign(self, blocks: list[list[RackPlan]]) -> None:
+        site = self.spec.site
+        per_row = site.racks_per_row
+        row, position = 0, 0
+        index = 0
+        for block in blocks:
+            if not block:
+                continue
+            if position and position + len(block) > per_row and len(block) <= per_row:
+                row, position = row + 1, 0
+            for plan in block:
+                if position >= per_row:
+                    row, position = row + 1, 0
+                name = f"{row_name(row)}{position + 1:02d}"
+                plan.name = name
+                rack = Rack(
+                    name=name,
+                    index=index,
+                    row=row,
+                    position=position,
+                    role=plan.role,
+                    x_m=position * site.rack_width_m,
+                    y_m=row * site.row_pitch_m,
+                    height_u=plan.height_u,
+                    power_budget_w=self.budget_w,
+                    part=plan.part,
+                    su=plan.su,
+                )
+                for device in plan.devices:
+                    device.rack = name
+                    rack.devices.append(device.name)
+                self.fabric.racks.append(rack)
+                self.fabric.rack_by_name[name] = rack
+                index += 1
+                position += 1
+        rows = row + 1 if self.fabric.racks else 0
+        if site.rows is not None and rows > site.rows:
+            self.fail(
+                f"the design needs {len(self.fabric.racks)} racks in {rows} rows of {per_row}, "
+                f"but the site has {site.rows} rows",
+                ("site", "rows"),
+                "add rows, or more racks per row",
+            )
+
+
+def layout(fabric: Fabric, plans: dict[str, GroupPlan], problems: list[Diagnostic]) -> list[list[RackPlan]]:
+    planner = _Layout(fabric, plans, problems)
+    blocks, own = planner.unit_blocks()
+    central: list[RackPlan] = []
+    planner.place_switches(blocks, central)
+    ordered = [central, *blocks, own]
+    planner.assign(ordered)
+    add_pdus(fabric, [plan for block in ordered for plan in block])
+    return ordered
+
+
+def add_pdus(fabric: Fabric, plans: list[RackPlan]) -> None:
+    site = fabric.loaded.spec.site
+    for plan in plans:
+        rack = fabric.rack_by_name[plan.name]
+        for n in range(site.rack.pdus):
+            device = Device(
+                name=f"{rack.name.lower()}-pdu{n + 1}",
+                kind="pdu",
+                model=site.rack.pdu_model,
+                role="pdu",
+                index=n,
+                rack=rack.name,
+                spec_path=("site", "rack", "pdus"),
+            )
+            fabric.add(device)
+            rack.devices.append(device.name)
+            plan.devices.append(device)
