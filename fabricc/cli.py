@@ -6,7 +6,6 @@ Verbs: validate, build, schema (and the artifact checkers later issues add). Exi
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path

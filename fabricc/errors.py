@@ -54,12 +54,16 @@ class Diagnostic:
 
     def sort_key(self) -> tuple[str, int, int, str, str]:
         loc = self.location
-        return (loc.file, loc.line, loc.col, self.path, self.message) if loc else (
-            "",
-            0,
-            0,
-            self.path,
-            self.message,
+        return (
+            (loc.file, loc.line, loc.col, self.path, self.message)
+            if loc
+            else (
+                "",
+                0,
+                0,
+                self.path,
+                self.message,
+            )
         )
 
 

@@ -203,7 +203,5 @@ class Fabric:
     def gpus(self) -> int:
         catalog = self.loaded.catalog.catalog
         return sum(
-            catalog.nodes[d.model].gpus
-            for d in self.devices.values()
-            if d.kind in ("node", "tray")
+            catalog.nodes[d.model].gpus for d in self.devices.values() if d.kind in ("node", "tray")
         )

@@ -8,7 +8,6 @@ that fabricc did not create is never replaced.
 
 from __future__ import annotations
 
-import os
 import shutil
 import tempfile
 from collections.abc import Iterable
@@ -43,7 +42,9 @@ def write_tree(out: Path, files: Iterable[tuple[str, str | bytes]]) -> None:
     parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=parent))
     try:
-        (staging / MARKER).write_text("written by fabricc; the whole folder is replaced on rebuild\n")
+        (staging / MARKER).write_text(
+            "written by fabricc; the whole folder is replaced on rebuild\n"
+        )
         for relative, content in files:
             target = staging / _safe_relative(relative)
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -59,14 +60,14 @@ def write_tree(out: Path, files: Iterable[tuple[str, str | bytes]]) -> None:
 
 def _swap_in(staging: Path, out: Path) -> None:
     if not out.exists():
-        os.replace(staging, out)
+        staging.replace(out)
         return
     retired = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
-    os.rmdir(retired)
-    os.replace(out, retired)
+    retired.rmdir()
+    out.replace(retired)
     try:
-        os.replace(staging, out)
+        staging.replace(out)
     except BaseException:
-        os.replace(retired, out)
+        retired.replace(out)
         raise
     shutil.rmtree(retired, ignore_errors=True)

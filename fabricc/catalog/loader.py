@@ -17,7 +17,13 @@ from typing import Any
 from fabricc.catalog.models import Catalog
 from fabricc.errors import Diagnostic, SpecError, error, raise_if_errors
 from fabricc.spec.validation import did_you_mean, validate
-from fabricc.spec.yamlsource import DataPath, SourceMap, format_path, load_yaml_bytes, load_yaml_file
+from fabricc.spec.yamlsource import (
+    DataPath,
+    SourceMap,
+    format_path,
+    load_yaml_bytes,
+    load_yaml_file,
+)
 
 SECTIONS = ("nodes", "switches", "transceivers", "cables", "parts")
 BUILTIN_PREFIX = "fabricc/catalog/data"
@@ -58,7 +64,9 @@ def _parse(raw: bytes, name: str) -> CatalogFile:
 @functools.cache
 def builtin_files() -> tuple[CatalogFile, ...]:
     folder = resources.files("fabricc.catalog") / "data"
-    files = sorted((entry for entry in folder.iterdir() if entry.name.endswith(".yaml")), key=lambda e: e.name)
+    files = sorted(
+        (entry for entry in folder.iterdir() if entry.name.endswith(".yaml")), key=lambda e: e.name
+    )
     return tuple(_parse(entry.read_bytes(), f"{BUILTIN_PREFIX}/{entry.name}") for entry in files)
 
 
@@ -109,6 +117,7 @@ def _cross_check(loaded: LoadedCatalog) -> list[Diagnostic]:
     """References between entries: rack members, default switches, port forms."""
     cat = loaded.catalog
     problems: list[Diagnostic] = []
+    path: DataPath
     for key, node in cat.nodes.items():
         if node.rack_scale is None:
             continue
@@ -126,14 +135,14 @@ def _cross_check(loaded: LoadedCatalog) -> list[Diagnostic]:
         used: dict[int, str] = {}
         for index, member in enumerate(node.rack_scale.members):
             path = ("nodes", key, "rack_scale", "members", index, "model")
-            known = cat.nodes if member.role != "power-shelf" else cat.parts
+            known = list(cat.nodes) if member.role != "power-shelf" else list(cat.parts)
             if member.model not in known:
                 problems.append(
                     error(
                         f"unknown model {member.model!r}",
                         path=format_path(path),
                         location=source.value(path),
-                        hint=did_you_mean(member.model, list(known), "models"),
+                        hint=did_you_mean(member.model, known, "models"),
                     )
                 )
             for u in member.u:
@@ -152,7 +161,7 @@ def _cross_check(loaded: LoadedCatalog) -> list[Diagnostic]:
         _, source, _ = loaded.locate("default_switches", "")
         for role, model in [("infiniband", defaults.infiniband), *defaults.ethernet.items()]:
             if model not in cat.switches:
-                path: DataPath = ("default_switches", role)
+                path = ("default_switches", role)
                 problems.append(
                     error(
                         f"unknown switch model {model!r}",

@@ -19,6 +19,8 @@ Media = Literal["copper", "mmf", "smf", "cat6"]
 # flat-top OSFP ("osfp-rhs", riding heat sink). QSFP112 cages also accept QSFP56/QSFP28 plugs.
 Form = Literal["osfp", "osfp-rhs", "qsfp112", "qsfp56", "qsfp28", "sfp28", "rj45"]
 
+BOTH_FABRICS: tuple[Fabric, ...] = ("infiniband", "ethernet")
+
 FORM_ACCEPTS: dict[str, frozenset[str]] = {
     "osfp": frozenset({"osfp"}),
     "osfp-rhs": frozenset({"osfp-rhs"}),
@@ -48,7 +50,7 @@ class PortSpec(CatalogModel):
     form: Form
     speeds: list[int] = Field(min_length=1, description="supported speeds in Gb/s, highest first")
     role: Role
-    protocols: list[Fabric] = Field(default_factory=lambda: ["infiniband", "ethernet"])
+    protocols: list[Fabric] = Field(default_factory=lambda: list(BOTH_FABRICS))
     breakouts: list[int] = Field(
         default_factory=lambda: [1],
         description="ways the port may be split (2: one 800G port as 2x400G across two planes)",
@@ -93,7 +95,9 @@ class RackScaleSpec(CatalogModel):
 
 
 class NodeModel(CatalogModel):
-    kind: Literal["gpu-node", "compute-tray", "rack-system", "nvlink-switch", "appliance", "server", "storage"]
+    kind: Literal[
+        "gpu-node", "compute-tray", "rack-system", "nvlink-switch", "appliance", "server", "storage"
+    ]
     description: str
     vendor: str = "NVIDIA"
     part_number: str
@@ -160,7 +164,7 @@ class TransceiverModel(CatalogModel):
     reach_m: float = Field(gt=0)
     connector: str = Field(description="fiber connector per port, e.g. mpo-12-apc, lc-duplex")
     power_w: float = Field(ge=0)
-    protocols: list[Fabric] = Field(default_factory=lambda: ["infiniband", "ethernet"])
+    protocols: list[Fabric] = Field(default_factory=lambda: list(BOTH_FABRICS))
 
 
 class CableModel(CatalogModel):

@@ -29,7 +29,9 @@ class _Rules:
         self.seen: set[tuple[str, str]] = set()
 
     def fail(self, message: str, path: DataPath, hint: str | None = None) -> None:
-        self.problems.append(error(message, path=format_path(path), location=self.source.value(path), hint=hint))
+        self.problems.append(
+            error(message, path=format_path(path), location=self.source.value(path), hint=hint)
+        )
 
     def once(self, rule: str, message: str, path: DataPath, hint: str | None = None) -> None:
         """Report a rule once per spec location; a broken rule usually breaks thousands of links."""
@@ -85,14 +87,22 @@ class _Rules:
             for name, port in ((link.a, link.a_port), (link.b, link.b_port)):
                 device = self.fabric.devices[name]
                 if (name, port) in used:
-                    self.once("port-twice", f"port {port} of {name} is used by two links", self.network_path(link))
+                    self.once(
+                        "port-twice",
+                        f"port {port} of {name} is used by two links",
+                        self.network_path(link),
+                    )
                 used.add((name, port))
                 key = (device.model, port)
                 if key not in cache:
                     cache[key] = self.port_speeds(device, port)
                 found = cache[key]
                 if found is None:
-                    self.once("no-port", f"{name} ({device.model}) has no port {port}", self.network_path(link))
+                    self.once(
+                        "no-port",
+                        f"{name} ({device.model}) has no port {port}",
+                        self.network_path(link),
+                    )
                     continue
                 speeds, _ = found
                 if link.speed not in speeds:
@@ -109,7 +119,11 @@ class _Rules:
             path = (*self.network_path(link), "medium")
             cable = link.cable
             if cable is None:
-                self.once("uncabled", f"{link.a} {link.a_port} -> {link.b} {link.b_port} has no cable", path)
+                self.once(
+                    "uncabled",
+                    f"{link.a} {link.a_port} -> {link.b} {link.b_port} has no cable",
+                    path,
+                )
                 continue
             if cable.length_m + 1e-9 < link.distance_m:
                 self.once(
@@ -122,9 +136,17 @@ class _Rules:
                     continue
                 module = self.catalog.transceivers[part]
                 if module.reach_m + 1e-9 < link.distance_m:
-                    self.once("module-reach", f"{part} reaches {module.reach_m} m, the run is {link.distance_m} m", path)
+                    self.once(
+                        "module-reach",
+                        f"{part} reaches {module.reach_m} m, the run is {link.distance_m} m",
+                        path,
+                    )
                 if module.media != cable.media:
-                    self.once("media", f"{part} is {module.media} but cable {cable.part} is {cable.media}", path)
+                    self.once(
+                        "media",
+                        f"{part} is {module.media} but cable {cable.part} is {cable.media}",
+                        path,
+                    )
             family = self.catalog.cables[cable.family]
             if family.media in ("copper", "cat6"):
                 continue
@@ -145,7 +167,9 @@ class _Rules:
                         form = group.form
                     first += group.count
             else:
-                forms = {p.form for p in self.catalog.nodes[device.model].ports if p.cage == module.cage}
+                forms = {
+                    p.form for p in self.catalog.nodes[device.model].ports if p.cage == module.cage
+                }
                 form = forms.pop() if forms else ""
             if part.form not in FORM_ACCEPTS.get(form, frozenset()):
                 network = self.fabric.loaded.networks.get(module.network)
@@ -168,22 +192,38 @@ class _Rules:
                     continue
                 top = device.u + device.height_u - 1
                 if device.u < 1 or top > rack.height_u:
-                    self.fail(f"{name} at U{device.u} sticks out of {rack.name} ({rack.height_u}U)", ("site", "rack", "height_u"))
+                    self.fail(
+                        f"{name} at U{device.u} sticks out of {rack.name} ({rack.height_u}U)",
+                        ("site", "rack", "height_u"),
+                    )
                 for u in range(device.u, top + 1):
                     if u in occupied:
-                        self.fail(f"{name} and {occupied[u]} both occupy {rack.name} U{u}", ("site", "rack"))
+                        self.fail(
+                            f"{name} and {occupied[u]} both occupy {rack.name} U{u}",
+                            ("site", "rack"),
+                        )
                         break
                     occupied[u] = name
             if power > rack.power_budget_w:
                 culprit = next(
-                    (self.fabric.devices[n].spec_path for n in rack.devices if self.fabric.devices[n].kind in ("node", "tray")),
+                    (
+                        self.fabric.devices[n].spec_path
+                        for n in rack.devices
+                        if self.fabric.devices[n].kind in ("node", "tray")
+                    ),
                     ("site", "rack", "power_kw"),
                 )
-                path = (*culprit, "nodes_per_rack") if culprit and culprit[0] == "nodes" else ("site", "rack", "power_kw")
+                path = (
+                    (*culprit, "nodes_per_rack")
+                    if culprit and culprit[0] == "nodes"
+                    else ("site", "rack", "power_kw")
+                )
                 self.once(
                     "rack-power",
                     f"rack {rack.name} draws {power / 1000:g} kW, over its {rack.power_budget_w / 1000:g} kW budget",
-                    path if path in self.source.keys or path in self.source.values else ("site", "rack", "power_kw"),
+                    path
+                    if path in self.source.keys or path in self.source.values
+                    else ("site", "rack", "power_kw"),
                     "lower nodes_per_rack or raise site.rack.power_kw",
                 )
 
@@ -196,7 +236,9 @@ class _Rules:
             if network is None:
                 continue
             if topology.rail_optimized:
-                rail_leaf: dict[tuple[int | None, int | None, int | None], set[str]] = defaultdict(set)
+                rail_leaf: dict[tuple[int | None, int | None, int | None], set[str]] = defaultdict(
+                    set
+                )
                 for link in self.fabric.links:
                     if link.network != name or link.kind != ENDPOINT_LEAF or link.rail is None:
                         continue
@@ -212,7 +254,9 @@ class _Rules:
                     rail_leaf[(node.su, link.plane, link.rail)].add(link.b)
             for kind in (LEAF_SPINE, SPINE_CORE):
                 per_pair: Counter[tuple[str, str]] = Counter(
-                    (link.a, link.b) for link in self.fabric.links if link.network == name and link.kind == kind
+                    (link.a, link.b)
+                    for link in self.fabric.links
+                    if link.network == name and link.kind == kind
                 )
                 if not per_pair:
                     continue
@@ -223,14 +267,24 @@ class _Rules:
                     counts_of[lower].add(count)
                 for lower, counts in counts_of.items():
                     if len(counts) > 1:
-                        self.once("symmetry", f"{lower} has unequal link counts to the tier above: {sorted(counts)}", network.path)
+                        self.once(
+                            "symmetry",
+                            f"{lower} has unequal link counts to the tier above: {sorted(counts)}",
+                            network.path,
+                        )
                 groups: dict[tuple[int | None, int | None], set[frozenset[str]]] = defaultdict(set)
                 for lower, uppers in uppers_of.items():
                     device = devices[lower]
-                    groups[(device.plane, device.pod if kind == LEAF_SPINE else None)].add(frozenset(uppers))
+                    groups[(device.plane, device.pod if kind == LEAF_SPINE else None)].add(
+                        frozenset(uppers)
+                    )
                 for sets in groups.values():
                     if len(sets) > 1 and kind == LEAF_SPINE:
-                        self.once("symmetry", "leaves of one tree reach different sets of spines", network.path)
+                        self.once(
+                            "symmetry",
+                            "leaves of one tree reach different sets of spines",
+                            network.path,
+                        )
 
     # -- names --------------------------------------------------------------------------------
 

@@ -62,13 +62,21 @@ class _Items:
         item: Item
         if device.kind == "switch":
             switch = self.catalog.switches[device.model]
-            item = Item(switch.part_number, switch.description, "switch", switch.power_w, switch.source)
+            item = Item(
+                switch.part_number, switch.description, "switch", switch.power_w, switch.source
+            )
         elif device.kind == "pdu":
             part = self.catalog.parts[device.model]
             item = Item(part.part_number, part.description, "pdu", part.power_w, part.source)
         else:
             node = self.catalog.nodes[device.model]
-            item = Item(node.part_number, node.description, NODE_CATEGORY[node.kind], node.power_w, node.source)
+            item = Item(
+                node.part_number,
+                node.description,
+                NODE_CATEGORY[node.kind],
+                node.power_w,
+                node.source,
+            )
         self.cache[key] = item
         return item
 
@@ -98,7 +106,9 @@ def _tally(items: Iterable[tuple[Item, int]]) -> list[Line]:
     for item, quantity in items:
         counts[item] += quantity
     lines = [Line(item, quantity) for item, quantity in counts.items()]
-    return sorted(lines, key=lambda l: (CATEGORY_ORDER.index(l.item.category), l.item.part_number))
+    return sorted(
+        lines, key=lambda ln: (CATEGORY_ORDER.index(ln.item.category), ln.item.part_number)
+    )
 
 
 def _systems(fabric: Fabric, items: _Items) -> Iterable[tuple[Item, int]]:
@@ -147,17 +157,21 @@ def network_lines(fabric: Fabric) -> dict[str, list[Line]]:
         if cable is None or id(cable) in counted:
             continue
         counted.add(id(cable))
-        per.setdefault(link.network, []).append((items.cable(cable.family, cable.part, cable.length_m), cable.quantity))
+        per.setdefault(link.network, []).append(
+            (items.cable(cable.family, cable.part, cable.length_m), cable.quantity)
+        )
     return {name: _tally(entries) for name, entries in per.items()}
 
 
 def rack_lines(fabric: Fabric) -> list[tuple[str, Line]]:
     items = _Items(fabric)
     out: list[tuple[str, Line]] = []
-    modules_by_device: Counter[tuple[str, str]] = Counter((m.device, m.part) for m in fabric.modules)
+    modules_by_device: Counter[tuple[str, str]] = Counter(
+        (m.device, m.part) for m in fabric.modules
+    )
     modules_of: dict[str, list[tuple[str, int]]] = {}
-    for (device, part), count in modules_by_device.items():
-        modules_of.setdefault(device, []).append((part, count))
+    for (holder, part), count in modules_by_device.items():
+        modules_of.setdefault(holder, []).append((part, count))
     for rack in fabric.racks:
         entries: list[tuple[Item, int]] = []
         if rack.role != "system":
@@ -178,13 +192,29 @@ def rack_lines(fabric: Fabric) -> list[tuple[str, Line]]:
     return out
 
 
-HEADER = ("part_number", "description", "category", "quantity", "unit_power_w", "total_power_w", "source")
+HEADER = (
+    "part_number",
+    "description",
+    "category",
+    "quantity",
+    "unit_power_w",
+    "total_power_w",
+    "source",
+)
 
 
 def _row(line: Line) -> tuple[str, str, str, int, float, float, str]:
     power = line.item.unit_power_w
     total = 0.0 if line.item.category == "transceiver" else line.total_power_w
-    return (line.item.part_number, line.item.description, line.item.category, line.quantity, power, total, line.item.source)
+    return (
+        line.item.part_number,
+        line.item.description,
+        line.item.category,
+        line.quantity,
+        power,
+        total,
+        line.item.source,
+    )
 
 
 def emit(fabric: Fabric) -> list[Artifact]:
@@ -221,7 +251,10 @@ def emit(fabric: Fabric) -> list[Artifact]:
         md.append(
             markdown_table(
                 ("part number", "description", "qty", "unit W"),
-                ((l.item.part_number, l.item.description, l.quantity, l.item.unit_power_w) for l in subset),
+                (
+                    (ln.item.part_number, ln.item.description, ln.quantity, ln.item.unit_power_w)
+                    for ln in subset
+                ),
                 right=(2, 3),
             )
         )
@@ -239,8 +272,15 @@ def emit(fabric: Fabric) -> list[Artifact]:
             csv_text(
                 ("rack", "part_number", "description", "category", "quantity", "unit_power_w"),
                 (
-                    (rack, l.item.part_number, l.item.description, l.item.category, l.quantity, l.item.unit_power_w)
-                    for rack, l in per_rack
+                    (
+                        rack,
+                        ln.item.part_number,
+                        ln.item.description,
+                        ln.item.category,
+                        ln.quantity,
+                        ln.item.unit_power_w,
+                    )
+                    for rack, ln in per_rack
                 ),
             ),
         ),
@@ -249,9 +289,9 @@ def emit(fabric: Fabric) -> list[Artifact]:
             csv_text(
                 ("network", "part_number", "description", "category", "quantity"),
                 (
-                    (name, l.item.part_number, l.item.description, l.item.category, l.quantity)
+                    (name, ln.item.part_number, ln.item.description, ln.item.category, ln.quantity)
                     for name, network in per_network.items()
-                    for l in network
+                    for ln in network
                 ),
             ),
         ),

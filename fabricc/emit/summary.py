@@ -37,14 +37,24 @@ def summary(fabric: Fabric) -> dict[str, Any]:
             "rail_optimized": topology.rail_optimized,
             "scalable_units": topology.sus,
             "switch_models": topology.switch_models,
-            "switches": {tier: len(topology.switches.get(tier, [])) for tier in ("leaf", "spine", "core")},
-            "links": {
-                kind: counts.get(kind, 0) for kind in (ENDPOINT_LEAF, LEAF_SPINE, SPINE_CORE)
-            }
-            | {kind: count for kind, count in sorted(counts.items()) if kind not in (ENDPOINT_LEAF, LEAF_SPINE, SPINE_CORE)},
+            "switches": {
+                tier: len(topology.switches.get(tier, [])) for tier in ("leaf", "spine", "core")
+            },
+            "links": {kind: counts.get(kind, 0) for kind in (ENDPOINT_LEAF, LEAF_SPINE, SPINE_CORE)}
+            | {
+                kind: count
+                for kind, count in sorted(counts.items())
+                if kind not in (ENDPOINT_LEAF, LEAF_SPINE, SPINE_CORE)
+            },
             "cables_by_media": dict(sorted(media.items())),
-            "transceivers": {l.item.part_number: l.quantity for l in lines if l.item.category == "transceiver"},
-            "cables": {l.item.part_number: l.quantity for l in lines if l.item.category == "cable"},
+            "transceivers": {
+                ln.item.part_number: ln.quantity
+                for ln in lines
+                if ln.item.category == "transceiver"
+            },
+            "cables": {
+                ln.item.part_number: ln.quantity for ln in lines if ln.item.category == "cable"
+            },
         }
     nodes: dict[str, int] = {name: group.count for name, group in spec.nodes.items()}
     domains = Counter(d.gpus for d in fabric.nvlink_domains)

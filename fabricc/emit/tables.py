@@ -36,7 +36,9 @@ def json_text(data: Any) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
-def markdown_table(header: Sequence[str], rows: Iterable[Sequence[Cell]], right: Sequence[int] = ()) -> str:
+def markdown_table(
+    header: Sequence[str], rows: Iterable[Sequence[Cell]], right: Sequence[int] = ()
+) -> str:
     lines = ["| " + " | ".join(header) + " |"]
     lines.append("|" + "|".join("---:" if i in right else "---" for i in range(len(header))) + "|")
     for row in rows:

@@ -92,7 +92,10 @@ class NodeGroupSpec(SpecModel):
         description="number of nodes (for rack-scale models such as gb200-nvl72: racks)",
     )
     nodes_per_rack: int | None = Field(
-        None, ge=1, le=64, description="nodes in one rack; default: as many as power and space allow"
+        None,
+        ge=1,
+        le=64,
+        description="nodes in one rack; default: as many as power and space allow",
     )
     su_size: int | None = Field(
         None,
@@ -201,7 +204,10 @@ class NetworkSpec(SpecModel):
         "true for compute networks",
     )
     planes: int = Field(
-        1, ge=1, le=8, description="independent parallel fabrics; each node port is split across them"
+        1,
+        ge=1,
+        le=8,
+        description="independent parallel fabrics; each node port is split across them",
     )
     oversubscription: Ratio = Field("1:1", description="leaf down:up bandwidth ratio")
     switches: SwitchModels = Field(
@@ -287,9 +293,7 @@ class AsnPlan(SpecModel):
 
 
 class Addressing(SpecModel):
-    oob: str = Field(
-        "10.128.0.0/16", description="IPv4 pool for BMCs and switch management ports"
-    )
+    oob: str = Field("10.128.0.0/16", description="IPv4 pool for BMCs and switch management ports")
     inband: str = Field("10.64.0.0/16", description="IPv4 pool for in-band host addresses")
     loopbacks: str = Field("10.0.0.0/20", description="IPv4 pool for switch loopbacks (/32 each)")
     loopbacks_v6: str | None = Field(None, description="optional IPv6 pool for loopbacks (/128)")

@@ -15,7 +15,7 @@ from typing import Literal
 from fabricc.catalog.loader import LoadedCatalog
 from fabricc.catalog.models import NodeModel, PortSpec, SwitchModel
 from fabricc.errors import Diagnostic, error, warning
-from fabricc.spec.models import NetworkSpec, Spec
+from fabricc.spec.models import EndpointSpec, NetworkSpec, Spec
 from fabricc.spec.validation import did_you_mean
 from fabricc.spec.yamlsource import DataPath, SourceMap, format_path
 
@@ -124,12 +124,22 @@ def leaf_budget(
     if downlinks is not None:
         # Uplinks carry down-bandwidth * b / a, rounded up to whole ports.
         up_ports = -(-(downlinks * down_speed * b) // (a * up_speed)) if has_uplinks else 0
-        return LeafBudget(downlinks, down_speed, down_breakout, up_ports, up_speed, up_breakout, reserved)
+        return LeafBudget(
+            downlinks, down_speed, down_breakout, up_ports, up_speed, up_breakout, reserved
+        )
     if not has_uplinks:
-        return LeafBudget(cages * down_breakout, down_speed, down_breakout, 0, up_speed, up_breakout, reserved)
+        return LeafBudget(
+            cages * down_breakout, down_speed, down_breakout, 0, up_speed, up_breakout, reserved
+        )
     m = cages // (a + b)
     return LeafBudget(
-        a * m * down_breakout, down_speed, down_breakout, b * m * up_breakout, up_speed, up_breakout, reserved
+        a * m * down_breakout,
+        down_speed,
+        down_breakout,
+        b * m * up_breakout,
+        up_speed,
+        up_breakout,
+        reserved,
     )
 
 
@@ -140,7 +150,9 @@ class _Checker:
         self.catalog = catalog.catalog
         self.problems: list[Diagnostic] = []
 
-    def err(self, message: str, path: DataPath, hint: str | None = None, *, key: bool = False) -> None:
+    def err(
+        self, message: str, path: DataPath, hint: str | None = None, *, key: bool = False
+    ) -> None:
         location = self.source.key(path) if key else self.source.value(path)
         self.problems.append(error(message, path=format_path(path), location=location, hint=hint))
 
@@ -193,7 +205,9 @@ class _Checker:
                 )
                 return
         if "n" not in fields and "i" not in fields:
-            self.err("hostname pattern has no {n} or {i}, so names would repeat", path, "add {n:03d}")
+            self.err(
+                "hostname pattern has no {n} or {i}, so names would repeat", path, "add {n:03d}"
+            )
 
     # -- networks ------------------------------------------------------------------------------
 
@@ -236,8 +250,10 @@ class _Checker:
         models: dict[Tier, str] = {}
         defaults = self.catalog.default_switches
         default_model = (
-            defaults.infiniband if fabric == "infiniband" else defaults.ethernet.get(network.role)
-        ) if defaults is not None else None
+            (defaults.infiniband if fabric == "infiniband" else defaults.ethernet.get(network.role))
+            if defaults is not None
+            else None
+        )
         for tier in TIERS:
             chosen = getattr(network.switches, tier)
             tier_path = (*path, "switches", tier)
@@ -268,17 +284,28 @@ class _Checker:
             if tier not in models:
                 return None
         for pattern_tier in TIERS:
-            self.hostname(getattr(network.hostnames, pattern_tier), (*path, "hostnames", pattern_tier))
+            self.hostname(
+                getattr(network.hostnames, pattern_tier), (*path, "hostnames", pattern_tier)
+            )
         leaf = self.catalog.switches[models["leaf"]]
         fabric_speed = self._fabric_speed(name, network, models)
         ratio = parse_ratio(network.oversubscription)
         attachments = self._attachments(name, network, fabric, leaf, fabric_speed, ratio)
-        rail_optimized = network.rail_optimized if network.rail_optimized is not None else network.role == "compute"
+        rail_optimized = (
+            network.rail_optimized
+            if network.rail_optimized is not None
+            else network.role == "compute"
+        )
         self._port_budgets(name, network, leaf, attachments, fabric_speed)
         if network.role == "oob" and network.dual_homed:
-            self.err("out-of-band hosts have one management port; dual_homed does not apply", (*path, "dual_homed"))
+            self.err(
+                "out-of-band hosts have one management port; dual_homed does not apply",
+                (*path, "dual_homed"),
+            )
         if network.subnet_manager.guids is not None and fabric != "infiniband":
-            self.warn("subnet_manager applies to infiniband networks only", (*path, "subnet_manager"))
+            self.warn(
+                "subnet_manager applies to infiniband networks only", (*path, "subnet_manager")
+            )
         for pname, partition in network.subnet_manager.partitions.items():
             for index, member in enumerate(partition.members):
                 if member not in self.spec.nodes:
@@ -294,7 +321,9 @@ class _Checker:
                     (*path, "subnet_manager", "sm_nodes", index),
                     did_you_mean(member, list(self.spec.nodes), "node groups"),
                 )
-        if len(self.problems) > before and any(p.severity.value == "error" for p in self.problems[before:]):
+        if len(self.problems) > before and any(
+            p.severity.value == "error" for p in self.problems[before:]
+        ):
             return None
         return ResolvedNetwork(
             name=name,
@@ -339,6 +368,7 @@ class _Checker:
     ) -> list[Attachment]:
         path: DataPath = ("networks", name)
         out: list[Attachment] = []
+        requested: list[tuple[str, EndpointSpec | None]]
         if network.endpoints is not None:
             requested = list(network.endpoints.items())
             for group_name, _ in requested:
@@ -387,7 +417,9 @@ class _Checker:
                             key=True,
                         )
                     continue
-            ports = sorted(ports, key=lambda p: (p.gpu if p.gpu is not None else 1_000, member.ports.index(p)))
+            ports = sorted(
+                ports, key=lambda p: (p.gpu if p.gpu is not None else 1_000, member.ports.index(p))
+            )
             for port in ports:
                 if fabric not in port.protocols:
                     self.err(
@@ -437,7 +469,9 @@ class _Checker:
         return out
 
     @staticmethod
-    def _attachment_speed(ports: list[PortSpec], planes: int, leaf_speeds: dict[int, int]) -> int | None:
+    def _attachment_speed(
+        ports: list[PortSpec], planes: int, leaf_speeds: dict[int, int]
+    ) -> int | None:
         candidates: set[int] | None = None
         for port in ports:
             speeds = {s // planes for s in port.speeds if s % planes == 0}
@@ -466,14 +500,19 @@ class _Checker:
         path: DataPath = ("networks", name)
         cages = general_cages(leaf)
         if network.dual_homed and cages <= PEER_LINK_CAGES:
-            self.err("the leaf switch has no ports left after the MLAG peer link", (*path, "switches", "leaf"))
+            self.err(
+                "the leaf switch has no ports left after the MLAG peer link",
+                (*path, "switches", "leaf"),
+            )
             return
         single_tier = network.tiers == 1
         for attachment in attachments:
             if attachment.leaf_downlinks is None:
                 continue
             speeds = switch_port_speeds(leaf)
-            ports = (cages - (PEER_LINK_CAGES if network.dual_homed else 0)) * speeds[attachment.speed]
+            ports = (cages - (PEER_LINK_CAGES if network.dual_homed else 0)) * speeds[
+                attachment.speed
+            ]
             if attachment.leaf_downlinks > ports:
                 self.err(
                     f"leaf_downlinks asks for {attachment.leaf_downlinks} ports, but a "
@@ -501,7 +540,9 @@ class _Checker:
                         "lower leaf_downlinks or raise the oversubscription",
                     )
         if network.reserved_slots and not network.rail_optimized and network.role != "compute":
-            self.warn("reserved_slots applies to rail-optimized networks", (*path, "reserved_slots"))
+            self.warn(
+                "reserved_slots applies to rail-optimized networks", (*path, "reserved_slots")
+            )
 
 
 @dataclass(frozen=True, slots=True)

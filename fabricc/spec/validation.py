@@ -30,7 +30,8 @@ def validate(
         return model.model_validate(data), []
     except ValidationError as exc:
         return None, [
-            _diagnostic(model, data, source, prefix, detail) for detail in exc.errors(include_url=False)
+            _diagnostic(model, data, source, prefix, detail)
+            for detail in exc.errors(include_url=False)
         ]
 
 
@@ -56,14 +57,15 @@ def _data_path(data: Any, loc: tuple[int | str, ...]) -> tuple[DataPath, bool]:
     path: list[int | str] = []
     current = data
     for item in loc:
-        if isinstance(current, dict) and item in current:
-            path.append(item)
-            current = current[item]
+        if isinstance(current, dict):
+            if item in current:
+                path.append(item)
+                current = current[item]
+            elif isinstance(item, str) and item == loc[-1]:
+                return (*path, item), True
         elif isinstance(current, list) and isinstance(item, int) and 0 <= item < len(current):
             path.append(item)
             current = current[item]
-        elif isinstance(current, dict) and isinstance(item, str) and item == loc[-1]:
-            return tuple(path) + (item,), True
     return tuple(path), False
 
 
@@ -153,9 +155,18 @@ def _diagnostic(
     location = source.value(full)
     if kind == "literal_error":
         expected = str(ctx.get("expected", ""))
-        options = [o.strip().strip("'") for o in expected.replace(" or ", ",").split(",") if o.strip()]
-        hint = did_you_mean(str(value), options) if isinstance(value, str) else f"allowed: {expected}"
-        return error(f"{_describe(value)} is not allowed here; expected {expected}", path=where, location=location, hint=hint)
+        options = [
+            o.strip().strip("'") for o in expected.replace(" or ", ",").split(",") if o.strip()
+        ]
+        hint = (
+            did_you_mean(str(value), options) if isinstance(value, str) else f"allowed: {expected}"
+        )
+        return error(
+            f"{_describe(value)} is not allowed here; expected {expected}",
+            path=where,
+            location=location,
+            hint=hint,
+        )
     if kind in ("greater_than_equal", "greater_than", "less_than_equal", "less_than"):
         bound = {
             "greater_than_equal": (">=", "ge"),
@@ -164,7 +175,11 @@ def _diagnostic(
             "less_than": ("<", "lt"),
         }[kind]
         limit = ctx.get(bound[1])
-        return error(f"{_describe(value)} is out of range; must be {bound[0]} {limit}", path=where, location=location)
+        return error(
+            f"{_describe(value)} is out of range; must be {bound[0]} {limit}",
+            path=where,
+            location=location,
+        )
     if kind in ("int_parsing", "int_type", "int_from_float"):
         return error(f"expected an integer, got {_describe(value)}", path=where, location=location)
     if kind in ("float_parsing", "float_type"):
@@ -177,7 +192,12 @@ def _diagnostic(
             hint="YAML 1.2: only true/false are booleans (yes/no/on/off are strings)",
         )
     if kind == "string_type":
-        return error(f"expected a string, got {_describe(value)}", path=where, location=location, hint="quote the value")
+        return error(
+            f"expected a string, got {_describe(value)}",
+            path=where,
+            location=location,
+            hint="quote the value",
+        )
     if kind == "string_pattern_mismatch":
         return error(
             f"{_describe(value)} has the wrong format",

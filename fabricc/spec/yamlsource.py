@@ -112,7 +112,9 @@ def load_yaml_file(path: Path, display_name: str | None = None) -> tuple[Any, So
     try:
         size = path.stat().st_size
     except OSError as exc:
-        raise SpecError([error(f"cannot read file: {exc.strerror}", location=Location(name, 1, 1))]) from None
+        raise SpecError(
+            [error(f"cannot read file: {exc.strerror}", location=Location(name, 1, 1))]
+        ) from None
     if size > MAX_FILE_BYTES:
         raise SpecError(
             [
@@ -127,20 +129,35 @@ def load_yaml_file(path: Path, display_name: str | None = None) -> tuple[Any, So
     try:
         raw = path.read_bytes()
     except OSError as exc:
-        raise SpecError([error(f"cannot read file: {exc.strerror}", location=Location(name, 1, 1))]) from None
+        raise SpecError(
+            [error(f"cannot read file: {exc.strerror}", location=Location(name, 1, 1))]
+        ) from None
     return load_yaml_bytes(raw, name)
 
 
 def load_yaml_bytes(raw: bytes, name: str) -> tuple[Any, SourceMap]:
     if len(raw) > MAX_FILE_BYTES:
-        raise SpecError([error(f"input larger than {MAX_FILE_BYTES:,} bytes is refused", location=Location(name, 1, 1))])
+        raise SpecError(
+            [
+                error(
+                    f"input larger than {MAX_FILE_BYTES:,} bytes is refused",
+                    location=Location(name, 1, 1),
+                )
+            ]
+        )
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         col = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
         raise SpecError(
-            [error("file is not valid UTF-8", location=Location(name, line, col), hint="save the file as UTF-8")]
+            [
+                error(
+                    "file is not valid UTF-8",
+                    location=Location(name, line, col),
+                    hint="save the file as UTF-8",
+                )
+            ]
         ) from None
     text = text.removeprefix("\ufeff")
     return _Builder(name).build(text)
@@ -177,13 +194,17 @@ class _Builder:
                 ]
             ) from None
         except yaml.YAMLError as exc:
-            raise SpecError([error(f"YAML error: {exc}", location=Location(self.name, 1, 1))]) from None
+            raise SpecError(
+                [error(f"YAML error: {exc}", location=Location(self.name, 1, 1))]
+            ) from None
 
     def _events(self, text: str) -> Iterator[yaml.Event]:
         loader = _Loader(text)
         try:
             while loader.check_event():
-                yield loader.get_event()
+                event = loader.get_event()
+                assert event is not None
+                yield event
         finally:
             loader.dispose()
 
@@ -243,7 +264,10 @@ class _Builder:
             if isinstance(event, yaml.MappingEndEvent | yaml.SequenceEndEvent):
                 frame = stack.pop()
                 if frame.anchor:
-                    self.anchors[frame.anchor] = (frame.container, self.nodes - frame.start_nodes + 1)
+                    self.anchors[frame.anchor] = (
+                        frame.container,
+                        self.nodes - frame.start_nodes + 1,
+                    )
                 root = self._attach(stack, frame.container, root)
                 continue
         return root

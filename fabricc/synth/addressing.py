@@ -73,7 +73,7 @@ def assign_addresses(fabric: Fabric, problems: list[Diagnostic]) -> None:
 
     oob = _Pool(spec.oob, skip_first=2)  # network address and gateway
     managed = [link.a for link in fabric.links if link.kind == MGMT]
-    managed += [n for n in dict.fromkeys(link.b for link in fabric.links if link.kind == MGMT)]
+    managed += list(dict.fromkeys(link.b for link in fabric.links if link.kind == MGMT))
     try:
         for name in dict.fromkeys(managed):
             devices[name].mgmt_ip = oob.text(oob.take())
@@ -84,7 +84,9 @@ def assign_addresses(fabric: Fabric, problems: list[Diagnostic]) -> None:
     if inband_nets:
         pool = _Pool(spec.inband, skip_first=2)
         hosts = dict.fromkeys(
-            link.a for link in fabric.links if link.network in inband_nets and link.kind == ENDPOINT_LEAF
+            link.a
+            for link in fabric.links
+            if link.network in inband_nets and link.kind == ENDPOINT_LEAF
         )
         try:
             for name in hosts:

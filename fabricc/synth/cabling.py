@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import bisect
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from fabricc.catalog.models import FORM_ACCEPTS, CableModel, Catalog, TransceiverModel
@@ -104,7 +104,11 @@ class _Cabler:
         self.z_cache: dict[str, tuple[Rack, float]] = {}
 
     def fail(self, message: str, link: Link, hint: str | None = None) -> None:
-        path = self.fabric.loaded.networks[link.network].path if link.network in self.fabric.loaded.networks else ()
+        path = (
+            self.fabric.loaded.networks[link.network].path
+            if link.network in self.fabric.loaded.networks
+            else ()
+        )
         spec_path = (*path, "medium") if path else ()
         self.problems.append(
             error(
@@ -124,10 +128,12 @@ class _Cabler:
         device = self.fabric.devices[name]
         assert device.rack is not None, f"{name} was not placed"
         rack = self.fabric.rack_by_name[device.rack]
-        if device.u is None:
-            z = rack.top_m / 2
-        else:
-            z = (device.u - 1 + device.height_u / 2) * U_HEIGHT_M
+        # 0U devices (PDUs) sit in the rear at mid height; others at the middle of their units.
+        z = (
+            rack.top_m / 2
+            if device.u is None
+            else (device.u - 1 + device.height_u / 2) * U_HEIGHT_M
+        )
         self.z_cache[name] = (rack, z)
         return rack, z
 
@@ -142,7 +148,15 @@ class _Cabler:
 
     # -- cables -------------------------------------------------------------------------------
 
-    def new_cable(self, link: Link, family_key: str, family: CableModel, length: float, links: int, quantity: int = 1) -> Cable:
+    def new_cable(
+        self,
+        link: Link,
+        family_key: str,
+        family: CableModel,
+        length: float,
+        links: int,
+        quantity: int = 1,
+    ) -> Cable:
         cable = Cable(
             id="",  # numbered in link order once every link has its cable
             part=family.lengths[length],
@@ -173,7 +187,8 @@ class _Cabler:
                 continue
             carried = family.a_ports * (family.speed or 0)
             if legs == 1 and not (
-                (family.speed == speed and family.a_ports >= ports) or (ports == 1 and carried == speed)
+                (family.speed == speed and family.a_ports >= ports)
+                or (ports == 1 and carried == speed)
             ):
                 continue
             if legs > 1 and family.speed != speed:
@@ -225,7 +240,7 @@ class _Cabler:
         info_a: list[CageInfo],
         info_b: list[CageInfo],
         done: list[bool],
-        mediums: dict[str, str],
+        mediums: Mapping[str, str],
     ) -> None:
         links = self.fabric.links
         devices = self.fabric.devices
@@ -234,21 +249,25 @@ class _Cabler:
             if info_a[i].form == "rj45" and info_b[i].form == "rj45":
                 found = self.copper_for("rj45", "rj45", 1, 1, link.speed, link.distance_m)
                 if found is None:
-                    self.fail(f"{link.a} {link.a_port} -> {link.b} {link.b_port}: {link.distance_m} m exceeds copper reach", link)
+                    self.fail(
+                        f"{link.a} {link.a_port} -> {link.b} {link.b_port}: {link.distance_m} m exceeds copper reach",
+                        link,
+                    )
                     done[i] = True
                     continue
                 key, family, length = found
                 link.cable = self.new_cable(link, key, family, length, 1)
                 done[i] = True
         # Switch cages first: straight DACs and splitters start there.
-        for (device, cage), members in sorted(by_cage.items(), key=lambda kv: kv[1][0]):
+        for (device, _cage), members in sorted(by_cage.items(), key=lambda kv: kv[1][0]):
             if devices[device].kind != "switch" or any(done[i] for i in members):
                 continue
             if mediums.get(links[members[0]].network, "auto") not in ("auto", "copper"):
                 continue
             own_info = [info_a[i] if links[i].a == device else info_b[i] for i in members]
             peers = [
-                (links[i].b, info_b[i]) if links[i].a == device else (links[i].a, info_a[i]) for i in members
+                (links[i].b, info_b[i]) if links[i].a == device else (links[i].a, info_a[i])
+                for i in members
             ]
             peer_cages = {(name, info.cage) for name, info in peers}
             longest = max(links[i].distance_m for i in members)
@@ -267,7 +286,9 @@ class _Cabler:
                 forms = {info.form for _, info in peers}
                 if len(forms) != 1:
                     continue
-                found = self.copper_for(form, forms.pop(), len(members), len(members), speed, longest)
+                found = self.copper_for(
+                    form, forms.pop(), len(members), len(members), speed, longest
+                )
             else:
                 continue
             if found is None:
@@ -284,9 +305,14 @@ class _Cabler:
                 continue
             if info_a[i].ports != 1 or info_b[i].ports != 1:
                 continue
-            if len(by_cage[(link.a, info_a[i].cage)]) != 1 or len(by_cage[(link.b, info_b[i].cage)]) != 1:
+            if (
+                len(by_cage[(link.a, info_a[i].cage)]) != 1
+                or len(by_cage[(link.b, info_b[i].cage)]) != 1
+            ):
                 continue
-            found = self.copper_for(info_b[i].form, info_a[i].form, 1, 1, link.speed, link.distance_m)
+            found = self.copper_for(
+                info_b[i].form, info_a[i].form, 1, 1, link.speed, link.distance_m
+            )
             if found is None:
                 continue
             key, family, length = found
@@ -303,7 +329,9 @@ class _Cabler:
 
     # -- optics -------------------------------------------------------------------------------
 
-    def modules_for(self, info: CageInfo, speed: int, media: str, fabric_kind: str) -> list[tuple[str, TransceiverModel]]:
+    def modules_for(
+        self, info: CageInfo, speed: int, media: str, fabric_kind: str
+    ) -> list[tuple[str, TransceiverModel]]:
         out = []
         for part, module in sorted(self.catalog.transceivers.items()):
             if module.form not in FORM_ACCEPTS.get(info.form, frozenset()):
@@ -323,7 +351,7 @@ class _Cabler:
         info_a: list[CageInfo],
         info_b: list[CageInfo],
         done: list[bool],
-        mediums: dict[str, str],
+        mediums: Mapping[str, str],
     ) -> None:
         links = self.fabric.links
         fabrics = {name: net.fabric for name, net in self.fabric.loaded.networks.items()}
@@ -342,7 +370,9 @@ class _Cabler:
         def best_reach(info: CageInfo, speed: int, media: str, kind: str) -> float:
             key = (info.form, info.ports, speed, media, kind)
             if key not in reach_cache:
-                reach_cache[key] = max((m.reach_m for _, m in self.modules_for(info, speed, media, kind)), default=0.0)
+                reach_cache[key] = max(
+                    (m.reach_m for _, m in self.modules_for(info, speed, media, kind)), default=0.0
+                )
             return reach_cache[key]
 
         optical = [i for i in range(len(links)) if not done[i]]
@@ -378,7 +408,11 @@ class _Cabler:
                 key = (device, info.cage)
                 if key not in chosen:
                     longest = max(links[j].distance_m for j in by_cage[key])
-                    options = [(m.reach_m, p) for p, m in self.modules_for(info, link.speed, media, kind) if m.reach_m >= longest]
+                    options = [
+                        (m.reach_m, p)
+                        for p, m in self.modules_for(info, link.speed, media, kind)
+                        if m.reach_m >= longest
+                    ]
                     if not options:
                         self.fail(
                             f"no {media} transceiver for {device} cage {info.cage} ({info.form}, "
@@ -403,10 +437,16 @@ class _Cabler:
                     link,
                 )
                 continue
-            fibers = max(1, (mod_a.connectors or mod_a.ports) * link.speed // (mod_a.ports * mod_a.speed))
+            fibers = max(
+                1, (mod_a.connectors or mod_a.ports) * link.speed // (mod_a.ports * mod_a.speed)
+            )
             link.fibers = fibers
             family_key = next(
-                (k for k, f in self.families if f.kind == "fiber" and f.media == media and f.a_form == mod_a.connector),
+                (
+                    k
+                    for k, f in self.families
+                    if f.kind == "fiber" and f.media == media and f.a_form == mod_a.connector
+                ),
                 None,
             )
             if family_key is None:

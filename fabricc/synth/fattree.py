@@ -127,7 +127,7 @@ class FatTreeBuilder:
             rail_optimized=network.rail_optimized,
             dual_homed=self.spec.dual_homed,
             oversubscription=network.oversubscription,
-            switch_models=dict(network.switch_models),
+            switch_models={str(tier): model for tier, model in network.switch_models.items()},
             spec_path=network.path,
         )
         self.leaf_counter = 0
@@ -135,7 +135,9 @@ class FatTreeBuilder:
     # -- diagnostics ---------------------------------------------------------------------------
 
     def fail(self, message: str, path: DataPath, hint: str | None = None) -> None:
-        self.problems.append(error(message, path=format_path(path), location=self.source.value(path), hint=hint))
+        self.problems.append(
+            error(message, path=format_path(path), location=self.source.value(path), hint=hint)
+        )
 
     def warn(self, message: str, path: DataPath, hint: str | None = None) -> None:
         self.fabric.warnings.append(
@@ -151,7 +153,10 @@ class FatTreeBuilder:
             if attachment.reserved:
                 continue
             plan = self.plans[attachment.group]
-            override = attachment.leaf_downlinks is not None or attachment.oversubscription != self.net.oversubscription
+            override = (
+                attachment.leaf_downlinks is not None
+                or attachment.oversubscription != self.net.oversubscription
+            )
             rail = self.net.rail_optimized and plan.in_units
             budget = leaf_budget(
                 self.leaf_model,
@@ -163,11 +168,15 @@ class FatTreeBuilder:
                 has_uplinks=with_uplinks,
             )
             if rail or override:
-                classes.append(_Class(attachment.group, rail, [attachment], budget, [plan], attachment.path))
+                classes.append(
+                    _Class(attachment.group, rail, [attachment], budget, [plan], attachment.path)
+                )
                 continue
             existing = shared.get(attachment.speed)
             if existing is None:
-                existing = _Class(f"shared-{attachment.speed}g", False, [], budget, [], self.net.path)
+                existing = _Class(
+                    f"shared-{attachment.speed}g", False, [], budget, [], self.net.path
+                )
                 shared[attachment.speed] = existing
                 classes.append(existing)
             existing.attachments.append(attachment)
@@ -218,7 +227,9 @@ class FatTreeBuilder:
         total_leaves = sum(c.leaf_count for c in classes)
         if tiers == "auto":
             single = self._classes(with_uplinks=False)
-            fits_one = len(single) == 1 and single[0].leaf_count <= (2 if self.spec.dual_homed else 1)
+            fits_one = len(single) == 1 and single[0].leaf_count <= (
+                2 if self.spec.dual_homed else 1
+            )
             if fits_one:
                 classes, tiers = single, 1
         if not classes or total_leaves == 0:
@@ -276,23 +287,27 @@ class FatTreeBuilder:
         pattern = getattr(self.spec.hostnames, role)
         index = len(self.topology.switches.setdefault(role, []))
         values = {k: (v + 1 if v is not None else 0) for k, v in fields.items()}
-        name = format_name(pattern, network=self.net.name, role=role, n=index + 1, i=index, **values)
+        name = format_name(
+            pattern, network=self.net.name, role=role, n=index + 1, i=index, **values
+        )
         switch = self.catalog.switches[model]
-        self.fabric.add(Device(
-            name=name,
-            kind="switch",
-            model=model,
-            role=role,
-            index=index,
-            network=self.net.name,
-            su=fields.get("su"),
-            rail=fields.get("rail"),
-            plane=fields.get("plane"),
-            pod=fields.get("pod"),
-            height_u=switch.height_u,
-            power_w=switch.power_w,
-            spec_path=(*self.net.path, "switches", role),
-        ))
+        self.fabric.add(
+            Device(
+                name=name,
+                kind="switch",
+                model=model,
+                role=role,
+                index=index,
+                network=self.net.name,
+                su=fields.get("su"),
+                rail=fields.get("rail"),
+                plane=fields.get("plane"),
+                pod=fields.get("pod"),
+                height_u=switch.height_u,
+                power_w=switch.power_w,
+                spec_path=(*self.net.path, "switches", role),
+            )
+        )
         self.topology.switches[role].append(name)
         return name
 
@@ -303,7 +318,11 @@ class FatTreeBuilder:
             for su in range(cls.sus):
                 for rail in range(cls.rails):
                     for _ in range(cls.leaves_per_rail):
-                        names.append(self._new_switch("leaf", model, su=cls.su_offset + su, rail=rail, plane=plane))
+                        names.append(
+                            self._new_switch(
+                                "leaf", model, su=cls.su_offset + su, rail=rail, plane=plane
+                            )
+                        )
             return names
         for _ in range(cls.leaf_count):
             names.append(self._new_switch("leaf", model, plane=plane))
@@ -412,7 +431,12 @@ class FatTreeBuilder:
             )
             return
         slots = range(capacity - wanted, capacity)
-        spots = [(slot, rail, plane) for slot in slots for rail in range(cls.rails) for plane in range(self.spec.planes)]
+        spots = [
+            (slot, rail, plane)
+            for slot in slots
+            for rail in range(cls.rails)
+            for plane in range(self.spec.planes)
+        ]
         needed = sum(len(self.plans[a.group].endpoints) * len(a.ports) for a in reserved)
         if needed > len(spots):
             self.fail(
@@ -484,7 +508,10 @@ class FatTreeBuilder:
             self.topology.pods = 1
             for plane in range(self.spec.planes):
                 leaves = [(leaf, c) for c in classes for leaf in c.leaves[plane]]
-                spines = [self._new_switch("spine", self.net.switch_models["spine"], plane=plane) for _ in range(width)]
+                spines = [
+                    self._new_switch("spine", self.net.switch_models["spine"], plane=plane)
+                    for _ in range(width)
+                ]
                 self._connect(leaves, spines, LEAF_SPINE, spine_breakout)
             return
         self._three_tiers(classes, spine_model, spine_breakout, spine_ports)
@@ -521,7 +548,10 @@ class FatTreeBuilder:
         extra = max(0, (target or 0) - present)
         rail = [c for c in classes if c.rail]
         last = rail[-1] if rail else None
-        return [c.leaf_count + (extra * c.rails * c.leaves_per_rail if c is last else 0) for c in classes]
+        return [
+            c.leaf_count + (extra * c.rails * c.leaves_per_rail if c is last else 0)
+            for c in classes
+        ]
 
     def _connect(
         self,
@@ -608,14 +638,22 @@ class FatTreeBuilder:
                     assert su is not None
                     leaves_by_su.setdefault(su, []).append((leaf, cls))
             cores = [
-                [self._new_switch("core", self.net.switch_models["core"], plane=plane, pod=None) for _ in range(group_size)]
+                [
+                    self._new_switch("core", self.net.switch_models["core"], plane=plane, pod=None)
+                    for _ in range(group_size)
+                ]
                 for _ in range(width)
             ]
             units = sorted(leaves_by_su)
             for pod in range(self.topology.pods):
-                members = [item for su in units[pod * pod_sus : (pod + 1) * pod_sus] for item in leaves_by_su[su]]
+                members = [
+                    item
+                    for su in units[pod * pod_sus : (pod + 1) * pod_sus]
+                    for item in leaves_by_su[su]
+                ]
                 spines = [
-                    self._new_switch("spine", self.net.switch_models["spine"], plane=plane, pod=pod) for _ in range(width)
+                    self._new_switch("spine", self.net.switch_models["spine"], plane=plane, pod=pod)
+                    for _ in range(width)
                 ]
                 self._connect(members, spines, LEAF_SPINE, spine_breakout)
                 for j, spine in enumerate(spines):
@@ -627,7 +665,9 @@ class FatTreeBuilder:
                                     network=self.net.name,
                                     kind=SPINE_CORE,
                                     a=spine,
-                                    a_port=switch_port(spine_down_cages, c * per + k, spine_breakout),
+                                    a_port=switch_port(
+                                        spine_down_cages, c * per + k, spine_breakout
+                                    ),
                                     b=core,
                                     b_port=switch_port(0, pod * per + k, core_breakout),
                                     speed=self.net.fabric_speed,

@@ -132,19 +132,23 @@ def expand_nodes(fabric: Fabric, plans: dict[str, GroupPlan]) -> None:
                 else:
                     su, slot = 1 + (i - first_unit) // plan.su_size, (i - first_unit) % plan.su_size
                 hostname = format_name(group.hostname, group=name, n=i + 1, i=i, su=su + 1)
-                fabric.add(Device(
-                    name=hostname,
-                    kind="node",
-                    model=group.model,
-                    role=plan.model.kind,
-                    index=i,
-                    group=name,
-                    su=base + su if base is not None else None,
-                    height_u=plan.model.height_u,
-                    power_w=plan.model.power_w,
-                    spec_path=path,
-                ))
-                plan.endpoints.append(Endpoint(hostname, base + su if base is not None else None, slot, i))
+                fabric.add(
+                    Device(
+                        name=hostname,
+                        kind="node",
+                        model=group.model,
+                        role=plan.model.kind,
+                        index=i,
+                        group=name,
+                        su=base + su if base is not None else None,
+                        height_u=plan.model.height_u,
+                        power_w=plan.model.power_w,
+                        spec_path=path,
+                    )
+                )
+                plan.endpoints.append(
+                    Endpoint(hostname, base + su if base is not None else None, slot, i)
+                )
                 plan.sus = su + 1
                 _node_domain(fabric, plan.model, hostname)
             next_unit += plan.sus if plan.in_units else 0
@@ -172,24 +176,32 @@ def expand_nodes(fabric: Fabric, plans: dict[str, GroupPlan]) -> None:
                     else:
                         member_model = catalog.nodes[member.model]
                         kind = "tray" if member.role == "compute-tray" else "nvlink-switch"
-                        role, height, power = member_model.kind, member_model.height_u, member_model.power_w
-                    fabric.add(Device(
-                        name=device_name,
-                        kind=kind,
-                        model=member.model,
-                        role=role,
-                        index=n - 1,
-                        group=name,
-                        system=system_name,
-                        su=plan.su_offset + su,
-                        u=u,
-                        height_u=height,
-                        power_w=power,
-                        spec_path=path,
-                    ))
+                        role, height, power = (
+                            member_model.kind,
+                            member_model.height_u,
+                            member_model.power_w,
+                        )
+                    fabric.add(
+                        Device(
+                            name=device_name,
+                            kind=kind,
+                            model=member.model,
+                            role=role,
+                            index=n - 1,
+                            group=name,
+                            system=system_name,
+                            su=plan.su_offset + su,
+                            u=u,
+                            height_u=height,
+                            power_w=power,
+                            spec_path=path,
+                        )
+                    )
                     if member.role == "compute-tray":
                         slot = rack_in_su * plan.units_per_node + (n - 1)
-                        plan.endpoints.append(Endpoint(device_name, plan.su_offset + su, slot, tray_index))
+                        plan.endpoints.append(
+                            Endpoint(device_name, plan.su_offset + su, slot, tray_index)
+                        )
                         tray_index += 1
                         trays.append(device_name)
                     elif member.role == "nvlink-switch-tray":

@@ -73,7 +73,9 @@ def build_oob(
     current_racks: list[RackPlan] = []
     current_ports: list[tuple[Device, str]] = []
     for rack, ports in managed:
-        if current_racks and (len(current_ports) + len(ports) > capacity or len(current_racks) >= max_racks):
+        if current_racks and (
+            len(current_ports) + len(ports) > capacity or len(current_racks) >= max_racks
+        ):
             runs.append((current_racks, current_ports))
             current_racks, current_ports = [], []
         current_racks.append(rack)
@@ -101,7 +103,9 @@ def build_oob(
     budget = int(fabric.loaded.spec.site.rack.power_kw * 1000)
     for run_racks, ports in runs:
         index = len(names)
-        name = format_name(spec.hostnames.leaf, network=network.name, role="leaf", n=index + 1, i=index)
+        name = format_name(
+            spec.hostnames.leaf, network=network.name, role="leaf", n=index + 1, i=index
+        )
         device = Device(
             name=name,
             kind="switch",
@@ -131,7 +135,9 @@ def build_oob(
         fabric.rack_by_name[home.name].devices.append(name)
         for position, (managed_device, port) in enumerate(ports):
             if book.take(managed_device.name, port) and book.take(name, str(position + 1)):
-                fabric.links.append(Link(network.name, MGMT, managed_device.name, port, name, str(position + 1), 1))
+                fabric.links.append(
+                    Link(network.name, MGMT, managed_device.name, port, name, str(position + 1), 1)
+                )
     if spec.uplink_to is not None:
         connect_uplinks(fabric, network, names, book, problems)
 
@@ -188,7 +194,9 @@ def connect_uplinks(
                 return
             speed = common[0]
             if up_groups:
-                first_cage = sum(g.count for g in model.port_groups[: model.port_groups.index(up_groups[0])])
+                first_cage = sum(
+                    g.count for g in model.port_groups[: model.port_groups.index(up_groups[0])]
+                )
                 if k >= sum(g.count for g in up_groups):
                     fail(
                         f"{model.part_number} has only {sum(g.count for g in up_groups)} uplink ports",
@@ -196,7 +204,7 @@ def connect_uplinks(
                     )
                     return
                 local: str | None = switch_port(first_cage, k, 1)
-                book.take(name, local)
+                book.take(name, switch_port(first_cage, k, 1))
             else:
                 local = _free_port(book, name, model, own_speeds[speed])
             remote = _free_port(book, target, target_model, target_speeds[speed])

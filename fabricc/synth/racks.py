@@ -45,7 +45,10 @@ class RackPlan:
     fixed: bool = False  # rack-scale system: positions come from the catalog
 
     def fits(self, device: Device, budget_w: int) -> bool:
-        return self.power_w + device.power_w <= budget_w and self._slot(device.height_u, top=True) is not None
+        return (
+            self.power_w + device.power_w <= budget_w
+            and self._slot(device.height_u, top=True) is not None
+        )
 
     def _slot(self, height: int, *, top: bool) -> int | None:
         usable = len(self.used)
@@ -71,7 +74,9 @@ class RackPlan:
 
 
 class _Layout:
-    def __init__(self, fabric: Fabric, plans: dict[str, GroupPlan], problems: list[Diagnostic]) -> None:
+    def __init__(
+        self, fabric: Fabric, plans: dict[str, GroupPlan], problems: list[Diagnostic]
+    ) -> None:
         self.fabric = fabric
         self.plans = plans
         self.problems = problems
@@ -82,11 +87,19 @@ class _Layout:
         self.budget_w = int(rack.power_kw * 1000)
 
     def fail(self, message: str, path: DataPath, hint: str | None = None) -> None:
-        self.problems.append(error(message, path=format_path(path), location=self.source.value(path), hint=hint))
+        self.problems.append(
+            error(message, path=format_path(path), location=self.source.value(path), hint=hint)
+        )
 
     def new_rack(self, role: str, su: int | None = None) -> RackPlan:
         site = self.spec.site
-        return RackPlan(role, su=su, height_u=site.rack.height_u, part=site.rack.model, used=[False] * self.usable_u)
+        return RackPlan(
+            role,
+            su=su,
+            height_u=site.rack.height_u,
+            part=site.rack.model,
+            used=[False] * self.usable_u,
+        )
 
     def nodes_per_rack(self, group: str, plan: GroupPlan) -> int:
         spec = self.spec.nodes[group]
@@ -107,7 +120,9 @@ class _Layout:
 
     # -- blocks -------------------------------------------------------------------------------
 
-    def node_racks(self, group: str, nodes: list[Device], per_rack: int, su: int | None) -> list[RackPlan]:
+    def node_racks(
+        self, group: str, nodes: list[Device], per_rack: int, su: int | None
+    ) -> list[RackPlan]:
         racks: list[RackPlan] = []
         for start in range(0, len(nodes), per_rack):
             rack = self.new_rack("compute", su)
@@ -121,11 +136,18 @@ class _Layout:
             racks.append(rack)
         return racks
 
-    def system_rack(self, plan: GroupPlan, system: str, members: list[Device], su: int | None) -> RackPlan:
+    def system_rack(
+        self, plan: GroupPlan, system: str, members: list[Device], su: int | None
+    ) -> RackPlan:
         scale = plan.system_model.rack_scale
         assert scale is not None
         rack = RackPlan(
-            "system", su=su, height_u=scale.height_u, part=scale.rack_part, used=[False] * scale.height_u, fixed=True
+            "system",
+            su=su,
+            height_u=scale.height_u,
+            part=scale.rack_part,
+            used=[False] * scale.height_u,
+            fixed=True,
         )
         for device in members:
             assert device.u is not None
@@ -158,7 +180,9 @@ class _Layout:
                     racks.append(self.system_rack(plan, system, members, su))
                 continue
             per_rack = self.nodes_per_rack(group, plan)
-            nodes = [d for d in self.fabric.devices.values() if d.group == group and d.kind == "node"]
+            nodes = [
+                d for d in self.fabric.devices.values() if d.group == group and d.kind == "node"
+            ]
             if not plan.in_units:
                 own.extend(self.node_racks(group, nodes, per_rack, None))
                 continue
@@ -184,12 +208,19 @@ class _Layout:
         for device in self.fabric.devices.values():
             if device.kind != "switch" or device.rack is not None:
                 continue
-            if per_su and device.su is not None and device.su in unit_network_racks and device.role != "access":
+            if (
+                per_su
+                and device.su is not None
+                and device.su in unit_network_racks
+                and device.role != "access"
+            ):
                 racks = unit_network_racks[device.su]
                 if not self.place_in(racks, device, top=True):
                     rack = self.new_rack("network", device.su)
                     racks.append(rack)
-                    block = next(b for b in blocks if b[0].su == device.su or any(r is racks[0] for r in b))
+                    block = next(
+                        b for b in blocks if b[0].su == device.su or any(r is racks[0] for r in b)
+                    )
                     block.insert(block.index(racks[0]) + 1, rack)
                     rack.place(device, top=True)
             else:
@@ -212,13 +243,15 @@ class _Layout:
                 rack = self.new_rack("central")
                 central.append(rack)
                 if not rack.place(device, top=top):
-                    self.fail(f"{device.name} ({device.height_u}U) does not fit an empty rack", ("site", "rack", "height_u"))
+                    self.fail(
+                        f"{device.name} ({device.height_u}U) does not fit an empty rack",
+                        ("site", "rack", "height_u"),
+                    )
 
     def place_in(self, racks: Iterable[RackPlan], device: Device, *, top: bool) -> bool:
-        for rack in racks:
-            if rack.fits(device, self.budget_w) and rack.place(device, top=top):
-                return True
-        return False
+        return any(
+            rack.fits(device, self.budget_w) and rack.place(device, top=top) for rack in racks
+        )
 
     # -- rows ---------------------------------------------------------------------------------
 
@@ -267,7 +300,9 @@ class _Layout:
             )
 
 
-def layout(fabric: Fabric, plans: dict[str, GroupPlan], problems: list[Diagnostic]) -> list[list[RackPlan]]:
+def layout(
+    fabric: Fabric, plans: dict[str, GroupPlan], problems: list[Diagnostic]
+) -> list[list[RackPlan]]:
     planner = _Layout(fabric, plans, problems)
     blocks, own = planner.unit_blocks()
     central: list[RackPlan] = []
