@@ -204,10 +204,9 @@ class _Checker:
                     did_you_mean(base, sorted(HOSTNAME_FIELDS), "fields"),
                 )
                 return
-        if "n" not in fields and "i" not in fields:
-            self.err(
-                "hostname pattern has no {n} or {i}, so names would repeat", path, "add {n:03d}"
-            )
+        varying = {"n", "i", "su", "rail", "plane", "pod"}
+        if not varying & {f.split(".")[0].split("[")[0] for f in fields}:
+            self.err("hostname pattern has no index field, so names would repeat", path, "add {n:03d}")
 
     # -- networks ------------------------------------------------------------------------------
 

@@ -1,0 +1,51 @@
+"""Regenerate every generated file that the tests compare against; review the git diff after.
+
+  python scripts/regen.py
+
+Writes schemas/fabricc.schema.json, the spec reference in README.md, tests/golden/<example>/...
+and tests/errors/*.err (the exact messages for the bad-spec corpus).
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from fabricc.spec.schema import schema_text  # noqa: E402
+from tests.support import ERRORS, GOLDEN, GOLDEN_FULL, GOLDEN_SELECTED, golden_artifacts  # noqa: E402
+
+
+def main() -> None:
+    (ROOT / "schemas" / "fabricc.schema.json").write_text(schema_text())
+    for example in sorted({*GOLDEN_FULL, *GOLDEN_SELECTED}):
+        folder = GOLDEN / example
+        if example in GOLDEN_FULL and folder.exists():
+            shutil.rmtree(folder)
+        for path, content in golden_artifacts(example).items():
+            target = folder / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(content.encode() if isinstance(content, str) else content)
+    regen_readme()
+    regen_errors()
+
+
+def regen_readme() -> None:
+    from fabricc.spec.reference import replace_reference
+
+    readme = ROOT / "README.md"
+    readme.write_text(replace_reference(readme.read_text()))
+
+
+def regen_errors() -> None:
+    from tests.errors_support import render_error
+
+    for spec in sorted(ERRORS.glob("*.yaml")):
+        spec.with_suffix(".err").write_text(render_error(spec))
+
+
+if __name__ == "__main__":
+    main()
