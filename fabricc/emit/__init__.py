@@ -22,10 +22,12 @@ class Emitter:
 
 
 def emitters() -> tuple[Emitter, ...]:
-    from fabricc.emit import bom, cabling, summary
+    from fabricc.emit import bom, cabling, diagrams, report, summary
 
     return (
         Emitter("summary", summary.emit),
         Emitter("bom", bom.emit),
         Emitter("cabling", cabling.emit),
+        Emitter("diagrams", diagrams.emit),
+        Emitter("report", report.emit),
     )
