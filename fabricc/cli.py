@@ -50,16 +50,19 @@ def cli() -> None:
 @cli.command()
 @click.argument("spec", type=click.Path(dir_okay=False, path_type=Path))
 def validate(spec: Path) -> None:
-    """Check SPEC and report every problem with its file:line:col."""
+    """Check SPEC - syntax, types, catalog references and every design rule - and report each
+    problem with its file:line:col. Writes nothing."""
     from fabricc.spec.loader import load_spec
+    from fabricc.synth.pipeline import synthesize
 
     try:
         loaded = load_spec(spec, spec.as_posix())
+        fabric = synthesize(loaded)
     except FabriccError as exc:
         print_diagnostics(exc.diagnostics)
         sys.exit(EXIT_ERROR)
-    print_diagnostics(loaded.warnings)
-    click.echo(f"{loaded.display}: ok")
+    print_diagnostics([*loaded.warnings, *fabric.warnings])
+    click.echo(f"{loaded.display}: ok ({fabric.gpus()} GPUs, {len(fabric.links)} links, {len(fabric.racks)} racks)")
 
 
 @cli.command()

@@ -41,7 +41,7 @@ Source = Annotated[
 
 
 class CatalogModel(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
 class PortSpec(CatalogModel):

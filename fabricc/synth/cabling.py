@@ -318,14 +318,19 @@ class _Cabler:
             key, family, length = found
             link.cable = self.new_cable(link, key, family, length, 1)
             done[i] = True
+        impossible: dict[str, list[Link]] = defaultdict(list)
         for i, link in enumerate(links):
             if not done[i] and mediums.get(link.network) == "copper":
-                self.fail(
-                    f"{link.a} {link.a_port} -> {link.b} {link.b_port} ({link.distance_m} m) cannot be copper",
-                    link,
-                    "copper reaches 2-5 m and needs matching cages; use 'medium: auto'",
-                )
+                impossible[link.network].append(link)
                 done[i] = True
+        for network, failed in impossible.items():
+            first = failed[0]
+            self.fail(
+                f"{len(failed)} links of network {network!r} cannot be copper, e.g. {first.a} "
+                f"{first.a_port} -> {first.b} {first.b_port} ({first.distance_m} m)",
+                first,
+                "copper reaches 2-5 m and needs matching cages; use 'medium: auto'",
+            )
 
     # -- optics -------------------------------------------------------------------------------
 
