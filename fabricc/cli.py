@@ -62,7 +62,9 @@ def validate(spec: Path) -> None:
         print_diagnostics(exc.diagnostics)
         sys.exit(EXIT_ERROR)
     print_diagnostics([*loaded.warnings, *fabric.warnings])
-    click.echo(f"{loaded.display}: ok ({fabric.gpus()} GPUs, {len(fabric.links)} links, {len(fabric.racks)} racks)")
+    click.echo(
+        f"{loaded.display}: ok ({fabric.gpus()} GPUs, {len(fabric.links)} links, {len(fabric.racks)} racks)"
+    )
 
 
 @cli.command()

@@ -651,6 +651,8 @@ class FatTreeBuilder:
                     for su in units[pod * pod_sus : (pod + 1) * pod_sus]
                     for item in leaves_by_su[su]
                 ]
+                for leaf, _ in members:
+                    self.fabric.devices[leaf].pod = pod
                 spines = [
                     self._new_switch("spine", self.net.switch_models["spine"], plane=plane, pod=pod)
                     for _ in range(width)
