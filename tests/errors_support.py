@@ -21,5 +21,7 @@ def render_error(spec: Path) -> str:
         os.chdir(previous)
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         raise result.exception
-    assert result.exit_code == 1, f"{spec.name}: expected exit 1, got {result.exit_code}: {result.output}"
+    assert result.exit_code == 1, (
+        f"{spec.name}: expected exit 1, got {result.exit_code}: {result.output}"
+    )
     return result.stderr

@@ -70,7 +70,9 @@ def test_transceivers(part: str, ports: int, media: str, reach: float, power: fl
     assert (module.ports, module.media, module.reach_m) == (ports, media, reach)
     if power is not None:
         assert module.power_w == power
-    assert module.form == ("osfp" if ports == 2 else "osfp-rhs"), "twin-port modules are switch-side"
+    assert module.form == ("osfp" if ports == 2 else "osfp-rhs"), (
+        "twin-port modules are switch-side"
+    )
 
 
 def test_copper_reach() -> None:
@@ -83,7 +85,13 @@ def test_copper_reach() -> None:
 
 def test_every_entry_names_its_source() -> None:
     catalog = load_catalog().catalog
-    for section in (catalog.nodes, catalog.switches, catalog.transceivers, catalog.cables, catalog.parts):
+    for section in (
+        catalog.nodes,
+        catalog.switches,
+        catalog.transceivers,
+        catalog.cables,
+        catalog.parts,
+    ):
         for key, entry in section.items():
             assert entry.source.strip(), key
 
@@ -127,7 +135,9 @@ def test_user_catalog_overrides_and_extends(tmp_path: Path) -> None:
 def test_user_catalog_errors_point_into_that_file(tmp_path: Path) -> None:
     (tmp_path / "bad.yaml").write_text("switches:\n  qm9700:\n    description: x\n    powr_w: 1\n")
     spec = tmp_path / "spec.yaml"
-    spec.write_text("metadata: {name: x}\ncatalog: [bad.yaml]\nnodes:\n  a: {model: dgx-h100, count: 1}\n")
+    spec.write_text(
+        "metadata: {name: x}\ncatalog: [bad.yaml]\nnodes:\n  a: {model: dgx-h100, count: 1}\n"
+    )
     with pytest.raises(SpecError) as info:
         load_spec(spec, "spec.yaml")
     text = str(info.value)

@@ -19,7 +19,11 @@ VERBS = sorted(cli.commands)  # type: ignore[attr-defined]
 
 def run(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "fabricc", *args], cwd=cwd, capture_output=True, text=True, check=False
+        [sys.executable, "-m", "fabricc", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
     )
 
 
@@ -75,7 +79,9 @@ def test_failed_build_leaves_previous_output_untouched(tmp_path: Path) -> None:
     assert result.returncode == 1
     after = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
     assert after == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.yaml", "out"], "no staging folder left behind"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.yaml", "out"], (
+        "no staging folder left behind"
+    )
 
 
 def test_failed_first_build_creates_nothing(tmp_path: Path) -> None:
@@ -110,7 +116,15 @@ def test_same_spec_same_bytes_whatever_the_hash_seed(tmp_path: Path) -> None:
         out = tmp_path / f"out-{seed}"
         env = {**os.environ, "PYTHONHASHSEED": seed}
         result = subprocess.run(
-            [sys.executable, "-m", "fabricc", "build", "examples/gb200-nvl72-su.yaml", "-o", str(out)],
+            [
+                sys.executable,
+                "-m",
+                "fabricc",
+                "build",
+                "examples/gb200-nvl72-su.yaml",
+                "-o",
+                str(out),
+            ],
             cwd=ROOT,
             env=env,
             capture_output=True,
@@ -118,7 +132,13 @@ def test_same_spec_same_bytes_whatever_the_hash_seed(tmp_path: Path) -> None:
             check=False,
         )
         assert result.returncode == 0, result.stderr
-        digests.append({p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()})
+        digests.append(
+            {
+                p.relative_to(out).as_posix(): p.read_bytes()
+                for p in sorted(out.rglob("*"))
+                if p.is_file()
+            }
+        )
     assert digests[0] == digests[1]
 
 
@@ -126,6 +146,16 @@ def test_output_contains_no_absolute_paths(tmp_path: Path) -> None:
     out = tmp_path / "out"
     assert run("build", "examples/superpod-h100-4su.yaml", "-o", str(out)).returncode == 0
     for path in out.rglob("*"):
-        if path.is_file() and path.suffix in (".json", ".csv", ".md", ".topo", ".yaml", ".conf", ".xml", ".dot", ".env"):
+        if path.is_file() and path.suffix in (
+            ".json",
+            ".csv",
+            ".md",
+            ".topo",
+            ".yaml",
+            ".conf",
+            ".xml",
+            ".dot",
+            ".env",
+        ):
             text = path.read_text()
             assert str(tmp_path) not in text and str(ROOT) not in text, path

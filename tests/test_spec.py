@@ -21,12 +21,16 @@ MODELINE = "# yaml-language-server: $schema=../schemas/fabricc.schema.json"
 
 def test_committed_schema_is_current() -> None:
     committed = (ROOT / "schemas" / "fabricc.schema.json").read_text()
-    assert committed == schema_text(), "schemas/fabricc.schema.json is stale: run python scripts/regen.py"
+    assert committed == schema_text(), (
+        "schemas/fabricc.schema.json is stale: run python scripts/regen.py"
+    )
 
 
 def test_readme_spec_reference_is_current() -> None:
     readme = (ROOT / "README.md").read_text()
-    assert replace_reference(readme) == readme, "README spec reference is stale: run python scripts/regen.py"
+    assert replace_reference(readme) == readme, (
+        "README spec reference is stale: run python scripts/regen.py"
+    )
 
 
 def test_reference_documents_every_field() -> None:
@@ -54,7 +58,11 @@ def test_json_schema_accepts_example(name: str) -> None:
 
 
 def test_json_schema_rejects_unknown_key() -> None:
-    data = {"metadata": {"name": "x"}, "nodes": {"a": {"model": "dgx-h100", "count": 1}}, "nodez": {}}
+    data = {
+        "metadata": {"name": "x"},
+        "nodes": {"a": {"model": "dgx-h100", "count": 1}},
+        "nodez": {},
+    }
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(data, schema_dict())
 
@@ -66,7 +74,8 @@ def test_schema_is_valid_json_schema() -> None:
 
 def test_yaml_1_2_core_schema() -> None:
     data, _ = load_yaml_bytes(
-        b"a: yes\nb: on\nc: 0o17\nd: 0x1f\ne: 017\nf: 1:1\ng: ~\nh: 1e3\ni: 'true'\nj: true\n", "t.yaml"
+        b"a: yes\nb: on\nc: 0o17\nd: 0x1f\ne: 017\nf: 1:1\ng: ~\nh: 1e3\ni: 'true'\nj: true\n",
+        "t.yaml",
     )
     assert data == {
         "a": "yes",
