@@ -22,6 +22,9 @@ from fabricc.spec.yamlsource import DataPath, format_path
 from fabricc.synth.nodes import GroupPlan
 
 
+TOP_OF_RACK_U = 2  # kept free in node racks by default (OOB access switch, patch panel)
+
+
 def row_name(row: int) -> str:
     """0 -> A, 25 -> Z, 26 -> AA (spreadsheet style)."""
     name = ""
@@ -106,7 +109,8 @@ class _Layout:
         model = plan.system_model
         if spec.nodes_per_rack is not None:
             return spec.nodes_per_rack
-        by_space = self.usable_u // max(1, model.height_u)
+        # Leave room at the top for the top-of-rack management switch of the out-of-band network.
+        by_space = (self.usable_u - TOP_OF_RACK_U) // max(1, model.height_u)
         by_power = self.budget_w // max(1, model.power_w)
         per_rack = min(by_space, by_power)
         if per_rack == 0:
