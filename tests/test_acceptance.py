@@ -190,7 +190,8 @@ def test_partial_unit_is_cabled_as_a_full_one(tmp_path: Path) -> None:
     """A half-populated unit still gets all its leaves and every leaf-spine cable."""
     half = summary(
         compile_text(
-            "metadata: {name: half}\nsite: {rack: {power_kw: 45}}\nnodes:\n  dgx: {model: dgx-h100, count: 48, nodes_per_rack: 4}\n"
+            "metadata: {name: half}\nsite: {rack: {power_kw: 45}}\n"
+            "nodes:\n  dgx: {model: dgx-h100, count: 48, nodes_per_rack: 4}\n"
             "networks:\n  compute: {role: compute, fabric: infiniband}\n",
             tmp_path,
         )[0]
@@ -202,7 +203,8 @@ def test_partial_unit_is_cabled_as_a_full_one(tmp_path: Path) -> None:
 
 def test_spines_provisioned_for_growth(tmp_path: Path) -> None:
     text = (
-        "metadata: {name: grow}\nsite: {rack: {power_kw: 45}}\nnodes:\n  dgx: {model: dgx-h100, count: 64, nodes_per_rack: 4}\n"
+        "metadata: {name: grow}\nsite: {rack: {power_kw: 45}}\n"
+        "nodes:\n  dgx: {model: dgx-h100, count: 64, nodes_per_rack: 4}\n"
         "networks:\n  compute: {role: compute, fabric: infiniband, spines_for_sus: 4}\n"
     )
     compute = summary(compile_text(text, tmp_path)[0])["networks"]["compute"]

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from fabricc.cli import cli
 from tests.support import ROOT
 
-VERBS = sorted(cli.commands)  # type: ignore[attr-defined]
+VERBS = sorted(cli.commands)
 
 
 def run(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:

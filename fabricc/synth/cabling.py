@@ -103,6 +103,9 @@ class _Cabler:
         self.lengths = {k: sorted(v.lengths) for k, v in self.families}
         self.serial: dict[str, int] = defaultdict(int)
         self.z_cache: dict[str, tuple[Rack, float]] = {}
+        self.module_cache: dict[
+            tuple[str, int, int, str, str, int | None], list[tuple[str, TransceiverModel]]
+        ] = {}
 
     def fail(self, message: str, link: Link, hint: str | None = None) -> None:
         path = (
@@ -352,6 +355,10 @@ class _Cabler:
         self, info: CageInfo, speed: int, media: str, fabric_kind: str, lane: int | None
     ) -> list[tuple[str, TransceiverModel]]:
         """Modules that fit the cage and carry its bandwidth at the link's lane rate."""
+        key = (info.form, info.ports, speed, media, fabric_kind, lane)
+        found = self.module_cache.get(key)
+        if found is not None:
+            return found
         out = []
         for part, module in sorted(self.catalog.transceivers.items()):
             if lane is not None and module.lane_speed != lane:
@@ -365,6 +372,7 @@ class _Cabler:
             if module.speed != speed and info.ports != 1:
                 continue
             out.append((part, module))
+        self.module_cache[key] = out
         return out
 
     def _optics(

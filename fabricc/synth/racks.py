@@ -21,7 +21,6 @@ from fabricc.ir import Device, Fabric, Rack
 from fabricc.spec.yamlsource import DataPath, format_path
 from fabricc.synth.nodes import GroupPlan
 
-
 TOP_OF_RACK_U = 2  # kept free in node racks by default (OOB access switch, patch panel)
 
 
