@@ -19,23 +19,25 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def superpod_like(name: str, model: str, nodes: int, switch: str) -> str:
-    """A full design: rail-optimized compute fabric, dual-homed in-band, out-of-band."""
+def superpod_like(name: str, model: str, nodes: int, switch: str, *, ufm: bool = True) -> str:
+    """A full design: rail-optimized compute fabric (UFM on reserved leaf ports when the fabric is
+    NDR; the UFM 3.1 appliance has no XDR port), dual-homed in-band, out-of-band."""
+    appliances = "  ufm: {model: ufm-3.1, count: 4}\n" if ufm else ""
+    reserved = (
+        "    reserved_slots: 1\n    endpoints: {gpu: {}, ufm: {reserved: true}}\n" if ufm else ""
+    )
     return f"""\
 metadata: {{name: {name}}}
 site: {{racks_per_row: 40, rack: {{power_kw: 60}}}}
 nodes:
   gpu: {{model: {model}, count: {nodes}, nodes_per_rack: 4}}
-  ufm: {{model: ufm-3.1, count: 4}}
-  mgmt: {{model: mgmt-server, count: 8}}
+{appliances}  mgmt: {{model: mgmt-server, count: 8}}
 networks:
   compute:
     role: compute
     fabric: infiniband
     switches: {{leaf: {switch}}}
-    reserved_slots: 1
-    endpoints: {{gpu: {{}}, ufm: {{reserved: true}}}}
-  inband:
+{reserved}  inband:
     role: inband
     dual_homed: true
     oversubscription: "4:1"
@@ -50,9 +52,8 @@ SCENARIOS = {
     "1k": lambda: superpod_like("bench-1k", "dgx-h100", 127, "qm9700"),  # 1,016 GPUs, 2 tiers
     "8k": lambda: superpod_like("bench-8k", "dgx-h100", 1023, "qm9700"),  # 8,184 GPUs, 3 tiers
     "65k": lambda: superpod_like("bench-65k", "dgx-h100", 8191, "qm9700"),  # 65,528 GPUs, 3 tiers
-    "100k-xdr": lambda: superpod_like(
-        "bench-100k", "hgx-b300", 13031, "q3400"
-    ),  # 104,248 GPUs, XDR
+    # 104,256 GPUs on Quantum-X800 (XDR), 3 tiers
+    "100k-xdr": lambda: superpod_like("bench-100k", "hgx-b300", 13032, "q3400", ufm=False),
 }
 
 
