@@ -132,8 +132,10 @@ class _Layout:
             for node in nodes[start : start + per_rack]:
                 if not rack.place(node, top=False):
                     self.fail(
-                        f"{per_rack} x {node.model} do not fit in {self.usable_u}U",
+                        f"{per_rack} x {node.model} ({node.height_u}U each) need "
+                        f"{per_rack * node.height_u}U; a rack has {self.usable_u}U",
                         ("nodes", group, "nodes_per_rack"),
+                        f"at most {self.usable_u // max(1, node.height_u)} per rack",
                     )
                     break
             racks.append(rack)
