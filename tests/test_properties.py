@@ -89,7 +89,8 @@ def cases(draw: st.DrawFn) -> Case:
     tiers = draw(st.sampled_from(["auto", "auto", "3"])) if not rack_scale else "auto"
     pod_sus = 1 if tiers == "3" else None
     ratio = draw(st.sampled_from([(1, 1), (2, 1), (3, 1), (4, 3)]))
-    ufm = draw(st.sampled_from([0, 0, 2])) if fabric == "infiniband" and not rack_scale else 0
+    xdr = model == "hgx-b300" and fabric == "infiniband"  # the UFM 3.1 appliance has NDR ports only
+    ufm = draw(st.sampled_from([0, 0, 2])) if fabric == "infiniband" and not rack_scale and not xdr else 0
     inband = draw(st.booleans())
     oob = draw(st.booleans())
     return Case(model, count, fabric, planes, ratio, tiers, pod_sus, ufm, inband, oob, su_size)
