@@ -39,22 +39,16 @@ def _one_based(value: int | None) -> int | None:
     return value + 1 if value is not None else None
 
 
-def part_number(fabric: Fabric, device: Device) -> str:
+def ordering(fabric: Fabric, device: Device) -> tuple[str, str]:
+    """(part number, vendor) of a device from the catalog."""
     catalog = fabric.loaded.catalog.catalog
     if device.kind == "switch":
-        return catalog.switches[device.model].part_number
+        switch = catalog.switches[device.model]
+        return switch.part_number, switch.vendor
     if device.model in catalog.nodes:
-        return catalog.nodes[device.model].part_number
-    return catalog.parts[device.model].part_number
-
-
-def manufacturer(fabric: Fabric, device: Device) -> str:
-    catalog = fabric.loaded.catalog.catalog
-    if device.kind == "switch":
-        return catalog.switches[device.model].vendor
-    if device.model in catalog.nodes:
-        return catalog.nodes[device.model].vendor
-    return "generic"
+        node = catalog.nodes[device.model]
+        return node.part_number, node.vendor
+    return catalog.parts[device.model].part_number, "generic"
 
 
 def rows(fabric: Fabric) -> list[tuple[Cell, ...]]:
@@ -64,7 +58,7 @@ def rows(fabric: Fabric) -> list[tuple[Cell, ...]]:
             d.kind,
             d.role,
             d.model,
-            part_number(fabric, d),
+            ordering(fabric, d)[0],
             d.group,
             d.network,
             d.rack,
@@ -90,7 +84,7 @@ def netbox_rows(fabric: Fabric) -> list[tuple[Cell, ...]]:
         (
             d.name,
             f"{d.network}-{d.role}" if d.kind == "switch" else d.role,
-            manufacturer(fabric, d),
+            ordering(fabric, d)[1],
             d.model,
             site,
             d.rack,
