@@ -80,8 +80,13 @@ def build(spec: Path, out: Path | None) -> None:
     """Compile SPEC into the output folder (written atomically)."""
     from fabricc.build import build as run_build
 
+    console = _stderr()
     try:
-        result = run_build(spec, out)
+        if console.is_terminal:
+            with console.status("building", spinner="dots") as status:
+                result = run_build(spec, out, lambda name: status.update(f"building: {name}"))
+        else:
+            result = run_build(spec, out)
     except FabriccError as exc:
         print_diagnostics(exc.diagnostics)
         sys.exit(EXIT_ERROR)

@@ -90,7 +90,11 @@ def cases(draw: st.DrawFn) -> Case:
     pod_sus = 1 if tiers == "3" else None
     ratio = draw(st.sampled_from([(1, 1), (2, 1), (3, 1), (4, 3)]))
     xdr = model == "hgx-b300" and fabric == "infiniband"  # the UFM 3.1 appliance has NDR ports only
-    ufm = draw(st.sampled_from([0, 0, 2])) if fabric == "infiniband" and not rack_scale and not xdr else 0
+    ufm = (
+        draw(st.sampled_from([0, 0, 2]))
+        if fabric == "infiniband" and not rack_scale and not xdr
+        else 0
+    )
     inband = draw(st.booleans())
     oob = draw(st.booleans())
     return Case(model, count, fabric, planes, ratio, tiers, pod_sus, ufm, inband, oob, su_size)

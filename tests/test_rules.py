@@ -93,7 +93,9 @@ def test_rack_over_its_power_budget(fabric: Fabric) -> None:
     found = errors(fabric)
     assert any(f"rack {rack.name} draws" in e for e in found)
     # roce-lab leaves nodes_per_rack to the default, so the responsible line is the budget
-    assert any(e.startswith("examples/roce-lab.yaml:11:") and "site.rack.power_kw" in e for e in found), found
+    assert any(
+        e.startswith("examples/roce-lab.yaml:11:") and "site.rack.power_kw" in e for e in found
+    ), found
 
 
 def test_two_devices_in_one_rack_unit(fabric: Fabric) -> None:

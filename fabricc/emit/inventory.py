@@ -32,7 +32,17 @@ HEADER = (
     "loopback",
     "asn",
 )
-NETBOX_HEADER = ("name", "role", "manufacturer", "device_type", "site", "rack", "position", "face", "status")
+NETBOX_HEADER = (
+    "name",
+    "role",
+    "manufacturer",
+    "device_type",
+    "site",
+    "rack",
+    "position",
+    "face",
+    "status",
+)
 
 
 def _one_based(value: int | None) -> int | None:
