@@ -133,7 +133,6 @@ ATTRIBUTES: dict[str, frozenset[str]] = {
 }
 INTERNAL = frozenset({"keep", "host_hash", "mlopart"})
 REQUIRED: dict[str, tuple[str, ...]] = {
-    "system": ("version",),
     "cpu": ("numaid", "arch"),
     "pci": ("busid", "class", "link_speed", "link_width"),
     "gpu": ("dev", "sm", "rank", "gdr"),
@@ -364,6 +363,8 @@ class _Checker:
                     Level.WARNING,
                 )
             for child in node.children:
+                if not child.name:
+                    continue  # already reported by the scanner (element-name)
                 if child.name not in CHILDREN:
                     self.add(
                         child,
@@ -493,7 +494,7 @@ class _Checker:
         elif key in _FLAGS:
             if text not in ("0", "1"):
                 self.add(attribute, "flag-value", f"{name}={text!r}: use 0 or 1")
-        elif key in _INTEGERS or key in _SIGNED or key == ("system", "version"):
+        elif key in _INTEGERS or key in _SIGNED:
             pattern = _SIGNED_INT if key in _SIGNED else _INT
             if not pattern.match(text):
                 reason = (
@@ -610,8 +611,8 @@ class _Checker:
             self.add(
                 gpus[0],
                 "nvswitch-link-total",
-                f"{common} NVSwitch links per GPU, but sm {next(iter(sm))} GPUs have {expected}",
-                Level.WARNING,
+                f"{common} NVSwitch links per GPU, but sm {next(iter(sm))} GPUs have {expected} "
+                "(NCCL multiplies the count by the per-link bandwidth)",
             )
 
     def gpu_peers(self, nodes: list[Node], gpus: list[Node]) -> None:
