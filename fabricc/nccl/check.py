@@ -1,9 +1,11 @@
-"""Check stage for NCCL topology files, part 2: the rules of NCCL.md sections 3-9 over the tree.
+"""Check stage for NCCL topology files, part 2: the entry point and the per-element rules.
 
-Consumes a file's bytes (via fabricc.nccl.parse); produces a sorted list of Findings (line, column,
-rule, message, error or warning). Errors are what makes NCCL fail or silently ignore part of the
-file; warnings are legal but risky (NCCL.md section 6). Every rule is written from NCCL.md, not
-from NCCL's code; RULES names each one (the test corpus has a broken file per rule).
+Consumes a file's bytes; produces a sorted list of Findings (line, column, rule, message, error
+or warning) from the scanner (fabricc.nccl.parse), the root, nesting, limits, required attributes
+and value formats checked here against fabricc.nccl.dialect, and the whole-file rules of
+fabricc.nccl.consistency. Errors are what makes NCCL fail or silently ignore part of the file;
+warnings are legal but risky (NCCL.md section 6). Every rule is written from NCCL.md, not from
+NCCL's code; RULES names each one (the test corpus has a broken file per rule).
 """
 
 from __future__ import annotations
@@ -13,7 +15,37 @@ from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
-from fabricc.catalog.host_topology import BUSID_PATTERN
+from fabricc.nccl.consistency import check_consistency
+from fabricc.nccl.dialect import (
+    AFFINITY,
+    ARCHES,
+    ATTRIBUTES,
+    BUSID,
+    CHILDREN,
+    CLASS_CODE,
+    CPU_VENDORS,
+    CPUID_MODEL_VENDORS,
+    FLAGS,
+    FLOAT,
+    HEX,
+    HEXES,
+    INT,
+    INTEGERS,
+    INTERNAL,
+    LINK_SPEEDS,
+    LINK_WIDTHS,
+    MAX_ATTRIBUTES,
+    MAX_ATTRIBUTES_SAFE,
+    MAX_CHILDREN,
+    MAX_CHILDREN_COMPAT,
+    MAX_ELEMENTS,
+    MAX_NET_SPEED,
+    REQUIRED,
+    SIGNED,
+    SIGNED_INT,
+    TARGET,
+    strtol,
+)
 from fabricc.nccl.parse import Attribute, Finding, Level, Node, parse
 
 RULES: dict[str, str] = {
@@ -74,150 +106,6 @@ RULES: dict[str, str] = {
     "affinity-overlap": "CPU affinity masks are disjoint",
 }
 
-MAX_ELEMENTS = 256  # NCCL_TOPO_XML_MAX_NODES (NCCL.md section 7)
-MAX_CHILDREN = 640  # 2.29+
-MAX_CHILDREN_COMPAT = 128  # 2.19-2.28
-MAX_ATTRIBUTES = 16
-MAX_ATTRIBUTES_SAFE = 12  # NCCL itself may add up to ~3
-MAX_NET_SPEED = 2**31 - 1
-
-CHILDREN: dict[str, frozenset[str]] = {
-    "system": frozenset({"cpu"}),
-    "cpu": frozenset({"pci", "nic"}),
-    "pci": frozenset({"pci", "gpu", "nic", "pcilink"}),
-    "gpu": frozenset({"nvlink", "c2c"}),
-    "nic": frozenset({"net"}),
-    "nvlink": frozenset(),
-    "c2c": frozenset(),
-    "net": frozenset(),
-    "pcilink": frozenset(),
-}
-ATTRIBUTES: dict[str, frozenset[str]] = {
-    "system": frozenset({"version", "name"}),
-    "cpu": frozenset({"numaid", "affinity", "arch", "vendor", "familyid", "modelid", "host_hash"}),
-    "pci": frozenset(
-        {
-            "busid",
-            "class",
-            "vendor",
-            "device",
-            "subsystem_vendor",
-            "subsystem_device",
-            "link_speed",
-            "link_width",
-        }
-    ),
-    "gpu": frozenset({"dev", "sm", "rank", "gdr", "mlopart"}),
-    "nvlink": frozenset({"target", "count", "tclass"}),
-    "c2c": frozenset({"bw", "count"}),
-    "nic": frozenset(),
-    "net": frozenset(
-        {
-            "name",
-            "dev",
-            "speed",
-            "port",
-            "latency",
-            "guid",
-            "maxconn",
-            "gdr",
-            "coll",
-            "net",
-            "gin",
-            "rma",
-            "rail",
-            "plane",
-        }
-    ),
-    "pcilink": frozenset({"target"}),
-}
-INTERNAL = frozenset({"keep", "host_hash", "mlopart"})
-REQUIRED: dict[str, tuple[str, ...]] = {
-    "cpu": ("numaid", "arch"),
-    "pci": ("busid", "class", "link_speed", "link_width"),
-    "gpu": ("dev", "sm", "rank", "gdr"),
-    "nvlink": ("count", "tclass"),
-    "c2c": ("bw", "count"),
-    "net": ("name", "dev"),
-    "pcilink": ("target",),
-}
-LINK_SPEEDS = frozenset(
-    {
-        "",
-        "2.5 GT/s",
-        "5 GT/s",
-        "8 GT/s",
-        "16 GT/s",
-        "32 GT/s",
-        "2.5 GT/s PCIe",
-        "5.0 GT/s PCIe",
-        "8.0 GT/s PCIe",
-        "16.0 GT/s PCIe",
-        "32.0 GT/s PCIe",
-        "64.0 GT/s PCIe",
-    }
-)
-LINK_WIDTHS = frozenset({"", "0", "1", "2", "4", "8", "16", "32"})
-ARCHES = frozenset({"x86_64", "arm64", "ppc64"})
-CPU_VENDORS = frozenset({"GenuineIntel", "AuthenticAMD", "CentaurHauls", "  Shanghai  "})
-CPUID_MODEL_VENDORS = frozenset({"GenuineIntel", "CentaurHauls", "  Shanghai  "})
-# NVSwitch links per GPU by generation (NCCL.md 4.5): A100 12, H100/H200/B200/GB200/GB300 18.
-NVSWITCH_LINKS = {80: 12, 90: 18, 100: 18, 103: 18}
-# Attributes a dump carries on the path above a <net> (NCCL.md section 9, "do not mix").
-COMPLETE_PCI = (
-    "busid",
-    "class",
-    "vendor",
-    "device",
-    "subsystem_vendor",
-    "subsystem_device",
-    "link_speed",
-    "link_width",
-)
-
-_BUSID = re.compile(BUSID_PATTERN)
-_TARGET = re.compile(rf"{BUSID_PATTERN}|^fffffff:ff:ff\.0$|^fffffff:ffff:ff$")
-_CLASS = re.compile(r"^0x[0-9a-f]{6}$")
-_INT = re.compile(r"^(?:0|[1-9][0-9]*|0x[0-9a-fA-F]+)$")
-_SIGNED_INT = re.compile(r"^(?:-1|0|[1-9][0-9]*|0x[0-9a-fA-F]+)$")
-_HEX = re.compile(r"^0x[0-9a-fA-F]{1,16}$")
-_FLOAT = re.compile(r"^[0-9]+(?:\.[0-9]+)?$")
-_AFFINITY = re.compile(r"^[0-9a-f]{1,8}(?:,[0-9a-f]{8})*$")
-
-# Value formats by (element, attribute); "*" applies to every element.
-_INTEGERS = {
-    ("cpu", "familyid"),
-    ("cpu", "modelid"),
-    ("gpu", "sm"),
-    ("gpu", "rank"),
-    ("nvlink", "count"),
-    ("c2c", "bw"),
-    ("c2c", "count"),
-    ("net", "dev"),
-    ("net", "speed"),
-    ("net", "port"),
-    ("net", "maxconn"),
-    ("net", "rail"),
-    ("net", "plane"),
-}
-_SIGNED = {("cpu", "numaid"), ("gpu", "dev"), ("gpu", "mlopart")}
-_FLAGS = {
-    ("gpu", "gdr"),
-    ("net", "gdr"),
-    ("net", "coll"),
-    ("net", "net"),
-    ("net", "gin"),
-    ("net", "rma"),
-}
-_HEXES = {
-    ("pci", "vendor"),
-    ("pci", "device"),
-    ("pci", "subsystem_vendor"),
-    ("pci", "subsystem_device"),
-    ("net", "guid"),
-    ("cpu", "host_hash"),
-}
-
 
 def check_bytes(data: bytes) -> list[Finding]:
     """Every finding for one file, in file order."""
@@ -234,21 +122,6 @@ def check_file(path: Path) -> list[Finding]:
 
 def has_errors(findings: Iterable[Finding]) -> bool:
     return any(f.level is Level.ERROR for f in findings)
-
-
-def strtol(text: str) -> int | None:
-    """An integer the way NCCL reads it (base 0: 0x hex, leading 0 octal), or None."""
-    value = text.strip()
-    sign = -1 if value.startswith("-") else 1
-    value = value.lstrip("+-")
-    try:
-        if value.lower().startswith("0x"):
-            return sign * int(value, 16)
-        if len(value) > 1 and value.startswith("0"):
-            return sign * int(value, 8)
-        return sign * int(value)
-    except ValueError:
-        return None
 
 
 class _Checker:
@@ -296,7 +169,7 @@ class _Checker:
             )
         self.system(first)
         self.structure(first)
-        self.whole_file()
+        check_consistency(self.loaded, self.add)
 
     # -- per element -----------------------------------------------------------------------------
 
@@ -444,11 +317,11 @@ class _Checker:
         text = attribute.value
         name = attribute.name
         if key == ("pci", "busid"):
-            self.busid(attribute, _BUSID)
+            self.busid(attribute, BUSID)
         elif key in (("nvlink", "target"), ("pcilink", "target")):
-            self.busid(attribute, _TARGET)
+            self.busid(attribute, TARGET)
         elif key in (("pci", "class"), ("nvlink", "tclass")):
-            if not _CLASS.match(text):
+            if not CLASS_CODE.match(text):
                 self.add(
                     attribute,
                     "class-format",
@@ -467,7 +340,7 @@ class _Checker:
             if text not in LINK_WIDTHS:
                 self.add(attribute, "link-width", f"link_width={text!r}: use 1, 2, 4, 8, 16 or 32")
         elif key == ("cpu", "affinity"):
-            if not _AFFINITY.match(text):
+            if not AFFINITY.match(text):
                 hint = " (not a CPU range list)" if "-" in text else ""
                 self.add(
                     attribute,
@@ -486,16 +359,16 @@ class _Checker:
                     f"vendor={text!r}: NCCL knows GenuineIntel, AuthenticAMD, CentaurHauls",
                 )
         elif key == ("net", "latency"):
-            if not _FLOAT.match(text):
+            if not FLOAT.match(text):
                 self.add(attribute, "float-format", f"latency={text!r} is not a decimal number")
-        elif key in _HEXES:
-            if not _HEX.match(text):
+        elif key in HEXES:
+            if not HEX.match(text):
                 self.add(attribute, "hex-format", f"{name}={text!r}: write 0x plus hex digits")
-        elif key in _FLAGS:
+        elif key in FLAGS:
             if text not in ("0", "1"):
                 self.add(attribute, "flag-value", f"{name}={text!r}: use 0 or 1")
-        elif key in _INTEGERS or key in _SIGNED:
-            pattern = _SIGNED_INT if key in _SIGNED else _INT
+        elif key in INTEGERS or key in SIGNED:
+            pattern = SIGNED_INT if key in SIGNED else INT
             if not pattern.match(text):
                 reason = (
                     'a leading 0 makes NCCL read octal ("08" reads as 0, "010" as 8)'
@@ -534,175 +407,3 @@ class _Checker:
                 )
 
     # -- whole file ------------------------------------------------------------------------------
-
-    def whole_file(self) -> None:
-        nodes = self.loaded
-        self.unique(nodes, "pci", "busid", "duplicate-busid")
-        self.unique(nodes, "net", "name", "duplicate-net-name")
-        self.unique(nodes, "cpu", "numaid", "duplicate-numaid")
-        self.unique(nodes, "gpu", "dev", "duplicate-gpu-dev")
-        gpus = [n for n in nodes if n.name == "gpu"]
-        devs = sorted(v for g in gpus if (v := strtol(g.get("dev") or "")) is not None and v >= 0)
-        if gpus and devs and devs != list(range(len(devs))):
-            self.add(
-                gpus[0],
-                "gpu-dev-range",
-                f"GPU dev indices {devs} are not 0..{len(devs) - 1} (the nvidia-smi indices)",
-                Level.WARNING,
-            )
-        self.nvswitch_totals(gpus)
-        self.gpu_peers(nodes, gpus)
-        for node in nodes:
-            if node.name == "c2c":
-                cpu = _ancestor(node, "cpu")
-                if cpu is None or cpu.get("arch") != "arm64":
-                    self.add(
-                        node,
-                        "c2c-arch",
-                        "<c2c> under a non-arm64 CPU: NVLink-C2C exists only on Grace",
-                        Level.WARNING,
-                    )
-        self.profile_mix(nodes)
-        self.affinity_overlap([n for n in nodes if n.name == "cpu"])
-
-    def unique(self, nodes: list[Node], element: str, attribute: str, rule: str) -> None:
-        first: dict[str, Attribute] = {}
-        for node in nodes:
-            if node.name != element:
-                continue
-            found = node.attribute(attribute)
-            if found is None:
-                continue
-            if found.value in first:
-                earlier = first[found.value]
-                self.add(
-                    found,
-                    rule,
-                    f"{element} {attribute} {found.value!r} also on line {earlier.line}; "
-                    "NCCL uses only the first",
-                )
-            else:
-                first[found.value] = found
-
-    def nvswitch_totals(self, gpus: list[Node]) -> None:
-        totals: dict[Node, int] = {}
-        for gpu in gpus:
-            links = [c for c in gpu.children if c.name == "nvlink"]
-            totals[gpu] = sum(
-                strtol(link.get("count") or "") or 0
-                for link in links
-                if not (link.get("tclass") or "").startswith("0x03")
-                and link.get("tclass") != "0x068001"
-            )
-        if not any(totals.values()):
-            return
-        common = Counter(totals.values()).most_common(1)[0][0]
-        for gpu, total in totals.items():
-            if total != common:
-                self.add(
-                    gpu,
-                    "nvswitch-link-total",
-                    f"GPU dev={gpu.get('dev')} has {total} NVSwitch links, the others {common}; "
-                    "NVLS needs every GPU on the NVSwitch",
-                )
-        sm = {strtol(g.get("sm") or "") for g in gpus}
-        expected = NVSWITCH_LINKS.get(next(iter(sm)) or 0) if len(sm) == 1 else None
-        if expected is not None and common != expected:
-            self.add(
-                gpus[0],
-                "nvswitch-link-total",
-                f"{common} NVSwitch links per GPU, but sm {next(iter(sm))} GPUs have {expected} "
-                "(NCCL multiplies the count by the per-link bandwidth)",
-            )
-
-    def gpu_peers(self, nodes: list[Node], gpus: list[Node]) -> None:
-        by_busid: dict[str, Node] = {}
-        for gpu in gpus:
-            if gpu.parent is not None and (busid := gpu.parent.get("busid")) is not None:
-                by_busid.setdefault(busid, gpu)
-        for link in (n for n in nodes if n.name == "nvlink"):
-            if not (link.get("tclass") or "").startswith("0x03"):
-                continue
-            target = link.get("target")
-            owner = link.parent
-            if target is None or owner is None:
-                continue
-            peer = by_busid.get(target)
-            if peer is None:
-                self.add(
-                    link,
-                    "nvlink-peer",
-                    f"NVLink to GPU {target}, which is not in the file; NCCL drops the link",
-                    Level.WARNING,
-                )
-                continue
-            own = owner.parent.get("busid") if owner.parent is not None else None
-            back = [
-                c
-                for c in peer.children
-                if c.name == "nvlink"
-                and c.get("target") == own
-                and c.get("count") == link.get("count")
-            ]
-            if not back:
-                self.add(
-                    link,
-                    "nvlink-peer",
-                    f"GPU {target} lists no NVLink back to {own} with count {link.get('count')}; "
-                    "NCCL adds GPU links in one direction only",
-                )
-
-    def profile_mix(self, nodes: list[Node]) -> None:
-        reported: set[int] = set()
-        for net in (n for n in nodes if n.name == "net"):
-            ancestor = net.parent
-            while ancestor is not None:
-                if id(ancestor) not in reported:
-                    missing = self.incomplete(ancestor)
-                    if missing:
-                        reported.add(id(ancestor))
-                        self.add(
-                            ancestor,
-                            "profile-mix",
-                            f"<{ancestor.name}> above a <net> lacks {', '.join(missing)}: NCCL "
-                            "completes it only on some ranks and cannot fuse their trees; write "
-                            "it complete or drop the <net> elements (skeleton)",
-                            Level.WARNING,
-                        )
-                ancestor = ancestor.parent
-
-    @staticmethod
-    def incomplete(node: Node) -> list[str]:
-        wanted: tuple[str, ...] = ()
-        if node.name == "pci":
-            wanted = COMPLETE_PCI
-        elif node.name == "cpu":
-            wanted = ("numaid", "affinity", "arch")
-            if node.get("arch") == "x86_64":
-                wanted += ("vendor", "familyid", "modelid")
-        return [name for name in wanted if node.get(name) is None]
-
-    def affinity_overlap(self, cpus: list[Node]) -> None:
-        masks: list[tuple[Node, int]] = []
-        for cpu in cpus:
-            text = cpu.get("affinity")
-            if text is None or not _AFFINITY.match(text):
-                continue
-            mask = int(text.replace(",", ""), 16)
-            for other, other_mask in masks:
-                if mask & other_mask:
-                    self.add(
-                        cpu,
-                        "affinity-overlap",
-                        f"affinity shares CPUs with the <cpu> on line {other.line}",
-                        Level.WARNING,
-                    )
-                    break
-            masks.append((cpu, mask))
-
-
-def _ancestor(node: Node, name: str) -> Node | None:
-    current = node.parent
-    while current is not None and current.name != name:
-        current = current.parent
-    return current
