@@ -230,6 +230,18 @@ def test_gb200_file_describes_one_tray() -> None:
         assert {n.attrib["name"] for n in cpu.iter("net")} == {f"mlx5_{g}" for g in gpus_here}
 
 
+@pytest.mark.parametrize(
+    "example", ["roce-lab", "superpod-h100-4su", "gb200-nvl72-su", "spectrum-x-2plane"]
+)
+def test_every_emitted_file_passes_the_validator(example: str) -> None:
+    _, artifacts = compiled(example)
+    xml = [(path, text) for path, text in artifacts if path.endswith(".xml")]
+    assert xml
+    for path, text in xml:
+        assert isinstance(text, str)
+        assert check_bytes(text.encode()) == [], path
+
+
 # -- every catalog topology, both profiles ------------------------------------------------------------
 
 
@@ -339,6 +351,20 @@ def test_a_user_catalog_corrects_a_topology(tmp_path: Path) -> None:
     spec = LAB.replace("ENDPOINTS", "{a: {}, b: {}}").replace("PROFILE", "complete")
     _, artifacts = compile_text('catalog: ["site.yaml"]\n' + spec, tmp_path)
     assert 'busid="0000:3b:00.0"' in str(dict(artifacts)["nccl/lab-server.xml"])
+
+
+def test_a_node_model_without_topology_still_gets_its_settings(tmp_path: Path) -> None:
+    lab = load_catalog().catalog.nodes["lab-server"].model_dump(mode="json", exclude_none=True)
+    (tmp_path / "site.yaml").write_text(yaml.safe_dump({"nodes": {"my-gpu": lab}}))
+    spec = LAB.replace("lab-server", "my-gpu").replace("ENDPOINTS", "{a: {}, b: {}}")
+    _, artifacts = compile_text(
+        'catalog: ["site.yaml"]\n' + spec.replace("PROFILE", "complete"), tmp_path
+    )
+    files = dict(artifacts)
+    assert "nccl/my-gpu.xml" not in files
+    settings = env_settings(str(files["nccl/my-gpu.env"]))
+    assert "NCCL_TOPO_FILE" not in settings and settings["NCCL_IB_HCA"] == "=mlx5_0,mlx5_1"
+    assert "No host topology in the catalog for: my-gpu" in str(files["nccl/README.md"])
 
 
 def test_catalog_errors_point_at_the_entry(tmp_path: Path) -> None:

@@ -31,7 +31,7 @@ class Finding:
     col: int
     rule: str
     message: str
-    level: Level = Level.ERROR
+    level: Level = field(default=Level.ERROR, compare=False)
 
     def render(self, file: str) -> str:
         return f"{file}:{self.line}:{self.col}: {self.level.value}: {self.rule}: {self.message}"
