@@ -47,7 +47,9 @@ def compiled(name: str) -> tuple[Fabric, tuple[Artifact, ...]]:
     return fabric, tuple(artifacts)
 
 
-def compile_text(text: str, tmp_path: Path, name: str = "spec.yaml") -> tuple[Fabric, list[Artifact]]:
+def compile_text(
+    text: str, tmp_path: Path, name: str = "spec.yaml"
+) -> tuple[Fabric, list[Artifact]]:
     path = tmp_path / name
     path.write_text(text)
     return compile_design(load_spec(path, name))
