@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fabricc.cli import cli
 from fabricc.nccl.check import RULES, check_bytes, check_file, has_errors
@@ -186,6 +188,32 @@ def test_parser_keeps_positions_of_elements_and_attributes() -> None:
     numaid = cpu.attribute("numaid")
     assert numaid is not None and (numaid.line, numaid.col, numaid.value) == (2, 8, "3")
     assert cpu.self_closing and cpu.parent is system
+
+
+_PIECES = st.sampled_from(
+    [
+        *"<>/=\"' \t\n\r!?-abcgpuinstm0123x:.",
+        '<system version="1">',
+        "</system>",
+        "<cpu",
+        "</cpu>",
+        '<pci busid="0000:01:00.0" class="0x030200" link_speed="" link_width="16">',
+        "</pci>",
+        '<gpu dev="0" sm="90" rank="0" gdr="1"/>',
+        "<!--",
+        "-->",
+        "\ufeff",
+    ]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_PIECES, max_size=40).map("".join))
+def test_any_input_gives_findings_inside_the_file(text: str) -> None:
+    data = text.encode()
+    findings = check_bytes(data)
+    lines = data.count(b"\n") + 1
+    assert all(1 <= f.line <= lines and f.col >= 1 and f.rule in RULES for f in findings)
 
 
 # -- the CLI ---------------------------------------------------------------------------------------
