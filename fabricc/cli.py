@@ -1,6 +1,6 @@
 """The `fabricc` command: the only place that prints and picks exit codes.
 
-Verbs: validate, build, schema (and the artifact checkers later issues add). Exit codes: 0 ok,
+Verbs: validate, build, schema, check-nccl (and the artifact checkers later issues add). Exit codes: 0 ok,
 1 spec or design error, 2 usage error. Diagnostics go to stderr, coloured on a terminal only.
 """
 
@@ -94,6 +94,39 @@ def build(spec: Path, out: Path | None) -> None:
     click.echo(f"wrote {result.file_count} files to {result.out.as_posix()}")
     for line in result.notices:
         click.echo(line)
+
+
+@cli.command("check-nccl")
+@click.argument(
+    "files",
+    nargs=-1,
+    required=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+)
+def check_nccl(files: tuple[Path, ...]) -> None:
+    """Check NCCL topology XML FILES against the rules of NCCL's own parser.
+
+    Prints FILE:LINE:COL: error|warning: RULE: MESSAGE for every problem; exits 1 when any
+    file has an error."""
+    from fabricc.nccl.check import check_file, has_errors
+
+    console = _stderr()
+    failed = False
+    for path in files:
+        shown = path.as_posix()
+        try:
+            findings = check_file(path)
+        except OSError as exc:
+            console.print(f"{shown}: error: cannot read: {exc.strerror}", markup=False)
+            failed = True
+            continue
+        for finding in findings:
+            console.print(finding.render(shown), markup=False)
+        if has_errors(findings):
+            failed = True
+        else:
+            click.echo(f"{shown}: ok")
+    sys.exit(EXIT_ERROR if failed else EXIT_OK)
 
 
 @cli.command()

@@ -22,8 +22,18 @@ EXAMPLE_NAMES = sorted(p.stem for p in EXAMPLES.glob("*.yaml"))
 # Examples whose every artifact is kept as a golden file; the larger ones keep a selection.
 GOLDEN_FULL = ("roce-lab",)
 GOLDEN_SELECTED = {
-    "superpod-h100-4su": ("summary.json", "bom/bom.csv"),
-    "gb200-nvl72-su": ("summary.json", "bom/bom.csv"),
+    "superpod-h100-4su": (
+        "summary.json",
+        "bom/bom.csv",
+        "nccl/dgx-h100.xml",
+        "nccl/dgx-h100.env",
+    ),
+    "gb200-nvl72-su": (
+        "summary.json",
+        "bom/bom.csv",
+        "nccl/gb200-compute-tray.xml",
+        "nccl/gb200-compute-tray.env",
+    ),
     "spectrum-x-2plane": ("summary.json", "bom/bom.csv"),
 }
 

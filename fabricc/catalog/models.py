@@ -12,6 +12,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from fabricc.catalog.host_topology import HostTopology
+
 Fabric = Literal["infiniband", "ethernet"]
 Role = Literal["compute", "storage", "inband", "oob"]
 Media = Literal["copper", "mmf", "smf", "cat6"]
@@ -213,4 +215,5 @@ class Catalog(CatalogModel):
     transceivers: dict[str, TransceiverModel] = Field(default_factory=dict)
     cables: dict[str, CableModel] = Field(default_factory=dict)
     parts: dict[str, PartModel] = Field(default_factory=dict)
+    host_topologies: dict[str, HostTopology] = Field(default_factory=dict)
     default_switches: SwitchDefaults | None = None

@@ -22,11 +22,12 @@ class Emitter:
 
 
 def emitters() -> tuple[Emitter, ...]:
-    from fabricc.emit import bom, cabling, inventory, summary
+    from fabricc.emit import bom, cabling, inventory, nccl, summary
 
     return (
         Emitter("summary", summary.emit),
         Emitter("bom", bom.emit),
         Emitter("cabling", cabling.emit),
         Emitter("inventory", inventory.emit),
+        Emitter("nccl", nccl.emit),
     )
