@@ -13,7 +13,7 @@ from fabricc.emit import Artifact, emitters
 from fabricc.errors import Diagnostic
 from fabricc.ir import Fabric
 from fabricc.spec.loader import LoadedSpec, load_spec
-from fabricc.synth.pipeline import synthesize
+from fabricc.synth.pipeline import Stage, quiet, synthesize
 from fabricc.writer import write_tree
 
 
@@ -25,17 +25,21 @@ class BuildResult:
     notices: list[str] = field(default_factory=list)
 
 
-def compile_design(loaded: LoadedSpec) -> tuple[Fabric, list[Artifact]]:
-    fabric = synthesize(loaded)
+def compile_design(loaded: LoadedSpec, stage: Stage = quiet) -> tuple[Fabric, list[Artifact]]:
+    fabric = synthesize(loaded, stage)
     artifacts: list[Artifact] = []
     for emitter in emitters():
+        stage(emitter.name)
         artifacts.extend(emitter.emit(fabric))
     return fabric, artifacts
 
 
-def build(spec: Path, out: Path | None = None) -> BuildResult:
+def build(spec: Path, out: Path | None = None, stage: Stage = quiet) -> BuildResult:
+    """Load, compile and write; `stage` is told each phase as it starts (the CLI shows it)."""
+    stage("load")
     loaded = load_spec(spec, spec.as_posix())
-    fabric, artifacts = compile_design(loaded)
+    fabric, artifacts = compile_design(loaded, stage)
     target = out if out is not None else Path("out") / loaded.spec.metadata.name
+    stage("write")
     write_tree(target, artifacts)
     return BuildResult(target, len(artifacts), [*loaded.warnings, *fabric.warnings])

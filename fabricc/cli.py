@@ -1,6 +1,6 @@
 """The `fabricc` command: the only place that prints and picks exit codes.
 
-Verbs: validate, build, schema (and the artifact checkers later issues add). Exit codes: 0 ok,
+Verbs: validate, build, schema, check-nccl (and the artifact checkers later issues add). Exit codes: 0 ok,
 1 spec or design error, 2 usage error. Diagnostics go to stderr, coloured on a terminal only.
 """
 
@@ -50,16 +50,21 @@ def cli() -> None:
 @cli.command()
 @click.argument("spec", type=click.Path(dir_okay=False, path_type=Path))
 def validate(spec: Path) -> None:
-    """Check SPEC and report every problem with its file:line:col."""
+    """Check SPEC - syntax, types, catalog references and every design rule - and report each
+    problem with its file:line:col. Writes nothing."""
     from fabricc.spec.loader import load_spec
+    from fabricc.synth.pipeline import synthesize
 
     try:
         loaded = load_spec(spec, spec.as_posix())
+        fabric = synthesize(loaded)
     except FabriccError as exc:
         print_diagnostics(exc.diagnostics)
         sys.exit(EXIT_ERROR)
-    print_diagnostics(loaded.warnings)
-    click.echo(f"{loaded.display}: ok")
+    print_diagnostics([*loaded.warnings, *fabric.warnings])
+    click.echo(
+        f"{loaded.display}: ok ({fabric.gpus()} GPUs, {len(fabric.links)} links, {len(fabric.racks)} racks)"
+    )
 
 
 @cli.command()
@@ -75,8 +80,13 @@ def build(spec: Path, out: Path | None) -> None:
     """Compile SPEC into the output folder (written atomically)."""
     from fabricc.build import build as run_build
 
+    console = _stderr()
     try:
-        result = run_build(spec, out)
+        if console.is_terminal:
+            with console.status("building", spinner="dots") as status:
+                result = run_build(spec, out, lambda name: status.update(f"building: {name}"))
+        else:
+            result = run_build(spec, out)
     except FabriccError as exc:
         print_diagnostics(exc.diagnostics)
         sys.exit(EXIT_ERROR)
@@ -84,6 +94,39 @@ def build(spec: Path, out: Path | None) -> None:
     click.echo(f"wrote {result.file_count} files to {result.out.as_posix()}")
     for line in result.notices:
         click.echo(line)
+
+
+@cli.command("check-nccl")
+@click.argument(
+    "files",
+    nargs=-1,
+    required=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+)
+def check_nccl(files: tuple[Path, ...]) -> None:
+    """Check NCCL topology XML FILES against the rules of NCCL's own parser.
+
+    Prints FILE:LINE:COL: error|warning: RULE: MESSAGE for every problem; exits 1 when any
+    file has an error."""
+    from fabricc.nccl.check import check_file, has_errors
+
+    console = _stderr()
+    failed = False
+    for path in files:
+        shown = path.as_posix()
+        try:
+            findings = check_file(path)
+        except OSError as exc:
+            console.print(f"{shown}: error: cannot read: {exc.strerror}", markup=False)
+            failed = True
+            continue
+        for finding in findings:
+            console.print(finding.render(shown), markup=False)
+        if has_errors(findings):
+            failed = True
+        else:
+            click.echo(f"{shown}: ok")
+    sys.exit(EXIT_ERROR if failed else EXIT_OK)
 
 
 @cli.command()

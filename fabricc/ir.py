@@ -179,6 +179,7 @@ class Fabric:
     nvlink_domains: list[NvlinkDomain] = field(default_factory=list)
     warnings: list[Diagnostic] = field(default_factory=list)
     duplicates: list[Device] = field(default_factory=list)  # devices whose name was taken
+    memo: dict[str, object] = field(default_factory=dict)  # derived views shared by emitters
 
     def add(self, device: Device) -> None:
         if device.name in self.devices:

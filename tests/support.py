@@ -22,8 +22,18 @@ EXAMPLE_NAMES = sorted(p.stem for p in EXAMPLES.glob("*.yaml"))
 # Examples whose every artifact is kept as a golden file; the larger ones keep a selection.
 GOLDEN_FULL = ("roce-lab",)
 GOLDEN_SELECTED = {
-    "superpod-h100-4su": ("summary.json", "bom/bom.csv"),
-    "gb200-nvl72-su": ("summary.json", "bom/bom.csv"),
+    "superpod-h100-4su": (
+        "summary.json",
+        "bom/bom.csv",
+        "nccl/dgx-h100.xml",
+        "nccl/dgx-h100.env",
+    ),
+    "gb200-nvl72-su": (
+        "summary.json",
+        "bom/bom.csv",
+        "nccl/gb200-compute-tray.xml",
+        "nccl/gb200-compute-tray.env",
+    ),
     "spectrum-x-2plane": ("summary.json", "bom/bom.csv"),
 }
 
@@ -37,7 +47,9 @@ def compiled(name: str) -> tuple[Fabric, tuple[Artifact, ...]]:
     return fabric, tuple(artifacts)
 
 
-def compile_text(text: str, tmp_path: Path, name: str = "spec.yaml") -> tuple[Fabric, list[Artifact]]:
+def compile_text(
+    text: str, tmp_path: Path, name: str = "spec.yaml"
+) -> tuple[Fabric, list[Artifact]]:
     path = tmp_path / name
     path.write_text(text)
     return compile_design(load_spec(path, name))

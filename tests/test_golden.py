@@ -23,11 +23,17 @@ def test_artifact_matches_golden(example: str, path: str) -> None:
     expected_file = GOLDEN / example / path
     assert expected_file.exists(), f"no golden file {expected_file}; run python scripts/regen.py"
     data = content.encode() if isinstance(content, str) else content
-    assert data == expected_file.read_bytes(), f"{example}/{path} differs; run python scripts/regen.py and review"
+    assert data == expected_file.read_bytes(), (
+        f"{example}/{path} differs; run python scripts/regen.py and review"
+    )
 
 
 @pytest.mark.parametrize("example", sorted(set(GOLDEN_FULL)))
 def test_no_stale_golden_files(example: str) -> None:
     expected = set(golden_artifacts(example))
-    present = {p.relative_to(GOLDEN / example).as_posix() for p in (GOLDEN / example).rglob("*") if p.is_file()}
+    present = {
+        p.relative_to(GOLDEN / example).as_posix()
+        for p in (GOLDEN / example).rglob("*")
+        if p.is_file()
+    }
     assert present == expected

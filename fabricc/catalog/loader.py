@@ -14,6 +14,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from fabricc.catalog import host_topology
 from fabricc.catalog.models import Catalog
 from fabricc.errors import Diagnostic, SpecError, error, raise_if_errors
 from fabricc.spec.validation import did_you_mean, validate
@@ -25,7 +26,7 @@ from fabricc.spec.yamlsource import (
     load_yaml_file,
 )
 
-SECTIONS = ("nodes", "switches", "transceivers", "cables", "parts")
+SECTIONS = ("nodes", "switches", "transceivers", "cables", "parts", "host_topologies")
 BUILTIN_PREFIX = "fabricc/catalog/data"
 
 
@@ -109,7 +110,7 @@ def merge(files: Sequence[CatalogFile], builtin_count: int) -> LoadedCatalog:
     raise_if_errors(problems)
     merged = Catalog(default_switches=default_switches, **sections)
     loaded = LoadedCatalog(merged, origins)
-    raise_if_errors(_cross_check(loaded))
+    raise_if_errors([*_cross_check(loaded), *host_topology.cross_check(loaded)])
     return loaded
 
 

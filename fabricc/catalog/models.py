@@ -12,6 +12,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from fabricc.catalog.host_topology import HostTopology
+
 Fabric = Literal["infiniband", "ethernet"]
 Role = Literal["compute", "storage", "inband", "oob"]
 Media = Literal["copper", "mmf", "smf", "cat6"]
@@ -41,7 +43,7 @@ Source = Annotated[
 
 
 class CatalogModel(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
 class PortSpec(CatalogModel):
@@ -127,6 +129,9 @@ class PortGroup(CatalogModel):
     count: int = Field(ge=1, le=512, description="number of cages in the group")
     form: Form
     cage_speed: int = Field(ge=1, description="speed of one cage in Gb/s")
+    lane_speed: int = Field(
+        100, ge=1, description="electrical lane rate in Gb/s (NDR and 800GbE: 100, XDR: 200)"
+    )
     breakouts: list[int] = Field(
         default_factory=lambda: [1],
         description="allowed ports per cage (a cage of 800G with 2 ports gives 2x400G)",
@@ -160,6 +165,9 @@ class TransceiverModel(CatalogModel):
     connectors: int | None = Field(
         None, ge=1, le=4, description="fiber connectors on the module; default: one per port"
     )
+    lane_speed: int = Field(
+        100, ge=1, description="electrical lane rate in Gb/s; must match the switch"
+    )
     media: Literal["mmf", "smf"]
     reach_m: float = Field(gt=0)
     connector: str = Field(description="fiber connector per port, e.g. mpo-12-apc, lc-duplex")
@@ -177,6 +185,7 @@ class CableModel(CatalogModel):
     legs: int = Field(1, ge=1, le=8, description="B ends (2 = 1:2 splitter)")
     a_ports: int = Field(1, ge=1, le=8, description="links carried at the A end")
     speed: int | None = Field(None, description="Gb/s per leg (copper only)")
+    lane_speed: int = Field(100, ge=1, description="electrical lane rate in Gb/s (copper only)")
     lengths: dict[float, str] = Field(
         min_length=1, description="orderable length in m -> part number"
     )
@@ -206,4 +215,5 @@ class Catalog(CatalogModel):
     transceivers: dict[str, TransceiverModel] = Field(default_factory=dict)
     cables: dict[str, CableModel] = Field(default_factory=dict)
     parts: dict[str, PartModel] = Field(default_factory=dict)
+    host_topologies: dict[str, HostTopology] = Field(default_factory=dict)
     default_switches: SwitchDefaults | None = None

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import cast
 
 from fabricc.emit import Artifact
 from fabricc.emit.tables import csv_text, json_text, markdown_table
@@ -28,8 +29,10 @@ NODE_CATEGORY = {
 INCLUDED_IN_SYSTEM = ("tray", "nvlink-switch", "power-shelf")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Item:
+    """One orderable part; _Items makes one object per part, so identity is the key."""
+
     part_number: str
     description: str
     category: str
@@ -48,10 +51,14 @@ class Line:
 
 
 class _Items:
+    """Catalog entries as BOM items, one object per part (cached: a 100k-GPU design has a
+    million cable and module entries but a few dozen distinct parts)."""
+
     def __init__(self, fabric: Fabric) -> None:
         self.fabric = fabric
         self.catalog = fabric.loaded.catalog.catalog
         self.cache: dict[tuple[str, str], Item] = {}
+        self.parts: dict[tuple[str, ...], Item] = {}
 
     def device(self, device: Device) -> Item | None:
         if device.kind in INCLUDED_IN_SYSTEM:
@@ -81,30 +88,48 @@ class _Items:
         return item
 
     def system(self, model: str) -> Item:
-        node = self.catalog.nodes[model]
-        power = sum(
-            (self.catalog.nodes[m.model].power_w if m.model in self.catalog.nodes else 0) * len(m.u)
-            for m in (node.rack_scale.members if node.rack_scale else [])
-        )
-        return Item(node.part_number, node.description, "node", power, node.source)
+        key = ("system", model)
+        if key not in self.parts:
+            node = self.catalog.nodes[model]
+            members = node.rack_scale.members if node.rack_scale else []
+            power = sum(
+                (self.catalog.nodes[m.model].power_w if m.model in self.catalog.nodes else 0)
+                * len(m.u)
+                for m in members
+            )
+            self.parts[key] = Item(node.part_number, node.description, "node", power, node.source)
+        return self.parts[key]
 
     def rack(self, part: str) -> Item:
-        spec = self.catalog.parts[part]
-        return Item(spec.part_number, spec.description, "rack", 0, spec.source)
+        key = ("rack", part)
+        if key not in self.parts:
+            spec = self.catalog.parts[part]
+            self.parts[key] = Item(spec.part_number, spec.description, "rack", 0, spec.source)
+        return self.parts[key]
 
     def module(self, part: str) -> Item:
-        module = self.catalog.transceivers[part]
-        return Item(part, module.description, "transceiver", module.power_w, module.source)
+        key = ("module", part)
+        if key not in self.parts:
+            module = self.catalog.transceivers[part]
+            self.parts[key] = Item(
+                part, module.description, "transceiver", module.power_w, module.source
+            )
+        return self.parts[key]
 
     def cable(self, family: str, part: str, length: float) -> Item:
-        cable = self.catalog.cables[family]
-        return Item(part, f"{cable.description}, {length:g} m", "cable", 0, cable.source)
+        key = ("cable", family, part)
+        if key not in self.parts:
+            cable = self.catalog.cables[family]
+            self.parts[key] = Item(
+                part, f"{cable.description}, {length:g} m", "cable", 0, cable.source
+            )
+        return self.parts[key]
 
 
 def _tally(items: Iterable[tuple[Item, int]]) -> list[Line]:
-    counts: Counter[Item] = Counter()
+    counts: dict[Item, int] = {}
     for item, quantity in items:
-        counts[item] += quantity
+        counts[item] = counts.get(item, 0) + quantity
     lines = [Line(item, quantity) for item, quantity in counts.items()]
     return sorted(
         lines, key=lambda ln: (CATEGORY_ORDER.index(ln.item.category), ln.item.part_number)
@@ -127,6 +152,9 @@ def _rack_items(fabric: Fabric, items: _Items) -> Iterable[tuple[Item, int]]:
 
 
 def bom_lines(fabric: Fabric) -> list[Line]:
+    cached = fabric.memo.get("bom_lines")
+    if cached is not None:
+        return cast(list[Line], cached)
     items = _Items(fabric)
     entries: list[tuple[Item, int]] = []
     for device in fabric.devices.values():
@@ -137,11 +165,16 @@ def bom_lines(fabric: Fabric) -> list[Line]:
     entries.extend((items.module(m.part), 1) for m in fabric.modules)
     entries.extend((items.cable(c.family, c.part, c.length_m), c.quantity) for c in fabric.cables)
     entries.extend(_rack_items(fabric, items))
-    return _tally(entries)
+    lines = _tally(entries)
+    fabric.memo["bom_lines"] = lines
+    return lines
 
 
 def network_lines(fabric: Fabric) -> dict[str, list[Line]]:
     """Switches, transceivers and cables of each network."""
+    cached = fabric.memo.get("network_lines")
+    if cached is not None:
+        return cast(dict[str, list[Line]], cached)
     items = _Items(fabric)
     per: dict[str, list[tuple[Item, int]]] = {name: [] for name in fabric.networks}
     for device in fabric.devices.values():
@@ -160,7 +193,9 @@ def network_lines(fabric: Fabric) -> dict[str, list[Line]]:
         per.setdefault(link.network, []).append(
             (items.cable(cable.family, cable.part, cable.length_m), cable.quantity)
         )
-    return {name: _tally(entries) for name, entries in per.items()}
+    result = {name: _tally(entries) for name, entries in per.items()}
+    fabric.memo["network_lines"] = result
+    return result
 
 
 def rack_lines(fabric: Fabric) -> list[tuple[str, Line]]:

@@ -27,8 +27,10 @@ def csv_text(header: Sequence[str], rows: Iterable[Sequence[Cell]]) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(header)
-    for row in rows:
-        writer.writerow([cell(v) for v in row])
+    # csv formats str and int itself; only None and floats need our spelling.
+    writer.writerows(
+        [v if type(v) is str or type(v) is int else cell(v) for v in row] for row in rows
+    )
     return buffer.getvalue()
 
 

@@ -40,7 +40,8 @@ HostnamePattern = Annotated[
 
 
 class SpecModel(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=False)
+    # strict: no lax coercion ("yes" is not a boolean, "4" is not an integer) - YAML already typed it.
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
 class Metadata(SpecModel):

@@ -37,12 +37,16 @@ def _type_name(annotation: Any) -> str:
     if annotation is type(None):
         return "null"
     if isinstance(annotation, type):
-        return annotation.__name__ if issubclass(annotation, BaseModel) else {
-            "str": "string",
-            "int": "integer",
-            "float": "number",
-            "bool": "boolean",
-        }.get(annotation.__name__, annotation.__name__)
+        return (
+            annotation.__name__
+            if issubclass(annotation, BaseModel)
+            else {
+                "str": "string",
+                "int": "integer",
+                "float": "number",
+                "bool": "boolean",
+            }.get(annotation.__name__, annotation.__name__)
+        )
     return str(annotation)
 
 
@@ -86,7 +90,11 @@ def reference() -> str:
                 f"{(field.description or '').replace('|', '/')} |"
             )
             inner = typing.get_args(field.annotation)
-            suffix = ".<name>" if any(typing.get_origin(a) is dict for a in (field.annotation, *inner)) else ""
+            suffix = (
+                ".<name>"
+                if any(typing.get_origin(a) is dict for a in (field.annotation, *inner))
+                else ""
+            )
             parent = "" if model is Spec else where.strip("`") + "."
             for nested in _nested(field.annotation):
                 queue.append((f"`{parent}{name}{suffix}`", nested))

@@ -206,7 +206,9 @@ class _Checker:
                 return
         varying = {"n", "i", "su", "rail", "plane", "pod"}
         if not varying & {f.split(".")[0].split("[")[0] for f in fields}:
-            self.err("hostname pattern has no index field, so names would repeat", path, "add {n:03d}")
+            self.err(
+                "hostname pattern has no index field, so names would repeat", path, "add {n:03d}"
+            )
 
     # -- networks ------------------------------------------------------------------------------
 

@@ -39,6 +39,7 @@ class CageInfo:
     cage: str
     form: str
     ports: int  # logical ports the cage runs
+    lane_speed: int | None = None  # switch cages: the SerDes rate every module must match
 
 
 class _PortIndex:
@@ -71,7 +72,7 @@ class _PortIndex:
             for group in switch.port_groups:
                 if cage <= first + group.count:
                     breakout = max(1, group.cage_speed // link_speed)
-                    return CageInfo(str(cage), group.form, breakout)
+                    return CageInfo(str(cage), group.form, breakout, group.lane_speed)
                 first += group.count
             raise KeyError(f"{device.model} has no cage {cage}")
         model = self.catalog.nodes[device.model]
@@ -102,6 +103,9 @@ class _Cabler:
         self.lengths = {k: sorted(v.lengths) for k, v in self.families}
         self.serial: dict[str, int] = defaultdict(int)
         self.z_cache: dict[str, tuple[Rack, float]] = {}
+        self.module_cache: dict[
+            tuple[str, int, int, str, str, int | None], list[tuple[str, TransceiverModel]]
+        ] = {}
 
     def fail(self, message: str, link: Link, hint: str | None = None) -> None:
         path = (
@@ -171,11 +175,20 @@ class _Cabler:
         return cable
 
     def copper_for(
-        self, a_form: str, b_form: str, legs: int, ports: int, speed: int, length: float
+        self,
+        a_form: str,
+        b_form: str,
+        legs: int,
+        ports: int,
+        speed: int,
+        length: float,
+        lane: int | None,
     ) -> tuple[str, CableModel, float] | None:
         best: tuple[int, float, str, CableModel] | None = None
         for key, family in self.families:
             if family.media not in ("copper", "cat6"):
+                continue
+            if lane is not None and family.lane_speed != lane:
                 continue
             if family.a_form not in FORM_ACCEPTS.get(a_form, frozenset()):
                 continue
@@ -247,7 +260,7 @@ class _Cabler:
         # RJ45 management links: one patch cord each.
         for i, link in enumerate(links):
             if info_a[i].form == "rj45" and info_b[i].form == "rj45":
-                found = self.copper_for("rj45", "rj45", 1, 1, link.speed, link.distance_m)
+                found = self.copper_for("rj45", "rj45", 1, 1, link.speed, link.distance_m, None)
                 if found is None:
                     self.fail(
                         f"{link.a} {link.a_port} -> {link.b} {link.b_port}: {link.distance_m} m exceeds copper reach",
@@ -277,7 +290,9 @@ class _Cabler:
                 peer_name, peer_info = peers[0]
                 if len(by_cage[(peer_name, peer_info.cage)]) != len(members):
                     continue
-                found = self.copper_for(form, peer_info.form, 1, len(members), speed, longest)
+                found = self.copper_for(
+                    form, peer_info.form, 1, len(members), speed, longest, own_info[0].lane_speed
+                )
             elif (
                 len(peer_cages) == len(members)
                 and all(len(by_cage[pc]) == 1 for pc in peer_cages)
@@ -286,8 +301,9 @@ class _Cabler:
                 forms = {info.form for _, info in peers}
                 if len(forms) != 1:
                     continue
+                lane = own_info[0].lane_speed
                 found = self.copper_for(
-                    form, forms.pop(), len(members), len(members), speed, longest
+                    form, forms.pop(), len(members), len(members), speed, longest, lane
                 )
             else:
                 continue
@@ -310,30 +326,43 @@ class _Cabler:
                 or len(by_cage[(link.b, info_b[i].cage)]) != 1
             ):
                 continue
+            lane = info_a[i].lane_speed or info_b[i].lane_speed
             found = self.copper_for(
-                info_b[i].form, info_a[i].form, 1, 1, link.speed, link.distance_m
+                info_b[i].form, info_a[i].form, 1, 1, link.speed, link.distance_m, lane
             )
             if found is None:
                 continue
             key, family, length = found
             link.cable = self.new_cable(link, key, family, length, 1)
             done[i] = True
+        impossible: dict[str, list[Link]] = defaultdict(list)
         for i, link in enumerate(links):
             if not done[i] and mediums.get(link.network) == "copper":
-                self.fail(
-                    f"{link.a} {link.a_port} -> {link.b} {link.b_port} ({link.distance_m} m) cannot be copper",
-                    link,
-                    "copper reaches 2-5 m and needs matching cages; use 'medium: auto'",
-                )
+                impossible[link.network].append(link)
                 done[i] = True
+        for network, failed in impossible.items():
+            first = failed[0]
+            self.fail(
+                f"{len(failed)} links of network {network!r} cannot be copper, e.g. {first.a} "
+                f"{first.a_port} -> {first.b} {first.b_port} ({first.distance_m} m)",
+                first,
+                "copper reaches 2-5 m and needs matching cages; use 'medium: auto'",
+            )
 
     # -- optics -------------------------------------------------------------------------------
 
     def modules_for(
-        self, info: CageInfo, speed: int, media: str, fabric_kind: str
+        self, info: CageInfo, speed: int, media: str, fabric_kind: str, lane: int | None
     ) -> list[tuple[str, TransceiverModel]]:
+        """Modules that fit the cage and carry its bandwidth at the link's lane rate."""
+        key = (info.form, info.ports, speed, media, fabric_kind, lane)
+        found = self.module_cache.get(key)
+        if found is not None:
+            return found
         out = []
         for part, module in sorted(self.catalog.transceivers.items()):
+            if lane is not None and module.lane_speed != lane:
+                continue
             if module.form not in FORM_ACCEPTS.get(info.form, frozenset()):
                 continue
             if module.media != media or fabric_kind not in module.protocols:
@@ -343,6 +372,7 @@ class _Cabler:
             if module.speed != speed and info.ports != 1:
                 continue
             out.append((part, module))
+        self.module_cache[key] = out
         return out
 
     def _optics(
@@ -365,15 +395,20 @@ class _Cabler:
                 parent[key], key = root, parent[key]
             return root
 
-        reach_cache: dict[tuple[str, int, int, str, str], float] = {}
+        reach_cache: dict[tuple[str, int, int, str, str, int | None], float] = {}
 
-        def best_reach(info: CageInfo, speed: int, media: str, kind: str) -> float:
-            key = (info.form, info.ports, speed, media, kind)
+        def best_reach(
+            info: CageInfo, speed: int, media: str, kind: str, lane: int | None
+        ) -> float:
+            key = (info.form, info.ports, speed, media, kind, lane)
             if key not in reach_cache:
-                reach_cache[key] = max(
-                    (m.reach_m for _, m in self.modules_for(info, speed, media, kind)), default=0.0
-                )
+                modules = self.modules_for(info, speed, media, kind, lane)
+                reach_cache[key] = max((m.reach_m for _, m in modules), default=0.0)
             return reach_cache[key]
+
+        def lane_of(i: int) -> int | None:
+            """A link runs at the SerDes rate of its switch end(s)."""
+            return info_a[i].lane_speed or info_b[i].lane_speed
 
         optical = [i for i in range(len(links)) if not done[i]]
         for i in optical:
@@ -391,8 +426,8 @@ class _Cabler:
                 wanted = 2
             else:
                 mmf = min(
-                    best_reach(info_a[i], link.speed, "mmf", kind),
-                    best_reach(info_b[i], link.speed, "mmf", kind),
+                    best_reach(info_a[i], link.speed, "mmf", kind, lane_of(i)),
+                    best_reach(info_b[i], link.speed, "mmf", kind, lane_of(i)),
                 )
                 wanted = 1 if link.distance_m <= mmf else 2
             root = find((link.a, info_a[i].cage))
@@ -408,11 +443,8 @@ class _Cabler:
                 key = (device, info.cage)
                 if key not in chosen:
                     longest = max(links[j].distance_m for j in by_cage[key])
-                    options = [
-                        (m.reach_m, p)
-                        for p, m in self.modules_for(info, link.speed, media, kind)
-                        if m.reach_m >= longest
-                    ]
+                    modules = self.modules_for(info, link.speed, media, kind, lane_of(i))
+                    options = [(m.reach_m, p) for p, m in modules if m.reach_m >= longest]
                     if not options:
                         self.fail(
                             f"no {media} transceiver for {device} cage {info.cage} ({info.form}, "

@@ -583,81 +583,124 @@ class FatTreeBuilder:
                     )
             offset += per
 
+    def _units(self, classes: list[_Class], plane: int) -> list[list[tuple[str, _Class]]]:
+        """The building blocks of spine-leaf groups: the leaves of one scalable unit for
+        rail-wired groups, one leaf (or MLAG pair) for top-of-rack groups; in a stable order."""
+        by_su: dict[int, list[tuple[str, _Class]]] = {}
+        single: list[list[tuple[str, _Class]]] = []
+        step = 2 if self.spec.dual_homed else 1
+        for cls in classes:
+            leaves = cls.leaves[plane]
+            if cls.rail:
+                for leaf in leaves:
+                    su = self.fabric.devices[leaf].su
+                    assert su is not None
+                    by_su.setdefault(su, []).append((leaf, cls))
+            else:
+                single.extend(
+                    [(leaf, cls) for leaf in leaves[i : i + step]]
+                    for i in range(0, len(leaves), step)
+                )
+        return [by_su[su] for su in sorted(by_su)] + single
+
+    def _pods(
+        self, units: list[list[tuple[str, _Class]]], max_leaves: int
+    ) -> list[list[tuple[str, _Class]]]:
+        """Consecutive units packed into spine-leaf groups of at most `max_leaves` leaves
+        (pod_sus, when given, caps the scalable units per group)."""
+        pods: list[list[tuple[str, _Class]]] = []
+        current: list[tuple[str, _Class]] = []
+        count = 0
+        for unit in units:
+            full = len(current) + len(unit) > max_leaves or (
+                self.spec.pod_sus is not None and unit[0][1].rail and count >= self.spec.pod_sus
+            )
+            if current and full:
+                pods.append(current)
+                current, count = [], 0
+            current.extend(unit)
+            count += 1 if unit[0][1].rail else 0
+        if current:
+            pods.append(current)
+        return pods
+
     def _three_tiers(
         self, classes: list[_Class], spine_model: SwitchModel, spine_breakout: int, spine_ports: int
     ) -> None:
         path = (*self.net.path, "tiers")
-        if any(not c.rail for c in classes):
-            self.fail(
-                "3-tier fabrics are built from whole scalable units; every group must be rail-wired",
-                path,
-                "attach appliances through reserved_slots, or give them their own network",
-            )
-            return
         ups = {c.budget.up_ports for c in classes}
-        if len(ups) != 1 or len({c.rails * c.leaves_per_rail for c in classes}) != 1:
-            self.fail("3-tier fabrics need scalable units of one shape", path)
+        if len(ups) != 1:
+            self.fail(
+                "3-tier fabrics need the same uplink count on every leaf "
+                f"(here {', '.join(map(str, sorted(ups)))})",
+                path,
+                "give every endpoint group the same oversubscription, or split the network",
+            )
             return
         up = ups.pop()
-        per_su = classes[0].rails * classes[0].leaves_per_rail
-        half = spine_ports // 2
-        pod_sus = self.spec.pod_sus or max(1, half // per_su)
-        width = symmetric_width([(pod_sus * per_su, up)], half)
-        if width is None:
+        half = spine_ports // 2  # spines are non-blocking: half the ports down, half up
+        plane_units = [self._units(classes, plane) for plane in range(self.spec.planes)]
+        largest_unit = max(len(u) for u in plane_units[0])
+        max_leaves = half
+        if self.spec.pod_sus is not None:
+            per_su = max((len(u) for u in plane_units[0] if u[0][1].rail), default=largest_unit)
+            max_leaves = min(half, self.spec.pod_sus * per_su)
+        if largest_unit > max_leaves:
             self.fail(
-                f"a spine-leaf group of {pod_sus} units needs more spine ports than {half} down",
+                f"one unit has {largest_unit} leaves, more than a spine-leaf group can take ({max_leaves})",
                 (*self.net.path, "pod_sus"),
-                "lower pod_sus",
             )
             return
-        spine_up = pod_sus * per_su * up // width  # non-blocking at the spine
+        pods_per_plane = [self._pods(units, max_leaves) for units in plane_units]
+        pod_leaves = max(len(pod) for pods in pods_per_plane for pod in pods)
+        width = symmetric_width([(pod_leaves, up)], half)
+        if width is None:
+            self.fail(
+                f"a spine-leaf group of {pod_leaves} leaves needs more spine ports than {half} down",
+                path,
+            )
+            return
+        spine_up = pod_leaves * up // width  # every spine gets as many uplinks as down ports
         core_model = self.catalog.switches[self.net.switch_models["core"]]
         core_breakout = switch_port_speeds(core_model)[self.net.fabric_speed]
         core_ports = general_cages(core_model) * core_breakout
-        total_sus = max(self.topology.sus, self.spec.spines_for_sus or 0)
-        pods = -(-total_sus // pod_sus)
-        group_size = symmetric_width([(pods, spine_up)], core_ports)
+        present = len(pods_per_plane[0])
+        target = present
+        if self.spec.spines_for_sus is not None and self.topology.sus:
+            units_per_pod = max(1, sum(1 for u in plane_units[0] if u[0][1].rail) // present)
+            target = max(present, -(-self.spec.spines_for_sus // units_per_pod))
+        group_size = symmetric_width([(target, spine_up)], core_ports)
         if group_size is None:
             self.fail(
-                f"{pods} spine-leaf groups need more core ports than a {core_model.part_number} has",
+                f"{target} spine-leaf groups need more core ports than a {core_model.part_number} has",
                 path,
                 "the fabric exceeds three tiers of this switch",
             )
             return
         self.topology.tiers = 3
-        self.topology.pods = -(-self.topology.sus // pod_sus)
+        self.topology.pods = present
         self.topology.spines_per_pod = width
         self.topology.core_groups = width
         self.topology.cores_per_group = group_size
-        spine_down_cages = -(-(pod_sus * per_su * up // width) // spine_breakout)
-        for plane in range(self.spec.planes):
-            leaves_by_su: dict[int, list[tuple[str, _Class]]] = {}
-            for cls in classes:
-                for leaf in cls.leaves[plane]:
-                    su = self.fabric.devices[leaf].su
-                    assert su is not None
-                    leaves_by_su.setdefault(su, []).append((leaf, cls))
+        spine_down_cages = -(-(pod_leaves * up // width) // spine_breakout)
+        per = spine_up // group_size
+        for plane, pods in enumerate(pods_per_plane):
             cores = [
                 [
-                    self._new_switch("core", self.net.switch_models["core"], plane=plane, pod=None)
+                    self._new_switch("core", self.net.switch_models["core"], plane=plane)
                     for _ in range(group_size)
                 ]
                 for _ in range(width)
             ]
-            units = sorted(leaves_by_su)
-            for pod in range(self.topology.pods):
-                members = [
-                    item
-                    for su in units[pod * pod_sus : (pod + 1) * pod_sus]
-                    for item in leaves_by_su[su]
-                ]
+            for pod, members in enumerate(pods):
+                for leaf, _ in members:
+                    self.fabric.devices[leaf].pod = pod
                 spines = [
                     self._new_switch("spine", self.net.switch_models["spine"], plane=plane, pod=pod)
                     for _ in range(width)
                 ]
                 self._connect(members, spines, LEAF_SPINE, spine_breakout)
                 for j, spine in enumerate(spines):
-                    per = spine_up // group_size
                     for c, core in enumerate(cores[j]):
                         for k in range(per):
                             self._link(

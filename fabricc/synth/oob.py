@@ -117,7 +117,9 @@ def build_oob(
             power_w=switch.power_w,
             spec_path=(*network.path, "switches", "leaf"),
         )
-        home = _home_rack(run_racks, device, budget)
+        home = _home_rack(run_racks, device, budget) or _nearest_with_room(
+            racks, run_racks, device, budget
+        )
         if home is None:
             problems.append(
                 error(
@@ -142,8 +144,23 @@ def build_oob(
         connect_uplinks(fabric, network, names, book, problems)
 
 
-def _home_rack(run: list[RackPlan], device: Device, budget_w: int) -> RackPlan | None:
-    order = sorted(run, key=lambda r: (r.role not in ("network", "central"), run.index(r)))
+def _nearest_with_room(
+    racks: list[RackPlan], run: list[RackPlan], device: Device, budget_w: int
+) -> RackPlan | None:
+    """Fallback when the racks served are full: the nearest rack (in layout order) with room."""
+    centre = racks.index(run[len(run) // 2])
+    order = sorted(range(len(racks)), key=lambda i: (abs(i - centre), i))
+    return _home_rack([racks[i] for i in order], device, budget_w, keep_order=True)
+
+
+def _home_rack(
+    run: list[RackPlan], device: Device, budget_w: int, *, keep_order: bool = False
+) -> RackPlan | None:
+    order = (
+        run
+        if keep_order
+        else sorted(run, key=lambda r: (r.role not in ("network", "central"), run.index(r)))
+    )
     for rack in order:
         if rack.fixed:
             if rack.power_w + device.power_w <= budget_w and rack.place(device, top=True):

@@ -7,6 +7,8 @@ explained beside each call.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from fabricc.checks.rules import check
 from fabricc.errors import DesignError, Diagnostic, Severity, error, raise_if_errors
 from fabricc.ir import Fabric
@@ -24,27 +26,39 @@ def _raise(problems: list[Diagnostic]) -> None:
     raise_if_errors(problems, DesignError)
 
 
-def synthesize(loaded: LoadedSpec) -> Fabric:
+Stage = Callable[[str], None]
+
+
+def quiet(_: str) -> None:
+    pass
+
+
+def synthesize(loaded: LoadedSpec, stage: Stage = quiet) -> Fabric:
+    """Run every pass; `stage` is told the name of each phase as it starts (for progress)."""
     fabric = Fabric(loaded)
     problems: list[Diagnostic] = []
     book = PortBook()
     networks = loaded.networks
 
+    stage("nodes")
     # 1. Scalable units and nodes first: every network wires node ports by unit and slot.
     plans = plan_groups(fabric, problems)
     expand_nodes(fabric, plans)
     _raise(problems)
 
+    stage("networks")
     # 2. Data and in-band networks. Out-of-band waits: it manages every switch built here.
     for network in networks.values():
         if network.spec.role != "oob":
             build_network(fabric, network, plans, book, problems)
     _raise(problems)
 
+    stage("racks")
     # 3. Racks and U positions: needs every node and switch; OOB switches later take free space.
     racks = [plan for block in layout(fabric, plans, problems) for plan in block]
     _raise(problems)
 
+    stage("out-of-band")
     # 4. Out-of-band: one access port per managed device in every placed rack.
     for network in networks.values():
         if network.spec.role == "oob":
@@ -68,12 +82,14 @@ def synthesize(loaded: LoadedSpec) -> Fabric:
         )
     _raise(problems)
 
+    stage("cables")
     # 6. Cables and optics: needs final positions of both ends of every link.
     cable_design(fabric, problems)
     # 7. Addresses: derive from the final, ordered device and link lists.
     assign_addresses(fabric, problems)
     _raise(problems)
 
+    stage("design rules")
     # 8. Design rules over the finished IR.
     findings = check(fabric)
     _raise(findings)

@@ -21,6 +21,8 @@ from fabricc.ir import Device, Fabric, Rack
 from fabricc.spec.yamlsource import DataPath, format_path
 from fabricc.synth.nodes import GroupPlan
 
+TOP_OF_RACK_U = 2  # kept free in node racks by default (OOB access switch, patch panel)
+
 
 def row_name(row: int) -> str:
     """0 -> A, 25 -> Z, 26 -> AA (spreadsheet style)."""
@@ -106,7 +108,8 @@ class _Layout:
         model = plan.system_model
         if spec.nodes_per_rack is not None:
             return spec.nodes_per_rack
-        by_space = self.usable_u // max(1, model.height_u)
+        # Leave room at the top for the top-of-rack management switch of the out-of-band network.
+        by_space = (self.usable_u - TOP_OF_RACK_U) // max(1, model.height_u)
         by_power = self.budget_w // max(1, model.power_w)
         per_rack = min(by_space, by_power)
         if per_rack == 0:
@@ -129,8 +132,10 @@ class _Layout:
             for node in nodes[start : start + per_rack]:
                 if not rack.place(node, top=False):
                     self.fail(
-                        f"{per_rack} x {node.model} do not fit in {self.usable_u}U",
+                        f"{per_rack} x {node.model} ({node.height_u}U each) need "
+                        f"{per_rack * node.height_u}U; a rack has {self.usable_u}U",
                         ("nodes", group, "nodes_per_rack"),
+                        f"at most {self.usable_u // max(1, node.height_u)} per rack",
                     )
                     break
             racks.append(rack)

@@ -1,0 +1,114 @@
+"""Emitter `inventory`: every device with its place and addresses, for people and for NetBox.
+
+Consumes the Fabric IR; produces inventory/devices.csv (hostname, kind, role, model and part
+number, rack and U, unit/rail/plane/pod, management and in-band addresses, loopback, ASN) and
+inventory/netbox-devices.csv (NetBox's device bulk-import columns; rack-mounted devices only).
+"""
+
+from __future__ import annotations
+
+from fabricc.emit import Artifact
+from fabricc.emit.tables import Cell, csv_text
+from fabricc.ir import Device, Fabric
+
+HEADER = (
+    "name",
+    "kind",
+    "role",
+    "model",
+    "part_number",
+    "group",
+    "network",
+    "rack",
+    "u",
+    "height_u",
+    "power_w",
+    "scalable_unit",
+    "rail",
+    "plane",
+    "pod",
+    "mgmt_ip",
+    "inband_ip",
+    "loopback",
+    "asn",
+)
+NETBOX_HEADER = (
+    "name",
+    "role",
+    "manufacturer",
+    "device_type",
+    "site",
+    "rack",
+    "position",
+    "face",
+    "status",
+)
+
+
+def _one_based(value: int | None) -> int | None:
+    return value + 1 if value is not None else None
+
+
+def ordering(fabric: Fabric, device: Device) -> tuple[str, str]:
+    """(part number, vendor) of a device from the catalog."""
+    catalog = fabric.loaded.catalog.catalog
+    if device.kind == "switch":
+        switch = catalog.switches[device.model]
+        return switch.part_number, switch.vendor
+    if device.model in catalog.nodes:
+        node = catalog.nodes[device.model]
+        return node.part_number, node.vendor
+    return catalog.parts[device.model].part_number, "generic"
+
+
+def rows(fabric: Fabric) -> list[tuple[Cell, ...]]:
+    return [
+        (
+            d.name,
+            d.kind,
+            d.role,
+            d.model,
+            ordering(fabric, d)[0],
+            d.group,
+            d.network,
+            d.rack,
+            d.u,
+            d.height_u,
+            d.power_w,
+            _one_based(d.su),
+            _one_based(d.rail),
+            _one_based(d.plane),
+            _one_based(d.pod),
+            d.mgmt_ip,
+            d.inband_ip,
+            d.loopback,
+            d.asn,
+        )
+        for d in fabric.devices.values()
+    ]
+
+
+def netbox_rows(fabric: Fabric) -> list[tuple[Cell, ...]]:
+    site = fabric.name
+    return [
+        (
+            d.name,
+            f"{d.network}-{d.role}" if d.kind == "switch" else d.role,
+            ordering(fabric, d)[1],
+            d.model,
+            site,
+            d.rack,
+            d.u,
+            "front",
+            "planned",
+        )
+        for d in fabric.devices.values()
+        if d.u is not None
+    ]
+
+
+def emit(fabric: Fabric) -> list[Artifact]:
+    return [
+        ("inventory/devices.csv", csv_text(HEADER, rows(fabric))),
+        ("inventory/netbox-devices.csv", csv_text(NETBOX_HEADER, netbox_rows(fabric))),
+    ]

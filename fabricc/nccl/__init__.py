@@ -1,0 +1,1 @@
+"""NCCL topology files: building them from the catalog and checking them against NCCL's rules."""

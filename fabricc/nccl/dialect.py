@@ -1,0 +1,172 @@
+"""Check stage for NCCL topology files: the NCCL dialect as data.
+
+Consumes nothing; provides the tables that fabricc.nccl.check and fabricc.nccl.consistency apply:
+which elements nest where (NCCL.md section 3), which attributes exist and which NCCL requires
+(section 4), the value dictionaries and formats, and the limits (section 7). Integers are read
+the way NCCL reads them (`strtol` with base 0).
+"""
+
+from __future__ import annotations
+
+import re
+
+from fabricc.catalog.host_topology import BUSID_PATTERN
+
+MAX_ELEMENTS = 256  # NCCL_TOPO_XML_MAX_NODES (NCCL.md section 7)
+MAX_CHILDREN = 640  # 2.29+
+MAX_CHILDREN_COMPAT = 128  # 2.19-2.28
+MAX_ATTRIBUTES = 16
+MAX_ATTRIBUTES_SAFE = 12  # NCCL itself may add up to ~3
+MAX_NET_SPEED = 2**31 - 1
+
+CHILDREN: dict[str, frozenset[str]] = {
+    "system": frozenset({"cpu"}),
+    "cpu": frozenset({"pci", "nic"}),
+    "pci": frozenset({"pci", "gpu", "nic", "pcilink"}),
+    "gpu": frozenset({"nvlink", "c2c"}),
+    "nic": frozenset({"net"}),
+    "nvlink": frozenset(),
+    "c2c": frozenset(),
+    "net": frozenset(),
+    "pcilink": frozenset(),
+}
+ATTRIBUTES: dict[str, frozenset[str]] = {
+    "system": frozenset({"version", "name"}),
+    "cpu": frozenset({"numaid", "affinity", "arch", "vendor", "familyid", "modelid", "host_hash"}),
+    "pci": frozenset(
+        {
+            "busid",
+            "class",
+            "vendor",
+            "device",
+            "subsystem_vendor",
+            "subsystem_device",
+            "link_speed",
+            "link_width",
+        }
+    ),
+    "gpu": frozenset({"dev", "sm", "rank", "gdr", "mlopart"}),
+    "nvlink": frozenset({"target", "count", "tclass"}),
+    "c2c": frozenset({"bw", "count"}),
+    "nic": frozenset(),
+    "net": frozenset(
+        {
+            "name",
+            "dev",
+            "speed",
+            "port",
+            "latency",
+            "guid",
+            "maxconn",
+            "gdr",
+            "coll",
+            "net",
+            "gin",
+            "rma",
+            "rail",
+            "plane",
+        }
+    ),
+    "pcilink": frozenset({"target"}),
+}
+INTERNAL = frozenset({"keep", "host_hash", "mlopart"})
+REQUIRED: dict[str, tuple[str, ...]] = {
+    "cpu": ("numaid", "arch"),
+    "pci": ("busid", "class", "link_speed", "link_width"),
+    "gpu": ("dev", "sm", "rank", "gdr"),
+    "nvlink": ("count", "tclass"),
+    "c2c": ("bw", "count"),
+    "net": ("name", "dev"),
+    "pcilink": ("target",),
+}
+LINK_SPEEDS = frozenset(
+    {
+        "",
+        "2.5 GT/s",
+        "5 GT/s",
+        "8 GT/s",
+        "16 GT/s",
+        "32 GT/s",
+        "2.5 GT/s PCIe",
+        "5.0 GT/s PCIe",
+        "8.0 GT/s PCIe",
+        "16.0 GT/s PCIe",
+        "32.0 GT/s PCIe",
+        "64.0 GT/s PCIe",
+    }
+)
+LINK_WIDTHS = frozenset({"", "0", "1", "2", "4", "8", "16", "32"})
+ARCHES = frozenset({"x86_64", "arm64", "ppc64"})
+CPU_VENDORS = frozenset({"GenuineIntel", "AuthenticAMD", "CentaurHauls", "  Shanghai  "})
+CPUID_MODEL_VENDORS = frozenset({"GenuineIntel", "CentaurHauls", "  Shanghai  "})
+# NVSwitch links per GPU by generation (NCCL.md 4.5): A100 12, H100/H200/B200/GB200/GB300 18.
+NVSWITCH_LINKS = {80: 12, 90: 18, 100: 18, 103: 18}
+# Attributes a dump carries on the path above a <net> (NCCL.md section 9, "do not mix").
+COMPLETE_PCI = (
+    "busid",
+    "class",
+    "vendor",
+    "device",
+    "subsystem_vendor",
+    "subsystem_device",
+    "link_speed",
+    "link_width",
+)
+
+BUSID = re.compile(BUSID_PATTERN)
+TARGET = re.compile(rf"{BUSID_PATTERN}|^fffffff:ff:ff\.0$|^fffffff:ffff:ff$")
+CLASS_CODE = re.compile(r"^0x[0-9a-f]{6}$")
+INT = re.compile(r"^(?:0|[1-9][0-9]*|0x[0-9a-fA-F]+)$")
+SIGNED_INT = re.compile(r"^(?:-1|0|[1-9][0-9]*|0x[0-9a-fA-F]+)$")
+HEX = re.compile(r"^0x[0-9a-fA-F]{1,16}$")
+FLOAT = re.compile(r"^[0-9]+(?:\.[0-9]+)?$")
+AFFINITY = re.compile(r"^[0-9a-f]{1,8}(?:,[0-9a-f]{8})*$")
+
+# Value formats by (element, attribute); "*" applies to every element.
+INTEGERS = {
+    ("cpu", "familyid"),
+    ("cpu", "modelid"),
+    ("gpu", "sm"),
+    ("gpu", "rank"),
+    ("nvlink", "count"),
+    ("c2c", "bw"),
+    ("c2c", "count"),
+    ("net", "dev"),
+    ("net", "speed"),
+    ("net", "port"),
+    ("net", "maxconn"),
+    ("net", "rail"),
+    ("net", "plane"),
+}
+SIGNED = {("cpu", "numaid"), ("gpu", "dev"), ("gpu", "mlopart")}
+FLAGS = {
+    ("gpu", "gdr"),
+    ("net", "gdr"),
+    ("net", "coll"),
+    ("net", "net"),
+    ("net", "gin"),
+    ("net", "rma"),
+}
+HEXES = {
+    ("pci", "vendor"),
+    ("pci", "device"),
+    ("pci", "subsystem_vendor"),
+    ("pci", "subsystem_device"),
+    ("net", "guid"),
+    ("cpu", "host_hash"),
+}
+
+
+def strtol(text: str) -> int | None:
+    """An integer the way NCCL reads it (base 0: 0x hex, leading 0 octal), or None."""
+    value = text.strip()
+    sign = -1 if value.startswith("-") else 1
+    value = value.lstrip("+-")
+    try:
+        if value.lower().startswith("0x"):
+            return sign * int(value, 16)
+        if len(value) > 1 and value.startswith("0"):
+            return sign * int(value, 8)
+        return sign * int(value)
+    except ValueError:
+        return None

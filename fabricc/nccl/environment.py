@@ -1,0 +1,150 @@
+"""Emit-stage helper: the NCCL environment settings that match the design, as a KEY=VALUE file.
+
+Consumes a GroupPlan (rail NICs, compute and in-band networks); produces the settings with a
+comment saying where each value comes from, and the text of the .env file. The file is valid at
+once as a systemd EnvironmentFile, a shell file for `set -a; . FILE`, and /etc/nccl.conf: NCCL's
+reader splits each line at its first '=' and skips lines without one, so comments never contain
+an equals sign and values are never quoted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fabricc.nccl.plan import GroupPlan
+
+INSTALL_DIR = "/etc/nccl"  # where README.md tells operators to put the files
+# Interfaces NCCL must not pick for its socket bootstrap when no in-band interface is known:
+# loopback, container bridges, libvirt bridges and IPoIB interfaces (ib*, ibp*) of the compute rails.
+SOCKET_EXCLUDE = ("lo", "docker", "virbr")
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    name: str
+    value: str
+    comment: tuple[str, ...]
+
+
+def topology_path(file_stem: str) -> str:
+    return f"{INSTALL_DIR}/{file_stem}.xml"
+
+
+def settings(plan: GroupPlan, file_stem: str, has_topology: bool) -> list[Setting]:
+    result: list[Setting] = []
+    if has_topology:
+        result.append(
+            Setting(
+                "NCCL_TOPO_FILE",
+                topology_path(file_stem),
+                (f"Topology of this node type: install {file_stem}.xml here (see README.md).",),
+            )
+        )
+    result.extend(_hca(plan))
+    result.extend(_qos(plan))
+    result.append(_socket(plan))
+    return result
+
+
+def _hca(plan: GroupPlan) -> list[Setting]:
+    if not plan.nics:
+        return []
+    network = f"network {plan.compute.name}" if plan.compute is not None else "the compute ports"
+    gpus = ", ".join(str(g) for g in plan.rail_gpus)
+    return [
+        Setting(
+            "NCCL_IB_HCA",
+            "=" + ",".join(nic.name for nic in plan.nics),
+            (
+                f"Rail NICs of {network} in rail order (GPUs {gpus}).",
+                "The leading equals sign asks for exact names: without it a name also",
+                "selects every device it is a prefix of (mlx5_1 takes mlx5_10 and mlx5_11).",
+            ),
+        )
+    ]
+
+
+def _qos(plan: GroupPlan) -> list[Setting]:
+    network = plan.compute
+    if network is None:
+        return []
+    if network.fabric == "ethernet":
+        qos = network.spec.qos
+        return [
+            Setting(
+                "NCCL_IB_TC",
+                str(qos.roce_dscp << 2),
+                (
+                    f"RoCE traffic class of network {network.name}: the IP TOS byte,",
+                    f"DSCP {qos.roce_dscp} shifted left by two (REFERENCE.md section 6).",
+                ),
+            ),
+            Setting(
+                "NCCL_IB_SL",
+                str(qos.roce_priority),
+                (
+                    f"Priority {qos.roce_priority} of the lossless RoCE queue (the PCP of VLAN-tagged"
+                    " traffic).",
+                ),
+            ),
+        ]
+    return [
+        Setting(
+            "NCCL_IB_SL",
+            "0",
+            (
+                f"InfiniBand service level on network {network.name}: SL 0, the default, as the",
+                "spec defines no QoS levels for its subnet manager.",
+            ),
+        )
+    ]
+
+
+def _socket(plan: GroupPlan) -> Setting:
+    inband = plan.inband
+    netdevs = [p.netdev for p in plan.inband_ports if p.netdev]
+    if inband is not None and inband.spec.dual_homed:
+        return Setting(
+            "NCCL_SOCKET_IFNAME",
+            "bond",
+            (
+                f"Bootstrap over the in-band network {inband.name}. It is dual-homed, so each host",
+                "bonds its in-band ports; the prefix bond matches bond0.",
+            ),
+        )
+    if inband is not None and netdevs and len(netdevs) == len(plan.inband_ports):
+        return Setting(
+            "NCCL_SOCKET_IFNAME",
+            "=" + ",".join(netdevs),
+            (f"Bootstrap over the in-band network {inband.name} (exact interface names).",),
+        )
+    exclude = list(SOCKET_EXCLUDE)
+    if plan.compute is not None and plan.compute.fabric == "infiniband":
+        exclude.append("ib")
+    where = (
+        f"the in-band network {inband.name} (interface names unknown to the catalog)"
+        if inband is not None
+        else "any interface (the spec has no in-band network for this group)"
+    )
+    return Setting(
+        "NCCL_SOCKET_IFNAME",
+        "^" + ",".join(exclude),
+        (
+            f"Bootstrap over {where}:",
+            "exclude loopback, container and VM bridges"
+            + (" and IPoIB on the compute rails." if "ib" in exclude else "."),
+            "Replace with the in-band interface name once it is known.",
+        ),
+    )
+
+
+def render_env(header: list[str], entries: list[Setting]) -> str:
+    lines = [f"# {line}" for line in header]
+    for entry in entries:
+        lines.append("")
+        lines.extend(f"# {line}" for line in entry.comment)
+        lines.append(f"{entry.name}={entry.value}")
+    for line in lines:
+        if line.startswith("#") and "=" in line:
+            raise ValueError(f"comment with '=' would be read as a setting by NCCL: {line!r}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,212 @@
+"""Acceptance against published reference designs (REFERENCE.md section 5).
+
+The specs state node counts and hardware only; every switch, link and transceiver count below
+must follow from the design rules. Expected values are the published tables, typed in here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fabricc.emit.summary import summary
+from tests.support import EXAMPLES, compile_text, compiled
+
+# RA-11333 Table 4: SU, nodes, GPUs, leaves, spines, node+UFM cables, leaf-spine cables.
+RA_11333_TABLE_4 = [
+    (1, 31, 248, 8, 4, 252, 256),
+    (2, 63, 504, 16, 8, 508, 512),
+    (3, 95, 760, 24, 16, 764, 768),
+    (4, 127, 1016, 32, 16, 1020, 1024),
+]
+
+
+def superpod(tmp_path: Path, nodes: int) -> dict[str, Any]:
+    text = (EXAMPLES / "superpod-h100-4su.yaml").read_text()
+    assert "count: 127" in text
+    fabric, _ = compile_text(text.replace("count: 127", f"count: {nodes}"), tmp_path)
+    return summary(fabric)
+
+
+@pytest.mark.parametrize(
+    ("sus", "nodes", "gpus", "leaves", "spines", "node_cables", "spine_cables"), RA_11333_TABLE_4
+)
+def test_ra_11333_table_4(
+    tmp_path: Path,
+    sus: int,
+    nodes: int,
+    gpus: int,
+    leaves: int,
+    spines: int,
+    node_cables: int,
+    spine_cables: int,
+) -> None:
+    result = superpod(tmp_path, nodes)
+    compute = result["networks"]["compute"]
+    assert result["gpus"] == gpus
+    assert compute["scalable_units"] == sus
+    assert compute["tiers"] == 2
+    assert compute["switches"] == {"leaf": leaves, "spine": spines, "core": 0}
+    assert compute["links"]["endpoint-leaf"] == node_cables
+    assert compute["links"]["leaf-spine"] == spine_cables
+
+
+def test_ra_11333_4su_bill_of_materials() -> None:
+    """RA V11 appendix A: 4 SU / 127 nodes."""
+    result = summary(compiled("superpod-h100-4su")[0])
+    networks = result["networks"]
+    compute = networks["compute"]
+    assert result["nodes"]["dgx"] == 127
+    assert result["nodes"]["ufm"] == 4
+    assert compute["links"]["endpoint-leaf"] == 1016 + 4
+    # one twin-port module per used switch cage (48 switches x 32 cages), four per DGX
+    assert compute["transceivers"]["MMA4Z00-NS"] == 1536
+    assert compute["transceivers"]["980-9I51A-00NS00"] == 508
+    # one cable per 400G link, all multimode in the RA design
+    assert compute["cables_by_media"] == {"mmf": 1016 + 4 + 1024}
+    qm9700 = "920-9B210-00FN-0M0"
+    assert result["bom"][qm9700] == 48 + 16
+    assert (
+        sum(
+            networks[n]["switches"]["leaf"] + networks[n]["switches"]["spine"] for n in ("compute",)
+        )
+        == 48
+    )
+    assert sum(networks["storage"]["switches"].values()) == 16
+    assert result["bom"]["920-9N302-00F7-0C2"] == 8  # SN4600C in-band
+    assert result["bom"]["920-9N110-00F1-0C0"] == 8  # SN2201 out-of-band
+    assert networks["inband"]["links"]["endpoint-leaf"] >= 127 * 2  # 254 DGX in-band links
+    assert result["racks"] == 38  # RA Table 7
+
+
+def test_ra_11333_every_dgx_bmc_and_switch_is_managed() -> None:
+    fabric = compiled("superpod-h100-4su")[0]
+    managed = {link.a for link in fabric.links if link.kind == "mgmt"}
+    for device in fabric.devices.values():
+        if device.kind in ("node", "pdu") or (device.kind == "switch" and device.network != "oob"):
+            assert device.name in managed, device.name
+
+
+# DGX SuperPOD B200 RA (QM9700, 32 DGX per SU, no UFM slot): SU, nodes, leaf, spine, core.
+B200_TABLE = [
+    (2, 64, 16, 8, 0),
+    (4, 128, 32, 16, 0),
+    (8, 256, 64, 32, 0),
+    (16, 512, 128, 128, 64),
+    (32, 1024, 256, 256, 128),
+]
+
+
+@pytest.mark.parametrize(("sus", "nodes", "leaves", "spines", "cores"), B200_TABLE)
+def test_b200_superpod_table(
+    tmp_path: Path, sus: int, nodes: int, leaves: int, spines: int, cores: int
+) -> None:
+    fabric, _ = compile_text(
+        "metadata: {name: b200}\n"
+        "site: {racks_per_row: 40, rack: {power_kw: 60}}\n"
+        f"nodes:\n  dgx: {{model: dgx-b200, count: {nodes}, nodes_per_rack: 4}}\n"
+        "networks:\n  compute: {role: compute, fabric: infiniband}\n",
+        tmp_path,
+    )
+    compute = summary(fabric)["networks"]["compute"]
+    assert compute["switches"] == {"leaf": leaves, "spine": spines, "core": cores}
+    assert compute["tiers"] == (3 if cores else 2)
+    cables = nodes * 8
+    assert compute["links"]["endpoint-leaf"] == cables
+    assert compute["links"]["leaf-spine"] == cables
+    assert compute["links"]["spine-core"] == (cables if cores else 0)
+
+
+# DGX SuperPOD B300 XDR RA (Quantum-X800 Q3400, 72 nodes per SU): SU, nodes, leaf, spine, cables.
+B300_XDR_TABLE = [
+    (1, 72, 8, 4, 576),
+    (2, 144, 16, 8, 1152),
+    (4, 288, 32, 18, 2304),
+    (8, 576, 64, 36, 4608),
+    (18, 1296, 144, 72, 10368),
+]
+
+
+@pytest.mark.parametrize(("sus", "nodes", "leaves", "spines", "cables"), B300_XDR_TABLE)
+def test_b300_xdr_table(
+    tmp_path: Path, sus: int, nodes: int, leaves: int, spines: int, cables: int
+) -> None:
+    fabric, _ = compile_text(
+        "metadata: {name: b300}\n"
+        "site: {racks_per_row: 40, rack: {power_kw: 60}}\n"
+        f"nodes:\n  gpu: {{model: hgx-b300, count: {nodes}, nodes_per_rack: 4}}\n"
+        "networks:\n  compute: {role: compute, fabric: infiniband, switches: {leaf: q3400}}\n",
+        tmp_path,
+    )
+    compute = summary(fabric)["networks"]["compute"]
+    assert compute["scalable_units"] == sus
+    assert compute["switches"] == {"leaf": leaves, "spine": spines, "core": 0}
+    assert compute["links"]["endpoint-leaf"] == cables
+    assert compute["links"]["leaf-spine"] == cables
+    # XDR runs 200G lanes: no NDR (100G-lane) optics may appear
+    catalog = fabric.loaded.catalog.catalog
+    assert all(catalog.transceivers[m.part].lane_speed == 200 for m in fabric.modules)
+
+
+def test_rail_k_goes_to_the_port_that_carries_gpu_k() -> None:
+    """DGX H100: rail k is cabled from the OSFP port of GPU k, which is not port order."""
+    fabric = compiled("superpod-h100-4su")[0]
+    gpu_of_port = {
+        "OSFP4/P2": 0,
+        "OSFP3/P2": 1,
+        "OSFP3/P1": 2,
+        "OSFP4/P1": 3,
+        "OSFP1/P2": 4,
+        "OSFP2/P2": 5,
+        "OSFP2/P1": 6,
+        "OSFP1/P1": 7,
+    }
+    checked = 0
+    for link in fabric.links_of("compute"):
+        if link.kind == "endpoint-leaf" and link.a.startswith("dgx"):
+            assert link.rail == gpu_of_port[link.a_port]
+            assert fabric.devices[link.b].rail == link.rail
+            checked += 1
+    assert checked == 1016
+
+
+def test_nvl72_domains() -> None:
+    fabric = compiled("gb200-nvl72-su")[0]
+    assert len(fabric.nvlink_domains) == 8
+    for domain in fabric.nvlink_domains:
+        assert (
+            domain.gpus,
+            domain.switch_chips,
+            len(domain.members),
+            len(domain.switch_trays),
+        ) == (72, 18, 18, 9)
+        assert domain.links_per_gpu == 18
+    assert summary(fabric)["gpus"] == 576
+
+
+def test_partial_unit_is_cabled_as_a_full_one(tmp_path: Path) -> None:
+    """A half-populated unit still gets all its leaves and every leaf-spine cable."""
+    half = summary(
+        compile_text(
+            "metadata: {name: half}\nsite: {rack: {power_kw: 45}}\n"
+            "nodes:\n  dgx: {model: dgx-h100, count: 48, nodes_per_rack: 4}\n"
+            "networks:\n  compute: {role: compute, fabric: infiniband}\n",
+            tmp_path,
+        )[0]
+    )["networks"]["compute"]
+    assert half["switches"] == {"leaf": 16, "spine": 8, "core": 0}
+    assert half["links"]["leaf-spine"] == 16 * 32
+    assert half["links"]["endpoint-leaf"] == 48 * 8
+
+
+def test_spines_provisioned_for_growth(tmp_path: Path) -> None:
+    text = (
+        "metadata: {name: grow}\nsite: {rack: {power_kw: 45}}\n"
+        "nodes:\n  dgx: {model: dgx-h100, count: 64, nodes_per_rack: 4}\n"
+        "networks:\n  compute: {role: compute, fabric: infiniband, spines_for_sus: 4}\n"
+    )
+    compute = summary(compile_text(text, tmp_path)[0])["networks"]["compute"]
+    assert compute["switches"] == {"leaf": 16, "spine": 16, "core": 0}  # spines of the 4-SU design
+    assert compute["links"]["leaf-spine"] == 16 * 32  # but cables only for the 2 units present

@@ -1,0 +1,434 @@
+"""Emitter `nccl`: the topology files and settings follow the hardware and the design.
+
+Expected values come from the IBM Cloud H100 NCCL dump (tests/nccl/reference), REFERENCE.md
+(DGX H100 port map, RoCE traffic class) and NCCL.md - never from the emitter's own output.
+Both files are read with xml.etree here, independently of fabricc's own NCCL parser.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+import yaml
+
+from fabricc.catalog.loader import load_catalog
+from fabricc.errors import SpecError
+from fabricc.nccl.check import check_bytes
+from fabricc.nccl.document import element, render
+from fabricc.nccl.topology import NicPlan, build_topology, cpu_affinity
+from tests.support import compile_text, compiled
+
+IBM_DUMP = Path(__file__).resolve().parent / "nccl" / "reference" / "ibm-cloud-h100-vsi-topo.xml"
+# REFERENCE.md section 2, DGX H100 OSFP port map: GPU -> (netdev, ibverbs device).
+DGX_H100_RAILS = {
+    7: ("ibp220s0", "mlx5_11"),
+    4: ("ibp154s0", "mlx5_6"),
+    6: ("ibp206s0", "mlx5_10"),
+    5: ("ibp192s0", "mlx5_9"),
+    2: ("ibp79s0", "mlx5_4"),
+    1: ("ibp64s0", "mlx5_3"),
+    3: ("ibp94s0", "mlx5_5"),
+    0: ("ibp24s0", "mlx5_0"),
+}
+
+
+def artifact(example: str, path: str) -> str:
+    _, artifacts = compiled(example)
+    content = dict(artifacts)[path]
+    assert isinstance(content, str)
+    return content
+
+
+def env_settings(text: str) -> dict[str, str]:
+    """Read a .env file the way NCCL reads /etc/nccl.conf: split at the first '='."""
+    values: dict[str, str] = {}
+    for line in text.splitlines():
+        if "=" not in line:
+            continue
+        key, _, value = line.partition("=")
+        assert not key.startswith("#"), f"comment read as a setting: {line!r}"
+        values[key] = value
+    return values
+
+
+def parents(root: ET.Element) -> dict[ET.Element, ET.Element]:
+    return {child: parent for parent in root.iter() for child in parent}
+
+
+def gpu_switches(root: ET.Element) -> dict[int, ET.Element]:
+    """GPU dev -> the PCIe switch above the GPU's own PCI function."""
+    up = parents(root)
+    return {int(gpu.attrib["dev"]): up[up[gpu]] for gpu in root.iter("gpu")}
+
+
+def net_switches(root: ET.Element) -> dict[str, ET.Element]:
+    up = parents(root)
+    return {net.attrib["name"]: up[up[up[net]]] for net in root.iter("net")}
+
+
+def nvswitch_links(gpu: ET.Element) -> list[int]:
+    return sorted(
+        int(link.attrib["count"])
+        for link in gpu.iter("nvlink")
+        if link.attrib["tclass"] == "0x068000"
+    )
+
+
+# -- DGX H100 `complete` against the IBM Cloud H100 dump -------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def dgx() -> ET.Element:
+    return ET.fromstring(artifact("superpod-h100-4su", "nccl/dgx-h100.xml"))
+
+
+@pytest.fixture(scope="module")
+def ibm() -> ET.Element:
+    return ET.fromstring(IBM_DUMP.read_text())
+
+
+def test_same_gpu_and_nic_counts_as_the_ibm_dump(dgx: ET.Element, ibm: ET.Element) -> None:
+    assert len(list(dgx.iter("gpu"))) == len(list(ibm.iter("gpu"))) == 8
+    assert len(list(dgx.iter("net"))) == len(list(ibm.iter("net"))) == 8
+    assert len(list(dgx.iter("cpu"))) == len(list(ibm.iter("cpu"))) == 2
+
+
+def test_each_gpu_shares_a_pcie_switch_with_one_nic_like_the_dump(ibm: ET.Element) -> None:
+    switches = gpu_switches(ibm)
+    nets = net_switches(ibm)
+    for switch in switches.values():
+        assert switch.attrib["class"] == "0x060400"
+        assert sum(1 for s in nets.values() if s is switch) == 1
+
+
+def test_each_gpu_shares_its_switch_with_its_rail_nic(dgx: ET.Element) -> None:
+    switches = gpu_switches(dgx)
+    nets = net_switches(dgx)
+    for gpu, (_, rdma) in DGX_H100_RAILS.items():
+        assert switches[gpu].attrib["class"] == "0x060400"
+        assert nets[rdma] is switches[gpu], f"GPU {gpu} and {rdma} are not under one switch"
+        others = [name for name, switch in nets.items() if switch is switches[gpu]]
+        assert others == [rdma]
+
+
+def test_rail_nics_sit_at_the_bus_of_their_netdev(dgx: ET.Element) -> None:
+    # ibp<bus>s0: the predictable netdev name carries the PCI bus number in decimal.
+    up = parents(dgx)
+    for _, (netdev, rdma) in DGX_H100_RAILS.items():
+        (net,) = [n for n in dgx.iter("net") if n.attrib["name"] == rdma]
+        bus = int(netdev.removeprefix("ibp").removesuffix("s0"))
+        assert up[up[net]].attrib["busid"] == f"0000:{bus:02x}:00.0"
+
+
+def test_nvswitch_links_match_the_dump(dgx: ET.Element, ibm: ET.Element) -> None:
+    for root in (dgx, ibm):
+        for gpu in root.iter("gpu"):
+            assert nvswitch_links(gpu) == [4, 4, 5, 5]
+            assert len({link.attrib["target"] for link in gpu.iter("nvlink")}) == 4
+            assert gpu.attrib["sm"] == "90"
+
+
+def test_gpus_and_their_nics_sit_on_the_socket_of_the_dump(
+    dgx: ET.Element, ibm: ET.Element
+) -> None:
+    for root in (dgx, ibm):
+        numa = {
+            int(gpu.attrib["dev"]): cpu.attrib["numaid"]
+            for cpu in root.iter("cpu")
+            for gpu in cpu.iter("gpu")
+        }
+        assert numa == {0: "0", 1: "0", 2: "0", 3: "0", 4: "1", 5: "1", 6: "1", 7: "1"}
+    for cpu in dgx.iter("cpu"):
+        gpus = {int(g.attrib["dev"]) for g in cpu.iter("gpu")}
+        nets = {n.attrib["name"] for n in cpu.iter("net")}
+        assert nets == {DGX_H100_RAILS[g][1] for g in gpus}
+
+
+def test_element_and_attribute_vocabulary_matches_the_dump(
+    dgx: ET.Element, ibm: ET.Element
+) -> None:
+    def vocabulary(root: ET.Element) -> dict[str, set[str]]:
+        seen: dict[str, set[str]] = {}
+        for node in root.iter():
+            seen.setdefault(node.tag, set()).update(node.attrib)
+        return seen
+
+    ours, theirs = vocabulary(dgx), vocabulary(ibm)
+    assert set(ours) == set(theirs)
+    for tag in ("pci", "gpu", "nvlink"):
+        assert ours[tag] == theirs[tag]
+    # What NCCL fills per host (NCCL.md section 9, profile B) is left out.
+    assert theirs["cpu"] - ours["cpu"] == {"host_hash"}
+    assert theirs["net"] - ours["net"] == {"guid", "gdr"}
+
+
+def test_nic_speed_is_the_ndr_port_in_mbps(dgx: ET.Element) -> None:
+    assert {net.attrib["speed"] for net in dgx.iter("net")} == {"400000"}
+    assert {pci.attrib["class"] for pci in dgx.iter("pci") if pci.find("nic") is not None} == {
+        "0x020700"  # InfiniBand compute network (NCCL.md 4.3)
+    }
+
+
+# -- settings ----------------------------------------------------------------------------------------
+
+
+def test_dgx_settings_follow_the_port_map() -> None:
+    settings = env_settings(artifact("superpod-h100-4su", "nccl/dgx-h100.env"))
+    rails = ",".join(DGX_H100_RAILS[gpu][1] for gpu in range(8))
+    assert settings["NCCL_IB_HCA"] == "=" + rails
+    assert settings["NCCL_TOPO_FILE"] == "/etc/nccl/dgx-h100.xml"
+    assert settings["NCCL_SOCKET_IFNAME"] == "bond"  # dual-homed in-band network
+    assert "NCCL_IB_TC" not in settings
+
+
+def test_roce_settings_carry_the_traffic_class() -> None:
+    settings = env_settings(artifact("roce-lab", "nccl/lab-server.env"))
+    assert settings["NCCL_IB_TC"] == "104"  # DSCP 26 << 2, REFERENCE.md section 6
+    assert settings["NCCL_IB_SL"] == "3"
+    assert settings["NCCL_IB_HCA"] == "=mlx5_0,mlx5_1"
+    assert settings["NCCL_SOCKET_IFNAME"].startswith("^")
+
+
+def test_readme_says_where_the_topology_goes() -> None:
+    readme = artifact("superpod-h100-4su", "nccl/README.md")
+    assert "/etc/nccl/TYPE.xml" in readme
+    assert "| dgx-h100 | dgx | `dgx-h100.xml` | `dgx-h100.env` |" in readme
+
+
+def test_only_gpu_node_types_get_files() -> None:
+    _, artifacts = compiled("superpod-h100-4su")
+    names = sorted(path for path, _ in artifacts if path.startswith("nccl/"))
+    assert names == ["nccl/README.md", "nccl/dgx-h100.env", "nccl/dgx-h100.xml"]
+
+
+# -- GB200 NVL72 compute tray ------------------------------------------------------------------------
+
+
+def test_gb200_file_describes_one_tray() -> None:
+    root = ET.fromstring(artifact("gb200-nvl72-su", "nccl/gb200-compute-tray.xml"))
+    cpus = list(root.iter("cpu"))
+    assert [c.attrib["arch"] for c in cpus] == ["arm64", "arm64"]
+    assert all("vendor" not in c.attrib and "host_hash" not in c.attrib for c in cpus)
+    gpus = list(root.iter("gpu"))
+    assert len(gpus) == 4 and {g.attrib["sm"] for g in gpus} == {"100"}
+    for gpu in gpus:
+        (link,) = gpu.iter("nvlink")
+        assert link.attrib == {"target": "fffffff:ff:ff.0", "count": "18", "tclass": "0x068000"}
+        assert len(list(gpu.iter("c2c"))) == 1
+    # NCCL.md section 8: GPU bus ids seen on GB200 trays, two per Grace.
+    busids = {
+        cpu.attrib["numaid"]: sorted(
+            p.attrib["busid"] for p in cpu.iter("pci") if p.find("gpu") is not None
+        )
+        for cpu in cpus
+    }
+    assert busids == {"0": ["0008:01:00.0", "0009:01:00.0"], "1": ["0018:01:00.0", "0019:01:00.0"]}
+    for cpu in cpus:  # each GPU's rail NIC (mlx5_k serves GPU k) under the same Grace
+        gpus_here = {int(g.attrib["dev"]) for g in cpu.iter("gpu")}
+        assert {n.attrib["name"] for n in cpu.iter("net")} == {f"mlx5_{g}" for g in gpus_here}
+
+
+@pytest.mark.parametrize(
+    "example", ["roce-lab", "superpod-h100-4su", "gb200-nvl72-su", "spectrum-x-2plane"]
+)
+def test_every_emitted_file_passes_the_validator(example: str) -> None:
+    _, artifacts = compiled(example)
+    xml = [(path, text) for path, text in artifacts if path.endswith(".xml")]
+    assert xml
+    for path, text in xml:
+        assert isinstance(text, str)
+        assert check_bytes(text.encode()) == [], path
+
+
+# -- every catalog topology, both profiles ------------------------------------------------------------
+
+
+def catalog_files() -> list[tuple[str, str, str]]:
+    catalog = load_catalog().catalog
+    files = []
+    for name, topology in catalog.host_topologies.items():
+        node = catalog.nodes[name]
+        nics = {nic: NicPlan(nic, index, 400000) for index, nic in enumerate(topology.nic_nodes())}
+        for profile in ("skeleton", "complete"):
+            text = render(build_topology(name, topology, node, profile, nics))
+            files.append((name, profile, text))
+    return files
+
+
+CATALOG_FILES = catalog_files()
+
+
+@pytest.mark.parametrize(
+    ("name", "profile", "text"), CATALOG_FILES, ids=[f"{n}-{p}" for n, p, _ in CATALOG_FILES]
+)
+def test_every_catalog_topology_passes_the_validator(name: str, profile: str, text: str) -> None:
+    findings = check_bytes(text.encode())
+    assert findings == [], [f.render(name) for f in findings]
+
+
+def test_the_deliverable_node_types_have_topologies() -> None:
+    names = {name for name, _, _ in CATALOG_FILES}
+    assert {"dgx-h100", "dgx-h200", "dgx-b200", "hgx-h100", "gb200-compute-tray"} <= names
+
+
+@pytest.mark.parametrize(("name", "text"), [(n, t) for n, p, t in CATALOG_FILES if p == "skeleton"])
+def test_skeleton_holds_only_cpus_and_pci(name: str, text: str) -> None:
+    root = ET.fromstring(text)
+    assert {node.tag for node in root.iter()} == {"system", "cpu", "pci"}
+    leaves = [pci for pci in root.iter("pci") if len(pci) == 0]
+    assert any(pci.attrib["class"].startswith("0x03") for pci in leaves)
+
+
+@pytest.mark.parametrize(("name", "text"), [(n, t) for n, p, t in CATALOG_FILES if p == "complete"])
+def test_complete_profile_has_the_generation_link_counts(name: str, text: str) -> None:
+    root = ET.fromstring(text)
+    expected = {"89": [], "90": [4, 4, 5, 5], "100": [18], "103": [18]}  # NCCL.md 4.5 and 8
+    for gpu in root.iter("gpu"):
+        assert nvswitch_links(gpu) == expected[gpu.attrib["sm"]]
+
+
+def test_affinity_is_the_sysfs_cpumap() -> None:
+    # Masks of the corrected Azure NDv5 file: 2 x 48 CPUs (NCCL.md 4.2).
+    assert cpu_affinity(list(range(48)), 96) == "00000000,0000ffff,ffffffff"
+    assert cpu_affinity(list(range(48, 96)), 96) == "ffffffff,ffff0000,00000000"
+
+
+# -- spec options -----------------------------------------------------------------------------------
+
+LAB = """
+metadata: {name: lab}
+nodes:
+  a: {model: lab-server, count: 2, hostname: "a{n:02d}"}
+  b: {model: lab-server, count: 2, hostname: "b{n:02d}"}
+networks:
+  fabric:
+    role: compute
+    fabric: ethernet
+    tiers: 1
+    endpoints: ENDPOINTS
+    qos: {roce_dscp: 24}
+outputs:
+  nccl: {profile: PROFILE}
+"""
+
+
+def test_skeleton_profile_from_the_spec(tmp_path: Path) -> None:
+    spec = LAB.replace("ENDPOINTS", "{a: {}, b: {}}").replace("PROFILE", "skeleton")
+    _, artifacts = compile_text(spec, tmp_path)
+    files = dict(artifacts)
+    text = files["nccl/lab-server.xml"]
+    assert isinstance(text, str)
+    assert "<gpu" not in text and "<net" not in text and "<nic" not in text
+    assert check_bytes(text.encode()) == []
+    env = files["nccl/lab-server.env"]
+    assert isinstance(env, str)
+    assert env_settings(env)["NCCL_IB_TC"] == "96"  # DSCP 24 << 2
+
+
+def test_groups_of_one_model_attached_differently_get_their_own_files(tmp_path: Path) -> None:
+    spec = LAB.replace("ENDPOINTS", "{a: {}}").replace("PROFILE", "complete")
+    _, artifacts = compile_text(spec, tmp_path)
+    files = dict(artifacts)
+    assert sorted(p for p in files if p.startswith("nccl/") and p != "nccl/README.md") == [
+        "nccl/lab-server-a.env",
+        "nccl/lab-server-a.xml",
+        "nccl/lab-server-b.env",
+        "nccl/lab-server-b.xml",
+    ]
+    a = env_settings(str(files["nccl/lab-server-a.env"]))
+    b = env_settings(str(files["nccl/lab-server-b.env"]))
+    assert a["NCCL_TOPO_FILE"] == "/etc/nccl/lab-server-a.xml"
+    assert "NCCL_IB_TC" in a and "NCCL_IB_TC" not in b
+
+
+def test_a_user_catalog_corrects_a_topology(tmp_path: Path) -> None:
+    catalog = load_catalog().catalog.host_topologies["lab-server"]
+    data = catalog.model_dump(mode="json", exclude_none=True)
+    data["cpus"][0]["pci"][0]["children"][1]["busid"] = "0000:3b:00.0"
+    (tmp_path / "site.yaml").write_text(yaml.safe_dump({"host_topologies": {"lab-server": data}}))
+    spec = LAB.replace("ENDPOINTS", "{a: {}, b: {}}").replace("PROFILE", "complete")
+    _, artifacts = compile_text('catalog: ["site.yaml"]\n' + spec, tmp_path)
+    assert 'busid="0000:3b:00.0"' in str(dict(artifacts)["nccl/lab-server.xml"])
+
+
+def test_a_node_model_without_topology_still_gets_its_settings(tmp_path: Path) -> None:
+    lab = load_catalog().catalog.nodes["lab-server"].model_dump(mode="json", exclude_none=True)
+    (tmp_path / "site.yaml").write_text(yaml.safe_dump({"nodes": {"my-gpu": lab}}))
+    spec = LAB.replace("lab-server", "my-gpu").replace("ENDPOINTS", "{a: {}, b: {}}")
+    _, artifacts = compile_text(
+        'catalog: ["site.yaml"]\n' + spec.replace("PROFILE", "complete"), tmp_path
+    )
+    files = dict(artifacts)
+    assert "nccl/my-gpu.xml" not in files
+    settings = env_settings(str(files["nccl/my-gpu.env"]))
+    assert "NCCL_TOPO_FILE" not in settings and settings["NCCL_IB_HCA"] == "=mlx5_0,mlx5_1"
+    assert "No host topology in the catalog for: my-gpu" in str(files["nccl/README.md"])
+
+
+def test_catalog_errors_point_at_the_entry(tmp_path: Path) -> None:
+    (tmp_path / "site.yaml").write_text(
+        "host_topologies:\n"
+        "  lab-server:\n"
+        "    description: broken\n"
+        "    source: test\n"
+        "    logical_cpus: 8\n"
+        "    devices:\n"
+        "      gpu: {description: g, class_code: 0x030200, link_speed: 16.0 GT/s PCIe,"
+        " link_width: 16, source: test}\n"
+        "    cpus:\n"
+        "      - numaid: 0\n"
+        "        cpulist: 0-7\n"
+        "        arch: arm64\n"
+        "        source: test\n"
+        "        pci: [{busid: '0000:01:00.0', device: gpu, gpu: 0}]\n"
+        "    net: {source: test}\n"
+    )
+    spec = LAB.replace("ENDPOINTS", "{a: {}, b: {}}").replace("PROFILE", "complete")
+    with pytest.raises(SpecError) as caught:
+        compile_text('catalog: ["site.yaml"]\n' + spec, tmp_path)
+    text = str(caught.value)
+    # YAML 1.2 reads an unquoted 0x030200 as a number.
+    assert "site.yaml:7:" in text and "expected a string" in text
+
+
+def test_catalog_cross_check_against_the_node_model(tmp_path: Path) -> None:
+    topology = load_catalog().catalog.host_topologies["lab-server"]
+    data = topology.model_dump(mode="json", exclude_none=True)
+    del data["cpus"][1]  # GPUs 2, 3 and NIC mlx5_1 disappear
+    (tmp_path / "site.yaml").write_text(yaml.safe_dump({"host_topologies": {"lab-server": data}}))
+    spec = LAB.replace("ENDPOINTS", "{a: {}, b: {}}").replace("PROFILE", "complete")
+    with pytest.raises(SpecError) as caught:
+        compile_text('catalog: ["site.yaml"]\n' + spec, tmp_path)
+    text = str(caught.value)
+    assert "places GPUs [0, 1], but 'lab-server' has GPUs 0..3" in text
+    assert "rail NIC mlx5_1 of 'lab-server' is missing" in text
+
+
+# -- the serializer -------------------------------------------------------------------------------
+
+
+def test_serializer_writes_nccl_layout() -> None:
+    tree = element(
+        "system",
+        {"version": 1},
+        element("cpu", {"arch": "arm64", "numaid": 0}),
+    )
+    assert render(tree) == '<system version="1">\n  <cpu numaid="0" arch="arm64"/>\n</system>\n'
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        lambda: element("nvs", {}),
+        lambda: element("cpu", {"mem": 1}),
+        lambda: render(element("system", {"name": "a\tb"})),
+        lambda: render(element("system", {"name": 'a"b'})),
+        lambda: render(element("system", {"name": "x" * 254})),
+    ],
+)
+def test_serializer_refuses_what_nccl_cannot_read(bad: object) -> None:
+    assert callable(bad)
+    with pytest.raises(ValueError):
+        bad()
