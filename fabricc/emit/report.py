@@ -21,13 +21,15 @@ from fabricc.emit.bom import CATEGORY_ORDER, bom_lines
 from fabricc.emit.diagrams import diagrams
 from fabricc.emit.diagrams.model import DRAWN, SECTIONS, Diagram
 from fabricc.emit.diagrams.racks import rack_power
-from fabricc.emit.diagrams.render import INSTALL_HINT, render, should_render
+from fabricc.emit.diagrams.render import INSTALL_HINT, graphviz_available, should_render, to_svg
+from fabricc.emit.diagrams.style import plural
 from fabricc.emit.summary import summary
 from fabricc.emit.templating import environment
 from fabricc.ir import ENDPOINT_LEAF, LEAF_SPINE, SPINE_CORE, Fabric
 
 PATH = "report/index.html"
 RACK_ROWS_INLINE = 12  # rack elevation rows drawn in the page; the rest are linked
+POWER_TABLE_OPEN = 24  # racks up to which the power table starts unfolded (the floor plan leads)
 MEDIA_NAMES = {
     "copper": "copper (DAC/ACC)",
     "mmf": "multimode fiber",
@@ -82,7 +84,7 @@ def figures(fabric: Fabric) -> tuple[list[dict[str, Any]], int, list[Diagram]]:
                 continue
         svg: str | None = None
         if diagram.engine == DRAWN or rendering:
-            svg = render(diagram)
+            svg = to_svg(diagram)
         else:
             missing += 1
         by_section[diagram.section].append(
@@ -113,14 +115,28 @@ def key_figures(fabric: Fabric, data: dict[str, Any]) -> list[tuple[str, str, st
     sizes = ", ".join(f"{n} × {size} GPUs" for size, n in data["nvlink_domains"].items())
     groups = ", ".join(f"{n:,} {g}" for g, n in data["nodes"].items())
     return [
-        ("GPUs", f"{data['gpus']:,}", sizes or "no NVLink domains"),
+        ("GPUs", f"{data['gpus']:,}", gpu_models(fabric) or "none"),
         ("Nodes", f"{nodes:,}", groups),
         ("Switches", f"{switches:,}", f"in {len(networks)} networks"),
         ("Links", f"{len(fabric.links):,}", f"{cables:,} cables"),
-        ("Racks", f"{data['racks']:,}", f"{len({r.row for r in fabric.racks})} rows"),
-        ("Power", f"{data['power_kw']:,.1f} kW", "device maximum"),
+        ("Racks", f"{data['racks']:,}", plural(len({r.row for r in fabric.racks}), "row")),
+        ("Power", power_text(data["power_kw"]), "device maximum"),
         ("NVLink domains", f"{domains:,}", sizes or "-"),
     ]
+
+
+def gpu_models(fabric: Fabric) -> str:
+    catalog = fabric.loaded.catalog.catalog
+    models: Counter[str] = Counter()
+    for device in fabric.devices.values():
+        node = catalog.nodes.get(device.model)
+        if node is not None and node.gpu is not None and node.gpus:
+            models[node.gpu.model] += node.gpus
+    return ", ".join(models)
+
+
+def power_text(kw: float) -> str:
+    return f"{kw / 1000:,.2f} MW" if kw >= 1000 else f"{kw:,.1f} kW"
 
 
 def network_rows(data: dict[str, Any]) -> list[dict[str, Any]]:
@@ -242,6 +258,20 @@ def bom_sections(fabric: Fabric) -> list[dict[str, Any]]:
     return sections
 
 
+def missing_reason(fabric: Fabric) -> str:
+    count = sum(1 for d in diagrams(fabric) if d.engine != DRAWN)
+    what = f"{plural(count, 'diagram')} {'was' if count == 1 else 'were'} not rendered"
+    if fabric.loaded.spec.outputs.diagrams.render == "never" or graphviz_available():
+        return (
+            f"{what} (outputs.diagrams.render: never). Their Graphviz sources are in diagrams/; "
+            "the first lines of each give the command that renders it."
+        )
+    return (
+        f"{what}: Graphviz `dot` was not found when this report was built. To get the "
+        f"pictures, {INSTALL_HINT} and build again; the DOT sources are in diagrams/."
+    )
+
+
 def context(fabric: Fabric) -> dict[str, Any]:
     data = summary(fabric)
     sections, missing, linked = figures(fabric)
@@ -256,11 +286,11 @@ def context(fabric: Fabric) -> dict[str, Any]:
         "warnings": warnings,
         "sections": sections,
         "missing": missing,
-        "install_hint": INSTALL_HINT,
+        "missing_reason": missing_reason(fabric) if missing else "",
         "linked": [{"name": d.name, "title": d.title} for d in linked],
         "cables": cable_table(fabric),
         "power": power_rows(fabric),
-        "power_open": len(fabric.racks) <= 64,
+        "power_open": len(fabric.racks) <= POWER_TABLE_OPEN,
         "bom": bom_sections(fabric),
     }
 

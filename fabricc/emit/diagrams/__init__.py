@@ -16,7 +16,7 @@ from fabricc.emit.diagrams.nvlink import nvlink_diagrams
 from fabricc.emit.diagrams.overview import overview
 from fabricc.emit.diagrams.planes import planes
 from fabricc.emit.diagrams.racks import elevations, floorplan
-from fabricc.emit.diagrams.render import render, should_render
+from fabricc.emit.diagrams.render import should_render, to_svg
 from fabricc.emit.diagrams.su import su_diagrams
 from fabricc.ir import Fabric
 
@@ -54,5 +54,5 @@ def emit(fabric: Fabric) -> list[Artifact]:
             continue
         artifacts.append((f"{FOLDER}/{diagram.name}.dot", diagram.source))
         if rendering:
-            artifacts.append((f"{FOLDER}/{diagram.name}.svg", render(diagram)))
+            artifacts.append((f"{FOLDER}/{diagram.name}.svg", to_svg(diagram)))
     return artifacts

@@ -35,7 +35,6 @@ class Box:
     tone: style.Tone
     lines: tuple[str, ...] = ()
     pips: tuple[str, ...] = ()  # one small square per member, in the member's colour
-    ports: tuple[str, ...] = ()  # Graphviz port names of the pips, for lines that start there
     inline: bool = False  # title and pips on one line (a node with its NICs)
     html: Html | None = None  # a label of the caller's own (width and height must be given)
     dashed: bool = False
@@ -95,10 +94,9 @@ def inline_label(box: Box) -> Html:
         "</B></FONT></TD>",
         '<TD WIDTH="3"></TD>',
     ]
-    for index, colour in enumerate(box.pips):
-        port = f' PORT="{box.ports[index]}"' if index < len(box.ports) else ""
+    for colour in box.pips:
         cells.append(
-            f'<TD{port} FIXEDSIZE="TRUE" WIDTH="{PIP:g}" HEIGHT="{PIP:g}" BGCOLOR="{colour}"></TD>'
+            f'<TD FIXEDSIZE="TRUE" WIDTH="{PIP:g}" HEIGHT="{PIP:g}" BGCOLOR="{colour}"></TD>'
         )
     return Html(
         '<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="1" CELLPADDING="0">'
@@ -335,7 +333,8 @@ class Scene:
 
     @staticmethod
     def pos(x: float, y: float) -> str:
-        return f"{x:.1f},{-y:.1f}!"
+        """Graphviz position in points; y grows upwards there."""
+        return f"{_point(x)},{_point(-y)}!"
 
     def draw_frames(self, frames: Sequence[Frame]) -> None:
         """Frames go first: Graphviz draws nodes in order, so they sit behind the boxes."""
@@ -519,6 +518,11 @@ class Scene:
 
     def source(self) -> str:
         return self.graph.source()
+
+
+def _point(value: float) -> str:
+    text = f"{value:.1f}"
+    return "0.0" if text == "-0.0" else text
 
 
 def _inches(points: float) -> str:

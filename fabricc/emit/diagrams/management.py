@@ -176,7 +176,8 @@ def management(fabric: Fabric) -> Diagram | None:
     uplinked = sum(sum(c.values()) for c in uplinks.values())
     caption = (
         f"The out-of-band network: {style.plural(len(access), 'access switch', 'access switches')}"
-        f" serve the BMCs, switch management ports and PDUs of neighbouring racks"
+        + (" serves" if len(access) == 1 else " serve")
+        + " the BMCs, switch management ports and PDUs of neighbouring racks"
         f" ({style.count(ports)} ports)"
         + (
             f", and uplink to {', '.join(upper_ids[:4])}{' …' if len(upper_ids) > 4 else ''}"

@@ -31,7 +31,7 @@ class Diagram:
     section: str  # a key of SECTIONS
     engine: str  # PINNED, RANKED or DRAWN
     source: str  # DOT text, or the SVG itself when engine is DRAWN
-    labels: tuple[str, ...] = ()  # device names the picture must show (checked by the tests)
+    labels: tuple[str, ...] = ()  # names the picture must show: devices, GPUs (tests check them)
 
     @property
     def command(self) -> tuple[str, ...]:

@@ -128,7 +128,14 @@ def node_domain(model_key: str, model: NodeModel, example: str, count: int) -> D
         f"chips ({links_text} links per GPU; line width shows the count); under each GPU its "
         "NIC, coloured by rail."
     )
-    return Diagram(name, f"NVLink domain · {model_key}", caption, "nvlink", RANKED, graph.source())
+    labels = (
+        *(f"NVSwitch {c + 1}" for c in range(chips)),
+        *(f"GPU {g}" for g in range(gpus)),
+        *(nic for g in range(gpus) for nic in nic_of.get(g, [])),
+    )
+    return Diagram(
+        name, f"NVLink domain · {model_key}", caption, "nvlink", RANKED, graph.source(), labels
+    )
 
 
 def rack_domain(model_key: str, model: NodeModel, domain: NvlinkDomain, count: int) -> Diagram:

@@ -27,6 +27,7 @@ NODE_BOXES = 12  # endpoint groups before they are merged by node group alone
 LABELLED = 12  # line labels per tier pair; above that the gutter gives the total
 TIERS = ("core", "spine", "leaf")
 TIER_NAMES = {"core": "CORE", "spine": "SPINE", "leaf": "LEAF"}
+PLURALS = {"core": "cores", "spine": "spines", "leaf": "leaves"}
 KIND_OF_PAIR = {("core", "spine"): SPINE_CORE, ("spine", "leaf"): LEAF_SPINE}
 
 
@@ -282,6 +283,8 @@ class _Overview:
                     if peer
                     else (style.rail_hex(rail) if rail is not None else style.LINK)
                 )
+                if not labelled and not peer:
+                    colour += "b0"  # a dense mesh: lighter lines, so boxes and labels lead
                 text = bundle_text(item)
                 scene.link(
                     item.a,
@@ -359,7 +362,7 @@ class _Overview:
         t = self.topology
         counts = Counter(link.kind for link in self.links)
         tiers = ", ".join(
-            f"{style.count(len(t.switches[tier]))} {tier if len(t.switches[tier]) == 1 else tier + 's'}"
+            style.plural(len(t.switches[tier]), tier, PLURALS[tier])
             for tier in ("leaf", "spine", "core")
             if t.switches.get(tier)
         )

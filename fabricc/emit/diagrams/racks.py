@@ -16,9 +16,9 @@ from fabricc.emit.diagrams.model import DRAWN, Diagram
 from fabricc.emit.diagrams.svg import Canvas
 from fabricc.ir import Device, Fabric, Rack
 
-U = 11.0  # points per rack unit
-RACK_W = 164.0
-GAP = 22.0
+U = 10.0  # points per rack unit
+RACK_W = 150.0
+GAP = 18.0
 MARGIN = 20.0
 HEAD = 64.0  # title of the drawing
 RACK_HEAD = 46.0  # name, role and power above each rack
@@ -91,7 +91,7 @@ def _rack(canvas: Canvas, fabric: Fabric, rack: Rack, x: float, y: float, reserv
     canvas.rect(inner_x, top, inner_w, height_u * U, fill=style.PAPER, stroke="#94a3b8", width=0.6)
     for u in range(1, height_u + 1):
         uy = top + (height_u - u) * U
-        canvas.text(x + U_LABEL - 3, uy + U - 2.6, str(u), size=6.5, fill=style.FAINT, anchor="end")
+        canvas.text(x + U_LABEL - 3, uy + U - 2.4, str(u), size=6, fill=style.FAINT, anchor="end")
         if u > 1:
             canvas.line(inner_x, uy + U, inner_x + inner_w, uy + U, stroke="#eef2f6", width=0.5)
     if reserved:
@@ -133,7 +133,7 @@ def _rack(canvas: Canvas, fabric: Fabric, rack: Rack, x: float, y: float, reserv
             width=0.9,
             rx=1.5,
         )
-        size = 7.5 if device.height_u == 1 else 8.5
+        size = 7.0 if device.height_u == 1 else 8.5
         baseline = dy + dh / 2 + size * 0.35 if device.height_u < 3 else dy + 12
         canvas.text(inner_x + 5, baseline, device.name, size=size, bold=True)
         if device.power_w:

@@ -58,7 +58,7 @@ def notices(fabric: Fabric) -> list[str]:
     return []
 
 
-def render(diagram: Diagram) -> str:
+def to_svg(diagram: Diagram) -> str:
     if diagram.engine == DRAWN:
         return diagram.source
     return render_dot(diagram.command, diagram.source)

@@ -86,7 +86,6 @@ class _Unit:
                         name,
                         tone,
                         pips=tuple(style.rail_hex(r) for r in node_rails),
-                        ports=tuple(f"r{r}" for r in node_rails),
                         inline=True,
                         tooltip=f"{name} ({device.model})",
                     )
@@ -116,7 +115,6 @@ class _Unit:
                 title,
                 tone,
                 pips=tuple(style.rail_hex(r) for r in group_rails),
-                ports=tuple(f"r{r}" for r in group_rails),
                 inline=True,
                 dashed=group.is_ellipsis,
                 tooltip=f"{group.members[0]} … {group.members[-1]}",
@@ -235,7 +233,7 @@ class _Unit:
                     colour=style.rail_hex(rail),
                     width=0.7 if item.links == 1 else 1.4,
                     tooltip=f"{item.a} – {item.b}: {style.links_label(item.links, dict(item.speeds))}",
-                    tailport=f"r{rail}:e" if rail is not None else "e",
+                    tailport="e",
                     headport="w",
                 )
             else:
@@ -323,11 +321,9 @@ def _consecutive(values: list[int]) -> bool:
     return values == list(range(values[0], values[0] + len(values)))
 
 
-def su_diagrams(fabric: Fabric, network: str) -> list[Diagram]:
-    """One diagram per distinct SU shape of a rail-optimized network with scalable units."""
+def _units(fabric: Fabric, network: str) -> dict[int, _Unit]:
+    """Every scalable unit of a network that has rail leaves and nodes, by SU index."""
     topology = fabric.networks[network]
-    if not topology.sus:
-        return []
     devices = fabric.devices
     classes = facts.leaf_classes(topology)
     railed = facts.rail_optimized_classes(topology)
@@ -343,15 +339,31 @@ def su_diagrams(fabric: Fabric, network: str) -> list[Diagram]:
         end = link.b if link.kind == ENDPOINT_LEAF else link.a if link.kind == LEAF_SPINE else None
         if end is not None and end in su_of:
             links.setdefault(su_of[end], []).append(link)
-    shapes: dict[Hashable, list[int]] = {}
     units: dict[int, _Unit] = {}
     for su in sorted(leaves):
         unit = _Unit(fabric, topology, su, leaves[su], links.get(su, []))
-        if not unit.leaves or not unit.nodes:
-            continue
+        if unit.nodes:
+            units[su] = unit
+    return units
+
+
+def _shapes(units: dict[int, _Unit]) -> list[list[int]]:
+    shapes: dict[Hashable, list[int]] = {}
+    for su, unit in units.items():
         shapes.setdefault(unit.signature(), []).append(su)
-        units.setdefault(su, unit)
-    diagrams = []
-    for members in list(shapes.values())[:SHAPES_SHOWN]:
-        diagrams.append(units[members[0]].build(members))
-    return diagrams
+    return list(shapes.values())
+
+
+def su_shapes(fabric: Fabric, network: str) -> list[list[int]]:
+    """SU indices grouped by shape (node groups and counts, leaves, links per leaf, spines)."""
+    if not fabric.networks[network].sus:
+        return []
+    return _shapes(_units(fabric, network))
+
+
+def su_diagrams(fabric: Fabric, network: str) -> list[Diagram]:
+    """One diagram per distinct SU shape (at most SHAPES_SHOWN) of a network with SUs."""
+    if not fabric.networks[network].sus:
+        return []
+    units = _units(fabric, network)
+    return [units[members[0]].build(members) for members in _shapes(units)[:SHAPES_SHOWN]]
