@@ -89,11 +89,10 @@ def _rack(canvas: Canvas, fabric: Fabric, rack: Rack, x: float, y: float, reserv
         x, top - 3, RACK_W, height_u * U + 6, fill=tone.fill, stroke="#334155", width=1.4, rx=3
     )
     canvas.rect(inner_x, top, inner_w, height_u * U, fill=style.PAPER, stroke="#94a3b8", width=0.6)
-    for u in range(1, height_u + 1):
-        uy = top + (height_u - u) * U
-        canvas.text(x + U_LABEL - 3, uy + U - 2.4, str(u), size=6, fill=style.FAINT, anchor="end")
-        if u > 1:
-            canvas.line(inner_x, uy + U, inner_x + inner_w, uy + U, stroke="#eef2f6", width=0.5)
+    scale = f"u{height_u}"
+    if scale not in canvas.defs:
+        canvas.define(scale, _u_scale(height_u))
+    canvas.use(scale, x, top)
     if reserved:
         canvas.rect(
             inner_x + 2,
@@ -155,6 +154,17 @@ def _rack(canvas: Canvas, fabric: Fabric, rack: Rack, x: float, y: float, reserv
         pdu_power = Counter(d.model for d in pdus)
         text = ", ".join(f"{n} × {m}" for m, n in sorted(pdu_power.items()))
         canvas.text(x, foot, f"0U: {text}", size=7, fill=style.MUTED)
+
+
+def _u_scale(height_u: int) -> Canvas:
+    """U numbers and unit lines of an empty rack, drawn once per drawing and reused."""
+    scale = Canvas(RACK_W, height_u * U, "")
+    for u in range(1, height_u + 1):
+        uy = (height_u - u) * U
+        scale.text(U_LABEL - 3, uy + U - 2.4, str(u), size=6, fill=style.FAINT, anchor="end")
+        if u > 1:
+            scale.line(U_LABEL, uy + U, RACK_W, uy + U, stroke="#eef2f6", width=0.5)
+    return scale
 
 
 def _tip(fabric: Fabric, device: Device) -> str:

@@ -15,6 +15,7 @@ from fabricc.emit.diagrams import facts, style
 from fabricc.emit.diagrams.groups import Group, bundle, elide, group_by, ordinal_range
 from fabricc.emit.diagrams.layout import Box, Frame, Row, Scene
 from fabricc.emit.diagrams.model import PINNED, Diagram
+from fabricc.emit.diagrams.overview import line_width
 from fabricc.ir import ENDPOINT_LEAF, LEAF_SPINE, Fabric, Link, NetworkTopology
 
 NODES_SHOWN = 48  # endpoints drawn one by one; beyond, one box per rack-scale system or rack
@@ -105,11 +106,13 @@ class _Unit:
             group_rails = sorted(
                 {r for m in group.members for r in rails[m]}, key=lambda r: -1 if r is None else r
             )
-            title = (
-                f"⋯ {group.hidden} more"
-                if group.is_ellipsis
-                else f"{group.key} ({len(group.members)})"
-            )
+            count = len(group.members)
+            if group.is_ellipsis:
+                title = f"⋯ {group.hidden} more ({count})"
+            elif first.system is not None:
+                title = f"{group.key} · {style.plural(count, 'tray')}"
+            else:
+                title = f"rack {group.key} · {count} {first.group or first.kind}"
             box = Box(
                 f"n{index}",
                 title,
@@ -231,7 +234,7 @@ class _Unit:
                     item.a,
                     item.b,
                     colour=style.rail_hex(rail),
-                    width=0.7 if item.links == 1 else 1.4,
+                    width=0.7 if item.links == 1 else line_width(item.links),
                     tooltip=f"{item.a} – {item.b}: {style.links_label(item.links, dict(item.speeds))}",
                     tailport="e",
                     headport="w",

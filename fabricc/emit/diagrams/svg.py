@@ -29,6 +29,7 @@ class Canvas:
     height: float
     title: str
     parts: list[str] = field(default_factory=list)
+    defs: dict[str, list[str]] = field(default_factory=dict)  # id -> shapes, drawn by use()
 
     def rect(
         self,
@@ -87,6 +88,13 @@ class Canvas:
             f'text-anchor="{anchor}"{weight}{klass}>{esc(text)}</text>'
         )
 
+    def define(self, name: str, draw: Canvas) -> None:
+        """Shapes drawn once and placed many times with use() (at the origin of `draw`)."""
+        self.defs.setdefault(name, draw.parts)
+
+    def use(self, name: str, x: float, y: float) -> None:
+        self.parts.append(f'<use xlink:href="#{name}" x="{num(x)}" y="{num(y)}"/>')
+
     def group(self, tip: str) -> None:
         self.parts.append(f"<g><title>{esc(tip)}</title>")
 
@@ -96,11 +104,16 @@ class Canvas:
     def source(self) -> str:
         head = (
             '<?xml version="1.0" encoding="UTF-8"?>\n'
-            f'<svg xmlns="http://www.w3.org/2000/svg" width="{num(self.width)}pt" '
+            '<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" '
+            f'width="{num(self.width)}pt" '
             f'height="{num(self.height)}pt" viewBox="0 0 {num(self.width)} {num(self.height)}" '
             f'font-family="{style.FONT_STACK}">\n'
             f"<title>{esc(self.title)}</title>\n"
             f'<rect x="0" y="0" width="{num(self.width)}" height="{num(self.height)}" '
             f'fill="{style.PAPER}"/>\n'
         )
-        return head + "\n".join(self.parts) + "\n</svg>\n"
+        defs = "".join(
+            f'<defs>\n<g id="{name}">\n' + "\n".join(parts) + "\n</g>\n</defs>\n"
+            for name, parts in self.defs.items()
+        )
+        return head + defs + "\n".join(self.parts) + "\n</svg>\n"
