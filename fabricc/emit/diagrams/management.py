@@ -3,121 +3,129 @@
 Consumes the Fabric IR; produces a Diagram laid out by `dot` (it is small by construction):
 the switches the OOB access switches uplink to, the access switches, and under each the racks
 whose BMCs, switch management ports and PDUs it serves (as rack ranges with port counts). More
-than 12 access switches are grouped by row, and more than 8 rows collapse into one '...' box.
+than 12 access switches are grouped by row, more than 8 rows collapse into one '...' box, and
+more than 6 uplink targets are grouped by network and tier.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass, field
 from itertools import pairwise
 
 from fabricc.emit.diagrams import style
-from fabricc.emit.diagrams.dot import Html
+from fabricc.emit.diagrams.dot import Graph, Html
 from fabricc.emit.diagrams.groups import Group, elide, group_by
 from fabricc.emit.diagrams.model import RANKED, Diagram
 from fabricc.emit.diagrams.ranked import cell, ranked_graph
-from fabricc.ir import MGMT, UPLINK, Fabric
+from fabricc.ir import MGMT, UPLINK, Fabric, NetworkTopology
 
 SWITCHES_SHOWN = 12
 ROWS_SHOWN = 8
+TARGETS_SHOWN = 6
+RANGES_SHOWN = 40  # characters of rack ranges in one box
 KIND_WORDS = {"node": "BMC", "tray": "BMC", "switch": "switch", "pdu": "PDU"}
 
 
+@dataclass(slots=True)
+class _Access:
+    """What one access switch serves, and where it uplinks."""
+
+    racks: list[str] = field(default_factory=list)
+    ports: Counter[str] = field(default_factory=Counter)  # BMC / switch / PDU -> count
+    uplinks: Counter[str] = field(default_factory=Counter)  # target switch -> links
+
+
 def rack_ranges(fabric: Fabric, racks: list[str]) -> str:
-    """Runs of neighbouring racks, such as B01-B06, C01, in layout order."""
-    indices = sorted(fabric.rack_by_name[r].index for r in set(racks))
+    """Runs of neighbouring racks in one row, such as B01–B06, C01, in layout order."""
+    indices = sorted({fabric.rack_by_name[r].index for r in racks})
     runs: list[list[int]] = []
     for i in indices:
-        if runs and i == runs[-1][-1] + 1 and fabric.racks[i].row == fabric.racks[runs[-1][-1]].row:
+        last = runs[-1][-1] if runs else None
+        if last is not None and i == last + 1 and fabric.racks[i].row == fabric.racks[last].row:
             runs[-1].append(i)
         else:
             runs.append([i])
-    parts = [
+    names = [
         fabric.racks[run[0]].name
         if len(run) == 1
         else f"{fabric.racks[run[0]].name}–{fabric.racks[run[-1]].name}"
         for run in runs
     ]
-    return ", ".join(parts)
+    text = ", ".join(names)
+    return text if len(text) <= RANGES_SHOWN else text[: RANGES_SHOWN - 2].rsplit(",", 1)[0] + ", …"
 
 
-def management(fabric: Fabric) -> Diagram | None:
-    oob = next((t for t in fabric.networks.values() if t.role == "oob"), None)
-    if oob is None or not oob.switches.get("leaf"):
-        return None
+def _survey(fabric: Fabric, oob: NetworkTopology) -> dict[str, _Access]:
     devices = fabric.devices
-    access = oob.switches["leaf"]
-    served: dict[str, list[str]] = {name: [] for name in access}
-    kinds: dict[str, Counter[str]] = {name: Counter() for name in access}
-    uplinks: dict[str, Counter[str]] = {name: Counter() for name in access}
+    access = {name: _Access() for name in oob.switches.get("leaf", [])}
     for link in fabric.links_of(oob.name):
-        if link.kind == MGMT and link.b in served:
-            rack = devices[link.a].rack
-            if rack is not None:
-                served[link.b].append(rack)
-            kinds[link.b][KIND_WORDS.get(devices[link.a].kind, devices[link.a].kind)] += 1
-        elif link.kind == UPLINK and link.a in uplinks:
-            uplinks[link.a][link.b] += 1
-    name = "management"
-    ports = sum(sum(c.values()) for c in kinds.values())
-    graph = ranked_graph(
-        name,
-        f"{oob.name} network · out-of-band management",
-        f"{style.plural(len(access), 'access switch', 'access switches')} · "
-        f"{style.count(ports)} management ports · {len(fabric.racks)} racks",
-    )
-    if len(access) <= SWITCHES_SHOWN:
-        groups = [Group(s, [s]) for s in access]
-    else:
-        groups = elide(
-            group_by(
-                access,
-                lambda s: fabric.rack_by_name[devices[s].rack or ""].row if devices[s].rack else -1,
-            ),
-            ROWS_SHOWN,
-        )
-    shown: list[str] = []
+        if link.kind == MGMT and link.b in access:
+            device = devices[link.a]
+            if device.rack is not None:
+                access[link.b].racks.append(device.rack)
+            access[link.b].ports[KIND_WORDS.get(device.kind, device.kind)] += 1
+        elif link.kind == UPLINK and link.a in access:
+            access[link.a].uplinks[link.b] += 1
+    return access
+
+
+def _switch_groups(fabric: Fabric, names: list[str]) -> list[Group]:
+    if len(names) <= SWITCHES_SHOWN:
+        return [Group(name, [name]) for name in names]
+    devices = fabric.devices
+
+    def row(name: str) -> int:
+        rack = devices[name].rack
+        return fabric.rack_by_name[rack].row if rack is not None else -1
+
+    return elide(group_by(names, row), ROWS_SHOWN)
+
+
+def _row_letter(fabric: Fabric, row: int) -> str:
+    for rack in fabric.racks:
+        if rack.row == row:
+            return rack.name.rstrip("0123456789") or str(row + 1)
+    return str(row + 1)
+
+
+def _access_boxes(
+    graph: Graph, fabric: Fabric, groups: list[Group], access: dict[str, _Access]
+) -> tuple[list[str], list[str], list[str]]:
+    """One box per access switch (or row of them) and one box for the racks it serves."""
+    devices = fabric.devices
     tone = style.network_tone("oob")
-    targets: Counter[str] = Counter()
     switch_ids: list[str] = []
     rack_ids: list[str] = []
+    shown: list[str] = []
     for index, group in enumerate(groups):
         members = group.members
-        racks = [r for m in members for r in served[m]]
-        counts: Counter[str] = Counter()
-        for m in members:
-            counts.update(kinds[m])
         model = devices[members[0]].model.upper()
         if len(members) == 1 and not group.is_ellipsis:
-            title = members[0]
+            title, sub = members[0], model
             shown.append(members[0])
-            sub = model
         elif group.is_ellipsis:
-            title = f"⋯ {group.hidden} more rows"
-            sub = f"{len(members)} × {model}"
+            title, sub = f"⋯ {group.hidden} more rows", f"{len(members)} × {model}"
         else:
-            row = group.key
-            title = (
-                f"Row {fabric.racks[[r.row for r in fabric.racks].index(row)].name[0]}"
-                if isinstance(row, int) and row >= 0
-                else "access"
-            )
-            sub = f"{len(members)} × {model}"
-        node_id = f"oob{index}"
-        switch_ids.append(node_id)
+            key = group.key
+            row = key if isinstance(key, int) else -1
+            title, sub = f"Row {_row_letter(fabric, row)}", f"{len(members)} × {model}"
+        switch_id, rack_id = f"oob{index}", f"racks{index}"
+        switch_ids.append(switch_id)
+        rack_ids.append(rack_id)
         graph.node(
-            node_id,
+            switch_id,
             label=Html(f"{cell(title, 9, bold=True)}<BR/>{cell(sub, 7.5, style.MUTED)}"),
             fillcolor=tone.fill,
             color=tone.stroke,
             style="rounded,filled,dashed" if group.is_ellipsis else "rounded,filled",
         )
-        rack_id = f"racks{index}"
-        rack_ids.append(rack_id)
-        detail = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
+        racks = [r for m in members for r in access[m].racks]
+        ports: Counter[str] = Counter()
+        for m in members:
+            ports.update(access[m].ports)
+        detail = ", ".join(f"{style.count(n)} {kind}" for kind, n in sorted(ports.items()))
         ranges = rack_ranges(fabric, racks) if racks else "-"
-        if len(ranges) > 40:
-            ranges = ranges[:38].rsplit(",", 1)[0] + ", …"
         graph.node(
             rack_id,
             label=Html(
@@ -125,71 +133,100 @@ def management(fabric: Fabric) -> Diagram | None:
             ),
             fillcolor=style.PAPER,
             color=style.HAIRLINE,
-            shape="box",
-            style="rounded,filled",
         )
         graph.edge(
-            node_id,
+            switch_id,
             rack_id,
-            label=f" {sum(counts.values())} × 1G",
+            label=f" {style.count(sum(ports.values()))} × 1G",
             fontsize="7.5",
             fontcolor=style.MUTED,
             fontname=style.FONT,
             color=style.FAINT,
         )
-        for m in members:
-            targets.update(uplinks[m])
-    upper_ids: list[str] = []
-    if targets:
-        upper = list(targets)
-        for target in upper:
-            device = devices[target]
-            tier_tone = style.TIER.get(device.role, style.OTHER)
-            upper_ids.append(target)
-            shown.append(target)
-            graph.node(
-                target,
-                label=Html(
-                    f"{cell(target, 9, bold=True)}<BR/>"
-                    f"{cell(f'{device.network} {device.role} · {device.model.upper()}', 7.5, style.MUTED)}"
-                ),
-                fillcolor=tier_tone.fill,
-                color=tier_tone.stroke,
+    return switch_ids, rack_ids, shown
+
+
+def _uplink_boxes(
+    graph: Graph, fabric: Fabric, groups: list[Group], access: dict[str, _Access]
+) -> tuple[list[str], list[str]]:
+    """The switches the access switches uplink to - one by one, or one box per tier."""
+    devices = fabric.devices
+    targets: Counter[str] = Counter()
+    for entry in access.values():
+        targets.update(entry.uplinks)
+    individual = len(targets) <= TARGETS_SHOWN
+    box_of: dict[str, str] = {}
+    members: dict[str, list[str]] = {}
+    for target in targets:
+        device = devices[target]
+        box = target if individual else f"up-{device.network}-{device.role}"
+        box_of[target] = box
+        members.setdefault(box, []).append(target)
+    for box, names in members.items():
+        device = devices[names[0]]
+        tone = style.TIER.get(device.role, style.OTHER)
+        where = f"{device.network} {device.role}"
+        title = box if individual else f"{where}s"
+        sub = (
+            f"{where} · {device.model.upper()}"
+            if individual
+            else f"{len(names)} × {device.model.upper()}"
+        )
+        graph.node(
+            box,
+            label=Html(f"{cell(title, 9, bold=True)}<BR/>{cell(sub, 7.5, style.MUTED)}"),
+            fillcolor=tone.fill,
+            color=tone.stroke,
+        )
+    for index, group in enumerate(groups):
+        per: Counter[str] = Counter()
+        for m in group.members:
+            for target, n in access[m].uplinks.items():
+                per[box_of[target]] += n
+        for box, n in per.items():
+            graph.edge(
+                box, f"oob{index}", color=style.UPLINK, penwidth="1.2", tooltip=f"{n} uplinks"
             )
-        for index, group in enumerate(groups):
-            per: Counter[str] = Counter()
-            for m in group.members:
-                per.update(uplinks[m])
-            for target, n in per.items():
-                graph.edge(
-                    target,
-                    f"oob{index}",
-                    color=style.UPLINK,
-                    penwidth="1.2",
-                    tooltip=f"{n} uplinks",
-                )
+    boxes = list(members)
+    return boxes, (boxes if individual else [])
+
+
+def management(fabric: Fabric) -> Diagram | None:
+    oob = next((t for t in fabric.networks.values() if t.role == "oob"), None)
+    if oob is None or not oob.switches.get("leaf"):
+        return None
+    access = _survey(fabric, oob)
+    names = list(access)
+    ports = sum(sum(entry.ports.values()) for entry in access.values())
+    title = f"{oob.name} network · out-of-band management"
+    graph = ranked_graph(
+        "management",
+        title,
+        f"{style.plural(len(names), 'access switch', 'access switches')} · "
+        f"{style.count(ports)} management ports · {style.plural(len(fabric.racks), 'rack')}",
+    )
+    groups = _switch_groups(fabric, names)
+    switch_ids, rack_ids, shown = _access_boxes(graph, fabric, groups, access)
+    upper, named = _uplink_boxes(graph, fabric, groups, access)
     # Flat invisible edges keep each rank in layout order (dot would reorder it otherwise).
-    for ids in (upper_ids, switch_ids, rack_ids):
+    for ids in (upper, switch_ids, rack_ids):
         for a, b in pairwise(ids):
             graph.edge(a, b, style="invis")
         graph.same_rank(ids)
-    uplinked = sum(sum(c.values()) for c in uplinks.values())
+    uplinked = sum(sum(entry.uplinks.values()) for entry in access.values())
+    targets = sorted({t for entry in access.values() for t in entry.uplinks})
     caption = (
-        f"The out-of-band network: {style.plural(len(access), 'access switch', 'access switches')}"
-        + (" serves" if len(access) == 1 else " serve")
+        f"The out-of-band network: {style.plural(len(names), 'access switch', 'access switches')}"
+        + (" serves" if len(names) == 1 else " serve")
         + " the BMCs, switch management ports and PDUs of neighbouring racks"
-        f" ({style.count(ports)} ports)"
+        + f" ({style.count(ports)} ports)"
         + (
-            f", and uplink to {', '.join(upper_ids[:4])}{' …' if len(upper_ids) > 4 else ''}"
-            f" ({uplinked} links)."
-            if upper_ids
+            f", and uplink to {', '.join(targets[:4])}{' …' if len(targets) > 4 else ''}"
+            f" ({style.plural(uplinked, 'link')})."
+            if targets
             else "."
         )
     )
     return Diagram(
-        name, graph_title(oob.name), caption, "management", RANKED, graph.source(), tuple(shown)
+        "management", title, caption, "management", RANKED, graph.source(), (*shown, *named)
     )
-
-
-def graph_title(network: str) -> str:
-    return f"{network} network · out-of-band management"
