@@ -21,7 +21,15 @@ from fabricc.emit.diagrams.render import notices, render_dot, to_svg
 from fabricc.emit.diagrams.su import SHAPES_SHOWN, su_shapes
 from fabricc.errors import OutputError
 from fabricc.spec.loader import load_spec
-from tests.support import EXAMPLE_NAMES, EXAMPLES, ROOT, compiled, require_tool, with_render
+from tests.support import (
+    EXAMPLE_NAMES,
+    EXAMPLES,
+    ROOT,
+    compile_text,
+    compiled,
+    require_tool,
+    with_render,
+)
 
 SVG = "{http://www.w3.org/2000/svg}"
 TIMES = "\N{MULTIPLICATION SIGN}"
@@ -230,6 +238,48 @@ def test_build_prints_the_report_path_last(tmp_path: Path) -> None:
     last = done.stdout.strip().splitlines()[-1]
     assert last == f"report: {(out / 'report' / 'index.html').as_posix()}"
     assert (out / "report" / "index.html").is_file()
+
+
+ODD_SPECS = {
+    "no-networks": """\
+metadata: {name: bare}
+nodes:
+  gpu: {model: dgx-h100, count: 2}
+""",
+    "single-tier": """\
+metadata: {name: onetier}
+nodes:
+  gpu: {model: dgx-h100, count: 4}
+networks:
+  compute: {role: compute, fabric: infiniband, tiers: 1}
+""",
+    "oob-only": """\
+metadata: {name: oobonly}
+nodes:
+  gpu: {model: lab-server, count: 3}
+networks:
+  oob: {role: oob}
+""",
+}
+
+
+@pytest.mark.tool
+@pytest.mark.parametrize("name", sorted(ODD_SPECS))
+def test_unusual_designs_render_cleanly(name: str, tmp_path: Path) -> None:
+    """Designs without the usual tiers still give valid pictures and a report."""
+    require_tool("dot")
+    fabric, artifacts = compile_text(ODD_SPECS[name], tmp_path)
+    files = dict(artifacts)
+    assert "report/index.html" in files
+    for diagram in diagrams(fabric):
+        if diagram.engine == DRAWN:
+            svg_text(diagram.source)
+            continue
+        done = subprocess.run(
+            diagram.command, input=diagram.source.encode(), capture_output=True, check=False
+        )
+        assert done.returncode == 0 and done.stderr == b"", (diagram.name, done.stderr[:300])
+        assert f"diagrams/{diagram.name}.svg" in files
 
 
 SCALE_SPEC = """\

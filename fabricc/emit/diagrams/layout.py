@@ -110,7 +110,7 @@ def box_label(box: Box) -> Html:
     if box.inline:
         return inline_label(box)
     rows = [f"<TR><TD><B>{html_escape(box.title)}</B></TD></TR>"]
-    for line in box.lines:
+    for line in (line for line in box.lines if line):
         rows.append(
             f'<TR><TD><FONT POINT-SIZE="{LINE_SIZE:g}" COLOR="{style.MUTED}">'
             f"{html_escape(line)}</FONT></TD></TR>"
@@ -454,7 +454,11 @@ class Scene:
         ground: bool = False,
         align: str = "CENTER",
     ) -> None:
-        """Free text (edge labels, tier names); `ground` paints white behind it."""
+        """Free text (edge labels, tier names); `ground` paints white behind it. Empty lines
+        are left out (Graphviz rejects an empty FONT element)."""
+        lines = [line for line in lines if line]
+        if not lines:
+            return
         w = width or max(style.text_width(line, size, bold_first) for line in lines) + 6
         h = height or len(lines) * size * 1.25 + 3
         cells = []

@@ -52,5 +52,9 @@ def ranked_graph(name: str, title: str, subtitle: str = "") -> Graph:
 
 
 def cell(text: str, size: float = 8, colour: str = style.INK, bold: bool = False) -> str:
+    """Text in a font, size and colour; nothing at all for empty text (Graphviz rejects an
+    empty FONT element)."""
+    if not text:
+        return ""
     body = f"<B>{html_escape(text)}</B>" if bold else html_escape(text)
     return f'<FONT POINT-SIZE="{size:g}" COLOR="{colour}">{body}</FONT>'

@@ -249,14 +249,18 @@ class _Unit:
                     headport="w",
                 )
         for row, x in zip(rows, (node_x, leaf_x, spine_x), strict=True):
-            scene.text(x, -34, [row.name, row.detail], size=9, colour=style.MUTED, bold_first=True)
-        scene.text(
-            (leaf_x + spine_x) / 2,
-            height + 22,
-            self.uplink_note(),
-            size=8,
-            colour=style.MUTED,
-        )
+            if row.boxes:
+                scene.text(
+                    x, -34, [row.name, row.detail], size=9, colour=style.MUTED, bold_first=True
+                )
+        if spines:
+            scene.text(
+                (leaf_x + spine_x) / 2,
+                height + 22,
+                self.uplink_note(),
+                size=8,
+                colour=style.MUTED,
+            )
         scene.text((node_x + leaf_x) / 2, height + 22, self.node_note(), size=8, colour=style.MUTED)
         rails = sorted({self.devices[n].rail or 0 for n in self.leaves})
         scene.legend([(style.rail_hex(r), f"rail {r + 1}") for r in rails], y=height + 52, x=0)
