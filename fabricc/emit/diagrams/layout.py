@@ -230,6 +230,13 @@ class Scene:
 
     # -- layout ---------------------------------------------------------------------------
 
+    def adopt(self, rows: list[Row]) -> None:
+        """Take rows whose boxes the caller placed itself (layouts other than rows)."""
+        self.rows = rows
+        for row in rows:
+            for box in row.boxes:
+                self._box[box.id] = box
+
     def add_row(self, name: str, detail: str, boxes: list[Box]) -> Row:
         row = Row(name, detail, boxes)
         self.rows.append(row)

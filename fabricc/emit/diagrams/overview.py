@@ -9,7 +9,6 @@ boxes they attach to. Lines carry link count x speed and the bandwidth they add 
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Callable, Hashable
 from itertools import pairwise
@@ -28,11 +27,6 @@ LABELLED = 12  # line labels per tier pair; above that the gutter gives the tota
 TIERS = ("core", "spine", "leaf")
 TIER_NAMES = {"core": "CORE", "spine": "SPINE", "leaf": "LEAF"}
 PLURALS = {"core": "cores", "spine": "spines", "leaf": "leaves"}
-KIND_OF_PAIR = {("core", "spine"): SPINE_CORE, ("spine", "leaf"): LEAF_SPINE}
-
-
-def line_width(links: int) -> float:
-    return round(min(0.8 + 0.7 * math.log10(max(links, 1)), 3.6), 2)
 
 
 def bundle_text(item: Bundle) -> str:
@@ -259,56 +253,22 @@ class _Overview:
         scene.draw_boxes()
         bundles = bundle(self.links, self.box_of)
         tiers_of = {box.id: row.name for row in ordered for box in row.boxes}
-        pairs: dict[tuple[str, str], list[Bundle]] = {}
-        for item in bundles:
-            pair = tuple(sorted((tiers_of[item.a], tiers_of[item.b])))
-            pairs.setdefault((pair[0], pair[1]), []).append(item)
-        each: dict[frozenset[str], str] = {}
-        for (top, bottom), items in pairs.items():
-            uniform = len({(b.links, tuple(b.speeds)) for b in items}) == 1
-            labelled = len(items) == 1 or (not uniform and len(items) <= LABELLED)
-            if uniform and not labelled:
-                each[frozenset((top, bottom))] = "each line " + style.links_label(
-                    items[0].links, dict(items[0].speeds)
-                )
-            for item in items:
-                peer = item.kinds.get(PEER, 0) == item.links
-                rail = (
-                    item.rail
-                    if item.kinds.get(ENDPOINT_LEAF) and self.topology.rail_optimized
-                    else None
-                )
-                colour = (
-                    style.PEER_LINK
-                    if peer
-                    else (style.rail_hex(rail) if rail is not None else style.LINK)
-                )
-                if not labelled and not peer:
-                    colour += "b0"  # a dense mesh: lighter lines, so boxes and labels lead
-                text = bundle_text(item)
-                scene.link(
-                    item.a,
-                    item.b,
-                    colour=colour,
-                    width=line_width(item.links),
-                    label=text if labelled and not peer else None,
-                    tooltip=f"{item.a} – {item.b}: {text.replace(chr(10), ', ')}{' (peer link)' if peer else ''}",
-                    style_="dashed" if peer else "",
-                )
+        each = self.draw_links(scene, bundles, tiers_of)
         notes = []
         for upper, lower in pairwise(ordered):
-            totals = [
-                x for x in bundles if {tiers_of[x.a], tiers_of[x.b]} == {upper.name, lower.name}
-            ]
+            pair = frozenset((upper.name, lower.name))
+            totals = [x for x in bundles if {tiers_of[x.a], tiers_of[x.b]} == pair]
             links = sum(x.links for x in totals)
             speeds: Counter[int] = Counter()
             for x in totals:
                 speeds.update(x.speeds)
-            gbps = sum(x.gbps for x in totals)
             if links:
-                lines = [style.links_label(links, dict(speeds)), style.bandwidth(gbps)]
-                if frozenset((upper.name, lower.name)) in each:
-                    lines.append(each[frozenset((upper.name, lower.name))])
+                lines = [
+                    style.links_label(links, dict(speeds)),
+                    style.bandwidth(sum(x.gbps for x in totals)),
+                ]
+                if pair in each:
+                    lines.append(each[pair])
                 notes.append((between(upper, lower), lines))
         scene.gutter(notes)
         scene.legend(self.legend(), y=scene.bottom + 30)
@@ -320,6 +280,47 @@ class _Overview:
             PINNED,
             scene.source(),
             tuple(self.shown),
+        )
+
+    def draw_links(
+        self, scene: Scene, bundles: list[Bundle], tiers_of: dict[str, str]
+    ) -> dict[frozenset[str], str]:
+        """Draw every bundle. Lines between two tiers are labelled when they differ and are
+        few; when they are all alike, the returned note ("each line ...") goes in the gutter."""
+        pairs: dict[frozenset[str], list[Bundle]] = {}
+        for item in bundles:
+            pairs.setdefault(frozenset((tiers_of[item.a], tiers_of[item.b])), []).append(item)
+        each: dict[frozenset[str], str] = {}
+        for pair, items in pairs.items():
+            uniform = len({(b.links, tuple(b.speeds)) for b in items}) == 1
+            labelled = len(items) == 1 or (not uniform and len(items) <= LABELLED)
+            if uniform and not labelled:
+                first = items[0]
+                each[pair] = "each line " + style.links_label(first.links, dict(first.speeds))
+            for item in items:
+                self.draw_link(scene, item, labelled)
+        return each
+
+    def draw_link(self, scene: Scene, item: Bundle, labelled: bool) -> None:
+        peer = item.kinds.get(PEER, 0) == item.links
+        railed = item.kinds.get(ENDPOINT_LEAF) and self.topology.rail_optimized
+        rail = item.rail if railed else None
+        if peer:
+            colour = style.PEER_LINK
+        else:
+            colour = style.rail_hex(rail) if rail is not None else style.LINK
+            if not labelled:
+                colour += "b0"  # a dense mesh: lighter lines, so that boxes and labels lead
+        text = bundle_text(item)
+        scene.link(
+            item.a,
+            item.b,
+            colour=colour,
+            width=style.line_width(item.links),
+            label=text if labelled and not peer else None,
+            tooltip=f"{item.a} – {item.b}: {text.replace(chr(10), ', ')}"
+            + (" (peer link)" if peer else ""),
+            style_="dashed" if peer else "",
         )
 
     def peer_pairs(self) -> list[tuple[str, str]]:

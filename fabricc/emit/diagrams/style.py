@@ -7,6 +7,7 @@ estimates for pinned layouts, and number formatting (link counts, bandwidth).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from fabricc.emit.cabling import NEUTRAL_COLOR, rail_color
@@ -122,6 +123,11 @@ def links_label(links: int, speeds: dict[int, int]) -> str:
         (gbps,) = speeds
         return f"{count(links)} × {speed(gbps)}"
     return f"{count(links)} links"
+
+
+def line_width(links: int) -> float:
+    """Pen width of a bundle of links: grows with the log of the count, within 0.8-3.6 pt."""
+    return round(min(0.8 + 0.7 * math.log10(max(links, 1)), 3.6), 2)
 
 
 def plural(n: int, word: str, words: str | None = None) -> str:

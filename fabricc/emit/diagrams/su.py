@@ -15,7 +15,6 @@ from fabricc.emit.diagrams import facts, style
 from fabricc.emit.diagrams.groups import Group, bundle, elide, group_by, ordinal_range
 from fabricc.emit.diagrams.layout import Box, Frame, Row, Scene
 from fabricc.emit.diagrams.model import PINNED, Diagram
-from fabricc.emit.diagrams.overview import line_width
 from fabricc.ir import ENDPOINT_LEAF, LEAF_SPINE, Fabric, Link, NetworkTopology
 
 NODES_SHOWN = 48  # endpoints drawn one by one; beyond, one box per rack-scale system or rack
@@ -197,95 +196,86 @@ class _Unit:
         topology = self.topology
         number = self.su + 1
         name = f"su-{topology.name}-{number}"
-        others = [s + 1 for s in same_as if s != self.su]
+        others = _numbers([s + 1 for s in same_as if s != self.su])
         title = f"{topology.name} network · scalable unit {number}"
-        subtitle = self.subtitle(others)
-        scene = Scene(name, title, subtitle)
+        parts = [self.node_detail(), f"{len(self.leaves)} leaves", f"{len(self.spines)} spines"]
+        scene = Scene(name, title, " · ".join(parts + ([f"same as {others}"] if others else [])))
         nodes, leaves, spines = self.node_boxes(), self.leaf_boxes(), self.spine_boxes()
-        height = max(len(nodes) * NODE_PITCH, len(leaves) * 44.0, len(spines) * 34.0)
-        node_x = max(b.width for b in nodes) / 2
-        leaf_x = node_x + max(b.width for b in nodes) / 2 + COLUMN_GAP
-        spine_x = leaf_x + COLUMN_GAP * 0.8 + max(b.width for b in leaves)
-        _stack(nodes, node_x, height)
-        _stack(leaves, leaf_x, height)
-        _stack(spines, spine_x, height)
         rows = [
             Row("NODES", self.node_detail(), nodes),
             Row("LEAVES", self.leaf_detail(), leaves),
             Row("SPINES", self.spine_detail(), spines),
         ]
-        scene.rows = rows
-        for row in rows:
-            for box in row.boxes:
-                scene._box[box.id] = box
-        frames = []
+        height, xs = self.place(rows)
+        scene.adopt(rows)
         if topology.planes > 1:
-            for plane in range(topology.planes):
-                members = [b for b in leaves if (self.devices[b.id].plane or 0) == plane]
-                frames.append(Frame(f"Plane {plane + 1}", members, pad=10))
-        scene.draw_frames(frames)
-        for row in rows:
-            for box in row.boxes:
-                scene.draw_box(box)
-        for item in bundle(self.links, self.box_of):
-            if item.kinds.get(ENDPOINT_LEAF):
-                rail = item.rail
-                scene.link(
-                    item.a,
-                    item.b,
-                    colour=style.rail_hex(rail),
-                    width=0.7 if item.links == 1 else line_width(item.links),
-                    tooltip=f"{item.a} – {item.b}: {style.links_label(item.links, dict(item.speeds))}",
-                    tailport="e",
-                    headport="w",
-                )
-            else:
-                scene.link(
-                    item.a,
-                    item.b,
-                    width=0.6,
-                    tooltip=f"{item.a} – {item.b}: {style.links_label(item.links, dict(item.speeds))}",
-                    tailport="e",
-                    headport="w",
-                )
-        for row, x in zip(rows, (node_x, leaf_x, spine_x), strict=True):
-            if row.boxes:
-                scene.text(
-                    x, -34, [row.name, row.detail], size=9, colour=style.MUTED, bold_first=True
-                )
-        if spines:
-            scene.text(
-                (leaf_x + spine_x) / 2,
-                height + 22,
-                self.uplink_note(),
-                size=8,
-                colour=style.MUTED,
+            scene.draw_frames(
+                [
+                    Frame(
+                        f"Plane {plane + 1}",
+                        [b for b in leaves if (self.devices[b.id].plane or 0) == plane],
+                        pad=10,
+                    )
+                    for plane in range(topology.planes)
+                ]
             )
-        scene.text((node_x + leaf_x) / 2, height + 22, self.node_note(), size=8, colour=style.MUTED)
+        for box in [*nodes, *leaves, *spines]:
+            scene.draw_box(box)
+        self.draw_links(scene)
+        for row, x in zip(rows, xs, strict=True):
+            if row.boxes:
+                lines = [row.name, row.detail]
+                scene.text(x, -34, lines, size=9, colour=style.MUTED, bold_first=True)
+        notes = [((xs[0] + xs[1]) / 2, self.node_note())]
+        if spines:
+            notes.append(((xs[1] + xs[2]) / 2, self.uplink_note()))
+        for x, lines in notes:
+            scene.text(x, height + 22, lines, size=8, colour=style.MUTED)
         rails = sorted({self.devices[n].rail or 0 for n in self.leaves})
-        scene.legend([(style.rail_hex(r), f"rail {r + 1}") for r in rails], y=height + 52, x=0)
+        scene.legend([(style.rail_hex(r), f"rail {r + 1}") for r in rails], y=height + 52)
         caption = (
             f"Scalable unit {number} of the {topology.name} network"
-            + (f" (SUs {', '.join(map(str, others))} are wired the same way)" if others else "")
+            + (
+                f" ({others} {'is' if others.startswith('SU ') else 'are'} wired alike)"
+                if others
+                else ""
+            )
             + f": {self.node_detail()} on {len(self.leaves)} rail leaves; NIC i of every node "
             "goes to the rail-i leaf (one colour per rail), and every leaf uplinks to the spines "
             "on the right."
         )
         return Diagram(name, title, caption, "su", PINNED, scene.source(), tuple(self.shown))
 
-    def subtitle(self, others: list[int]) -> str:
-        parts = [
-            f"{self.node_detail()}",
-            f"{len(self.leaves)} leaves",
-            f"{len(self.spines)} spines",
-        ]
-        if others:
-            parts.append(
-                f"same as SU {ordinal_range(others[0], others[-1])}"
-                if _consecutive(others)
-                else "same as SUs " + ", ".join(map(str, others))
+    @staticmethod
+    def place(rows: list[Row]) -> tuple[float, tuple[float, float, float]]:
+        """Three columns left to right, each spread over the height of the tallest."""
+        nodes, leaves, spines = (row.boxes for row in rows)
+        height = max(len(nodes) * NODE_PITCH, len(leaves) * 44.0, len(spines) * 34.0)
+        node_x = max(b.width for b in nodes) / 2
+        leaf_x = node_x + max(b.width for b in nodes) / 2 + COLUMN_GAP
+        spine_x = leaf_x + COLUMN_GAP * 0.8 + max(b.width for b in leaves)
+        for boxes, x in ((nodes, node_x), (leaves, leaf_x), (spines, spine_x)):
+            _stack(boxes, x, height)
+        return height, (node_x, leaf_x, spine_x)
+
+    def draw_links(self, scene: Scene) -> None:
+        """Node links in their rail's colour, uplinks thin and grey; east side to west side."""
+        for item in bundle(self.links, self.box_of):
+            text = f"{item.a} – {item.b}: {style.links_label(item.links, dict(item.speeds))}"
+            if item.kinds.get(ENDPOINT_LEAF):
+                width = 0.7 if item.links == 1 else style.line_width(item.links)
+                colour = style.rail_hex(item.rail)
+            else:
+                width, colour = 0.6, style.LINK
+            scene.link(
+                item.a,
+                item.b,
+                colour=colour,
+                width=width,
+                tooltip=text,
+                tailport="e",
+                headport="w",
             )
-        return " · ".join(parts)
 
     def node_detail(self) -> str:
         groups = Counter(self.devices[n].group or self.devices[n].kind for n in self.nodes)
@@ -324,8 +314,17 @@ class _Unit:
         ]
 
 
-def _consecutive(values: list[int]) -> bool:
-    return values == list(range(values[0], values[0] + len(values)))
+def _numbers(units: list[int]) -> str:
+    """SU 2, SUs 2–4, SUs 2, 5, 9, or SUs 2, 3, … (254 units) for a long irregular list."""
+    if not units:
+        return ""
+    if len(units) == 1:
+        return f"SU {units[0]}"
+    if units == list(range(units[0], units[0] + len(units))):
+        return f"SUs {ordinal_range(units[0], units[-1])}"
+    if len(units) <= 8:
+        return "SUs " + ", ".join(map(str, units))
+    return f"SUs {units[0]}, {units[1]}, … ({len(units)} units)"
 
 
 def _units(fabric: Fabric, network: str) -> dict[int, _Unit]:
