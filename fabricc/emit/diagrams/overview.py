@@ -1,7 +1,7 @@
 """Diagram `overview-<network>`: one network's tiers, top to bottom, readable at any scale.
 
-Consumes the Fabric IR; produces a pinned Diagram. A tier of at most 8 switches (per plane) is
-drawn switch by switch; a bigger one is drawn as groups (a scalable unit's leaves, a pod's
+Consumes the Fabric IR; produces a pinned Diagram. A tier of at most 8 switches is drawn
+switch by switch; a bigger one is drawn as groups (a scalable unit's leaves, a pod's
 spines, a core group), and beyond 6 groups the middle ones collapse into one '...' box, so a
 65,536-GPU fabric gives the same handful of boxes as a small one. Nodes are grouped by the
 boxes they attach to. Lines carry link count x speed and the bandwidth they add up to.
@@ -19,7 +19,7 @@ from fabricc.emit.diagrams.layout import Box, Frame, Row, Scene, between
 from fabricc.emit.diagrams.model import PINNED, Diagram
 from fabricc.ir import ENDPOINT_LEAF, LEAF_SPINE, PEER, SPINE_CORE, Fabric, NetworkTopology
 
-SWITCHES_SHOWN = 8  # a tier (per plane) up to this size is drawn switch by switch
+SWITCHES_SHOWN = 8  # a tier up to this size (all planes) is drawn switch by switch
 GROUPS_SHOWN = 6  # groups per tier and plane before the middle ones collapse
 NODES_SHOWN = 8  # endpoints drawn one by one up to this many
 NODE_BOXES = 12  # endpoint groups before they are merged by node group alone
@@ -126,9 +126,10 @@ class _Overview:
             if not names:
                 continue
             boxes: list[Box] = []
+            one_by_one = len(names) <= SWITCHES_SHOWN  # all planes together
             for plane in range(topology.planes):
                 members = [s for s in names if (self.devices[s].plane or 0) == plane]
-                if len(members) <= SWITCHES_SHOWN:
+                if one_by_one:
                     groups = [Group(s, [s]) for s in members]
                 else:
                     groups = elide(group_by(members, self.key(tier)), GROUPS_SHOWN)

@@ -33,6 +33,9 @@ ROLE_TONE = {
 }
 
 
+ROLE_NAMES = {"system": "rack-scale system"}
+
+
 def rack_power(fabric: Fabric, rack: Rack) -> int:
     return sum(fabric.devices[name].power_w for name in rack.devices)
 
@@ -198,7 +201,7 @@ def elevations(fabric: Fabric) -> list[Diagram]:
         canvas.text(
             MARGIN,
             46,
-            f"{len(racks)} racks, front view · {kw(used)} of {kw(budget)} budget",
+            f"{style.plural(len(racks), 'rack')}, front view · {kw(used)} of {kw(budget)} budget",
             size=10,
             fill=style.MUTED,
         )
@@ -247,7 +250,8 @@ def floorplan(fabric: Fabric) -> Diagram:
     canvas.text(
         MARGIN,
         46,
-        f"{len(fabric.racks)} racks in {len(rows)} rows · {kw(total)} of {kw(budget)} budget",
+        f"{style.plural(len(fabric.racks), 'rack')} in {style.plural(len(rows), 'row')} · "
+        f"{kw(total)} of {kw(budget)} budget",
         size=10,
         fill=style.MUTED,
     )
@@ -294,11 +298,12 @@ def floorplan(fabric: Fabric) -> Diagram:
     legend_y = height - 22
     x = MARGIN
     for role, tone in ROLE_TONE.items():
-        if role == "system" or not any(r.role == role for r in fabric.racks):
+        if not any(r.role == role for r in fabric.racks):
             continue
+        label = ROLE_NAMES.get(role, f"{role} rack")
         canvas.rect(x, legend_y - 8, 10, 10, fill=tone.fill, stroke=tone.stroke)
-        canvas.text(x + 14, legend_y, f"{role} rack", size=8, fill=style.MUTED)
-        x += 90
+        canvas.text(x + 14, legend_y, label, size=8, fill=style.MUTED)
+        x += style.text_width(label, 8) + 30
     for label, colour in (
         ("≤ 90 % of budget", "#16a34a"),
         ("> 90 %", "#d97706"),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Hashable
+from itertools import pairwise
 
 from fabricc.emit.diagrams import facts, style
 from fabricc.emit.diagrams.groups import Group, bundle, elide, group_by, ordinal_range
@@ -22,14 +23,21 @@ SPINES_SHOWN = 24  # spines drawn one by one; beyond, one box per pod
 SHAPES_SHOWN = 4  # distinct SU shapes drawn per network
 COLUMN_GAP = 300.0
 NODE_PITCH = 21.0
+BAND_GAP = 1.2  # extra pitches between the planes of a column
 
 
-def _stack(boxes: list[Box], x: float, height: float) -> None:
-    """Spread boxes evenly over `height`, centred on x."""
-    pitch = height / max(len(boxes), 1)
+def _stack(boxes: list[Box], x: float, height: float, bands: list[int] | None = None) -> None:
+    """Spread boxes evenly over `height`, centred on x; a change of band (a plane) leaves an
+    extra gap so that each band's frame stays clear of the next."""
+    bands = bands or [0] * len(boxes)
+    breaks = sum(1 for a, b in pairwise(bands) if a != b)
+    pitch = height / max(len(boxes) + BAND_GAP * breaks, 1)
+    y = pitch / 2
     for index, box in enumerate(boxes):
-        box.x = x
-        box.y = pitch * (index + 0.5)
+        if index and bands[index] != bands[index - 1]:
+            y += BAND_GAP * pitch
+        box.x, box.y = x, y
+        y += pitch
 
 
 class _Unit:
@@ -246,17 +254,22 @@ class _Unit:
         )
         return Diagram(name, title, caption, "su", PINNED, scene.source(), tuple(self.shown))
 
-    @staticmethod
-    def place(rows: list[Row]) -> tuple[float, tuple[float, float, float]]:
-        """Three columns left to right, each spread over the height of the tallest."""
+    def place(self, rows: list[Row]) -> tuple[float, tuple[float, float, float]]:
+        """Three columns left to right, each spread over the height of the tallest; leaves and
+        spines in bands by plane."""
         nodes, leaves, spines = (row.boxes for row in rows)
         height = max(len(nodes) * NODE_PITCH, len(leaves) * 44.0, len(spines) * 34.0)
         node_x = max(b.width for b in nodes) / 2
         leaf_x = node_x + max(b.width for b in nodes) / 2 + COLUMN_GAP
         spine_x = leaf_x + COLUMN_GAP * 0.8 + max(b.width for b in leaves)
-        for boxes, x in ((nodes, node_x), (leaves, leaf_x), (spines, spine_x)):
-            _stack(boxes, x, height)
+        _stack(nodes, node_x, height)
+        for boxes, x in ((leaves, leaf_x), (spines, spine_x)):
+            _stack(boxes, x, height, [self.plane_of(b.id) for b in boxes])
         return height, (node_x, leaf_x, spine_x)
+
+    def plane_of(self, box: str) -> int:
+        device = self.devices.get(box)
+        return (device.plane or 0) if device is not None else 0
 
     def draw_links(self, scene: Scene) -> None:
         """Node links in their rail's colour, uplinks thin and grey; east side to west side."""
