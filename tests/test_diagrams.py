@@ -169,6 +169,18 @@ def test_overview_shows_the_link_totals_of_the_summary() -> None:
 
 
 @pytest.mark.tool
+def test_superpod_diagrams_render_well_within_ten_seconds() -> None:
+    """Issue budget: all diagrams of the 4-SU SuperPOD in 10 s on 2 cores (about 0.3 s here)."""
+    require_tool("dot")
+    fabric, _ = compiled("superpod-h100-4su", "never")
+    start = time.perf_counter()
+    for diagram in diagrams(fabric):
+        if diagram.engine != DRAWN:
+            render_dot.__wrapped__(diagram.command, diagram.source)
+    assert time.perf_counter() - start < 10
+
+
+@pytest.mark.tool
 def test_graphviz_output_is_deterministic() -> None:
     require_tool("dot")
     fabric, _ = compiled("spectrum-x-2plane")

@@ -258,8 +258,7 @@ def bom_sections(fabric: Fabric) -> list[dict[str, Any]]:
     return sections
 
 
-def missing_reason(fabric: Fabric) -> str:
-    count = sum(1 for d in diagrams(fabric) if d.engine != DRAWN)
+def missing_reason(fabric: Fabric, count: int) -> str:
     what = f"{plural(count, 'diagram')} {'was' if count == 1 else 'were'} not rendered"
     if fabric.loaded.spec.outputs.diagrams.render == "never" or graphviz_available():
         return (
@@ -286,7 +285,7 @@ def context(fabric: Fabric) -> dict[str, Any]:
         "warnings": warnings,
         "sections": sections,
         "missing": missing,
-        "missing_reason": missing_reason(fabric) if missing else "",
+        "missing_reason": missing_reason(fabric, missing) if missing else "",
         "linked": [{"name": d.name, "title": d.title} for d in linked],
         "cables": cable_table(fabric),
         "power": power_rows(fabric),
