@@ -8,6 +8,7 @@ import io
 import json
 import os
 import subprocess
+import sys
 import tempfile
 from collections import Counter
 from html.parser import HTMLParser
@@ -21,7 +22,7 @@ from fabricc.emit.diagrams.model import DRAWN
 from fabricc.emit.report import PATH, RACK_ROWS_INLINE
 from fabricc.writer import write_tree
 from tests.png import decode
-from tests.support import EXAMPLE_NAMES, Render, compiled, require_tool
+from tests.support import EXAMPLE_NAMES, EXAMPLES, ROOT, Render, compiled, require_tool
 
 CHROMIUM_FLAGS = (
     "--headless",
@@ -186,6 +187,29 @@ def test_report_embeds_every_rendered_diagram() -> None:
     page = Page(report_of("superpod-h100-4su"))
     assert page.placeholders == 0
     assert page.svgs_in_figures == len(page.figures) == len(diagrams(fabric))
+
+
+def test_report_and_diagrams_hold_no_absolute_paths(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "fabricc",
+            "build",
+            str(EXAMPLES / "gb200-nvl72-su.yaml"),
+            "-o",
+            str(out),
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        check=True,
+    )
+    files = [*out.glob("diagrams/*"), out / PATH]
+    assert len(files) > 5
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        assert str(tmp_path) not in text and str(ROOT) not in text, path
 
 
 def chromium(*args: str) -> subprocess.CompletedProcess[str]:
