@@ -22,10 +22,11 @@ class Emitter:
 
 
 def emitters() -> tuple[Emitter, ...]:
-    from fabricc.emit import bom, cabling, summary
+    from fabricc.emit import bom, cabling, configs, summary
 
     return (
         Emitter("summary", summary.emit),
         Emitter("bom", bom.emit),
         Emitter("cabling", cabling.emit),
+        Emitter("configs", configs.emit),
     )
