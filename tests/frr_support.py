@@ -13,8 +13,10 @@ import csv
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
+import tempfile
 import time
 import uuid
 from collections.abc import Iterator
@@ -54,6 +56,7 @@ class Switch:
     os: str
     frr: str
     loopback: str
+    loopback_v6: str | None
     config_db: dict[str, object] | None = None
     neighbors: int = 0
 
@@ -82,13 +85,28 @@ class Lab:
                 states[(name, peer)] = info.get("state", "?")
         return states
 
-    def ping(self, source: str, target: str) -> bool:
-        src = self.switches[source]
+    def ping(self, source: str, target: str, *, v6: bool = False) -> bool:
+        """One echo from the source's loopback to the target's loopback."""
+        src, dst = self.switches[source], self.switches[target]
+        a, b = (src.loopback_v6, dst.loopback_v6) if v6 else (src.loopback, dst.loopback)
+        assert a is not None and b is not None
         result = run(
-            "ip", "netns", "exec", src.ns, "ping", "-c1", "-W1", "-I", src.loopback,
-            self.switches[target].loopback, check=False,
+            "ip", "netns", "exec", src.ns, "ping", "-6" if v6 else "-4", "-c1", "-W1", "-I", a, b,
+            check=False,
         )  # fmt: skip
         return result.returncode == 0
+
+    def routes(self, switch: str) -> set[str]:
+        """Destinations in the switch's kernel IPv4 routing table."""
+        output = run("ip", "-n", self.switches[switch].ns, "-4", "route", "show").stdout
+        return {line.split()[0] for line in output.splitlines() if line.strip()}
+
+
+def _loopback_v6(frr: str) -> str | None:
+    match = re.search(
+        r"^interface (?:lo|Loopback0)\n(?: .*\n)*? ipv6 address ([0-9a-f:]+)/128$", frr, re.M
+    )
+    return match.group(1) if match else None
 
 
 def _bgp_neighbor_count(frr: str) -> int:
@@ -138,6 +156,7 @@ def booted(artifacts: dict[str, str | bytes], network: str) -> Iterator[Lab]:
             os="sonic" if config_db is not None else "cumulus",
             frr=frr,
             loopback=_loopback(frr),
+            loopback_v6=_loopback_v6(frr),
             config_db=config_db,
             neighbors=_bgp_neighbor_count(frr),
         )
@@ -225,3 +244,64 @@ def booted(artifacts: dict[str, str | bytes], network: str) -> Iterator[Lab]:
         for ns in created:
             run("ip", "netns", "del", ns, check=False)
             shutil.rmtree(RUN_DIR / ns, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def frr_readable_folder() -> Iterator[Path]:
+    """A scratch folder the frr user can read (pytest's tmp_path is private to root)."""
+    folder = Path(tempfile.mkdtemp(prefix="fabricc-frr-"))
+    try:
+        folder.chmod(0o755)
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def write_readable(folder: Path, name: str, text: str) -> Path:
+    path = folder / name
+    path.write_text(text)
+    path.chmod(0o644)
+    return path
+
+
+def bgpd_part(frr: str) -> str:
+    """The bgpd section of an integrated frr.conf: header lines and `router bgp` to the end
+    (bgpd -C flags zebra's `ip address` lines, VALIDATORS.md)."""
+    lines = frr.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("router bgp "))
+    header = [line for line in lines[:start] if line.startswith(("hostname ", "frr defaults"))]
+    return "\n".join([*header, "!", *lines[start:]]) + "\n"
+
+
+def check_frr_config(folder: Path, name: str, frr: str) -> list[str]:
+    """Problems FRR's own parsers report: `vtysh -C -f` (exit 2 on error) and
+    `bgpd -C -Z -f` on the bgpd part (exit 0 always; errors only on its output)."""
+    problems = []
+    path = write_readable(folder, f"{name}.conf", frr)
+    dry = run("vtysh", "-C", "-f", str(path), check=False)
+    if dry.returncode != 0:
+        problems.append(f"vtysh -C: exit {dry.returncode}: {dry.stderr.strip()}")
+    bgp = write_readable(folder, f"{name}.bgpd.conf", bgpd_part(frr))
+    checked = run(str(FRR_LIB / "bgpd"), "-C", "-Z", "-f", str(bgp), check=False)
+    output = checked.stdout + checked.stderr
+    for line in output.splitlines():
+        if re.search(r"No such command|Config Failed|Unknown command", line):
+            problems.append(f"bgpd -C: {line.strip()}")
+    return problems
+
+
+def components(cables: list[tuple[str, str, str, str]]) -> dict[str, int]:
+    """Connected components of the switch graph (planes of a multi-plane fabric)."""
+    parent: dict[str, str] = {}
+
+    def find(node: str) -> str:
+        parent.setdefault(node, node)
+        while parent[node] != node:
+            parent[node] = parent[parent[node]]
+            node = parent[node]
+        return node
+
+    for a, _, b, _ in cables:
+        parent[find(a)] = find(b)
+    roots: dict[str, int] = {}
+    return {node: roots.setdefault(find(node), len(roots)) for node in sorted(parent)}
