@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,7 @@ def nvue(files: dict[str, str]) -> dict[str, dict[str, Any]]:
     trees = {}
     for path, text in files.items():
         if path.startswith("configs/") and path.endswith("/startup.yaml"):
+            assert not re.search(r"[&*]id\d+", text), f"{path}: YAML anchors or aliases"
             document = yaml.safe_load(text)
             assert isinstance(document, list) and len(document) == 1, path
             assert list(document[0]) == ["set"], path

@@ -22,9 +22,27 @@ EXAMPLE_NAMES = sorted(p.stem for p in EXAMPLES.glob("*.yaml"))
 # Examples whose every artifact is kept as a golden file; the larger ones keep a selection.
 GOLDEN_FULL = ("roce-lab",)
 GOLDEN_SELECTED = {
-    "superpod-h100-4su": ("summary.json", "bom/bom.csv"),
-    "gb200-nvl72-su": ("summary.json", "bom/bom.csv"),
-    "spectrum-x-2plane": ("summary.json", "bom/bom.csv"),
+    "superpod-h100-4su": (
+        "summary.json",
+        "bom/bom.csv",
+        "configs/compute-sm/opensm.conf",
+        "configs/compute-sm/partitions.conf",
+        "configs/compute-sm/root_guids.conf",
+        "configs/storage-sm/opensm.conf",
+        "configs/inband-leaf001/startup.yaml",
+        "configs/inband-spine001/startup.yaml",
+        "configs/oob-leaf001/startup.yaml",
+    ),
+    "gb200-nvl72-su": ("summary.json", "bom/bom.csv", "configs/compute-sm/opensm.conf"),
+    "spectrum-x-2plane": (
+        "summary.json",
+        "bom/bom.csv",
+        "configs/p1-leaf01/startup.yaml",
+        "configs/p1-leaf01/frr.conf",
+        "configs/p1-spine01/startup.yaml",
+        "configs/p1-spine01/frr.conf",
+        "configs/hosts/b300-01.sh",
+    ),
 }
 
 

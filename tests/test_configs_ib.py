@@ -200,18 +200,27 @@ def test_generated_opensm_conf_routes_and_partitions(tmp_path: Path) -> None:
 
 
 @pytest.mark.tool
-def test_routing_engine_choice_agrees_with_opensm(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("example", "folder"),
+    [
+        ("superpod-h100-4su", "compute-sm"),
+        ("superpod-h100-4su", "storage-sm"),  # leaves of two shapes: not ftree's fat-tree
+        ("gb200-nvl72-su", "compute-sm"),
+    ],
+)
+def test_routing_engine_choice_agrees_with_opensm(
+    tmp_path: Path, example: str, folder: str
+) -> None:
     """'auto' says ftree exactly where OpenSM's ftree accepts the subnet; the generated
-    opensm.conf then routes every subnet with its engine."""
+    opensm.conf then routes the subnet with its engine."""
     require_tool(*TOOLS)
-    _, artifacts = compiled("superpod-h100-4su")
-    for folder in ("compute-sm", "storage-sm"):
-        sm = files(artifacts, folder)
-        engine = re.search(r"^routing_engine (\S+)$", sm["opensm.conf"], re.M)
-        assert engine is not None
-        conf = _install(sm, tmp_path / folder / "sm")
-        with simulator(sm["ibsim.net"], tmp_path / folder / "sim") as sim:
-            strict = sim.opensm_once("-R", "ftree")
-            generated = sim.opensm_once("-F", str(conf), debug="0x03")
-        assert (FTREE_OK in strict) == (engine.group(1) == "ftree"), folder
-        assert f"{engine.group(1)} tables configured on all switches" in generated, folder
+    _, artifacts = compiled(example)
+    sm = files(artifacts, folder)
+    engine = re.search(r"^routing_engine (\S+)$", sm["opensm.conf"], re.M)
+    assert engine is not None
+    conf = _install(sm, tmp_path / "sm")
+    with simulator(sm["ibsim.net"], tmp_path / "sim") as sim:
+        strict = sim.opensm_once("-R", "ftree")
+        generated = sim.opensm_once("-F", str(conf), debug="0x03")
+    assert (FTREE_OK in strict) == (engine.group(1) == "ftree")
+    assert f"{engine.group(1)} tables configured on all switches" in generated
