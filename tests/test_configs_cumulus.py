@@ -10,7 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
+from fabricc.emit.configs.context import ConfigContext
+from fabricc.emit.configs.cumulus import roce_tree
+from fabricc.emit.configs.mgmt import ManagementPlan, management_tree
 from fabricc.errors import DesignError
 from tests.configs_support import by_path, cables, nvue, with_custom_qos
 from tests.support import EXAMPLES, compile_text, compiled
@@ -258,3 +262,25 @@ def test_every_nvue_file_parses(example: str) -> None:
         assert tree["system"]["hostname"] == name
         assert all(INTERFACE.match(i) for i in tree["interface"]), name
     assert check_cabled_ports(files, trees) > 0
+
+
+@pytest.mark.parametrize(
+    "example", ["roce-lab", "spectrum-x-2plane", "superpod-h100-4su", "gb200-nvl72-su"]
+)
+def test_nvue_text_reads_back_as_the_structured_config(example: str) -> None:
+    """templates/cumulus only format: each startup.yaml parses back to exactly the tree the
+    Python builders computed (values, types and nesting; quoting cannot turn '10' into 10)."""
+    fabric, artifacts = compiled(example)
+    files = by_path(artifacts)
+    ctx = ConfigContext(fabric)
+    plan = ManagementPlan(ctx)
+    checked = 0
+    for device in fabric.devices.values():
+        if device.kind != "switch" or ctx.os_of(device) != "cumulus":
+            continue
+        management = ctx.role_of(device) in ("inband", "oob")
+        tree = management_tree(ctx, plan, device) if management else roce_tree(ctx, device)
+        text = files[f"configs/{device.name}/startup.yaml"]
+        assert yaml.safe_load(text) == [{"set": tree}], device.name
+        checked += 1
+    assert checked > 0

@@ -9,6 +9,8 @@ passed in, and StrictUndefined turns a missing value into an error instead of em
 from __future__ import annotations
 
 import functools
+import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -27,9 +29,25 @@ def templates_root() -> Path:
     raise FileNotFoundError(f"fabricc templates not found at {installed} or {source}")
 
 
+_PLAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9_./+-]*(?::[A-Za-z0-9_./+-]+)*$")
+_YAML_WORDS = {"y", "n", "yes", "no", "on", "off", "true", "false", "null"}
+
+
+def yaml_scalar(value: Any) -> str:
+    """A YAML scalar that reads back as the same value: ints as they are, strings plain where
+    that is unambiguous and double-quoted (JSON string syntax, a subset of YAML) otherwise."""
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        raise TypeError(f"not a YAML scalar of fabricc's: {value!r}")
+    if isinstance(value, int):
+        return str(value)
+    if _PLAIN.match(value) and value.lower() not in _YAML_WORDS:
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
 @functools.cache
 def environment() -> jinja2.Environment:
-    return jinja2.Environment(
+    env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(templates_root())),
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
@@ -37,6 +55,8 @@ def environment() -> jinja2.Environment:
         keep_trailing_newline=True,
         autoescape=False,
     )
+    env.filters["yaml"] = yaml_scalar
+    return env
 
 
 def render(template: str, **context: Any) -> str:
