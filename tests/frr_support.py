@@ -23,13 +23,31 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pytest
+
 FRR_LIB = Path("/usr/lib/frr")
 RUN_DIR = Path("/var/run/frr")
 SWITCH_KINDS = ("leaf-spine", "spine-core")
 
 
+def require_root() -> None:
+    """Network namespaces need root (CAP_NET_ADMIN): skip without it - except in CI, like
+    tests.support.require_tool."""
+    if os.geteuid() == 0:
+        return
+    message = "needs root to create network namespaces"
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"CI: {message}")
+    pytest.skip(message)
+
+
 def run(*args: str, check: bool = True, timeout: float = 30) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(args, check=check, capture_output=True, text=True, timeout=timeout)
+    result = subprocess.run(args, capture_output=True, text=True, timeout=timeout, check=False)
+    if check and result.returncode != 0:
+        raise AssertionError(
+            f"{' '.join(args)} exited {result.returncode}: {result.stderr.strip() or result.stdout.strip()}"
+        )
+    return result
 
 
 def cumulus_port(port: str) -> str:

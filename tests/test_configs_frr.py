@@ -21,6 +21,7 @@ from tests.frr_support import (
     components,
     frr_readable_folder,
     lab_switches,
+    require_root,
 )
 from tests.support import EXAMPLES, compile_text, compiled, require_tool
 
@@ -111,6 +112,7 @@ def boot_and_check(artifacts: dict[str, str | bytes], network: str, *, v6: bool 
 def test_roce_lab_underlay_boots() -> None:
     """SONiC names (Ethernet0, Loopback0), BGP unnumbered."""
     require_tool(*NETNS_TOOLS)
+    require_root()
     _, artifacts = compiled("roce-lab")
     boot_and_check(dict(artifacts), "fabric")
 
@@ -125,6 +127,7 @@ def _roce_lab_with(addressing: str, tmp_path: Path) -> dict[str, str | bytes]:
 def test_roce_lab_numbered_underlay_boots(tmp_path: Path) -> None:
     """addressing.p2p set: /31s on switch links and neighbors by address."""
     require_tool(*NETNS_TOOLS)
+    require_root()
     artifacts = _roce_lab_with("  p2p: 10.255.0.0/24\n", tmp_path)
     frr = artifacts["configs/fabric-leaf001/frr.conf"]
     assert isinstance(frr, str) and " interface peer-group" not in frr
@@ -135,6 +138,7 @@ def test_roce_lab_numbered_underlay_boots(tmp_path: Path) -> None:
 def test_roce_lab_dual_stack_loopbacks_boot(tmp_path: Path) -> None:
     """addressing.loopbacks_v6 set: IPv6 loopbacks announced over the unnumbered sessions."""
     require_tool(*NETNS_TOOLS)
+    require_root()
     artifacts = _roce_lab_with("  loopbacks_v6: fd00:fab::/64\n", tmp_path)
     boot_and_check(artifacts, "fabric", v6=True)
 
@@ -144,6 +148,7 @@ def test_roce_lab_dual_stack_loopbacks_boot(tmp_path: Path) -> None:
 def test_spectrum_x_two_plane_underlay_boots() -> None:
     """Cumulus names (swp9, swp1s0, lo), 2 planes x (8 leaves + 4 spines), 2 links per pair."""
     require_tool(*NETNS_TOOLS)
+    require_root()
     fabric, artifacts = compiled("spectrum-x-2plane")
     topology = fabric.networks["compute"]
     assert topology.planes == 2
