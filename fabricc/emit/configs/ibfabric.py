@@ -162,7 +162,21 @@ def _subnets(
         model = ctx.catalog.nodes[host.model]
         base, plane_index = _base_port(model.ports, link.a_port)
         node = ca_name(link.a, link.a_port)
-        default = ca_port_guid(ordinal, groups[host.group], ordinals[host.name], base, plane_index)
+        try:
+            default = ca_port_guid(
+                ordinal, groups[host.group], ordinals[host.name], base, plane_index
+            )
+        except ValueError as exc:
+            path = (*resolved.path, "subnet_manager", "guids")
+            raise DesignError(
+                [
+                    error(
+                        str(exc),
+                        path=format_path(path),
+                        location=fabric.loaded.source.value(path),
+                    )
+                ]
+            ) from None
         ca = IbNode(
             name=node,
             switch=False,
