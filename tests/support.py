@@ -27,14 +27,30 @@ GOLDEN_SELECTED = {
         "bom/bom.csv",
         "nccl/dgx-h100.xml",
         "nccl/dgx-h100.env",
+        "configs/compute-sm/opensm.conf",
+        "configs/compute-sm/partitions.conf",
+        "configs/compute-sm/root_guids.conf",
+        "configs/storage-sm/opensm.conf",
+        "configs/inband-leaf001/startup.yaml",
+        "configs/inband-spine001/startup.yaml",
+        "configs/oob-leaf001/startup.yaml",
     ),
     "gb200-nvl72-su": (
         "summary.json",
         "bom/bom.csv",
         "nccl/gb200-compute-tray.xml",
         "nccl/gb200-compute-tray.env",
+        "configs/compute-sm/opensm.conf",
     ),
-    "spectrum-x-2plane": ("summary.json", "bom/bom.csv"),
+    "spectrum-x-2plane": (
+        "summary.json",
+        "bom/bom.csv",
+        "configs/p1-leaf01/startup.yaml",
+        "configs/p1-leaf01/frr.conf",
+        "configs/p1-spine01/startup.yaml",
+        "configs/p1-spine01/frr.conf",
+        "configs/hosts/b300-01.sh",
+    ),
 }
 
 

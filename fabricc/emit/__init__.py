@@ -22,12 +22,13 @@ class Emitter:
 
 
 def emitters() -> tuple[Emitter, ...]:
-    from fabricc.emit import bom, cabling, inventory, nccl, summary
+    from fabricc.emit import bom, cabling, configs, inventory, nccl, summary
 
     return (
         Emitter("summary", summary.emit),
         Emitter("bom", bom.emit),
         Emitter("cabling", cabling.emit),
         Emitter("inventory", inventory.emit),
+        Emitter("configs", configs.emit),
         Emitter("nccl", nccl.emit),
     )
