@@ -22,13 +22,14 @@ class Emitter:
 
 
 def emitters() -> tuple[Emitter, ...]:
-    from fabricc.emit import bom, cabling, diagrams, inventory, nccl, report, summary
+    from fabricc.emit import bom, cabling, configs, diagrams, inventory, nccl, report, summary
 
     return (
         Emitter("summary", summary.emit),
         Emitter("bom", bom.emit),
         Emitter("cabling", cabling.emit),
         Emitter("inventory", inventory.emit),
+        Emitter("configs", configs.emit),
         Emitter("nccl", nccl.emit),
         Emitter("diagrams", diagrams.emit),
         Emitter("report", report.emit),

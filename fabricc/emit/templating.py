@@ -1,34 +1,64 @@
-"""Emit helper: the Jinja2 environment of the template-based emitters.
+"""Emit helper: the Jinja2 environment over the top-level templates/ folder.
 
-Consumes the templates folder - fabricc/templates in an installed wheel (pyproject's
-force-include), <repo>/templates when running from a source checkout; produces a cached
-Environment with StrictUndefined, trim_blocks, lstrip_blocks and keep_trailing_newline.
-HTML templates (*.html.j2) are autoescaped; every other template is not.
+Consumes nothing but the template files; produces a cached Environment. Installed, the templates
+ship inside the package as fabricc/templates (pyproject force-include); run from a source checkout
+they are <repo>/templates. Templates only loop and format: every value is computed in Python and
+passed in, and StrictUndefined turns a missing value into an error instead of empty text.
 """
 
 from __future__ import annotations
 
 import functools
+import json
+import re
 from pathlib import Path
+from typing import Any
 
 import jinja2
 
+_PACKAGE = Path(__file__).resolve().parent.parent
 
-def template_dir() -> Path:
-    package = Path(__file__).resolve().parent.parent
-    installed = package / "templates"
+
+def templates_root() -> Path:
+    installed = _PACKAGE / "templates"
     if installed.is_dir():
         return installed
-    return package.parent / "templates"
+    source = _PACKAGE.parent / "templates"
+    if source.is_dir():
+        return source
+    raise FileNotFoundError(f"fabricc templates not found at {installed} or {source}")
+
+
+_PLAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9_./+-]*(?::[A-Za-z0-9_./+-]+)*$")
+_YAML_WORDS = {"y", "n", "yes", "no", "on", "off", "true", "false", "null"}
+
+
+def yaml_scalar(value: Any) -> str:
+    """A YAML scalar that reads back as the same value: ints as they are, strings plain where
+    that is unambiguous and double-quoted (JSON string syntax, a subset of YAML) otherwise."""
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        raise TypeError(f"not a YAML scalar of fabricc's: {value!r}")
+    if isinstance(value, int):
+        return str(value)
+    if _PLAIN.match(value) and value.lower() not in _YAML_WORDS:
+        return value
+    return json.dumps(value, ensure_ascii=False)
 
 
 @functools.cache
 def environment() -> jinja2.Environment:
-    return jinja2.Environment(
-        loader=jinja2.FileSystemLoader(template_dir()),
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(templates_root())),
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
+        # Only the HTML report escapes; config formats must come out exactly as computed.
         autoescape=jinja2.select_autoescape(enabled_extensions=("html.j2",), default=False),
     )
+    env.filters["yaml"] = yaml_scalar
+    return env
+
+
+def render(template: str, **context: Any) -> str:
+    return environment().get_template(template).render(**context)

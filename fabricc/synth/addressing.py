@@ -97,8 +97,9 @@ def assign_addresses(fabric: Fabric, problems: list[Diagnostic]) -> None:
     routed = list(_routed_networks(fabric))
     if not routed:
         return
-    loopbacks = _Pool(spec.loopbacks)
-    loopbacks_v6 = _Pool(spec.loopbacks_v6) if spec.loopbacks_v6 else None
+    # Skip the pool's network address: a /32 loopback on 10.0.0.0 works but confuses people.
+    loopbacks = _Pool(spec.loopbacks, skip_first=1)
+    loopbacks_v6 = _Pool(spec.loopbacks_v6, skip_first=1) if spec.loopbacks_v6 else None
     asn_next = spec.asn.first
     shared: dict[tuple[str, str, int | None, int | None], int] = {}
     try:

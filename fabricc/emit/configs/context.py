@@ -1,0 +1,147 @@
+"""Emit helper (configs): what every config builder needs about the whole design, computed once.
+
+Consumes the Fabric IR; produces a ConfigContext: the link index, each switch's network OS, the
+OS name of any switch port (so that a description can name the far end as its own switch calls
+it), the split of every cage in use, SONiC platform data and the RoCE QoS plan per network.
+"""
+
+from __future__ import annotations
+
+import functools
+from importlib import resources
+
+import yaml
+
+from fabricc.catalog.models import SwitchModel
+from fabricc.emit.configs.index import End, LinkIndex
+from fabricc.emit.configs.ports import (
+    SonicPlatform,
+    cage_group,
+    cumulus_name,
+    is_mgmt_port,
+    sonic_port,
+    split_port,
+)
+from fabricc.emit.configs.qos import QosPlan, qos_plan
+from fabricc.errors import DesignError, error
+from fabricc.ir import Device, Fabric
+from fabricc.spec.yamlsource import format_path
+
+ROUTED_ROLES = ("compute", "storage")
+MANAGEMENT_ROLES = ("inband", "oob")
+
+
+@functools.cache
+def sonic_platforms() -> dict[str, SonicPlatform]:
+    text = resources.files("fabricc.emit.configs").joinpath("data/sonic.yaml").read_text()
+    data = yaml.safe_load(text)
+    return {
+        model: SonicPlatform(
+            model=model,
+            platform=entry["platform"],
+            hwsku=entry["hwsku"],
+            lanes_per_cage=entry["lanes_per_cage"],
+            lane_stride=entry["lane_stride"],
+            name_stride=entry["name_stride"],
+            breakout_modes={int(k): v for k, v in entry["breakout_modes"].items()},
+        )
+        for model, entry in sorted(data["platforms"].items())
+    }
+
+
+class ConfigContext:
+    def __init__(self, fabric: Fabric) -> None:
+        self.fabric = fabric
+        self.devices = fabric.devices
+        self.catalog = fabric.loaded.catalog.catalog
+        self.index = LinkIndex(fabric)
+        self._ways: dict[str, dict[int, int]] = {}
+        self._qos: dict[str, QosPlan] = {}
+
+    # -- what a switch is ------------------------------------------------------------------------
+
+    def switch_model(self, device: Device) -> SwitchModel:
+        return self.catalog.switches[device.model]
+
+    def os_of(self, device: Device) -> str:
+        """sonic, cumulus or infiniband for switches; host for everything else."""
+        if device.kind != "switch" or device.network is None:
+            return "host"
+        network = self.fabric.loaded.networks[device.network]
+        return "infiniband" if network.fabric == "infiniband" else network.spec.os
+
+    def role_of(self, device: Device) -> str:
+        assert device.network is not None
+        return self.fabric.loaded.networks[device.network].spec.role
+
+    def routed(self, device: Device) -> bool:
+        return (
+            device.kind == "switch"
+            and self.os_of(device) in ("sonic", "cumulus")
+            and self.role_of(device) in ROUTED_ROLES
+        )
+
+    def ends(self, device: str) -> list[End]:
+        return self.index.ends(device)
+
+    # -- ports -----------------------------------------------------------------------------------
+
+    def cage_ways(self, device: Device) -> dict[int, int]:
+        """Cage -> ports it is split into, for every cage with a link."""
+        ways = self._ways.get(device.name)
+        if ways is None:
+            model = self.switch_model(device)
+            ways = {}
+            for end in self.ends(device.name):
+                if is_mgmt_port(model, end.port):
+                    continue
+                cage, sub = split_port(end.port)
+                split = cage_group(model, cage).cage_speed // end.link.speed if sub else 1
+                ways[cage] = max(ways.get(cage, 1), split)
+            self._ways[device.name] = ways
+        return ways
+
+    def sonic_platform(self, device: Device) -> SonicPlatform:
+        platform = sonic_platforms().get(device.model)
+        if platform is None:
+            assert device.network is not None
+            path = (*self.fabric.loaded.networks[device.network].path, "os")
+            raise DesignError(
+                [
+                    error(
+                        f"no SONiC port layout for switch model {device.model!r} ({device.name})",
+                        path=format_path(path),
+                        location=self.fabric.loaded.source.value(path),
+                        hint="use os: cumulus, or add the model to "
+                        "fabricc/emit/configs/data/sonic.yaml",
+                    )
+                ]
+            )
+        return platform
+
+    def port_name(self, device_name: str, port: str) -> str:
+        """The port as the device's own OS names it (IR name for hosts and InfiniBand)."""
+        device = self.devices[device_name]
+        os = self.os_of(device)
+        if os == "cumulus":
+            return cumulus_name(port)
+        if os == "sonic":
+            model = self.switch_model(device)
+            if is_mgmt_port(model, port):
+                return port
+            cage, sub = split_port(port)
+            ways = self.cage_ways(device).get(cage, 1)
+            return sonic_port(self.sonic_platform(device), cage, sub, ways).name
+        return port
+
+    def far_end(self, end: End) -> str:
+        """A port description: the device and port at the other end of the cable."""
+        return f"{end.far}:{self.port_name(end.far, end.far_port)}"
+
+    # -- per network -----------------------------------------------------------------------------
+
+    def qos(self, network: str) -> QosPlan:
+        plan = self._qos.get(network)
+        if plan is None:
+            plan = self._qos[network] = qos_plan(self.fabric, network)
+        return plan

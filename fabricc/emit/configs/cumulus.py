@@ -1,0 +1,230 @@
+"""Emit stage, configs: NVIDIA Cumulus Linux NVUE startup.yaml of a routed RoCE switch.
+
+Consumes a switch of an ethernet compute or storage network with os: cumulus, the ConfigContext
+and the QoS plan; produces the NVUE `set` tree (structured config, rendered by nvue_text):
+system, management interface, breakouts, host /31s, loopback, router bgp with unnumbered (or
+numbered) neighbors in one peer group, and lossless RoCE - `qos roce` plus every value it implies
+written out (trust, DSCP -> switch priority, PFC, ECN thresholds, egress queues and scheduler).
+The NVUE file is rendered by templates/cumulus/startup.yaml.j2; the helpers at the top are
+shared with the management switch builder.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from typing import Any
+
+from fabricc.emit.configs.context import ConfigContext
+from fabricc.emit.configs.frr import (
+    CONNECT_RETRY_S,
+    HOLD_S,
+    KEEPALIVE_S,
+    MAXIMUM_PATHS,
+    PEER_GROUP,
+)
+from fabricc.emit.configs.index import End
+from fabricc.emit.configs.ports import (
+    cage_group,
+    cumulus_cage,
+    cumulus_name,
+    is_mgmt_port,
+    split_port,
+)
+from fabricc.emit.configs.qos import DSCPS, PRIORITIES, QosPlan
+from fabricc.emit.templating import render
+from fabricc.ir import ENDPOINT_LEAF, LEAF_SPINE, SPINE_CORE, Device
+
+ON = "on"
+MGMT_VRF = "mgmt"
+
+Tree = dict[str, Any]
+
+
+def nvue_text(device: Device, design: str, tree: Tree) -> str:
+    """The NVUE `set` tree as startup.yaml (templates/cumulus/; the tests check that it reads
+    back as exactly this tree)."""
+    return render("cumulus/startup.yaml.j2", hostname=device.name, design=design, tree=tree)
+
+
+def mgmt_port_end(ctx: ConfigContext, device: Device) -> End | None:
+    model = ctx.switch_model(device)
+    return next((e for e in ctx.ends(device.name) if is_mgmt_port(model, e.port)), None)
+
+
+def oob_gateway(ctx: ConfigContext) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, str]:
+    """The OOB pool and its gateway (the pool's first host; synthesis leaves it free)."""
+    network = ipaddress.ip_network(ctx.fabric.loaded.spec.addressing.oob)
+    return network, str(next(network.hosts()))
+
+
+def eth0(ctx: ConfigContext, device: Device, end: End) -> Tree:
+    pool, gateway = oob_gateway(ctx)
+    tree: Tree = {"type": "eth", "description": ctx.far_end(end)}
+    if device.mgmt_ip is not None:
+        tree["ip"] = {
+            "address": {f"{device.mgmt_ip}/{pool.prefixlen}": {}},
+            "gateway": {gateway: {}},
+            "vrf": MGMT_VRF,
+        }
+    return tree
+
+
+def breakouts(ctx: ConfigContext, device: Device) -> Tree:
+    """Parent interfaces of split cages: `nv set interface swpN link breakout <k>x`."""
+    return {
+        cumulus_cage(cage): {"type": "swp", "link": {"breakout": {f"{ways}x": {}}}}
+        for cage, ways in sorted(ctx.cage_ways(device).items())
+        if ways > 1
+    }
+
+
+def swp(ctx: ConfigContext, device: Device, end: End, mtu: int) -> Tree:
+    cage, sub = split_port(end.port)
+    model = ctx.switch_model(device)
+    speed = end.link.speed if sub else cage_group(model, cage).cage_speed
+    return {
+        "type": "swp",
+        "description": ctx.far_end(end),
+        "link": {"mtu": mtu, "speed": f"{speed}G", "state": {"up": {}}},
+    }
+
+
+def roce_tree(ctx: ConfigContext, device: Device) -> Tree:
+    assert device.network is not None and device.loopback is not None
+    network = ctx.fabric.loaded.networks[device.network]
+    mtu = network.spec.mtu
+    interfaces: Tree = {}
+    loopback: Tree = {f"{device.loopback}/32": {}}
+    if device.loopback_v6 is not None:
+        loopback[f"{device.loopback_v6}/128"] = {}
+    interfaces["lo"] = {"type": "loopback", "ip": {"address": loopback}}
+    mgmt = mgmt_port_end(ctx, device)
+    if mgmt is not None:
+        interfaces["eth0"] = eth0(ctx, device, mgmt)
+    interfaces.update(breakouts(ctx, device))
+
+    networks: Tree = {f"{device.loopback}/32": {}}
+    neighbors: Tree = {}
+    model = ctx.switch_model(device)
+    for end in ctx.ends(device.name):
+        if is_mgmt_port(model, end.port) or end.link.network != device.network:
+            continue
+        name = cumulus_name(end.port)
+        if end.kind == ENDPOINT_LEAF and not end.upward:
+            entry = swp(ctx, device, end, mtu)
+            if end.local_ip is not None:
+                host = ipaddress.ip_interface(f"{end.local_ip}/31")
+                entry["ip"] = {"address": {str(host): {}}}
+                networks[str(host.network)] = {}
+            interfaces[name] = entry
+        elif end.kind in (LEAF_SPINE, SPINE_CORE):
+            entry = swp(ctx, device, end, mtu)
+            far = ctx.devices[end.far]
+            description = f"{ctx.far_end(end)} AS{far.asn}"
+            if end.local_ip is not None and end.far_ip is not None:
+                entry["ip"] = {"address": {f"{end.local_ip}/31": {}}}
+                neighbors[end.far_ip] = {
+                    "type": "numbered",
+                    "peer-group": PEER_GROUP,
+                    "description": description,
+                }
+            else:
+                neighbors[name] = {
+                    "type": "unnumbered",
+                    "peer-group": PEER_GROUP,
+                    "description": description,
+                }
+            interfaces[name] = entry
+
+    address_families: Tree = {
+        "ipv4-unicast": {"enable": ON, "network": networks, "multipaths": {"ebgp": MAXIMUM_PATHS}}
+    }
+    if device.loopback_v6 is not None:
+        address_families["ipv6-unicast"] = {
+            "enable": ON,
+            "network": {f"{device.loopback_v6}/128": {}},
+            "multipaths": {"ebgp": MAXIMUM_PATHS},
+        }
+    return {
+        "system": {"hostname": device.name},
+        "interface": interfaces,
+        "router": {
+            "bgp": {"enable": ON, "autonomous-system": device.asn, "router-id": device.loopback}
+        },
+        "vrf": {
+            "default": {
+                "router": {
+                    "bgp": {
+                        "enable": ON,
+                        "address-family": address_families,
+                        "path-selection": {"multipath": {"aspath-ignore": ON}},
+                        "peer-group": {
+                            PEER_GROUP: {
+                                "remote-as": "external",
+                                "timers": {
+                                    "keepalive": KEEPALIVE_S,
+                                    "hold": HOLD_S,
+                                    "connection-retry": CONNECT_RETRY_S,
+                                },
+                            }
+                        },
+                        "neighbor": neighbors,
+                    }
+                }
+            }
+        },
+        "qos": qos_tree(ctx.qos(device.network)),
+    }
+
+
+def qos_tree(plan: QosPlan) -> Tree:
+    """`nv set qos roce` and, explicitly, every value it stands for (REFERENCE.md section 6)."""
+    roce = plan.traffic_class(plan.roce_priority)
+    cnp = plan.traffic_class(plan.cnp_priority)
+    return {
+        "roce": {"enable": ON, "mode": "lossless"},
+        "mapping": {
+            "default-global": {
+                "trust": "both",
+                "pcp": {str(p): {"switch-priority": p} for p in PRIORITIES},
+                # all 64: unlisted DSCPs would default to DSCP >> 3 and 24-31 land on priority 3
+                "dscp": {str(d): {"switch-priority": plan.dscp_priority(d)} for d in DSCPS},
+            }
+        },
+        "pfc": {
+            "default-global": {
+                "switch-priority": {str(plan.pfc_priority): {}},
+                "tx": "enable",
+                "rx": "enable",
+            }
+        },
+        "congestion-control": {
+            "default-global": {
+                "traffic-class": {
+                    str(roce): {
+                        "ecn": "enable",
+                        "red": "disable",
+                        "min-threshold": plan.ecn_min_bytes,
+                        "max-threshold": plan.ecn_max_bytes,
+                        "probability": plan.ecn_probability,
+                    }
+                }
+            }
+        },
+        "egress-queue-mapping": {
+            "default-global": {
+                "switch-priority": {
+                    str(p): {"traffic-class": plan.traffic_class(p)} for p in PRIORITIES
+                }
+            }
+        },
+        "egress-scheduler": {
+            "default-global": {
+                "traffic-class": {
+                    str(plan.default_class): {"mode": "dwrr", "bw-percent": plan.default_weight},
+                    str(roce): {"mode": "dwrr", "bw-percent": plan.roce_weight},
+                    str(cnp): {"mode": "strict"},
+                }
+            }
+        },
+    }

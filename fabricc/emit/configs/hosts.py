@@ -1,0 +1,93 @@
+"""Emit stage, configs: per-node RoCE NIC settings that match the switches.
+
+Consumes the nodes attached to routed ethernet (RoCE) networks, their link ends (addresses from
+the IR) and each network's QoS plan; produces configs/hosts/<node>.sh: for every RoCE NIC the
+trust mode (dscp), DSCP -> priority map, PFC priority, ECN (DCQCN) on the RoCE priority, CNP DSCP
+and priority, the RDMA-CM ToS byte, the /31 address with a per-NIC routing table towards its leaf,
+and for GPU nodes /etc/nccl.conf with NCCL_IB_TC = DSCP << 2 and the RDMA devices of the compute
+NICs. The values are the ones the switch configs are generated from, so NIC and switch agree.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass
+
+from fabricc.emit import Artifact
+from fabricc.emit.configs.context import ConfigContext
+from fabricc.emit.configs.qos import QosPlan
+from fabricc.emit.templating import render
+from fabricc.ir import ENDPOINT_LEAF, Device
+
+TABLE_BASE = 100  # per-NIC policy routing tables: 100, 101, ...
+
+
+@dataclass(frozen=True, slots=True)
+class HostNic:
+    network: str
+    port: str
+    rdma_device: str | None
+    ifname: str  # netdev, or shell that finds it at run time
+    address: str  # with prefix length
+    source: str
+    gateway: str
+    table: int
+    leaf: str  # far end, as the leaf names its port
+    qos: QosPlan
+
+
+def _port_spec(ctx: ConfigContext, device: Device, port: str) -> tuple[str | None, str | None]:
+    model = ctx.catalog.nodes[device.model]
+    for spec in model.ports:
+        if spec.name == port or port.startswith(spec.name + "/"):
+            return spec.rdma_device, spec.netdev
+    return None, None
+
+
+def host_nics(ctx: ConfigContext, device: Device) -> list[HostNic]:
+    nics: list[HostNic] = []
+    for end in ctx.ends(device.name):
+        if end.kind != ENDPOINT_LEAF or not end.upward or end.local_ip is None:
+            continue
+        if end.far_ip is None or not ctx.routed(ctx.devices[end.far]):
+            continue
+        rdma, netdev = _port_spec(ctx, device, end.port)
+        if netdev is not None:
+            ifname = netdev
+        elif rdma is not None:
+            ifname = f"$(netdev_of {rdma})"
+        else:
+            variable = "IF_" + "".join(c if c.isalnum() else "_" for c in end.port)
+            ifname = f"${{{variable}:?set {variable} to the netdev of port {end.port}}}"
+        nics.append(
+            HostNic(
+                network=end.link.network,
+                port=end.port,
+                rdma_device=rdma,
+                ifname=ifname,
+                address=str(ipaddress.ip_interface(f"{end.local_ip}/31")),
+                source=end.local_ip,
+                gateway=end.far_ip,
+                table=TABLE_BASE + len(nics),
+                leaf=ctx.far_end(end),
+                qos=ctx.qos(end.link.network),
+            )
+        )
+    return nics
+
+
+def host_file(ctx: ConfigContext, device: Device, nics: list[HostNic]) -> Artifact:
+    gpus = ctx.catalog.nodes[device.model].gpus > 0
+    compute = [n for n in nics if ctx.fabric.loaded.networks[n.network].spec.role == "compute"]
+    nccl_devices = list(dict.fromkeys(n.rdma_device for n in compute if n.rdma_device))
+    nccl_tc = sorted({n.qos.roce_tos for n in compute})
+    text = render(
+        "host/roce.sh.j2",
+        design=ctx.fabric.name,
+        host=device.name,
+        nics=nics,
+        nccl=gpus and bool(compute),
+        nccl_tc=nccl_tc[0] if nccl_tc else None,
+        nccl_hca="=" + ",".join(nccl_devices) if nccl_devices else None,
+    )
+    return f"configs/hosts/{device.name}.sh", text

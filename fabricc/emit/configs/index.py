@@ -1,0 +1,47 @@
+"""Emit helper (configs): every link seen from each of its two ends, indexed once per build.
+
+Consumes the Fabric IR; produces, per device, its link ends in port order. Built in one pass over
+the links (O(links)), so that per-switch config generation never scans the whole link list.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fabricc.emit.configs.ports import port_key
+from fabricc.ir import Fabric, Link
+
+
+@dataclass(frozen=True, slots=True)
+class End:
+    """A link seen from one of its devices."""
+
+    link: Link
+    port: str  # this device's port
+    far: str  # the device at the other end
+    far_port: str
+    local_ip: str | None
+    far_ip: str | None
+    upward: bool  # the far end is on the upper tier (this device is the link's a side)
+
+    @property
+    def kind(self) -> str:
+        return self.link.kind
+
+
+class LinkIndex:
+    def __init__(self, fabric: Fabric) -> None:
+        ends: dict[str, list[End]] = {}
+        for link in fabric.links:
+            ends.setdefault(link.a, []).append(
+                End(link, link.a_port, link.b, link.b_port, link.a_ip, link.b_ip, True)
+            )
+            ends.setdefault(link.b, []).append(
+                End(link, link.b_port, link.a, link.a_port, link.b_ip, link.a_ip, False)
+            )
+        for items in ends.values():
+            items.sort(key=lambda e: port_key(e.port))
+        self._ends = ends
+
+    def ends(self, device: str) -> list[End]:
+        return self._ends.get(device, [])

@@ -1,0 +1,141 @@
+"""Emit stage, configs: OpenSM files of one InfiniBand subnet.
+
+Consumes an IbSubnet (GUIDs, roots, compute nodes, routing engine) and the network's
+subnet_manager spec; produces, for the folder configs/<network>-sm/ (one per plane when a network
+has several): opensm.conf (routing engine and its GUID files, partitions, QoS and SL-to-VL),
+root_guids.conf (node GUIDs of the top tier), cn_guids.conf (port GUIDs of the compute nodes'
+CAs), partitions.conf (the default partition plus the spec's tenant partitions, members = port
+GUIDs of the named node groups) and guids.yaml (every IB node name with its GUID, in the format
+subnet_manager.guids reads back). Files name their siblings by absolute path under SM_DIR, where
+the provisioning system puts them on the subnet-manager node.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fabricc.emit import Artifact
+from fabricc.emit.configs.context import ConfigContext
+from fabricc.emit.configs.guids import guid_text
+from fabricc.emit.configs.ibfabric import IbSubnet
+from fabricc.emit.templating import render
+from fabricc.errors import DesignError, error
+from fabricc.spec.yamlsource import format_path
+
+SM_DIR = "/etc/opensm"
+DEFAULT_PKEY = 0x7FFF
+ROOTED_ENGINES = ("ftree", "updn", "ar_updn")  # engines that read root_guid_file
+# QoS: 8 data VLs (Quantum-2 switches and ConnectX-7 HCAs have VL0-VL7), equal low-priority
+# arbitration weights, no high-priority table, SL n on VL n mod 8.
+QOS_MAX_VLS = 8
+QOS_VLARB_WEIGHT = 64
+SLS = 16
+
+
+@dataclass(frozen=True, slots=True)
+class Member:
+    guid: str
+    membership: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionPlan:
+    name: str
+    pkey: str
+    ipoib: bool
+    membership: str  # default membership (defmember)
+    members: tuple[Member, ...]
+
+
+def _partitions(ctx: ConfigContext, subnet: IbSubnet) -> list[PartitionPlan]:
+    spec = ctx.fabric.loaded.networks[subnet.network].spec.subnet_manager
+    plans = []
+    for name, partition in spec.partitions.items():
+        groups = set(partition.members)
+        members = tuple(
+            Member(guid_text(ca.guid), partition.membership, ca.name)
+            for ca in subnet.cas
+            if ca.tier in groups
+        )
+        if not members:
+            resolved = ctx.fabric.loaded.networks[subnet.network]
+            path = (*resolved.path, "subnet_manager", "partitions", name, "members")
+            raise DesignError(
+                [
+                    error(
+                        f"partition {name!r} has no member in subnet {subnet.folder}",
+                        path=format_path(path),
+                        location=ctx.fabric.loaded.source.value(path),
+                        hint="name node groups whose ports attach to this network",
+                    )
+                ]
+            )
+        plans.append(
+            PartitionPlan(name, f"0x{partition.pkey:04x}", partition.ipoib, "full", members)
+        )
+    return plans
+
+
+def opensm_files(ctx: ConfigContext, subnet: IbSubnet) -> list[Artifact]:
+    design = ctx.fabric.name
+    partitions = _partitions(ctx, subnet)
+    computes = [ca for ca in subnet.cas if ca.compute]
+    files = {
+        "root_guid_file": f"{SM_DIR}/root_guids.conf"
+        if subnet.engine in ROOTED_ENGINES and subnet.roots
+        else None,
+        "cn_guid_file": f"{SM_DIR}/cn_guids.conf"
+        if subnet.engine == "ftree" and computes
+        else None,
+        "partition_config_file": f"{SM_DIR}/partitions.conf",
+        "config_file": f"{SM_DIR}/opensm.conf",
+    }
+    conf = render(
+        "opensm/opensm.conf.j2",
+        design=design,
+        subnet=subnet,
+        files=files,
+        qos={
+            "max_vls": QOS_MAX_VLS,
+            "high_limit": 0,
+            "vlarb_high": ",".join(f"{vl}:0" for vl in range(QOS_MAX_VLS)),
+            "vlarb_low": ",".join(f"{vl}:{QOS_VLARB_WEIGHT}" for vl in range(QOS_MAX_VLS)),
+            "sl2vl": ",".join(str(sl % QOS_MAX_VLS) for sl in range(SLS)),
+        },
+    )
+    folder = f"configs/{subnet.folder}"
+    artifacts: list[Artifact] = [(f"{folder}/opensm.conf", conf)]
+    if files["root_guid_file"] is not None:
+        artifacts.append(
+            (f"{folder}/root_guids.conf", "".join(f"{guid_text(n.guid)}\n" for n in subnet.roots))
+        )
+    if files["cn_guid_file"] is not None:
+        artifacts.append(
+            (f"{folder}/cn_guids.conf", "".join(f"{guid_text(n.guid)}\n" for n in computes))
+        )
+    artifacts.append(
+        (
+            f"{folder}/partitions.conf",
+            render(
+                "opensm/partitions.conf.j2",
+                design=design,
+                subnet=subnet,
+                default_pkey=f"0x{DEFAULT_PKEY:04x}",
+                default_membership="limited" if partitions else "full",
+                partitions=partitions,
+            ),
+        )
+    )
+    artifacts.append(
+        (
+            f"{folder}/guids.yaml",
+            render(
+                "opensm/guids.yaml.j2",
+                design=design,
+                subnet=subnet,
+                nodes=[(n.name, guid_text(n.guid)) for n in subnet.nodes.values()],
+            ),
+        )
+    )
+    return artifacts

@@ -1,0 +1,118 @@
+"""Emit helper (configs): switch port names as each network OS spells them.
+
+Consumes IR port names - front-panel cage and sub-port, "17" or "17/2" - with the switch's catalog
+model; produces Cumulus names (swp17, swp17s1), SONiC names and lanes (Ethernet136, "136,137,138,
+139", alias etp18b) and InfiniBand port numbers. Pure functions of the name and the model.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fabricc.catalog.models import PortGroup, SwitchModel
+
+
+def split_port(port: str) -> tuple[int, int | None]:
+    """ "17/2" -> (17, 2); "17" -> (17, None). Raises ValueError on other names."""
+    cage, _, sub = port.partition("/")
+    return int(cage), (int(sub) if sub else None)
+
+
+def port_key(port: str) -> tuple[int, int, int, str]:
+    """Natural order for switch ports: cages and sub-ports numerically, named ports last."""
+    try:
+        cage, sub = split_port(port)
+    except ValueError:
+        return (1, 0, 0, port)
+    return (0, cage, sub or 0, "")
+
+
+def cage_group(model: SwitchModel, cage: int) -> PortGroup:
+    first = 0
+    for group in model.port_groups:
+        if cage <= first + group.count:
+            return group
+        first += group.count
+    raise ValueError(f"{model.part_number} has no cage {cage}")
+
+
+def is_mgmt_port(model: SwitchModel, port: str) -> bool:
+    return any(m.name == port for m in model.mgmt_ports)
+
+
+# -- NVIDIA Cumulus Linux ------------------------------------------------------------------------
+
+
+def cumulus_name(port: str) -> str:
+    """Cumulus numbers breakout ports from 0: cage 17 split in two is swp17s0 and swp17s1."""
+    if not port[:1].isdigit():
+        return port  # eth0 and other named ports keep their names
+    cage, sub = split_port(port)
+    return f"swp{cage}" if sub is None else f"swp{cage}s{sub - 1}"
+
+
+def cumulus_cage(cage: int) -> str:
+    return f"swp{cage}"
+
+
+# -- SONiC ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SonicPlatform:
+    """SONiC port layout of one switch model (from sonic-buildimage platform.json)."""
+
+    model: str
+    platform: str
+    hwsku: str
+    lanes_per_cage: int  # SerDes lanes behind one cage
+    lane_stride: int  # lane numbers between the first lanes of neighbouring cages
+    name_stride: int  # EthernetN numbers between neighbouring cages
+    breakout_modes: dict[int, str]  # ports per cage -> BREAKOUT_CFG mode string
+
+
+@dataclass(frozen=True, slots=True)
+class SonicPort:
+    name: str  # Ethernet136
+    lanes: str  # "136,137,138,139"
+    alias: str  # etp18b
+    index: int  # front-panel cage
+
+
+def sonic_port(platform: SonicPlatform, cage: int, sub: int | None, ways: int) -> SonicPort:
+    """The SONiC port for sub-port `sub` (1-based, None when unsplit) of a cage split `ways`."""
+    if platform.lanes_per_cage % ways or platform.name_stride % ways:
+        raise ValueError(f"{platform.model}: a cage cannot be split {ways} ways")
+    position = (sub or 1) - 1
+    lanes = platform.lanes_per_cage // ways
+    first_lane = (cage - 1) * platform.lane_stride + position * lanes
+    number = (cage - 1) * platform.name_stride + position * (platform.name_stride // ways)
+    letter = chr(ord("a") + position) if ways > 1 else ""
+    return SonicPort(
+        name=f"Ethernet{number}",
+        lanes=",".join(str(first_lane + k) for k in range(lanes)),
+        alias=f"etp{cage}{letter}",
+        index=cage,
+    )
+
+
+# -- InfiniBand ----------------------------------------------------------------------------------
+
+
+def ib_ports_per_cage(model: SwitchModel) -> int:
+    """Native ports of a cage: the smallest split the model allows (QM9700 twin-port OSFP: 2)."""
+    return min(min(g.breakouts) for g in model.port_groups)
+
+
+def ib_port_count(model: SwitchModel) -> int:
+    return model.cages * ib_ports_per_cage(model)
+
+
+def ib_port(model: SwitchModel, port: str) -> int:
+    """IB port number of a cage sub-port: QM9700 "c/s" is 2*(c-1)+s; an unsplit cage is its
+    first port."""
+    cage, sub = split_port(port)
+    per = ib_ports_per_cage(model)
+    if cage > model.cages or (sub or 1) > per:
+        raise ValueError(f"{model.part_number} has no InfiniBand port {port!r}")
+    return per * (cage - 1) + (sub or 1)

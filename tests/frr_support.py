@@ -1,0 +1,325 @@
+"""Test helper: boot a generated BGP underlay in network namespaces with the real FRR.
+
+One namespace per routed switch running zebra and bgpd (-N <ns>, VALIDATORS.md section 2) on the
+switch's generated frr.conf, one veth pair per switch-to-switch cable of the generated cabling
+plan, with interface names taken from the generated switch configs (SONiC PORT aliases, Cumulus
+swp names). Everything it creates - namespaces, daemons, /var/run/frr/<ns> - is removed on exit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+FRR_LIB = Path("/usr/lib/frr")
+RUN_DIR = Path("/var/run/frr")
+SWITCH_KINDS = ("leaf-spine", "spine-core")
+
+
+def require_root() -> None:
+    """Network namespaces need root (CAP_NET_ADMIN): skip without it - except in CI, like
+    tests.support.require_tool."""
+    if os.geteuid() == 0:
+        return
+    message = "needs root to create network namespaces"
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"CI: {message}")
+    pytest.skip(message)
+
+
+def run(*args: str, check: bool = True, timeout: float = 30) -> subprocess.CompletedProcess[str]:
+    result = subprocess.run(args, capture_output=True, text=True, timeout=timeout, check=False)
+    if check and result.returncode != 0:
+        raise AssertionError(
+            f"{' '.join(args)} exited {result.returncode}: {result.stderr.strip() or result.stdout.strip()}"
+        )
+    return result
+
+
+def cumulus_port(port: str) -> str:
+    """Cumulus Linux interface of a front-panel port: swp<cage>, split ports swp<cage>s<n-1>."""
+    cage, _, sub = port.partition("/")
+    return f"swp{cage}" if not sub else f"swp{cage}s{int(sub) - 1}"
+
+
+def sonic_port(config_db: dict[str, object], port: str) -> str:
+    """SONiC port name of a front-panel port, found through its alias etp<cage>[a-h]."""
+    cage, _, sub = port.partition("/")
+    alias = f"etp{cage}" + (chr(ord("a") + int(sub) - 1) if sub else "")
+    ports = config_db["PORT"]
+    assert isinstance(ports, dict)
+    names = [str(name) for name, entry in ports.items() if entry["alias"] == alias]
+    assert len(names) == 1, f"no single SONiC port with alias {alias}: {names}"
+    return names[0]
+
+
+@dataclass(slots=True)
+class Switch:
+    name: str
+    ns: str
+    os: str
+    frr: str
+    loopback: str
+    loopback_v6: str | None
+    config_db: dict[str, object] | None = None
+    neighbors: int = 0
+
+
+@dataclass(slots=True)
+class Lab:
+    switches: dict[str, Switch]
+    cables: list[tuple[str, str, str, str]]  # a switch, a interface, b switch, b interface
+    started: list[Path] = field(default_factory=list)  # pid files
+
+    def vtysh(self, switch: str, command: str) -> str:
+        ns = self.switches[switch].ns
+        return run("vtysh", "-N", ns, "-c", command, check=False).stdout
+
+    def sessions(self) -> dict[tuple[str, str], str]:
+        """(switch, peer) -> BGP state, for every neighbor every switch has configured."""
+        states: dict[tuple[str, str], str] = {}
+        for name in self.switches:
+            text = self.vtysh(name, "show bgp summary json")
+            try:
+                data = json.loads(text) if text.strip() else {}
+            except json.JSONDecodeError:
+                data = {}
+            peers = data.get("ipv4Unicast", {}).get("peers", {})
+            for peer, info in peers.items():
+                states[(name, peer)] = info.get("state", "?")
+        return states
+
+    def ping(self, source: str, target: str, *, v6: bool = False) -> bool:
+        """One echo from the source's loopback to the target's loopback."""
+        src, dst = self.switches[source], self.switches[target]
+        a, b = (src.loopback_v6, dst.loopback_v6) if v6 else (src.loopback, dst.loopback)
+        assert a is not None and b is not None
+        result = run(
+            "ip", "netns", "exec", src.ns, "ping", "-6" if v6 else "-4", "-c1", "-W1", "-I", a, b,
+            check=False,
+        )  # fmt: skip
+        return result.returncode == 0
+
+    def routes(self, switch: str) -> set[str]:
+        """Destinations in the switch's kernel IPv4 routing table."""
+        output = run("ip", "-n", self.switches[switch].ns, "-4", "route", "show").stdout
+        return {line.split()[0] for line in output.splitlines() if line.strip()}
+
+
+def _loopback_v6(frr: str) -> str | None:
+    match = re.search(
+        r"^interface (?:lo|Loopback0)\n(?: .*\n)*? ipv6 address ([0-9a-f:]+)/128$", frr, re.M
+    )
+    return match.group(1) if match else None
+
+
+def _bgp_neighbor_count(frr: str) -> int:
+    return sum(
+        1
+        for line in frr.splitlines()
+        if line.startswith(" neighbor ") and " peer-group FABRIC" in line
+    )
+
+
+def _loopback(frr: str) -> str:
+    for line in frr.splitlines():
+        if line.startswith(" bgp router-id "):
+            return line.split()[-1]
+    raise AssertionError("frr.conf has no router-id")
+
+
+def lab_switches(
+    artifacts: dict[str, str | bytes], network: str
+) -> tuple[list[str], list[tuple[str, str, str, str]]]:
+    """Routed switches and switch-to-switch cables of `network` from the cabling plan."""
+    text = artifacts["cabling/cables.csv"]
+    assert isinstance(text, str)
+    cables = []
+    names: dict[str, None] = {}
+    for row in csv.DictReader(io.StringIO(text)):
+        if row["network"] == network and row["kind"] in SWITCH_KINDS:
+            cables.append((row["a_device"], row["a_port"], row["b_device"], row["b_port"]))
+            names.setdefault(row["a_device"])
+            names.setdefault(row["b_device"])
+    return list(names), cables
+
+
+@contextlib.contextmanager
+def booted(artifacts: dict[str, str | bytes], network: str) -> Iterator[Lab]:
+    names, cables = lab_switches(artifacts, network)
+    tag = uuid.uuid4().hex[:6]
+    switches: dict[str, Switch] = {}
+    for i, name in enumerate(names):
+        frr = artifacts[f"configs/{name}/frr.conf"]
+        assert isinstance(frr, str)
+        db_text = artifacts.get(f"configs/{name}/config_db.json")
+        config_db = json.loads(db_text) if isinstance(db_text, str) else None
+        switches[name] = Switch(
+            name=name,
+            ns=f"fc{tag}s{i}",
+            os="sonic" if config_db is not None else "cumulus",
+            frr=frr,
+            loopback=_loopback(frr),
+            loopback_v6=_loopback_v6(frr),
+            config_db=config_db,
+            neighbors=_bgp_neighbor_count(frr),
+        )
+
+    def interface(switch: str, port: str) -> str:
+        sw = switches[switch]
+        return sonic_port(sw.config_db, port) if sw.config_db is not None else cumulus_port(port)
+
+    links = [(a, interface(a, ap), b, interface(b, bp)) for a, ap, b, bp in cables]
+    lab = Lab(switches, links)
+    created: list[str] = []
+    try:
+        for sw in switches.values():
+            run("ip", "netns", "add", sw.ns)
+            created.append(sw.ns)
+            run("ip", "-n", sw.ns, "link", "set", "lo", "up")
+            run(
+                "ip", "netns", "exec", sw.ns, "sysctl", "-qw", "net.ipv4.ip_forward=1",
+                "net.ipv6.conf.all.forwarding=1", "net.ipv6.conf.default.disable_ipv6=0",
+                "net.ipv6.conf.all.disable_ipv6=0",
+            )  # fmt: skip
+            if sw.os == "sonic":
+                # SONiC keeps the loopback address on Loopback0. The CI kernel may lack the
+                # dummy driver, so a veth pair local to the namespace stands in for it.
+                run(
+                    "ip",
+                    "-n",
+                    sw.ns,
+                    "link",
+                    "add",
+                    "Loopback0",
+                    "type",
+                    "veth",
+                    "peer",
+                    "name",
+                    "Loopback0p",
+                )
+                run("ip", "-n", sw.ns, "link", "set", "Loopback0p", "up")
+                run("ip", "-n", sw.ns, "link", "set", "Loopback0", "up")
+        for a, a_if, b, b_if in links:
+            na, nb = switches[a].ns, switches[b].ns
+            run(
+                "ip",
+                "link",
+                "add",
+                "name",
+                a_if,
+                "netns",
+                na,
+                "type",
+                "veth",
+                "peer",
+                "name",
+                b_if,
+                "netns",
+                nb,
+            )
+            run("ip", "-n", na, "link", "set", a_if, "up")
+            run("ip", "-n", nb, "link", "set", b_if, "up")
+        for sw in switches.values():
+            # the daemons drop to user frr: configs live in their -N run folder, which frr owns
+            folder = RUN_DIR / sw.ns
+            folder.mkdir(parents=True)
+            (folder / "frr.conf").write_text(sw.frr)
+            shutil.chown(folder, "frr", "frr")
+            shutil.chown(folder / "frr.conf", "frr", "frr")
+            for daemon in ("zebra", "bgpd"):
+                pid = folder / f"{daemon}.pid"
+                run(
+                    "ip", "netns", "exec", sw.ns, str(FRR_LIB / daemon), "-d", "-N", sw.ns,
+                    "-f", str(folder / "frr.conf"), "-i", str(pid),
+                )  # fmt: skip
+                lab.started.append(pid)
+        yield lab
+    finally:
+        for pid_file in lab.started:
+            with contextlib.suppress(FileNotFoundError, ValueError, ProcessLookupError):
+                os.kill(int(pid_file.read_text().strip()), 15)
+        deadline = time.monotonic() + 5
+        for pid_file in lab.started:
+            with contextlib.suppress(FileNotFoundError, ValueError):
+                number = int(pid_file.read_text().strip())
+                while time.monotonic() < deadline and Path(f"/proc/{number}").exists():
+                    time.sleep(0.05)
+        for ns in created:
+            run("ip", "netns", "del", ns, check=False)
+            shutil.rmtree(RUN_DIR / ns, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def frr_readable_folder() -> Iterator[Path]:
+    """A scratch folder the frr user can read (pytest's tmp_path is private to root)."""
+    folder = Path(tempfile.mkdtemp(prefix="fabricc-frr-"))
+    try:
+        folder.chmod(0o755)
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def write_readable(folder: Path, name: str, text: str) -> Path:
+    path = folder / name
+    path.write_text(text)
+    path.chmod(0o644)
+    return path
+
+
+def bgpd_part(frr: str) -> str:
+    """The bgpd section of an integrated frr.conf: header lines and `router bgp` to the end
+    (bgpd -C flags zebra's `ip address` lines, VALIDATORS.md)."""
+    lines = frr.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("router bgp "))
+    header = [line for line in lines[:start] if line.startswith(("hostname ", "frr defaults"))]
+    return "\n".join([*header, "!", *lines[start:]]) + "\n"
+
+
+def check_frr_config(folder: Path, name: str, frr: str) -> list[str]:
+    """Problems FRR's own parsers report: `vtysh -C -f` (exit 2 on error) and
+    `bgpd -C -Z -f` on the bgpd part (exit 0 always; errors only on its output)."""
+    problems = []
+    path = write_readable(folder, f"{name}.conf", frr)
+    dry = run("vtysh", "-C", "-f", str(path), check=False)
+    if dry.returncode != 0:
+        problems.append(f"vtysh -C: exit {dry.returncode}: {dry.stderr.strip()}")
+    bgp = write_readable(folder, f"{name}.bgpd.conf", bgpd_part(frr))
+    checked = run(str(FRR_LIB / "bgpd"), "-C", "-Z", "-f", str(bgp), check=False)
+    output = checked.stdout + checked.stderr
+    for line in output.splitlines():
+        if re.search(r"No such command|Config Failed|Unknown command", line):
+            problems.append(f"bgpd -C: {line.strip()}")
+    return problems
+
+
+def components(cables: list[tuple[str, str, str, str]]) -> dict[str, int]:
+    """Connected components of the switch graph (planes of a multi-plane fabric)."""
+    parent: dict[str, str] = {}
+
+    def find(node: str) -> str:
+        parent.setdefault(node, node)
+        while parent[node] != node:
+            parent[node] = parent[parent[node]]
+            node = parent[node]
+        return node
+
+    for a, _, b, _ in cables:
+        parent[find(a)] = find(b)
+    roots: dict[str, int] = {}
+    return {node: roots.setdefault(find(node), len(roots)) for node in sorted(parent)}

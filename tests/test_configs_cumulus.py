@@ -1,0 +1,286 @@
+"""NVIDIA Cumulus Linux NVUE startup.yaml: parses as YAML with NVUE's structure, matches the
+cabling plan and the FRR config, carries the spec's RoCE QoS, and - for management switches -
+builds MLAG pairs, bonds, VLANs, uplinks and management addresses from the IR."""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from fabricc.emit.configs.context import ConfigContext
+from fabricc.emit.configs.cumulus import roce_tree
+from fabricc.emit.configs.mgmt import ManagementPlan, management_tree
+from fabricc.errors import DesignError
+from tests.configs_support import by_path, cables, nvue, with_custom_qos
+from tests.support import EXAMPLES, compile_text, compiled
+
+INTERFACE = re.compile(r"^(lo|eth0|swp\d+(s\d+)?|bond\d+|uplink\d+|downlink\d+|peerlink|vlan\d+)$")
+DEFAULTS = {"roce": (26, 3), "cnp": (48, 6), "pfc": 3, "ecn": (150, 1500, 100), "dwrr": (50, 50)}
+CUSTOM = {"roce": (24, 5), "cnp": (4, 7), "pfc": 5, "ecn": (200, 2000, 50), "dwrr": (70, 30)}
+
+
+def cumulus_port(port: str) -> str:
+    cage, _, sub = port.partition("/")
+    return f"swp{cage}" if not sub else f"swp{cage}s{int(sub) - 1}"
+
+
+def spectrum() -> dict[str, str]:
+    return by_path(compiled("spectrum-x-2plane")[1])
+
+
+def superpod() -> dict[str, str]:
+    return by_path(compiled("superpod-h100-4su")[1])
+
+
+def check_cabled_ports(files: dict[str, str], trees: dict[str, dict[str, Any]]) -> int:
+    """Every cable end on a Cumulus switch has an interface described with the far device; a
+    split cage has its breakout set on the parent port."""
+    checked = 0
+    for row in cables(files):
+        for side, other in (("a", "b"), ("b", "a")):
+            tree = trees.get(row[f"{side}_device"])
+            if tree is None:
+                continue
+            port = row[f"{side}_port"]
+            interface = tree["interface"][cumulus_port(port) if port != "eth0" else "eth0"]
+            assert interface["description"].startswith(row[f"{other}_device"] + ":"), row
+            if "/" in port:
+                parent = tree["interface"]["swp" + port.split("/")[0]]
+                assert list(parent["link"]["breakout"]) in (["2x"], ["4x"], ["8x"])
+            checked += 1
+    return checked
+
+
+def test_roce_nvue_structure_and_cabling() -> None:
+    files = spectrum()
+    trees = nvue(files)
+    fabric, _ = compiled("spectrum-x-2plane")
+    routed = {n for t in ("leaf", "spine") for n in fabric.networks["compute"].switches[t]}
+    assert routed <= set(trees)
+    for name, tree in trees.items():
+        assert tree["system"]["hostname"] == name
+        assert all(INTERFACE.match(i) for i in tree["interface"]), name
+    assert check_cabled_ports(files, trees) > 0
+    for name in routed:
+        device, tree = fabric.devices[name], trees[name]
+        bgp = tree["vrf"]["default"]["router"]["bgp"]
+        assert tree["router"]["bgp"]["autonomous-system"] == device.asn
+        assert tree["router"]["bgp"]["router-id"] == device.loopback
+        assert f"{device.loopback}/32" in tree["interface"]["lo"]["ip"]["address"]
+        switch_ports = {
+            cumulus_port(row["a_port"] if row["a_device"] == name else row["b_port"])
+            for row in cables(files)
+            if row["kind"] == "leaf-spine" and name in (row["a_device"], row["b_device"])
+        }
+        assert set(bgp["neighbor"]) == switch_ports
+        assert {n["type"] for n in bgp["neighbor"].values()} == {"unnumbered"}
+        # NVUE and frr.conf describe the same sessions and announcements
+        frr = files[f"configs/{name}/frr.conf"]
+        assert set(re.findall(r"^ neighbor (\S+) interface peer-group", frr, re.M)) == switch_ports
+        networks = set(re.findall(r"^  network (\S+)$", frr, re.M))
+        assert networks == set(bgp["address-family"]["ipv4-unicast"]["network"])
+
+
+def expect_qos(qos: dict[str, Any], values: dict[str, Any]) -> None:
+    (roce_dscp, roce_prio), (cnp_dscp, cnp_prio) = values["roce"], values["cnp"]
+    assert qos["roce"] == {"enable": "on", "mode": "lossless"}
+    mapping = qos["mapping"]["default-global"]
+    assert mapping["trust"] == "both"
+    dscp = {int(k): v["switch-priority"] for k, v in mapping["dscp"].items()}
+    assert sorted(dscp) == list(range(64))
+    assert dscp[roce_dscp] == roce_prio and dscp[cnp_dscp] == cnp_prio
+    assert {v for k, v in dscp.items() if k not in (roce_dscp, cnp_dscp)} == {0}
+    assert list(qos["pfc"]["default-global"]["switch-priority"]) == [str(values["pfc"])]
+    low, high, probability = values["ecn"]
+    ecn = qos["congestion-control"]["default-global"]["traffic-class"][str(roce_prio)]
+    assert (ecn["ecn"], ecn["min-threshold"], ecn["max-threshold"]) == (
+        "enable",
+        low * 1024,
+        high * 1024,
+    )
+    assert ecn["probability"] == probability
+    queues = qos["egress-queue-mapping"]["default-global"]["switch-priority"]
+    assert {int(p): q["traffic-class"] for p, q in queues.items()} == {
+        p: p if p in (roce_prio, cnp_prio) else 0 for p in range(8)
+    }
+    scheduler = qos["egress-scheduler"]["default-global"]["traffic-class"]
+    roce_weight, default_weight = values["dwrr"]
+    assert scheduler[str(roce_prio)] == {"mode": "dwrr", "bw-percent": roce_weight}
+    assert scheduler["0"] == {"mode": "dwrr", "bw-percent": default_weight}
+    assert scheduler[str(cnp_prio)] == {"mode": "strict"}
+
+
+def test_roce_qos_on_every_switch() -> None:
+    fabric, _ = compiled("spectrum-x-2plane")
+    trees = nvue(spectrum())
+    for tier in ("leaf", "spine"):
+        for name in fabric.networks["compute"].switches[tier]:
+            expect_qos(trees[name]["qos"], DEFAULTS)
+    for name in fabric.networks["oob"].switches["leaf"]:
+        assert "qos" not in trees[name]
+
+
+def test_roce_qos_comes_from_the_spec(tmp_path: Path) -> None:
+    trees = nvue(with_custom_qos("spectrum-x-2plane", "    os: cumulus\n", tmp_path))
+    assert sum(1 for t in trees.values() if "qos" in t) == 24
+    for tree in trees.values():
+        if "qos" in tree:
+            expect_qos(tree["qos"], CUSTOM)
+
+
+def test_management_switches_follow_the_cabling_plan() -> None:
+    files = superpod()
+    trees = nvue(files)
+    fabric, _ = compiled("superpod-h100-4su")
+    managed = [
+        n
+        for net in ("inband", "oob")
+        for t in ("leaf", "spine")
+        for n in fabric.networks[net].switches.get(t, [])
+    ]
+    assert set(managed) <= set(trees)
+    assert check_cabled_ports(files, {n: trees[n] for n in managed}) > 0
+    oob = ipaddress.ip_network(fabric.loaded.spec.addressing.oob)
+    gateway = str(next(oob.hosts()))
+    for name in managed:
+        device, tree = fabric.devices[name], trees[name]
+        address = f"{device.mgmt_ip}/{oob.prefixlen}"
+        if "eth0" in tree["interface"]:  # cabled management port: mgmt VRF
+            ip = tree["interface"]["eth0"]["ip"]
+            assert (list(ip["address"]), list(ip["gateway"]), ip["vrf"]) == (
+                [address],
+                [gateway],
+                "mgmt",
+            )
+        else:  # OOB access switch: SVI in its own VLAN and a default route
+            svi = tree["interface"]["vlan20"]
+            assert list(svi["ip"]["address"]) == [address]
+            assert list(tree["vrf"]["default"]["router"]["static"]["0.0.0.0/0"]["via"]) == [gateway]
+
+
+def _bond_of(tree: dict[str, Any], port: str) -> tuple[str, dict[str, Any]]:
+    found = [
+        (n, i)
+        for n, i in tree["interface"].items()
+        if i.get("type") == "bond" and port in i["bond"]["member"]
+    ]
+    assert len(found) == 1, port
+    return found[0]
+
+
+def test_in_band_hosts_are_bonded_over_mlag_pairs() -> None:
+    files = superpod()
+    trees = nvue(files)
+    rows = cables(files)
+    peers: dict[str, str] = {}
+    peer_ports: dict[str, set[str]] = {}
+    for row in rows:
+        if row["network"] == "inband" and row["kind"] == "peer":
+            peers[row["a_device"]], peers[row["b_device"]] = row["b_device"], row["a_device"]
+            peer_ports.setdefault(row["a_device"], set()).add(cumulus_port(row["a_port"]))
+            peer_ports.setdefault(row["b_device"], set()).add(cumulus_port(row["b_port"]))
+    assert len(peers) == 6  # 3 pairs
+    for leaf, peer in peers.items():
+        mlag, other = trees[leaf]["mlag"], trees[peer]["mlag"]
+        assert mlag["mac-address"] == other["mac-address"] and mlag["peer-ip"] == "linklocal"
+        assert {mlag["priority"], other["priority"]} == {1000, 2000}
+        assert set(trees[leaf]["interface"]["peerlink"]["bond"]["member"]) == peer_ports[leaf]
+    assert len({trees[leaf]["mlag"]["mac-address"] for leaf in peers}) == 3
+    host_bonds: dict[str, dict[str, int]] = {}
+    for row in rows:
+        if row["network"] == "inband" and row["kind"] == "endpoint-leaf":
+            _, bond = _bond_of(trees[row["b_device"]], cumulus_port(row["b_port"]))
+            assert bond["description"] == row["a_device"]
+            assert bond["bridge"]["domain"]["br_default"]["access"] == 10
+            host_bonds.setdefault(row["a_device"], {})[row["b_device"]] = bond["bond"]["mlag"]["id"]
+    # every host: one bond on each leaf of one pair, with the same MLAG id on both
+    assert len(host_bonds) == 127 + 4 + 4
+    for host, bonds in host_bonds.items():
+        (a, id_a), (b, id_b) = sorted(bonds.items())
+        assert peers[a] == b and id_a == id_b, host
+    # leaf-pair uplinks: one MLAG bond per spine, same id on both leaves; spines bundle the pair
+    for leaf, peer in peers.items():
+        ups = {
+            i["description"]: i["bond"]["mlag"]["id"]
+            for n, i in trees[leaf]["interface"].items()
+            if n.startswith("uplink")
+        }
+        assert sorted(ups) == ["inband-spine001", "inband-spine002"]
+        assert ups == {
+            i["description"]: i["bond"]["mlag"]["id"]
+            for n, i in trees[peer]["interface"].items()
+            if n.startswith("uplink")
+        }
+    downs = [
+        i for n, i in trees["inband-spine001"]["interface"].items() if n.startswith("downlink")
+    ]
+    assert sorted(d["description"] for d in downs) == sorted(
+        f"{a}+{peers[a]}" for a in peers if a < peers[a]
+    )
+
+
+def test_oob_access_ports_and_uplinks() -> None:
+    files = superpod()
+    trees = nvue(files)
+    for row in cables(files):
+        if row["network"] != "oob":
+            continue
+        switch = trees[row["b_device"] if row["kind"] == "mgmt" else row["a_device"]]
+        port = row["b_port"] if row["kind"] == "mgmt" else row["a_port"]
+        domain = switch["interface"][cumulus_port(port)]["bridge"]["domain"]["br_default"]
+        assert domain["access"] == 20
+        if row["kind"] == "mgmt":
+            assert domain["stp"] == {"admin-edge": "on", "bpdu-guard": "on"}
+        else:  # the in-band spine end of an OOB uplink is in the OOB VLAN too
+            spine = trees[row["b_device"]]["interface"][cumulus_port(row["b_port"])]
+            assert spine["bridge"]["domain"]["br_default"]["access"] == 20
+    assert set(trees["inband-spine001"]["bridge"]["domain"]["br_default"]["vlan"]) == {"10", "20"}
+    priorities = {
+        n: t["bridge"]["domain"]["br_default"]["stp"]["priority"] for n, t in trees.items()
+    }
+    assert min(priorities, key=lambda n: priorities[n]) == "inband-spine001"
+
+
+def test_management_vlans_must_differ(tmp_path: Path) -> None:
+    text = (EXAMPLES / "superpod-h100-4su.yaml").read_text()
+    text = text.replace("    uplink_to: inband\n", "    uplink_to: inband\n    vlan: 10\n")
+    with pytest.raises(DesignError, match="VLAN 10 is used by networks 'inband' and 'oob'"):
+        compile_text(text, tmp_path)
+
+
+@pytest.mark.parametrize("example", ["roce-lab", "gb200-nvl72-su"])
+def test_every_nvue_file_parses(example: str) -> None:
+    files = by_path(compiled(example)[1])
+    trees = nvue(files)
+    assert trees
+    for name, tree in trees.items():
+        assert tree["system"]["hostname"] == name
+        assert all(INTERFACE.match(i) for i in tree["interface"]), name
+    assert check_cabled_ports(files, trees) > 0
+
+
+@pytest.mark.parametrize(
+    "example", ["roce-lab", "spectrum-x-2plane", "superpod-h100-4su", "gb200-nvl72-su"]
+)
+def test_nvue_text_reads_back_as_the_structured_config(example: str) -> None:
+    """templates/cumulus only format: each startup.yaml parses back to exactly the tree the
+    Python builders computed (values, types and nesting; quoting cannot turn '10' into 10)."""
+    fabric, artifacts = compiled(example)
+    files = by_path(artifacts)
+    ctx = ConfigContext(fabric)
+    plan = ManagementPlan(ctx)
+    checked = 0
+    for device in fabric.devices.values():
+        if device.kind != "switch" or ctx.os_of(device) != "cumulus":
+            continue
+        management = ctx.role_of(device) in ("inband", "oob")
+        tree = management_tree(ctx, plan, device) if management else roce_tree(ctx, device)
+        text = files[f"configs/{device.name}/startup.yaml"]
+        assert yaml.safe_load(text) == [{"set": tree}], device.name
+        checked += 1
+    assert checked > 0

@@ -1,0 +1,138 @@
+"""OpenSM files and the ibsim topology, checked against the cabling plan and the spec without
+running anything: IB port numbers (QM9700 "c/s" is port 2*(c-1)+s), links written on both ends,
+GUIDs (user mapping or placeholders) used consistently by every file, engine choice, partitions."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from fabricc.errors import DesignError, SpecError
+from tests.configs_support import by_path, cables
+from tests.ib_support import parse_net
+from tests.support import EXAMPLES, compile_text
+
+SM = "configs/compute-sm/"
+
+
+def one_su(tmp_path: Path, subnet_manager: str = "") -> dict[str, str]:
+    text = (EXAMPLES / "superpod-h100-4su.yaml").read_text().replace("count: 127", "count: 31")
+    text = text.replace("      sm_nodes: [ufm]\n", "      sm_nodes: [ufm]\n" + subnet_manager)
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    return by_path(compile_text(text, tmp_path)[1])
+
+
+def guids(files: dict[str, str], folder: str = SM) -> dict[str, int]:
+    data = yaml.safe_load(files[folder + "guids.yaml"])
+    assert isinstance(data, dict)
+    return {str(k): int(v) for k, v in data.items()}
+
+
+def lines(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line and not line.startswith("#")]
+
+
+def ib_port(port: str) -> int:
+    cage, _, sub = port.partition("/")
+    return 2 * (int(cage) - 1) + int(sub or 1)
+
+
+def test_net_file_follows_the_cabling_plan(tmp_path: Path) -> None:
+    files = one_su(tmp_path)
+    _, records = parse_net(files[SM + "ibsim.net"])
+    nodes = {r.name: r for r in records}
+    assert records[0].header[-1].startswith("Ca\t") and records[0].name.startswith("ufm")
+    expected = 0
+    for row in cables(files):
+        if row["network"] != "compute":
+            continue
+        expected += 1
+        if row["kind"] == "endpoint-leaf":
+            a, a_port = f"{row['a_device']}/{row['a_port']}", 1
+        else:
+            a, a_port = row["a_device"], ib_port(row["a_port"])
+        b, b_port = row["b_device"], ib_port(row["b_port"])
+        assert nodes[a].links[a_port] == (b, b_port), row
+        assert nodes[b].links[b_port] == (a, a_port), row
+    assert sum(len(r.links) for r in records) == 2 * expected == 2 * (252 + 256)
+    switches = [r for r in records if r.header[-1].startswith("Switch")]
+    assert {r.header[-1].split()[1] for r in switches} == {"64"}  # QM9700: 32 cages x 2
+
+
+def test_guids_are_consistent_and_unique(tmp_path: Path) -> None:
+    files = one_su(tmp_path)
+    table = guids(files)
+    assert len(set(table.values())) == len(table) == 252 + 12
+    _, records = parse_net(files[SM + "ibsim.net"])
+    for record in records:
+        declared = int(record.header[0].split("=")[1], 16)
+        # switches: node GUID; CA: ibsim's port GUID is its node GUID + 1
+        assert declared + (0 if "Switch" in record.header[-1] else 1) == table[record.name]
+    roots = [int(g, 16) for g in lines(files[SM + "root_guids.conf"])]
+    assert roots == [table[f"compute-spine00{i}"] for i in range(1, 5)]
+    cns = {int(g, 16) for g in lines(files[SM + "cn_guids.conf"])}
+    assert cns == {g for n, g in table.items() if n.startswith("dgx")}
+    assert len(cns) == 31 * 8
+    # placeholders derive from indices: compiling again gives the same GUIDs
+    assert guids(one_su(tmp_path / "again")) == table
+
+
+def test_user_guid_mapping(tmp_path: Path) -> None:
+    (tmp_path / "guids.yaml").write_text(
+        "compute-spine001: 0x0002c90300001234\n'dgx001/OSFP4/P2': '0xb83fd20300a1b2c4'\n"
+    )
+    files = one_su(tmp_path, "      guids: guids.yaml\n")
+    table = guids(files)
+    assert table["compute-spine001"] == 0x0002C90300001234
+    assert table["dgx001/OSFP4/P2"] == 0xB83FD20300A1B2C4
+    assert lines(files[SM + "root_guids.conf"])[0] == "0x0002c90300001234"
+    assert "0xb83fd20300a1b2c4" in lines(files[SM + "cn_guids.conf"])
+    assert 'caguid=0xb83fd20300a1b2c3\nCa\t1 "dgx001/OSFP4/P2"' in files[SM + "ibsim.net"]
+
+
+def test_unknown_guid_names_are_spec_errors(tmp_path: Path) -> None:
+    (tmp_path / "guids.yaml").write_text("compute-spine01: 0x1234\n")
+    with pytest.raises(
+        SpecError,
+        match=r"(?s)'compute-spine01' is not an InfiniBand node.*did you mean 'compute-spine001'",
+    ):
+        one_su(tmp_path, "      guids: guids.yaml\n")
+
+
+def test_routing_engine_from_the_spec(tmp_path: Path) -> None:
+    files = one_su(tmp_path, "      routing_engine: updn\n")
+    conf = files[SM + "opensm.conf"]
+    assert re.search(r"^routing_engine updn$", conf, re.M)
+    assert "root_guid_file /etc/opensm/root_guids.conf" in conf
+    assert "cn_guid_file" not in conf and SM + "cn_guids.conf" not in files
+    auto = one_su(tmp_path / "auto")[SM + "opensm.conf"]
+    assert re.search(r"^routing_engine ftree$", auto, re.M) and "cn_guid_file" in auto
+
+
+def test_partitions(tmp_path: Path) -> None:
+    files = one_su(
+        tmp_path,
+        "      partitions:\n"
+        "        research: {pkey: 0x10, members: [dgx], ipoib: true}\n"
+        "        ops: {pkey: 0x20, members: [ufm], membership: limited}\n",
+    )
+    table = guids(files)
+    text = files[SM + "partitions.conf"]
+    assert "Default=0x7fff, ipoib, defmember=limited : ALL, ALL_SWITCHES=full, SELF=full ;" in text
+    sections = {
+        m.group(1): m.group(0)
+        for m in re.finditer(r"^(\w+)=0x[0-9a-f]{4}[^;]*;", text, re.M | re.S)
+    }
+    research = set(re.findall(r"(0x[0-9a-f]{16})=full", sections["research"]))
+    assert research == {f"0x{g:016x}" for n, g in table.items() if n.startswith("dgx")}
+    assert sections["research"].startswith("research=0x0010, ipoib,")
+    ops = set(re.findall(r"(0x[0-9a-f]{16})=limited", sections["ops"]))
+    assert ops == {f"0x{g:016x}" for n, g in table.items() if n.startswith("ufm")}
+
+
+def test_partition_without_members_on_the_network(tmp_path: Path) -> None:
+    with pytest.raises(DesignError, match="partition 'arrays' has no member"):
+        one_su(tmp_path, "      partitions:\n        arrays: {pkey: 0x30, members: [storage]}\n")
