@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from fabricc.emit import Artifact, emitters
+from fabricc.emit.diagrams.render import notices as diagram_notices
+from fabricc.emit.report import PATH as REPORT
 from fabricc.errors import Diagnostic
 from fabricc.ir import Fabric
 from fabricc.spec.loader import LoadedSpec, load_spec
@@ -42,4 +44,7 @@ def build(spec: Path, out: Path | None = None, stage: Stage = quiet) -> BuildRes
     target = out if out is not None else Path("out") / loaded.spec.metadata.name
     stage("write")
     write_tree(target, artifacts)
-    return BuildResult(target, len(artifacts), [*loaded.warnings, *fabric.warnings])
+    notices = diagram_notices(fabric)
+    if any(path == REPORT for path, _ in artifacts):
+        notices.append(f"report: {(target / REPORT).as_posix()}")
+    return BuildResult(target, len(artifacts), [*loaded.warnings, *fabric.warnings], notices)

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import shutil
 from pathlib import Path
+from typing import Literal
 
 import pytest
 
 from fabricc.build import compile_design
 from fabricc.emit import Artifact
 from fabricc.ir import Fabric
-from fabricc.spec.loader import load_spec
+from fabricc.spec.loader import LoadedSpec, load_spec
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
@@ -34,6 +36,9 @@ GOLDEN_SELECTED = {
         "configs/inband-leaf001/startup.yaml",
         "configs/inband-spine001/startup.yaml",
         "configs/oob-leaf001/startup.yaml",
+        "diagrams/overview-compute.dot",
+        "diagrams/nvlink-dgx-h100.dot",
+        "diagrams/management.dot",
     ),
     "gb200-nvl72-su": (
         "summary.json",
@@ -41,6 +46,8 @@ GOLDEN_SELECTED = {
         "nccl/gb200-compute-tray.xml",
         "nccl/gb200-compute-tray.env",
         "configs/compute-sm/opensm.conf",
+        "diagrams/overview-compute.dot",
+        "diagrams/nvlink-gb200-nvl72.dot",
     ),
     "spectrum-x-2plane": (
         "summary.json",
@@ -50,17 +57,37 @@ GOLDEN_SELECTED = {
         "configs/p1-spine01/startup.yaml",
         "configs/p1-spine01/frr.conf",
         "configs/hosts/b300-01.sh",
+        "diagrams/overview-compute.dot",
+        "diagrams/planes-compute.dot",
+        "diagrams/nvlink-hgx-b300.dot",
     ),
 }
+# Goldens are compiled with Graphviz rendering off, so that they are the same bytes whether or
+# not `dot` is installed (and whatever its version): DOT sources, the SVG that fabricc draws
+# itself, and a report whose graph figures are placeholders. Rendered SVG is tested apart.
+GOLDEN_RENDER: Literal["never"] = "never"
+Render = Literal["auto", "always", "never"]
 
 
 @functools.cache
-def compiled(name: str) -> tuple[Fabric, tuple[Artifact, ...]]:
-    """Compile an example once per test session (specs and fabrics are treated as read-only)."""
+def compiled(name: str, render: Render | None = None) -> tuple[Fabric, tuple[Artifact, ...]]:
+    """Compile an example once per test session (specs and fabrics are treated as read-only);
+    `render` overrides the spec's outputs.diagrams.render."""
     path = EXAMPLES / f"{name}.yaml"
     loaded = load_spec(path, f"examples/{name}.yaml")
+    if render is not None:
+        loaded = with_render(loaded, render)
     fabric, artifacts = compile_design(loaded)
     return fabric, tuple(artifacts)
+
+
+def with_render(loaded: LoadedSpec, render: Render) -> LoadedSpec:
+    outputs = loaded.spec.outputs
+    diagrams = outputs.diagrams.model_copy(update={"render": render})
+    spec = loaded.spec.model_copy(
+        update={"outputs": outputs.model_copy(update={"diagrams": diagrams})}
+    )
+    return dataclasses.replace(loaded, spec=spec)
 
 
 def compile_text(
@@ -72,7 +99,7 @@ def compile_text(
 
 
 def golden_artifacts(name: str) -> dict[str, str | bytes]:
-    _, artifacts = compiled(name)
+    _, artifacts = compiled(name, GOLDEN_RENDER)
     if name in GOLDEN_FULL:
         return dict(artifacts)
     wanted = GOLDEN_SELECTED.get(name, ())

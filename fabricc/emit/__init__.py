@@ -22,7 +22,7 @@ class Emitter:
 
 
 def emitters() -> tuple[Emitter, ...]:
-    from fabricc.emit import bom, cabling, configs, inventory, nccl, summary
+    from fabricc.emit import bom, cabling, configs, diagrams, inventory, nccl, report, summary
 
     return (
         Emitter("summary", summary.emit),
@@ -31,4 +31,6 @@ def emitters() -> tuple[Emitter, ...]:
         Emitter("inventory", inventory.emit),
         Emitter("configs", configs.emit),
         Emitter("nccl", nccl.emit),
+        Emitter("diagrams", diagrams.emit),
+        Emitter("report", report.emit),
     )

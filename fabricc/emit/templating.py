@@ -53,7 +53,8 @@ def environment() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
-        autoescape=False,
+        # Only the HTML report escapes; config formats must come out exactly as computed.
+        autoescape=jinja2.select_autoescape(enabled_extensions=("html.j2",), default=False),
     )
     env.filters["yaml"] = yaml_scalar
     return env
