@@ -226,7 +226,12 @@ class FatTreeBuilder:
             return
         total_leaves = sum(c.leaf_count for c in classes)
         if tiers == "auto":
-            single = self._classes(with_uplinks=False)
+            # One leaf (or MLAG pair) needs no spines. If other networks uplink into this one,
+            # its uplink ports stay free for them, so the budget keeps them.
+            targeted = any(
+                n.spec.uplink_to == self.net.name for n in self.fabric.loaded.networks.values()
+            )
+            single = classes if targeted else self._classes(with_uplinks=False)
             fits_one = len(single) == 1 and single[0].leaf_count <= (
                 2 if self.spec.dual_homed else 1
             )
