@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 
-from fabricc.nccl.dialect import AFFINITY, COMPLETE_PCI, NVSWITCH_LINKS, strtol
+from fabricc.nccl.dialect import AFFINITY, NVSWITCH_LINKS, PCI_ATTRIBUTES, strtol
 from fabricc.nccl.parse import Attribute, Level, Node
 
 Report = Callable[[Node | Attribute, str, str, Level], None]
@@ -169,7 +169,7 @@ class _Consistency:
     def incomplete(node: Node) -> list[str]:
         wanted: tuple[str, ...] = ()
         if node.name == "pci":
-            wanted = COMPLETE_PCI
+            wanted = PCI_ATTRIBUTES
         elif node.name == "cpu":
             wanted = ("numaid", "affinity", "arch")
             if node.get("arch") == "x86_64":

@@ -30,21 +30,22 @@ CHILDREN: dict[str, frozenset[str]] = {
     "net": frozenset(),
     "pcilink": frozenset(),
 }
+# The attributes of <pci>, in the order NCCL_TOPO_DUMP_FILE writes them; a dump carries all of
+# them on the path above a <net> (NCCL.md section 9, "do not mix").
+PCI_ATTRIBUTES = (
+    "busid",
+    "class",
+    "vendor",
+    "device",
+    "subsystem_vendor",
+    "subsystem_device",
+    "link_speed",
+    "link_width",
+)
 ATTRIBUTES: dict[str, frozenset[str]] = {
     "system": frozenset({"version", "name"}),
     "cpu": frozenset({"numaid", "affinity", "arch", "vendor", "familyid", "modelid", "host_hash"}),
-    "pci": frozenset(
-        {
-            "busid",
-            "class",
-            "vendor",
-            "device",
-            "subsystem_vendor",
-            "subsystem_device",
-            "link_speed",
-            "link_width",
-        }
-    ),
+    "pci": frozenset(PCI_ATTRIBUTES),
     "gpu": frozenset({"dev", "sm", "rank", "gdr", "mlopart"}),
     "nvlink": frozenset({"target", "count", "tclass"}),
     "c2c": frozenset({"bw", "count"}),
@@ -101,17 +102,6 @@ CPU_VENDORS = frozenset({"GenuineIntel", "AuthenticAMD", "CentaurHauls", "  Shan
 CPUID_MODEL_VENDORS = frozenset({"GenuineIntel", "CentaurHauls", "  Shanghai  "})
 # NVSwitch links per GPU by generation (NCCL.md 4.5): A100 12, H100/H200/B200/GB200/GB300 18.
 NVSWITCH_LINKS = {80: 12, 90: 18, 100: 18, 103: 18}
-# Attributes a dump carries on the path above a <net> (NCCL.md section 9, "do not mix").
-COMPLETE_PCI = (
-    "busid",
-    "class",
-    "vendor",
-    "device",
-    "subsystem_vendor",
-    "subsystem_device",
-    "link_speed",
-    "link_width",
-)
 
 BUSID = re.compile(BUSID_PATTERN)
 TARGET = re.compile(rf"{BUSID_PATTERN}|^fffffff:ff:ff\.0$|^fffffff:ffff:ff$")

@@ -13,6 +13,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from fabricc.nccl.dialect import PCI_ATTRIBUTES
+
 MAX_TOKEN = 253  # NCCL's MAX_STR_LEN 255 minus the terminator and one spare (NCCL.md section 7)
 MAX_GENERATED_ATTRIBUTES = 12  # 16 is the hard limit; NCCL may add up to ~3 itself
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
@@ -22,16 +24,7 @@ _FORBIDDEN_IN_VALUE = re.compile(r"[\"'<>&\t\r\n]")
 ATTRIBUTE_ORDER: dict[str, tuple[str, ...]] = {
     "system": ("version", "name"),
     "cpu": ("numaid", "affinity", "arch", "vendor", "familyid", "modelid"),
-    "pci": (
-        "busid",
-        "class",
-        "vendor",
-        "device",
-        "subsystem_vendor",
-        "subsystem_device",
-        "link_speed",
-        "link_width",
-    ),
+    "pci": PCI_ATTRIBUTES,
     "gpu": ("dev", "sm", "rank", "gdr"),
     "nvlink": ("target", "count", "tclass"),
     "c2c": ("bw", "count"),

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from fabricc.emit.diagrams import style
 from fabricc.emit.diagrams.dot import Graph, Html, html_escape
+from fabricc.emit.diagrams.ranked import title_block
 
 TITLE_SIZE = 10.0
 LINE_SIZE = 8.0
@@ -191,23 +192,10 @@ class Scene:
     _count: int = 0
 
     def __post_init__(self) -> None:
-        subtitle = (
-            f'<FONT POINT-SIZE="10" COLOR="{style.MUTED}">{html_escape(self.subtitle)}</FONT>'
-            '<BR ALIGN="LEFT"/>'
-            if self.subtitle
-            else ""
-        )
         self.graph = Graph(
             self.name,
             graph={
-                "label": Html(f'<B>{html_escape(self.title)}</B><BR ALIGN="LEFT"/>{subtitle}'),
-                "labelloc": "t",
-                "labeljust": "l",
-                "fontname": style.FONT,
-                "fontsize": "15",
-                "fontcolor": style.INK,
-                "bgcolor": style.PAPER,
-                "pad": "0.25",
+                **title_block(self.title, self.subtitle),
                 "splines": "false",
                 "outputorder": "edgesfirst",
             },

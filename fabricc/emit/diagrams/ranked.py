@@ -7,7 +7,7 @@ title block, so that ranked diagrams match the pinned ones.
 from __future__ import annotations
 
 from fabricc.emit.diagrams import style
-from fabricc.emit.diagrams.dot import Graph, Html, html_escape
+from fabricc.emit.diagrams.dot import Attrs, Graph, Html, html_escape
 
 
 def title_label(title: str, subtitle: str) -> Html:
@@ -20,18 +20,25 @@ def title_label(title: str, subtitle: str) -> Html:
     return Html(text)
 
 
+def title_block(title: str, subtitle: str) -> Attrs:
+    """Graph attributes every diagram shares: the title block, fonts and paper."""
+    return {
+        "label": title_label(title, subtitle),
+        "labelloc": "t",
+        "labeljust": "l",
+        "fontname": style.FONT,
+        "fontsize": "15",
+        "fontcolor": style.INK,
+        "bgcolor": style.PAPER,
+        "pad": "0.25",
+    }
+
+
 def ranked_graph(name: str, title: str, subtitle: str = "") -> Graph:
     return Graph(
         name,
         graph={
-            "label": title_label(title, subtitle),
-            "labelloc": "t",
-            "labeljust": "l",
-            "fontname": style.FONT,
-            "fontsize": "15",
-            "fontcolor": style.INK,
-            "bgcolor": style.PAPER,
-            "pad": "0.25",
+            **title_block(title, subtitle),
             "nodesep": "0.18",
             "ranksep": "0.9",
             "newrank": "true",
