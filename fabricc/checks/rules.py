@@ -14,7 +14,7 @@ from collections import Counter, defaultdict
 
 from fabricc.catalog.models import FORM_ACCEPTS
 from fabricc.errors import Diagnostic, error
-from fabricc.ir import ENDPOINT_LEAF, LEAF_SPINE, SPINE_CORE, U_HEIGHT_M, Device, Fabric, Link
+from fabricc.ir import ENDPOINT_LEAF, LEAF_SPINE, SPINE_CORE, Device, Fabric, Link
 from fabricc.spec.yamlsource import DataPath, format_path
 from fabricc.synth.naming import port_cage, valid_hostname
 from fabricc.synth.oob import PDU_PORT, POWER_SHELF_PORT
@@ -230,17 +230,20 @@ class _Rules:
     # -- symmetry -----------------------------------------------------------------------------
 
     def rails(self) -> None:
+        """Rail k of every node lands on its unit's rail-k leaf; each lower switch reaches every
+        switch of the tier above in its tree with the same number of links."""
         devices = self.fabric.devices
+        by_network: dict[str, list[Link]] = defaultdict(list)
+        for link in self.fabric.links:
+            by_network[link.network].append(link)
         for name, topology in self.fabric.networks.items():
             network = self.fabric.loaded.networks.get(name)
             if network is None:
                 continue
+            links = by_network.get(name, [])
             if topology.rail_optimized:
-                rail_leaf: dict[tuple[int | None, int | None, int | None], set[str]] = defaultdict(
-                    set
-                )
-                for link in self.fabric.links:
-                    if link.network != name or link.kind != ENDPOINT_LEAF or link.rail is None:
+                for link in links:
+                    if link.kind != ENDPOINT_LEAF or link.rail is None:
                         continue
                     node, leaf = devices[link.a], devices[link.b]
                     if node.su is None or node.kind not in ("node", "tray"):
@@ -251,15 +254,8 @@ class _Rules:
                             f"{link.a} rail {link.rail} lands on {link.b} (rail {leaf.rail}, unit {leaf.su})",
                             network.path,
                         )
-                    rail_leaf[(node.su, link.plane, link.rail)].add(link.b)
             for kind in (LEAF_SPINE, SPINE_CORE):
-                per_pair: Counter[tuple[str, str]] = Counter(
-                    (link.a, link.b)
-                    for link in self.fabric.links
-                    if link.network == name and link.kind == kind
-                )
-                if not per_pair:
-                    continue
+                per_pair = Counter((link.a, link.b) for link in links if link.kind == kind)
                 uppers_of: dict[str, set[str]] = defaultdict(set)
                 counts_of: dict[str, set[int]] = defaultdict(set)
                 for (lower, upper), count in per_pair.items():
@@ -272,19 +268,18 @@ class _Rules:
                             f"{lower} has unequal link counts to the tier above: {sorted(counts)}",
                             network.path,
                         )
-                groups: dict[tuple[int | None, int | None], set[frozenset[str]]] = defaultdict(set)
+                if kind != LEAF_SPINE:
+                    continue
+                trees: dict[tuple[int | None, int | None], set[frozenset[str]]] = defaultdict(set)
                 for lower, uppers in uppers_of.items():
                     device = devices[lower]
-                    groups[(device.plane, device.pod if kind == LEAF_SPINE else None)].add(
-                        frozenset(uppers)
+                    trees[(device.plane, device.pod)].add(frozenset(uppers))
+                if any(len(sets) > 1 for sets in trees.values()):
+                    self.once(
+                        "symmetry",
+                        "leaves of one tree reach different sets of spines",
+                        network.path,
                     )
-                for sets in groups.values():
-                    if len(sets) > 1 and kind == LEAF_SPINE:
-                        self.once(
-                            "symmetry",
-                            "leaves of one tree reach different sets of spines",
-                            network.path,
-                        )
 
     # -- names --------------------------------------------------------------------------------
 
@@ -298,11 +293,6 @@ class _Rules:
                     "use letters, digits and '-' (at most 63)",
                 )
 
-    def z_sanity(self) -> None:
-        for rack in self.fabric.racks:
-            if rack.height_u * U_HEIGHT_M <= 0:
-                self.fail(f"rack {rack.name} has no height", ("site", "rack", "height_u"))
-
 
 def check(fabric: Fabric) -> list[Diagnostic]:
     rules = _Rules(fabric)
@@ -312,5 +302,4 @@ def check(fabric: Fabric) -> list[Diagnostic]:
     rules.racks()
     rules.rails()
     rules.names()
-    rules.z_sanity()
     return rules.problems

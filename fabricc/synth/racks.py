@@ -202,6 +202,7 @@ class _Layout:
     def place_switches(self, blocks: list[list[RackPlan]], central: list[RackPlan]) -> None:
         per_su = self.spec.site.network_racks == "per-su"
         unit_network_racks: dict[int, list[RackPlan]] = {}
+        blocks_by_unit: dict[int, list[RackPlan]] = {}
         if per_su:
             for block in blocks:
                 su = block[0].su
@@ -209,6 +210,7 @@ class _Layout:
                 rack = self.new_rack("network", su)
                 block.insert(len(block) // 2, rack)
                 unit_network_racks[su] = [rack]
+                blocks_by_unit[su] = block
         central_devices: list[Device] = []
         for device in self.fabric.devices.values():
             if device.kind != "switch" or device.rack is not None:
@@ -221,12 +223,11 @@ class _Layout:
             ):
                 racks = unit_network_racks[device.su]
                 if not self.place_in(racks, device, top=True):
+                    # The unit's network rack is full: add another right beside the last one.
                     rack = self.new_rack("network", device.su)
+                    block = blocks_by_unit[device.su]
+                    block.insert(block.index(racks[-1]) + 1, rack)
                     racks.append(rack)
-                    block = next(
-                        b for b in blocks if b[0].su == device.su or any(r is racks[0] for r in b)
-                    )
-                    block.insert(block.index(racks[0]) + 1, rack)
                     rack.place(device, top=True)
             else:
                 central_devices.append(device)
