@@ -9,12 +9,15 @@ names; ports are not objects of their own (a link names its two device ports), w
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import TypeVar, cast
 
 from fabricc.errors import Diagnostic
 from fabricc.spec.loader import LoadedSpec
 from fabricc.spec.yamlsource import DataPath
+
+T = TypeVar("T")
 
 U_HEIGHT_M = 0.04445  # one rack unit
 
@@ -179,7 +182,14 @@ class Fabric:
     nvlink_domains: list[NvlinkDomain] = field(default_factory=list)
     warnings: list[Diagnostic] = field(default_factory=list)
     duplicates: list[Device] = field(default_factory=list)  # devices whose name was taken
-    memo: dict[str, object] = field(default_factory=dict)  # derived views shared by emitters
+    memo: dict[str, object] = field(default_factory=dict)  # derived views, see derived()
+
+    def derived(self, key: str, compute: Callable[[], T]) -> T:
+        """A view derived from the finished design, computed once and shared by the emitters
+        that need it (the summary, the BOM and the diagrams are each read by the report too)."""
+        if key not in self.memo:
+            self.memo[key] = compute()
+        return cast(T, self.memo[key])
 
     def add(self, device: Device) -> None:
         if device.name in self.devices:
@@ -196,10 +206,18 @@ class Fabric:
         return self.rack_by_name[rack] if rack is not None else None
 
     def links_of(self, network: str) -> Iterator[Link]:
-        return (link for link in self.links if link.network == network)
+        """The links of one network, in link order. For emitters: the index is built on first
+        use, once synthesis has finished adding links."""
+        return iter(self.derived("links_by_network", self._links_by_network).get(network, []))
+
+    def _links_by_network(self) -> dict[str, list[Link]]:
+        index: dict[str, list[Link]] = {}
+        for link in self.links:
+            index.setdefault(link.network, []).append(link)
+        return index
 
     def link_counts(self, network: str) -> Counter[str]:
-        return Counter(link.kind for link in self.links if link.network == network)
+        return Counter(link.kind for link in self.links_of(network))
 
     def gpus(self) -> int:
         catalog = self.loaded.catalog.catalog

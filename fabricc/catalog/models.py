@@ -155,6 +155,15 @@ class SwitchModel(CatalogModel):
     def cages(self) -> int:
         return sum(g.count for g in self.port_groups)
 
+    def group_of_cage(self, cage: int) -> PortGroup | None:
+        """The port group holding front-panel cage `cage` (numbered from 1 across groups)."""
+        first = 0
+        for group in self.port_groups:
+            if first < cage <= first + group.count:
+                return group
+            first += group.count
+        return None
+
 
 class TransceiverModel(CatalogModel):
     description: str

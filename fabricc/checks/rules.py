@@ -61,15 +61,13 @@ class _Rules:
             except ValueError:
                 return None
             sub = port.partition("/")[2]
-            first = 0
-            for group in switch.port_groups:
-                if first < cage <= first + group.count:
-                    ways = [b for b in group.breakouts if not sub or int(sub) <= b]
-                    if sub and not ways:
-                        return None
-                    return {group.cage_speed // b for b in ways if (b > 1) == bool(sub)}, group.form
-                first += group.count
-            return None
+            group = switch.group_of_cage(cage)
+            if group is None:
+                return None
+            ways = [b for b in group.breakouts if not sub or int(sub) <= b]
+            if sub and not ways:
+                return None
+            return {group.cage_speed // b for b in ways if (b > 1) == bool(sub)}, group.form
         model = self.catalog.nodes[device.model]
         for spec in model.ports:
             if spec.name == port:
@@ -158,14 +156,8 @@ class _Rules:
             device = self.fabric.devices[module.device]
             part = self.catalog.transceivers[module.part]
             if device.kind == "switch":
-                form = "osfp"
-                switch = self.catalog.switches[device.model]
-                cage = int(module.cage)
-                first = 0
-                for group in switch.port_groups:
-                    if first < cage <= first + group.count:
-                        form = group.form
-                    first += group.count
+                group = self.catalog.switches[device.model].group_of_cage(int(module.cage))
+                form = group.form if group is not None else ""
             else:
                 forms = {
                     p.form for p in self.catalog.nodes[device.model].ports if p.cage == module.cage

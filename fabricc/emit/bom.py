@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import cast
 
 from fabricc.emit import Artifact
 from fabricc.emit.tables import csv_text, json_text, markdown_table
@@ -152,9 +151,10 @@ def _rack_items(fabric: Fabric, items: _Items) -> Iterable[tuple[Item, int]]:
 
 
 def bom_lines(fabric: Fabric) -> list[Line]:
-    cached = fabric.memo.get("bom_lines")
-    if cached is not None:
-        return cast(list[Line], cached)
+    return fabric.derived("bom_lines", lambda: _bom_lines(fabric))
+
+
+def _bom_lines(fabric: Fabric) -> list[Line]:
     items = _Items(fabric)
     entries: list[tuple[Item, int]] = []
     for device in fabric.devices.values():
@@ -165,16 +165,15 @@ def bom_lines(fabric: Fabric) -> list[Line]:
     entries.extend((items.module(m.part), 1) for m in fabric.modules)
     entries.extend((items.cable(c.family, c.part, c.length_m), c.quantity) for c in fabric.cables)
     entries.extend(_rack_items(fabric, items))
-    lines = _tally(entries)
-    fabric.memo["bom_lines"] = lines
-    return lines
+    return _tally(entries)
 
 
 def network_lines(fabric: Fabric) -> dict[str, list[Line]]:
     """Switches, transceivers and cables of each network."""
-    cached = fabric.memo.get("network_lines")
-    if cached is not None:
-        return cast(dict[str, list[Line]], cached)
+    return fabric.derived("network_lines", lambda: _network_lines(fabric))
+
+
+def _network_lines(fabric: Fabric) -> dict[str, list[Line]]:
     items = _Items(fabric)
     per: dict[str, list[tuple[Item, int]]] = {name: [] for name in fabric.networks}
     for device in fabric.devices.values():
@@ -193,9 +192,7 @@ def network_lines(fabric: Fabric) -> dict[str, list[Line]]:
         per.setdefault(link.network, []).append(
             (items.cable(cable.family, cable.part, cable.length_m), cable.quantity)
         )
-    result = {name: _tally(entries) for name, entries in per.items()}
-    fabric.memo["network_lines"] = result
-    return result
+    return {name: _tally(entries) for name, entries in per.items()}
 
 
 def rack_lines(fabric: Fabric) -> list[tuple[str, Line]]:

@@ -17,6 +17,10 @@ from fabricc.ir import ENDPOINT_LEAF, LEAF_SPINE, SPINE_CORE, Fabric
 
 
 def summary(fabric: Fabric) -> dict[str, Any]:
+    return fabric.derived("summary", lambda: _summary(fabric))
+
+
+def _summary(fabric: Fabric) -> dict[str, Any]:
     spec = fabric.loaded.spec
     per_network = network_lines(fabric)
     networks: dict[str, Any] = {}

@@ -68,13 +68,11 @@ class _PortIndex:
                 if mgmt.name == port:
                     return CageInfo(port, mgmt.form, 1)
             cage = int(port_cage(port))
-            first = 0
-            for group in switch.port_groups:
-                if cage <= first + group.count:
-                    breakout = max(1, group.cage_speed // link_speed)
-                    return CageInfo(str(cage), group.form, breakout, group.lane_speed)
-                first += group.count
-            raise KeyError(f"{device.model} has no cage {cage}")
+            group = switch.group_of_cage(cage)
+            if group is None:
+                raise KeyError(f"{device.model} has no cage {cage}")
+            breakout = max(1, group.cage_speed // link_speed)
+            return CageInfo(str(cage), group.form, breakout, group.lane_speed)
         model = self.catalog.nodes[device.model]
         ports = {p.name: p for p in model.ports}
         spec = ports.get(port)

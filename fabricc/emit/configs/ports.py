@@ -28,12 +28,10 @@ def port_key(port: str) -> tuple[int, int, int, str]:
 
 
 def cage_group(model: SwitchModel, cage: int) -> PortGroup:
-    first = 0
-    for group in model.port_groups:
-        if cage <= first + group.count:
-            return group
-        first += group.count
-    raise ValueError(f"{model.part_number} has no cage {cage}")
+    group = model.group_of_cage(cage)
+    if group is None:
+        raise ValueError(f"{model.part_number} has no cage {cage}")
+    return group
 
 
 def is_mgmt_port(model: SwitchModel, port: str) -> bool:

@@ -25,6 +25,10 @@ FOLDER = "diagrams"
 
 def diagrams(fabric: Fabric) -> list[Diagram]:
     """Every diagram of the design, in the order the report shows them."""
+    return fabric.derived("diagrams", lambda: _diagrams(fabric))
+
+
+def _diagrams(fabric: Fabric) -> list[Diagram]:
     networks = [t for t in fabric.networks.values() if t.role != "oob"]
     out: list[Diagram] = []
     # Compute fabrics first: they are what a reviewer looks at first.
