@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from fabricc.emit import Artifact, emitters
+from fabricc.emit.configs.ibfabric import check_guid_files
 from fabricc.emit.diagrams.render import notices as diagram_notices
 from fabricc.emit.report import PATH as REPORT
 from fabricc.errors import Diagnostic
@@ -27,8 +28,15 @@ class BuildResult:
     notices: list[str] = field(default_factory=list)
 
 
-def compile_design(loaded: LoadedSpec, stage: Stage = quiet) -> tuple[Fabric, list[Artifact]]:
+def design(loaded: LoadedSpec, stage: Stage = quiet) -> Fabric:
+    """Synthesize and check everything that build would read, writing nothing (validate)."""
     fabric = synthesize(loaded, stage)
+    check_guid_files(fabric)
+    return fabric
+
+
+def compile_design(loaded: LoadedSpec, stage: Stage = quiet) -> tuple[Fabric, list[Artifact]]:
+    fabric = design(loaded, stage)
     artifacts: list[Artifact] = []
     for emitter in emitters():
         stage(emitter.name)

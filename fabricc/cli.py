@@ -14,7 +14,7 @@ import click
 from rich.console import Console
 
 from fabricc import __version__
-from fabricc.errors import Diagnostic, FabriccError, Severity
+from fabricc.errors import Diagnostic, FabriccError, Severity, printable
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -52,12 +52,12 @@ def cli() -> None:
 def validate(spec: Path) -> None:
     """Check SPEC - syntax, types, catalog references and every design rule - and report each
     problem with its file:line:col. Writes nothing."""
+    from fabricc.build import design
     from fabricc.spec.loader import load_spec
-    from fabricc.synth.pipeline import synthesize
 
     try:
         loaded = load_spec(spec, spec.as_posix())
-        fabric = synthesize(loaded)
+        fabric = design(loaded)
     except FabriccError as exc:
         print_diagnostics(exc.diagnostics)
         sys.exit(EXIT_ERROR)
@@ -101,13 +101,14 @@ def build(spec: Path, out: Path | None) -> None:
     "files",
     nargs=-1,
     required=True,
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    type=click.Path(path_type=Path),
 )
 def check_nccl(files: tuple[Path, ...]) -> None:
     """Check NCCL topology XML FILES against the rules of NCCL's own parser.
 
     Prints FILE:LINE:COL: error|warning: RULE: MESSAGE for every problem; exits 1 when any
     file has an error."""
+    from fabricc.inputs import InputError
     from fabricc.nccl.check import check_file, has_errors
 
     console = _stderr()
@@ -116,8 +117,8 @@ def check_nccl(files: tuple[Path, ...]) -> None:
         shown = path.as_posix()
         try:
             findings = check_file(path)
-        except OSError as exc:
-            console.print(f"{shown}: error: cannot read: {exc.strerror}", markup=False)
+        except InputError as exc:
+            console.print(printable(f"{shown}: error: {exc}"), markup=False)
             failed = True
             continue
         for finding in findings:

@@ -11,6 +11,15 @@ import enum
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+# C0 and C1 control characters and DEL, shown as Python escapes so that input can never move the
+# cursor, recolour the terminal or start a line of its own in an error message.
+_CONTROL = {c: repr(chr(c))[1:-1] for c in (*range(0x20), *range(0x7F, 0xA0))}
+_CONTROL.update({0x2028: "\\u2028", 0x2029: "\\u2029"})
+
+
+def printable(text: str) -> str:
+    return text.translate(_CONTROL)
+
 
 class Severity(enum.Enum):
     ERROR = "error"
@@ -19,14 +28,14 @@ class Severity(enum.Enum):
 
 @dataclass(frozen=True, slots=True, order=True)
 class Location:
-    """A position in a source file; line and column are 1-based."""
+    """A position in a source file; line and column are 1-based, 0 for the whole file."""
 
     file: str
-    line: int
-    col: int
+    line: int = 0
+    col: int = 0
 
     def __str__(self) -> str:
-        return f"{self.file}:{self.line}:{self.col}"
+        return f"{self.file}:{self.line}:{self.col}" if self.line else self.file
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,11 +54,13 @@ class Diagnostic:
     code: str = ""
 
     def render(self) -> str:
+        """One line (and an indented hint line); control characters in names that came from the
+        input (a key with a terminal escape sequence, a newline) are shown escaped."""
         where = f"{self.location}: " if self.location else ""
         path = f"{self.path}: " if self.path else ""
-        text = f"{where}{self.severity.value}: {path}{self.message}"
+        text = printable(f"{where}{self.severity.value}: {path}{self.message}")
         if self.hint:
-            text += f"\n    hint: {self.hint}"
+            text += f"\n    hint: {printable(self.hint)}"
         return text
 
     def sort_key(self) -> tuple[str, int, int, str, str]:

@@ -240,6 +240,16 @@ def test_cli_warnings_do_not_fail() -> None:
     assert f"{risky}:2:15: warning: single-quote:" in result.stderr
 
 
-@pytest.mark.parametrize("args", [[], ["no-such-file.xml"]])
-def test_cli_usage_errors_exit_2(args: list[str]) -> None:
-    assert CliRunner().invoke(cli, ["check-nccl", *args]).exit_code == 2
+def test_cli_usage_error_exits_2() -> None:
+    assert CliRunner().invoke(cli, ["check-nccl"]).exit_code == 2
+
+
+def test_missing_file_is_an_error_like_in_every_verb() -> None:
+    """A file that is not there is an input error (exit 1), named without an invented position."""
+    result = CliRunner().invoke(cli, ["check-nccl", "no-such-file.xml"])
+    assert result.exit_code == 1
+    assert result.stderr == "no-such-file.xml: error: file not found\n"
+    for verb in ("validate", "build"):
+        other = CliRunner().invoke(cli, [verb, "no-such-file.yaml"])
+        assert other.exit_code == 1
+        assert other.stderr.startswith("no-such-file.yaml: error: file not found\n")

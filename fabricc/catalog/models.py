@@ -12,6 +12,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from fabricc import patterns
 from fabricc.catalog.host_topology import HostTopology
 
 Fabric = Literal["infiniband", "ethernet"]
@@ -33,10 +34,19 @@ FORM_ACCEPTS: dict[str, frozenset[str]] = {
     "rj45": frozenset({"rj45"}),
 }
 
+Key = Annotated[str, Field(pattern=patterns.KEY)]
+PartNumber = Annotated[
+    str, Field(pattern=patterns.PART_NUMBER, description="orderable part number")
+]
+PortName = Annotated[str, Field(pattern=patterns.PORT_NAME)]
+Token = Annotated[str, Field(pattern=patterns.TOKEN)]
+Text = Annotated[str, Field(pattern=patterns.TEXT)]
+
 Source = Annotated[
     str,
     Field(
         min_length=1,
+        pattern=patterns.TEXT,
         description="where the data comes from (document and table), or 'assumed: ...'",
     ),
 ]
@@ -47,8 +57,8 @@ class CatalogModel(BaseModel):
 
 
 class PortSpec(CatalogModel):
-    name: str = Field(min_length=1, description="port label as printed on the chassis")
-    cage: str = Field(min_length=1, description="cage the port sits in; one module per cage")
+    name: PortName = Field(description="port label as printed on the chassis")
+    cage: PortName = Field(description="cage the port sits in; one module per cage")
     form: Form
     speeds: list[int] = Field(min_length=1, description="supported speeds in Gb/s, highest first")
     role: Role
@@ -58,8 +68,12 @@ class PortSpec(CatalogModel):
         description="ways the port may be split (2: one 800G port as 2x400G across two planes)",
     )
     gpu: int | None = Field(None, ge=0, description="GPU (rail) this NIC port serves")
-    rdma_device: str | None = Field(None, description="ibverbs device name, e.g. mlx5_0")
-    netdev: str | None = Field(None, description="Linux interface name")
+    rdma_device: str | None = Field(
+        None, pattern=patterns.RDMA_DEVICE, description="ibverbs device name, e.g. mlx5_0"
+    )
+    netdev: str | None = Field(
+        None, pattern=patterns.NETDEV, description="Linux interface name (at most 15 characters)"
+    )
 
     @model_validator(mode="after")
     def _speeds_descending(self) -> PortSpec:
@@ -69,7 +83,7 @@ class PortSpec(CatalogModel):
 
 
 class GpuSpec(CatalogModel):
-    model: str
+    model: Token
     sm: int = Field(ge=10, le=200, description="compute capability major*10+minor")
     memory_gb: int = Field(ge=1)
     nvlink_links: int = Field(ge=0, description="NVLink links per GPU")
@@ -85,13 +99,18 @@ class NvlinkSpec(CatalogModel):
 
 class RackMember(CatalogModel):
     role: Literal["compute-tray", "nvlink-switch-tray", "power-shelf", "mgmt-switch", "other"]
-    model: str = Field(description="catalog node model (trays) or part (power shelves)")
+    model: Key = Field(description="catalog node model (trays) or part (power shelves)")
     u: list[int] = Field(min_length=1, description="bottom rack unit of each member")
-    hostname_suffix: str = Field("-{role_short}{n:02d}", description="appended to the rack name")
+    hostname_suffix: str = Field(
+        "-{role_short}{n:02d}",
+        pattern=patterns.RACK_MEMBER_SUFFIX,
+        max_length=32,
+        description="appended to the rack name; fields {role_short} and {n} (e.g. {n:02d})",
+    )
 
 
 class RackScaleSpec(CatalogModel):
-    rack_part: str = Field(description="catalog part of the rack itself")
+    rack_part: Key = Field(description="catalog part of the rack itself")
     height_u: int = Field(ge=10, le=60)
     members: list[RackMember] = Field(min_length=1)
 
@@ -100,9 +119,9 @@ class NodeModel(CatalogModel):
     kind: Literal[
         "gpu-node", "compute-tray", "rack-system", "nvlink-switch", "appliance", "server", "storage"
     ]
-    description: str
-    vendor: str = "NVIDIA"
-    part_number: str
+    description: Text
+    vendor: Token = "NVIDIA"
+    part_number: PartNumber
     source: Source
     height_u: int = Field(ge=0, le=60)
     power_w: int = Field(ge=0, description="maximum power draw")
@@ -140,12 +159,12 @@ class PortGroup(CatalogModel):
 
 
 class SwitchModel(CatalogModel):
-    description: str
-    vendor: str = "NVIDIA"
-    part_number: str
+    description: Text
+    vendor: Token = "NVIDIA"
+    part_number: PartNumber
     source: Source
     fabric: Fabric
-    asic: str
+    asic: Token
     height_u: int = Field(ge=1, le=20)
     power_w: int = Field(ge=0, description="maximum power without optical modules")
     port_groups: list[PortGroup] = Field(min_length=1)
@@ -166,7 +185,7 @@ class SwitchModel(CatalogModel):
 
 
 class TransceiverModel(CatalogModel):
-    description: str
+    description: Text
     source: Source
     form: Form
     ports: int = Field(ge=1, le=2, description="links carried (2 = twin-port module)")
@@ -179,23 +198,23 @@ class TransceiverModel(CatalogModel):
     )
     media: Literal["mmf", "smf"]
     reach_m: float = Field(gt=0)
-    connector: str = Field(description="fiber connector per port, e.g. mpo-12-apc, lc-duplex")
+    connector: Token = Field(description="fiber connector per port, e.g. mpo-12-apc, lc-duplex")
     power_w: float = Field(ge=0)
     protocols: list[Fabric] = Field(default_factory=lambda: list(BOTH_FABRICS))
 
 
 class CableModel(CatalogModel):
-    description: str
+    description: Text
     source: Source
     media: Media
     kind: Literal["dac", "acc", "fiber", "patch"]
-    a_form: str = Field(description="plug form at the A end (for fiber: the fiber connector)")
-    b_form: str = Field(description="plug form of each B leg")
+    a_form: Token = Field(description="plug form at the A end (for fiber: the fiber connector)")
+    b_form: Token = Field(description="plug form of each B leg")
     legs: int = Field(1, ge=1, le=8, description="B ends (2 = 1:2 splitter)")
     a_ports: int = Field(1, ge=1, le=8, description="links carried at the A end")
     speed: int | None = Field(None, description="Gb/s per leg (copper only)")
     lane_speed: int = Field(100, ge=1, description="electrical lane rate in Gb/s (copper only)")
-    lengths: dict[float, str] = Field(
+    lengths: dict[float, PartNumber] = Field(
         min_length=1, description="orderable length in m -> part number"
     )
 
@@ -206,23 +225,23 @@ class CableModel(CatalogModel):
 
 class PartModel(CatalogModel):
     category: Literal["rack", "pdu", "power-shelf", "other"]
-    description: str
-    part_number: str
+    description: Text
+    part_number: PartNumber
     source: Source
     height_u: int = Field(0, ge=0)
     power_w: int = Field(0, ge=0)
 
 
 class SwitchDefaults(CatalogModel):
-    infiniband: str
-    ethernet: dict[Role, str]
+    infiniband: Key
+    ethernet: dict[Role, Key]
 
 
 class Catalog(CatalogModel):
-    nodes: dict[str, NodeModel] = Field(default_factory=dict)
-    switches: dict[str, SwitchModel] = Field(default_factory=dict)
-    transceivers: dict[str, TransceiverModel] = Field(default_factory=dict)
-    cables: dict[str, CableModel] = Field(default_factory=dict)
-    parts: dict[str, PartModel] = Field(default_factory=dict)
-    host_topologies: dict[str, HostTopology] = Field(default_factory=dict)
+    nodes: dict[Key, NodeModel] = Field(default_factory=dict)
+    switches: dict[Key, SwitchModel] = Field(default_factory=dict)
+    transceivers: dict[Key, TransceiverModel] = Field(default_factory=dict)
+    cables: dict[Key, CableModel] = Field(default_factory=dict)
+    parts: dict[Key, PartModel] = Field(default_factory=dict)
+    host_topologies: dict[Key, HostTopology] = Field(default_factory=dict)
     default_switches: SwitchDefaults | None = None

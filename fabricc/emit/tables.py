@@ -23,14 +23,25 @@ def cell(value: Cell) -> str:
     return str(value)
 
 
+# A cell that starts with one of these is a formula to Excel, LibreOffice and Google Sheets
+# (OWASP "CSV injection"); such text cells get a leading apostrophe, which spreadsheets show as
+# text. Numbers are written as numbers, so a negative number stays one.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _csv_cell(value: Cell) -> str | int:
+    if type(value) is int:
+        return value
+    if type(value) is str:
+        return "'" + value if value.startswith(_FORMULA_START) else value
+    return cell(value)
+
+
 def csv_text(header: Sequence[str], rows: Iterable[Sequence[Cell]]) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(header)
-    # csv formats str and int itself; only None and floats need our spelling.
-    writer.writerows(
-        [v if type(v) is str or type(v) is int else cell(v) for v in row] for row in rows
-    )
+    writer.writerows([_csv_cell(v) for v in row] for row in rows)
     return buffer.getvalue()
 
 
@@ -44,5 +55,16 @@ def markdown_table(
     lines = ["| " + " | ".join(header) + " |"]
     lines.append("|" + "|".join("---:" if i in right else "---" for i in range(len(header))) + "|")
     for row in rows:
-        lines.append("| " + " | ".join(cell(v).replace("|", "\\|") for v in row) + " |")
+        lines.append("| " + " | ".join(markdown_cell(v) for v in row) + " |")
     return "\n".join(lines) + "\n"
+
+
+# Markdown passes raw HTML through to the page it renders; a cell is text, so the characters that
+# start HTML, entities, table cells or escapes are written as entities.
+_MARKDOWN_ESCAPES = str.maketrans(
+    {"&": "&amp;", "<": "&lt;", ">": "&gt;", "|": "\\|", "\\": "\\\\", "`": "\\`"}
+)
+
+
+def markdown_cell(value: Cell) -> str:
+    return cell(value).translate(_MARKDOWN_ESCAPES)

@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
+from fabricc.inputs import read_limited
 from fabricc.nccl.consistency import check_consistency
 from fabricc.nccl.dialect import (
     AFFINITY,
@@ -116,8 +117,13 @@ def check_bytes(data: bytes) -> list[Finding]:
     return sorted(set(checker.findings))
 
 
+# NCCL topology files describe one node: a few to a few hundred kB. The bound keeps a wrong file
+# (a log, a disk image) from exhausting memory; fabricc.inputs.InputError says why it is refused.
+MAX_TOPOLOGY_BYTES = 4 * 1024 * 1024
+
+
 def check_file(path: Path) -> list[Finding]:
-    return check_bytes(path.read_bytes())
+    return check_bytes(read_limited(path, MAX_TOPOLOGY_BYTES, what="NCCL topology files"))
 
 
 def has_errors(findings: Iterable[Finding]) -> bool:

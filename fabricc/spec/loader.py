@@ -8,7 +8,7 @@ of one phase are all reported together; a later phase runs only when the earlier
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from fabricc.catalog.loader import LoadedCatalog, load_catalog
@@ -16,7 +16,7 @@ from fabricc.errors import Diagnostic, Severity, SpecError, error, raise_if_erro
 from fabricc.spec.models import Spec
 from fabricc.spec.resolve import ResolvedNetwork, resolve
 from fabricc.spec.validation import validate
-from fabricc.spec.yamlsource import SourceMap, load_yaml_file
+from fabricc.spec.yamlsource import SourceMap, format_path, load_yaml_file
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +28,16 @@ class LoadedSpec:
     catalog: LoadedCatalog
     networks: dict[str, ResolvedNetwork]
     warnings: tuple[Diagnostic, ...]
+    # subnet_manager.guids files of InfiniBand networks, read (bounded) at load time so that
+    # validate and build read the same inputs: network -> (display name, data, positions)
+    guid_files: dict[str, GuidFile] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class GuidFile:
+    display: str
+    data: dict[object, object]
+    source: SourceMap
 
 
 def load_spec(path: Path, display: str | None = None) -> LoadedSpec:
@@ -50,7 +60,7 @@ def load_spec(path: Path, display: str | None = None) -> LoadedSpec:
     missing: list[Diagnostic] = []
     for index, relative in enumerate(spec.catalog):
         file_path = path.parent / relative
-        shown = posixpath.normpath(posixpath.join(posixpath.dirname(name), relative))
+        shown = _shown(name, relative)
         if not file_path.is_file():
             missing.append(
                 error(
@@ -66,4 +76,42 @@ def load_spec(path: Path, display: str | None = None) -> LoadedSpec:
     resolution = resolve(spec, source, catalog)
     raise_if_errors(resolution.diagnostics)
     warnings = tuple(d for d in resolution.diagnostics if d.severity is Severity.WARNING)
-    return LoadedSpec(path, name, spec, source, catalog, resolution.networks, warnings)
+    guid_files = _guid_files(path, name, source, resolution.networks)
+    return LoadedSpec(path, name, spec, source, catalog, resolution.networks, warnings, guid_files)
+
+
+def _shown(name: str, relative: str) -> str:
+    """A file named in the spec, as messages show it: relative to where the user stands."""
+    return posixpath.normpath(posixpath.join(posixpath.dirname(name), relative))
+
+
+def _guid_files(
+    path: Path, name: str, source: SourceMap, networks: dict[str, ResolvedNetwork]
+) -> dict[str, GuidFile]:
+    files: dict[str, GuidFile] = {}
+    problems: list[Diagnostic] = []
+    for network_name, network in networks.items():
+        relative = network.spec.subnet_manager.guids
+        if network.fabric != "infiniband" or relative is None:
+            continue
+        shown = _shown(name, relative)
+        at = (*network.path, "subnet_manager", "guids")
+        try:
+            data, guid_source = load_yaml_file(path.parent / relative, shown)
+        except SpecError as exc:
+            problems.extend(exc.diagnostics)
+            continue
+        if data is None:
+            data = {}
+        if not isinstance(data, dict):
+            problems.append(
+                error(
+                    "a GUID file maps IB node names to GUIDs ('name: 0x...')",
+                    location=guid_source.value(()),
+                    hint=f"named by {format_path(at)} at {source.value(at)}",
+                )
+            )
+            continue
+        files[network_name] = GuidFile(shown, data, guid_source)
+    raise_if_errors(problems)
+    return files

@@ -14,19 +14,24 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from fabricc import patterns
+
 Name = Annotated[
     str,
     Field(
-        pattern=r"^[a-z][a-z0-9-]{0,31}$",
+        pattern=patterns.NAME,
         description="lower-case name: letters, digits and '-', starting with a letter",
     ),
 ]
 Ratio = Annotated[
     str,
     Field(
-        pattern=r"^[1-9][0-9]*:[1-9][0-9]*$",
+        pattern=patterns.RATIO,
         description="down:up bandwidth ratio at the leaf, e.g. '1:1' (non-blocking) or '2:1'",
     ),
+]
+YamlFile = Annotated[
+    str, Field(pattern=patterns.YAML_FILE, description="path of a .yaml file, relative to the spec")
 ]
 HostnamePattern = Annotated[
     str,
@@ -46,7 +51,9 @@ class SpecModel(BaseModel):
 
 class Metadata(SpecModel):
     name: Name = Field(description="design name; used in file names and hostnames")
-    description: str = Field("", description="free text shown in the report")
+    description: str = Field(
+        "", pattern=patterns.TEXT, description="free text shown in the report (one line)"
+    )
 
 
 class RackSpec(SpecModel):
@@ -178,7 +185,7 @@ class SubnetManager(SpecModel):
     partitions: dict[Name, Partition] = Field(
         default_factory=dict, description="tenant partitions besides the default one"
     )
-    guids: str | None = Field(
+    guids: YamlFile | None = Field(
         None,
         description="YAML file (relative to the spec) mapping device names to node GUIDs; "
         "devices not listed get deterministic placeholders",
@@ -354,7 +361,7 @@ class Spec(SpecModel):
 
     version: Literal[1] = Field(1, description="spec format version")
     metadata: Metadata = Field(description="name and description of the design")
-    catalog: list[str] = Field(
+    catalog: list[YamlFile] = Field(
         default_factory=list,
         description="extra catalog YAML files (relative to the spec) that add or override models",
     )

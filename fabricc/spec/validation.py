@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
+from fabricc import patterns
 from fabricc.errors import Diagnostic, error
 from fabricc.spec.yamlsource import DataPath, SourceMap, format_path
 
@@ -132,6 +133,15 @@ def _diagnostic(
 ) -> Diagnostic:
     loc = tuple(detail["loc"])
     kind = detail["type"]
+    if loc and loc[-1] == "[key]":  # pydantic's marker for a mapping key that failed validation
+        key_path = prefix + _data_path(data, loc[:-1])[0]
+        key_hint = _pattern_hint(str((detail.get("ctx") or {}).get("pattern", "")))
+        return error(
+            f"key {_describe(detail.get('input'))} has the wrong format",
+            path=format_path(key_path[:-1]),
+            location=source.key(key_path),
+            hint=key_hint if kind == "string_pattern_mismatch" else None,
+        )
     ctx = detail.get("ctx") or {}
     value = detail.get("input")
     path, missing = _data_path(data, loc)
@@ -221,12 +231,5 @@ def _lower(text: str) -> str:
     return text[:1].lower() + text[1:] if text else text
 
 
-_PATTERN_HINTS = {
-    r"^[a-z][a-z0-9-]{0,31}$": "use lower-case letters, digits and '-', starting with a letter "
-    "(at most 32 characters)",
-    r"^[1-9][0-9]*:[1-9][0-9]*$": "write a ratio as 'down:up', e.g. '1:1' or '2:1' (quote it)",
-}
-
-
 def _pattern_hint(pattern: str) -> str:
-    return _PATTERN_HINTS.get(pattern, f"must match {pattern}")
+    return patterns.HINTS.get(pattern, f"must match {pattern}")

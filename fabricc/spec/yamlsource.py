@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 
 from fabricc.errors import Diagnostic, Location, SpecError, error
+from fabricc.inputs import InputError, read_limited
 
 try:  # libyaml is much faster and gives the same marks; fall back to the pure parser.
     from yaml import CSafeLoader as _Loader
@@ -107,31 +108,22 @@ class _Budget(Exception):
 
 
 def load_yaml_file(path: Path, display_name: str | None = None) -> tuple[Any, SourceMap]:
-    """Read and parse one YAML file; raises SpecError with positions on any problem."""
+    """Read and parse one YAML file; raises SpecError with positions on any problem.
+
+    The read is bounded and only regular files are read (fabricc.inputs); a file that cannot be
+    read is reported by name, without an invented position.
+    """
     name = display_name if display_name is not None else str(path)
     try:
-        size = path.stat().st_size
-    except OSError as exc:
-        raise SpecError(
-            [error(f"cannot read file: {exc.strerror}", location=Location(name, 1, 1))]
-        ) from None
-    if size > MAX_FILE_BYTES:
-        raise SpecError(
-            [
-                error(
-                    f"file is {size:,} bytes; specs larger than {MAX_FILE_BYTES:,} bytes are refused",
-                    location=Location(name, 1, 1),
-                    hint="a spec describes a design in a few hundred lines; generate repeated "
-                    "parts with counts instead of listing them",
-                )
-            ]
+        raw = read_limited(path, MAX_FILE_BYTES, what="specs and catalog files")
+    except InputError as exc:
+        hint = (
+            "a spec describes a design in a few hundred lines; generate repeated parts with counts "
+            "instead of listing them"
+            if "refused" in str(exc)
+            else None
         )
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise SpecError(
-            [error(f"cannot read file: {exc.strerror}", location=Location(name, 1, 1))]
-        ) from None
+        raise SpecError([error(str(exc), location=Location(name), hint=hint)]) from None
     return load_yaml_bytes(raw, name)
 
 
@@ -190,6 +182,21 @@ class _Builder:
                         location=location,
                         hint="check indentation and that every 'key: value' pair has a space after "
                         "the colon",
+                    )
+                ]
+            ) from None
+        except yaml.reader.ReaderError as exc:
+            # A character YAML does not allow (NUL, other control characters): point at it.
+            before = text[: exc.position]
+            line = before.count("\n") + 1
+            col = exc.position - (before.rfind("\n") + 1) + 1
+            char = exc.character if isinstance(exc.character, str) else chr(exc.character)
+            raise SpecError(
+                [
+                    error(
+                        f"character {char!r} (U+{ord(char):04X}) is not allowed in YAML",
+                        location=Location(self.name, line, col),
+                        hint="remove it; a spec is plain text",
                     )
                 ]
             ) from None

@@ -13,15 +13,10 @@ nodes missing from the mapping get placeholders laid out from indices - never fr
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
-
-import yaml
-
 from fabricc.errors import Diagnostic, SpecError, error
 from fabricc.ir import Fabric
 from fabricc.spec.validation import did_you_mean
-from fabricc.spec.yamlsource import format_path
+from fabricc.spec.yamlsource import DataPath
 
 SWITCH_PREFIX = 0xFA1C5
 CA_PREFIX = 0xFA1CC
@@ -55,49 +50,43 @@ def guid_text(guid: int) -> str:
 
 
 def load_mappings(fabric: Fabric, known: set[str]) -> dict[str, dict[str, int]]:
-    """network -> (IB node name -> GUID) for every IB network whose spec names a guids file."""
-    loaded = fabric.loaded
+    """network -> (IB node name -> GUID) for every IB network whose spec names a guids file.
+
+    The files were read (bounded, with positions) by the load stage; problems point into them.
+    """
     problems: list[Diagnostic] = []
     result: dict[str, dict[str, int]] = {}
-    for name, network in loaded.networks.items():
-        relative = network.spec.subnet_manager.guids
-        if network.fabric != "infiniband" or relative is None:
-            continue
-        path = (*network.path, "subnet_manager", "guids")
-        location = loaded.source.value(path)
-
-        def fail(
-            message: str, hint: str | None = None, at: Any = path, where: Any = location
-        ) -> None:
-            problems.append(error(message, path=format_path(at), location=where, hint=hint))
-
-        file = Path(loaded.path).parent / relative
-        if not file.is_file():
-            fail(f"GUID file {relative!r} not found", "paths are relative to the spec file")
-            continue
-        try:
-            data = yaml.safe_load(file.read_text())
-        except yaml.YAMLError as exc:
-            fail(f"GUID file {relative!r} is not valid YAML: {exc}")
-            continue
-        if not isinstance(data, dict):
-            fail(f"GUID file {relative!r} must map IB node names to GUIDs")
-            continue
+    for name, guid_file in fabric.loaded.guid_files.items():
+        shown = guid_file.display
         mapping: dict[str, int] = {}
         owner: dict[int, str] = {}
-        for key, value in data.items():
+        for key, value in guid_file.data.items():
             node = str(key)
+            at: DataPath = (key,) if isinstance(key, str | int) else ()
             guid = _parse_guid(value)
             if node not in known:
-                fail(
-                    f"GUID file {relative!r}: {node!r} is not an InfiniBand node of this design",
-                    did_you_mean(node, sorted(known), "IB nodes"),
+                problems.append(
+                    error(
+                        f"{node!r} is not an InfiniBand node of network {name!r}",
+                        location=guid_file.source.key(at),
+                        hint=did_you_mean(node, sorted(known), "IB nodes"),
+                    )
                 )
             elif guid is None:
-                fail(f"GUID file {relative!r}: {node!r} has no valid 64-bit GUID ({value!r})")
+                problems.append(
+                    error(
+                        f"{node!r} has no valid 64-bit GUID",
+                        location=guid_file.source.value(at),
+                        hint="write the GUID as 0x followed by up to 16 hex digits",
+                    )
+                )
             elif guid in owner:
-                fail(
-                    f"GUID file {relative!r}: {guid_text(guid)} given to {owner[guid]!r} and {node!r}"
+                problems.append(
+                    error(
+                        f"{guid_text(guid)} is given to {owner[guid]!r} and {node!r}",
+                        location=guid_file.source.value(at),
+                        hint=f"every GUID in {shown} must be unique",
+                    )
                 )
             else:
                 owner[guid] = node

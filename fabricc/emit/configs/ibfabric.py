@@ -17,7 +17,7 @@ from fabricc.emit.configs.context import ConfigContext
 from fabricc.emit.configs.guids import ca_port_guid, load_mappings, switch_guid
 from fabricc.emit.configs.ports import ib_port, ib_port_count
 from fabricc.errors import DesignError, error
-from fabricc.ir import ENDPOINT_LEAF, Device
+from fabricc.ir import ENDPOINT_LEAF, Device, Fabric
 from fabricc.spec.yamlsource import format_path
 
 TIER_ORDER = ("leaf", "spine", "core")
@@ -75,11 +75,12 @@ def ca_name(device: str, port: str) -> str:
     return f"{device}/{port}"
 
 
-def build_subnets(ctx: ConfigContext) -> list[IbSubnet]:
-    fabric = ctx.fabric
-    names = ib_networks(ctx)
+def ib_node_names(fabric: Fabric) -> set[str]:
+    """Names a GUID file may use: IB switches and CAs ("dgx001/OSFP4/P2") of every IB network."""
     known: set[str] = set()
-    for name in names:
+    for name, network in fabric.loaded.networks.items():
+        if network.fabric != "infiniband" or name not in fabric.networks:
+            continue
         for tier in TIER_ORDER:
             known.update(fabric.networks[name].switches.get(tier, []))
         known.update(
@@ -87,7 +88,19 @@ def build_subnets(ctx: ConfigContext) -> list[IbSubnet]:
             for link in fabric.links_of(name)
             if link.kind == ENDPOINT_LEAF
         )
-    mappings = load_mappings(fabric, known)
+    return known
+
+
+def check_guid_files(fabric: Fabric) -> None:
+    """Raise SpecError for any problem in the spec's GUID files (what validate checks)."""
+    if fabric.loaded.guid_files:
+        load_mappings(fabric, ib_node_names(fabric))
+
+
+def build_subnets(ctx: ConfigContext) -> list[IbSubnet]:
+    fabric = ctx.fabric
+    names = ib_networks(ctx)
+    mappings = load_mappings(fabric, ib_node_names(fabric))
     ordinals = _node_ordinals(ctx)
     groups = {group: i for i, group in enumerate(fabric.loaded.spec.nodes)}
     networks = {name: i for i, name in enumerate(fabric.loaded.networks)}

@@ -1,0 +1,64 @@
+"""Input helper: read a user-named file with a size bound, refusing anything but a regular file.
+
+Consumes a path (spec, catalog, GUID map, NCCL topology file) and a byte limit; produces the bytes
+or raises InputError with a one-line reason. Devices (/dev/zero), FIFOs, sockets and folders are
+refused before any byte is read - also behind a symbolic link - and a file that grows past the
+limit while it is read is refused too, so no input can exhaust memory or block the build.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from pathlib import Path
+
+
+class InputError(Exception):
+    """A file cannot be read as input; str() is the reason, without the file's contents."""
+
+
+def _reason(exc: OSError) -> str:
+    if exc.errno == errno.ENOENT:
+        return "file not found"
+    if exc.errno == errno.EACCES:
+        return "permission denied"
+    if exc.errno == errno.ENAMETOOLONG:
+        return "file name too long"
+    if exc.errno in (errno.ENOTDIR, errno.ELOOP):
+        return "not a file path (a part of it is not a folder, or links loop)"
+    return f"cannot read file: {exc.strerror or exc}"
+
+
+def read_limited(path: Path, limit: int, *, what: str = "input files") -> bytes:
+    """The bytes of the regular file at `path`, at most `limit` of them."""
+    try:
+        # O_NONBLOCK: opening a FIFO with no writer returns at once instead of waiting forever.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        if exc.errno == errno.EISDIR:
+            raise InputError("is a folder, not a file") from None
+        raise InputError(_reason(exc)) from None
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise InputError("is a folder, not a file")
+        if not stat.S_ISREG(info.st_mode):
+            raise InputError("is not a regular file (a device, FIFO or socket); give a file path")
+        if info.st_size > limit:
+            raise InputError(f"file is {info.st_size:,} bytes; {what} over {limit:,} are refused")
+        chunks: list[bytes] = []
+        size = 0
+        while size <= limit:
+            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > limit:
+            raise InputError(f"file grew past {limit:,} bytes while it was read; refused")
+        return b"".join(chunks)
+    except OSError as exc:
+        raise InputError(_reason(exc)) from None
+    finally:
+        os.close(fd)
