@@ -48,7 +48,7 @@ def cli() -> None:
 
 
 @cli.command()
-@click.argument("spec", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("spec", type=click.Path(path_type=Path))
 def validate(spec: Path) -> None:
     """Check SPEC - syntax, types, catalog references and every design rule - and report each
     problem with its file:line:col. Writes nothing."""
@@ -68,7 +68,7 @@ def validate(spec: Path) -> None:
 
 
 @cli.command()
-@click.argument("spec", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("spec", type=click.Path(path_type=Path))
 @click.option(
     "-o",
     "--out",

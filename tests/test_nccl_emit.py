@@ -306,7 +306,6 @@ networks:
   fabric:
     role: compute
     fabric: ethernet
-    tiers: 1
     endpoints: ENDPOINTS
     qos: {roce_dscp: 24}
 outputs:

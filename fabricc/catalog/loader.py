@@ -16,7 +16,7 @@ from typing import Any
 
 from fabricc.catalog import host_topology
 from fabricc.catalog.models import Catalog
-from fabricc.errors import Diagnostic, SpecError, error, raise_if_errors
+from fabricc.errors import Diagnostic, Location, SpecError, error, raise_if_errors
 from fabricc.spec.validation import did_you_mean, validate
 from fabricc.spec.yamlsource import (
     DataPath,
@@ -75,6 +75,19 @@ def load_user_file(path: Path, display_name: str) -> CatalogFile:
     data, source = load_yaml_file(path, display_name)
     if data is None:
         data = {}
+    if not isinstance(data, dict) or (data and not set(data) & {*SECTIONS, "default_switches"}):
+        # Not a catalog at all (a wrong file named in `catalog:`): say so without quoting any of
+        # its content - the file may be anything the user can read.
+        raise SpecError(
+            [
+                error(
+                    "not a fabricc catalog file: expected a mapping with sections such as "
+                    "nodes, switches, transceivers, cables, parts",
+                    location=Location(display_name),
+                    hint="name catalog YAML files in the spec's catalog list",
+                )
+            ]
+        )
     model, problems = validate(Catalog, data, source)
     raise_if_errors(problems)
     assert model is not None

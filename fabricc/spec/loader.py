@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from fabricc.catalog.loader import LoadedCatalog, load_catalog
-from fabricc.errors import Diagnostic, Severity, SpecError, error, raise_if_errors
+from fabricc.errors import Diagnostic, Location, Severity, SpecError, error, raise_if_errors
+from fabricc.spec import consistency
 from fabricc.spec.models import Spec
 from fabricc.spec.resolve import ResolvedNetwork, resolve
 from fabricc.spec.validation import validate
@@ -43,12 +44,13 @@ class GuidFile:
 def load_spec(path: Path, display: str | None = None) -> LoadedSpec:
     name = display if display is not None else path.as_posix()
     data, source = load_yaml_file(path, name)
-    if not isinstance(data, dict):
+    if not isinstance(data, dict) or (data and not set(data) & set(Spec.model_fields)):
+        # Not a spec at all: say so without quoting any of the file's content.
         raise SpecError(
             [
                 error(
-                    "a spec is a mapping with at least 'metadata' and 'nodes'",
-                    location=source.value(()),
+                    "not a fabricc spec: a spec is a mapping with at least 'metadata' and 'nodes'",
+                    location=source.value(()) if isinstance(data, dict) else Location(name),
                     hint="start from one of the files in examples/",
                 )
             ]
@@ -75,6 +77,7 @@ def load_spec(path: Path, display: str | None = None) -> LoadedSpec:
     catalog = load_catalog(user_files)
     resolution = resolve(spec, source, catalog)
     raise_if_errors(resolution.diagnostics)
+    raise_if_errors(consistency.check(spec, source, catalog, resolution.networks))
     warnings = tuple(d for d in resolution.diagnostics if d.severity is Severity.WARNING)
     guid_files = _guid_files(path, name, source, resolution.networks)
     return LoadedSpec(path, name, spec, source, catalog, resolution.networks, warnings, guid_files)

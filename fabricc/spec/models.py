@@ -38,8 +38,9 @@ HostnamePattern = Annotated[
     Field(
         min_length=1,
         max_length=63,
-        description="Python format string; fields: {group}, {network}, {role}, {n} (1-based "
-        "index), {i} (0-based), {su}, {rail}, {plane}, {pod} (1-based where they apply)",
+        description="hostname with fields: {group}, {network}, {role}, {n} (1-based index), "
+        "{i} (0-based), {su}, {rail}, {plane}, {pod} (1-based where they apply); index fields "
+        "take a zero-padded width, e.g. {n:03d}; other text: letters, digits and '-'",
     ),
 ]
 

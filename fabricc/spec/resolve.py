@@ -8,13 +8,13 @@ the fabric's speed, more ports than a switch has, bad hostname patterns, danglin
 
 from __future__ import annotations
 
-import string
 from dataclasses import dataclass
 from typing import Literal
 
 from fabricc.catalog.loader import LoadedCatalog
 from fabricc.catalog.models import NodeModel, PortSpec, SwitchModel
 from fabricc.errors import Diagnostic, error, warning
+from fabricc.spec.hostnames import check_pattern
 from fabricc.spec.models import EndpointSpec, NetworkSpec, Spec
 from fabricc.spec.validation import did_you_mean
 from fabricc.spec.yamlsource import DataPath, SourceMap, format_path
@@ -22,7 +22,6 @@ from fabricc.spec.yamlsource import DataPath, SourceMap, format_path
 Tier = Literal["leaf", "spine", "core"]
 TIERS: tuple[Tier, ...] = ("leaf", "spine", "core")
 PEER_LINK_CAGES = 2  # MLAG peer link of a dual-homed leaf pair
-HOSTNAME_FIELDS = {"group", "network", "role", "n", "i", "su", "rail", "plane", "pod"}
 
 
 def parse_ratio(text: str) -> tuple[int, int]:
@@ -190,25 +189,8 @@ class _Checker:
             self.hostname(group.hostname, (*path, "hostname"))
 
     def hostname(self, pattern: str, path: DataPath) -> None:
-        try:
-            fields = [f for _, f, _, _ in string.Formatter().parse(pattern) if f is not None]
-        except ValueError as exc:
-            self.err(f"invalid hostname pattern: {exc}", path, "use {n:03d}-style fields")
-            return
-        for field_name in fields:
-            base = field_name.split(".")[0].split("[")[0]
-            if base not in HOSTNAME_FIELDS:
-                self.err(
-                    f"unknown field {{{field_name}}} in hostname pattern",
-                    path,
-                    did_you_mean(base, sorted(HOSTNAME_FIELDS), "fields"),
-                )
-                return
-        varying = {"n", "i", "su", "rail", "plane", "pod"}
-        if not varying & {f.split(".")[0].split("[")[0] for f in fields}:
-            self.err(
-                "hostname pattern has no index field, so names would repeat", path, "add {n:03d}"
-            )
+        for message, hint in check_pattern(pattern):
+            self.err(message, path, hint)
 
     # -- networks ------------------------------------------------------------------------------
 

@@ -18,6 +18,7 @@ switch devices, links and a NetworkTopology. The rules, none of them special cas
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -238,7 +239,12 @@ class FatTreeBuilder:
             if fits_one:
                 classes, tiers = single, 1
         if not classes or total_leaves == 0:
-            self.warn("no node is attached to this network", self.net.path)
+            self.fail(
+                "no node is attached to this network, so it has no leaves",
+                self.net.path,
+                "attach a node group that fills scalable units (appliances on reserved slots "
+                "alone do not), or remove the network",
+            )
             return
         self.topology.leaf_classes = [
             LeafClass(
@@ -263,10 +269,37 @@ class FatTreeBuilder:
         if self.spec.dual_homed:
             self._peer_links(classes)
         if tiers == 1:
+            self._check_single_tier(classes)
             self.topology.tiers = 1
             self.topology.switches = {"leaf": [n for c in classes for p in c.leaves for n in p]}
             return
         self._upper_tiers(classes, tiers)
+
+    def _check_single_tier(self, classes: list[_Class]) -> None:
+        """Without spines, endpoints reach each other only through one leaf (or MLAG pair) per
+        rail and plane; more leaves would be islands unless the network uplinks elsewhere."""
+        if self.spec.uplink_to is not None:
+            return
+        allowed = 2 if self.spec.dual_homed else 1
+        for plane in range(self.spec.planes):
+            per_rail = Counter(
+                self.fabric.devices[name].rail
+                for cls in classes
+                for name in cls.leaves[plane]
+                if name in self.fabric.devices
+            )
+            if per_rail and max(per_rail.values()) > allowed:
+                rail, count = max(per_rail.items(), key=lambda item: (item[1], -(item[0] or 0)))
+                where = f"rail {rail + 1}" if rail is not None else "the endpoints"
+                if self.spec.planes > 1:
+                    where += f" of plane {plane + 1}"
+                self.fail(
+                    f"tiers: 1 leaves {count} leaves serving {where} unconnected: without "
+                    f"spines, nodes on different leaves cannot reach each other",
+                    (*self.net.path, "tiers"),
+                    "use tiers: auto (or 2), or set uplink_to to connect the leaves elsewhere",
+                )
+                return
 
     def _check_ratio(self, classes: list[_Class]) -> None:
         for cls in classes:
@@ -546,9 +579,10 @@ class FatTreeBuilder:
         target = self.spec.spines_for_sus
         present = self.topology.sus
         if target is not None and target < present:
-            self.warn(
+            self.fail(
                 f"spines_for_sus is {target}, but the design already has {present} units",
                 (*self.net.path, "spines_for_sus"),
+                f"set spines_for_sus to {present} or more (the size to grow to), or remove it",
             )
         extra = max(0, (target or 0) - present)
         rail = [c for c in classes if c.rail]
