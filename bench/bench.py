@@ -1,5 +1,7 @@
-"""Benchmark: build generated designs of about 1k, 8k, 65k and 100k+ GPUs and report wall time
-and peak memory of each full build (load, synthesis, checks, every emitter, atomic write).
+"""Benchmark: build generated designs (a 512x32 RoCE leaf-spine, and about 1k, 8k, 65k and 100k+
+GPUs) and report wall time, time per link and peak memory of each full build (load, synthesis,
+checks, every emitter, atomic write), beside a floor: the same number of per-switch config files
+of the same sizes rendered by one plain Jinja2 template in the same run (x_floor = wall / floor).
 
   python bench/bench.py                 # all scenarios
   python bench/bench.py 65k             # some of them
@@ -48,7 +50,48 @@ networks:
 """
 
 
+# A spine with 512 cages of 800G does not exist as a product; it lets the benchmark build one
+# 2-tier RoCE fabric of 512 leaves x 32 spines (every leaf one link to every spine). Written into
+# the scenario's folder at run time, like the spec.
+BENCH_CATALOG = """\
+switches:
+  bench-spine-512:
+    description: Benchmark-only 512-port 800GbE spine (not a product)
+    part_number: BENCH-SPINE-512
+    source: "assumed: benchmark catalog entry, not a product"
+    fabric: ethernet
+    asic: Spectrum-4
+    height_u: 8
+    power_w: 15000
+    port_groups:
+      - {count: 512, form: osfp, cage_speed: 800, breakouts: [1, 2]}
+    mgmt_ports:
+      - {name: eth0, cage: eth0, form: rj45, speeds: [1], role: oob, protocols: [ethernet]}
+"""
+
+
+def roce_leaf_spine(name: str, nodes: int) -> str:
+    """RoCE leaf-spine only (no management networks): SN5600 leaves with 64x 400G down and
+    32x 800G up, so 4,096 eight-NIC servers give 512 leaves, each linked once to 32 spines."""
+    return f"""\
+metadata: {{name: {name}}}
+catalog: [bench-catalog.yaml]
+site: {{racks_per_row: 40, rack: {{power_kw: 60}}}}
+nodes:
+  gpu: {{model: hgx-h100, count: {nodes}, nodes_per_rack: 4}}
+networks:
+  fabric:
+    role: compute
+    fabric: ethernet
+    tiers: 2
+    spines: 32
+    switches: {{leaf: sn5600, spine: bench-spine-512}}
+    endpoints: {{gpu: {{ports: [NIC0, NIC1, NIC2, NIC3, NIC4, NIC5, NIC6, NIC7]}}}}
+"""
+
+
 SCENARIOS = {
+    "roce-512x32": lambda: roce_leaf_spine("bench-roce", 4096),
     "1k": lambda: superpod_like("bench-1k", "dgx-h100", 127, "qm9700"),  # 1,016 GPUs, 2 tiers
     "8k": lambda: superpod_like("bench-8k", "dgx-h100", 1023, "qm9700"),  # 8,184 GPUs, 3 tiers
     "65k": lambda: superpod_like("bench-65k", "dgx-h100", 8191, "qm9700"),  # 65,528 GPUs, 3 tiers
@@ -57,9 +100,39 @@ SCENARIOS = {
 }
 
 
+FLOOR_TEMPLATE = """\
+# {{ name }} - file {{ index }}
+{% for i in range(lines) %}interface swp{{ i }} description {{ name }}-{{ i }} mtu 9216 speed 800G
+{% endfor %}"""
+
+
+def floor_seconds(configs: Path, target: Path) -> float:
+    """The floor: render, with one plain Jinja2 template, as many per-switch files of the same
+    sizes as fabricc wrote under configs/, and write them - no design, no checks, no other
+    artifacts. fabricc's time over this is the overhead a user pays for everything else."""
+    import jinja2
+
+    sizes = sorted(
+        (p.relative_to(configs).as_posix(), p.stat().st_size)
+        for p in configs.rglob("*")
+        if p.is_file() and p.parent != configs
+    )
+    start = time.perf_counter()
+    template = jinja2.Environment(autoescape=False).from_string(FLOOR_TEMPLATE)
+    line = len("interface swp100 description fabric-leaf001-100 mtu 9216 speed 800G\n")
+    for index, (relative, size) in enumerate(sizes):
+        name = relative.split("/", 1)[0]
+        text = template.render(name=name, index=index, lines=max(1, size // line))
+        path = target / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return time.perf_counter() - start
+
+
 def run_one(name: str, folder: Path) -> dict[str, object]:
     spec = folder / f"{name}.yaml"
     spec.write_text(SCENARIOS[name]())
+    (folder / "bench-catalog.yaml").write_text(BENCH_CATALOG)
     out = folder / f"out-{name}"
     # The child reports its own peak resident set size (ru_maxrss is KiB on Linux).
     code = (
@@ -76,15 +149,20 @@ def run_one(name: str, folder: Path) -> dict[str, object]:
         raise SystemExit(f"{name} failed:\n{result.stderr}")
     report = json.loads(result.stdout)
     summary = json.loads((out / "summary.json").read_text())
-    compute = summary["networks"]["compute"]
+    compute = next(n for n in summary["networks"].values() if n["role"] == "compute")
+    links = sum(sum(n["links"].values()) for n in summary["networks"].values())
+    floor = floor_seconds(out / "configs", folder / f"floor-{name}")
     return {
         "scenario": name,
         "gpus": summary["gpus"],
         "tiers": compute["tiers"],
         "switches": sum(sum(n["switches"].values()) for n in summary["networks"].values()),
-        "links": sum(sum(n["links"].values()) for n in summary["networks"].values()),
+        "links": links,
         "files": report["files"],
         "wall_s": round(wall, 1),
+        "us_per_link": round(wall / links * 1e6),
+        "floor_s": round(floor, 2),
+        "x_floor": round(wall / floor, 1),
         "peak_mib": round(report["peak_kib"] / 1024),
     }
 
@@ -97,7 +175,19 @@ def main() -> None:
             row = run_one(name, Path(tmp))
             rows.append(row)
             print(json.dumps(row), file=sys.stderr, flush=True)
-    header = ["scenario", "gpus", "tiers", "switches", "links", "files", "wall_s", "peak_mib"]
+    header = [
+        "scenario",
+        "gpus",
+        "tiers",
+        "switches",
+        "links",
+        "files",
+        "wall_s",
+        "us_per_link",
+        "floor_s",
+        "x_floor",
+        "peak_mib",
+    ]
     print("| " + " | ".join(header) + " |")
     print("|" + "|".join("---:" if h not in ("scenario",) else "---" for h in header) + "|")
     for row in rows:
