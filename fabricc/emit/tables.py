@@ -26,22 +26,24 @@ def cell(value: Cell) -> str:
 # A cell that starts with one of these is a formula to Excel, LibreOffice and Google Sheets
 # (OWASP "CSV injection"); such text cells get a leading apostrophe, which spreadsheets show as
 # text. Numbers are written as numbers, so a negative number stays one.
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-
-
-def _csv_cell(value: Cell) -> str | int:
-    if type(value) is int:
-        return value
-    if type(value) is str:
-        return "'" + value if value.startswith(_FORMULA_START) else value
-    return cell(value)
+_FORMULA_START = frozenset({"=", "+", "-", "@", "\t", "\r"})
 
 
 def csv_text(header: Sequence[str], rows: Iterable[Sequence[Cell]]) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(header)
-    writer.writerows([_csv_cell(v) for v in row] for row in rows)
+    # One expression per cell, no call: csv formats str and int itself; None and floats need our
+    # spelling; text that starts like a formula gets its apostrophe.
+    writer.writerows(
+        [
+            ("'" + v if v[:1] in _FORMULA_START else v)
+            if type(v) is str
+            else (v if type(v) is int else cell(v))
+            for v in row
+        ]
+        for row in rows
+    )
     return buffer.getvalue()
 
 
