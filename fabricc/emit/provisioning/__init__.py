@@ -12,9 +12,9 @@ from fabricc.ir import Fabric
 
 
 def emit(fabric: Fabric) -> list[Artifact]:
-    from fabricc.emit.provisioning import kea, slurm, ztp
+    from fabricc.emit.provisioning import ansible, kea, slurm, ztp
 
     artifacts: list[Artifact] = []
-    for module in (slurm, kea, ztp):
+    for module in (slurm, ansible, kea, ztp):
         artifacts += module.emit(fabric)
     return artifacts
