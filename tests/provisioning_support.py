@@ -19,6 +19,7 @@ from typing import Any
 
 import jsonschema
 import yaml
+from referencing import Registry, Resource
 
 from tests.support import ROOT, compiled
 
@@ -35,10 +36,19 @@ def provisioning(example: str) -> dict[str, str]:
 
 
 def schema_validator(name: str) -> jsonschema.protocols.Validator:
-    schema = json.loads((SCHEMAS / name).read_text())
+    """A validator for schemas/<name>; schemas beside it are found by their $id."""
+    path = SCHEMAS / name
+    schema = json.loads(path.read_text())
+    resources = []
+    for other in sorted(path.parent.glob("*.schema.json")):
+        document = json.loads(other.read_text())
+        if "$id" in document:
+            resources.append((document["$id"], Resource.from_contents(document)))
     cls = jsonschema.validators.validator_for(schema)
     cls.check_schema(schema)
-    validator: jsonschema.protocols.Validator = cls(schema)
+    validator: jsonschema.protocols.Validator = cls(
+        schema, registry=Registry().with_resources(resources)
+    )
     return validator
 
 

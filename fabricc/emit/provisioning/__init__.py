@@ -12,9 +12,9 @@ from fabricc.ir import Fabric
 
 
 def emit(fabric: Fabric) -> list[Artifact]:
-    from fabricc.emit.provisioning import ansible, kea, netbox, slurm, ztp
+    from fabricc.emit.provisioning import ansible, k8s, kea, netbox, slurm, ztp
 
     artifacts: list[Artifact] = []
-    for module in (slurm, ansible, kea, ztp, netbox):
+    for module in (slurm, k8s, ansible, kea, ztp, netbox):
         artifacts += module.emit(fabric)
     return artifacts

@@ -1,0 +1,146 @@
+"""Kubernetes feed: the NVIDIA Network Operator objects and node labels are valid against schemas
+written from the CRD reference (schemas/k8s/), their embedded JSON configs against the plugins'
+documented formats, and they carry the design: one RDMA resource and one network per rail (and
+plane), rail interfaces named by udev from the catalog's RDMA devices, each RoCE node's own /31
+per rail, topology labels matching the Slurm tree and the NVLink domains.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import re
+from typing import Any
+
+import pytest
+
+from fabricc.emit.provisioning.common import groups, host_leaves, is_gpu_host
+from fabricc.ir import ENDPOINT_LEAF
+from tests.provisioning_support import provisioning, schema_errors, yaml_documents
+from tests.support import EXAMPLE_NAMES, compiled
+
+SCHEMA = {
+    "NicClusterPolicy": "k8s/nicclusterpolicy.schema.json",
+    "IPoIBNetwork": "k8s/secondary-network.schema.json",
+    "HostDeviceNetwork": "k8s/secondary-network.schema.json",
+    "MacvlanNetwork": "k8s/secondary-network.schema.json",
+    "CIDRPool": "k8s/secondary-network.schema.json",
+    "Node": "k8s/node-labels.schema.json",
+}
+UDEV = re.compile(
+    r"^ACTION==\"add\", SUBSYSTEM==\"net\", PROGRAM=\"/bin/sh -c 'ls /sys/class/net/%k/device/"
+    r"infiniband'\", RESULT==\"(\S+)\", NAME==?\"(\S+)\"$"
+)
+
+
+def documents(example: str) -> dict[str, list[Any]]:
+    files = provisioning(example)
+    return {
+        name: yaml_documents(files[f"k8s/{name}"])
+        for name in ("nic-cluster-policy.yaml", "networks.yaml", "node-labels.yaml")
+    }
+
+
+def design_rails(example: str) -> dict[tuple[int, int], dict[str, str]]:
+    """(rail, plane) -> host -> host address (or '' on InfiniBand), from the cabling."""
+    fabric, _ = compiled(example)
+    network = next(n for n in fabric.networks if host_leaves(fabric, n))
+    rails: dict[tuple[int, int], dict[str, str]] = {}
+    for link in fabric.links_of(network):
+        if link.kind == ENDPOINT_LEAF and is_gpu_host(fabric, fabric.devices[link.a]):
+            assert link.rail is not None
+            rails.setdefault((link.rail, link.plane or 0), {})[link.a] = link.a_ip or ""
+    return rails
+
+
+@pytest.mark.parametrize("example", EXAMPLE_NAMES)
+def test_objects_match_the_crd_schemas(example: str) -> None:
+    docs = documents(example)
+    for name, items in docs.items():
+        assert items, name
+        for doc in items:
+            assert schema_errors(SCHEMA[doc["kind"]], doc) == [], (name, doc["metadata"])
+    (policy,) = docs["nic-cluster-policy.yaml"]
+    config = json.loads(policy["spec"]["rdmaSharedDevicePlugin"]["config"])
+    assert schema_errors("k8s/rdma-shared-device-plugin-config.schema.json", config) == []
+    if "sriovDevicePlugin" in policy["spec"]:
+        sriov = json.loads(policy["spec"]["sriovDevicePlugin"]["config"])
+        assert schema_errors("k8s/sriov-device-plugin-config.schema.json", sriov) == []
+    for doc in docs["networks.yaml"]:
+        if "ipam" in doc["spec"]:
+            ipam = json.loads(doc["spec"]["ipam"])
+            assert schema_errors("k8s/cni-ipam.schema.json", ipam) == []
+    # the schemas bite: an unknown field and a bad label value are refused
+    broken = dict(policy, spec={**policy["spec"], "rdmaSharedDevicePlugn": {}})
+    assert schema_errors("k8s/nicclusterpolicy.schema.json", broken)
+    node = docs["node-labels.yaml"][0]
+    bad = {**node, "metadata": {**node["metadata"], "labels": {"a/b": "not ok!"}}}
+    assert schema_errors("k8s/node-labels.schema.json", bad)
+
+
+@pytest.mark.parametrize("example", EXAMPLE_NAMES)
+def test_one_resource_and_network_per_rail(example: str) -> None:
+    fabric, _ = compiled(example)
+    files = provisioning(example)
+    docs = documents(example)
+    rails = design_rails(example)
+    (policy,) = docs["nic-cluster-policy.yaml"]
+    config = json.loads(policy["spec"]["rdmaSharedDevicePlugin"]["config"])
+    interfaces = [r["selectors"]["ifNames"] for r in config["configList"]]
+    assert len(interfaces) == len(rails) and all(len(i) == 1 for i in interfaces)
+    names = {i[0] for i in interfaces}
+    # udev names each rail's RDMA device of every node model as the resource selects it
+    models = {fabric.devices[h].model for hosts in rails.values() for h in hosts}
+    for model in models:
+        rules = [UDEV.match(line) for line in files[f"k8s/udev/{model}.rules"].splitlines()[2:]]
+        assert all(rules)
+        renamed = {m.group(2): m.group(1) for m in rules if m}
+        assert set(renamed) == names
+        assert len(set(renamed.values())) == len(renamed)  # one device per rail and plane
+    networks = [d for d in docs["networks.yaml"] if d["kind"] != "CIDRPool"]
+    assert sorted(d["metadata"]["name"] for d in networks) == sorted(names)
+    pools = {d["metadata"]["name"]: d for d in docs["networks.yaml"] if d["kind"] == "CIDRPool"}
+    ib = fabric.loaded.networks[next(iter(fabric.networks))].fabric == "infiniband"
+    ranges = []
+    for doc in networks:
+        ipam = json.loads(doc["spec"]["ipam"])
+        if doc["kind"] == "IPoIBNetwork":
+            ranges.append(ipaddress.ip_network(ipam["range"]))
+            continue
+        assert doc["kind"] == "HostDeviceNetwork"
+        # each node's own /31 of the rail: the host end is the one address the pool leaves it
+        pool = pools[ipam["poolName"]]["spec"]
+        allocations = {a["nodeName"]: a for a in pool["staticAllocations"]}
+        hosts = next(h for h in rails.values() if set(h) == set(allocations) and any(
+            ipaddress.ip_interface(f"{ip}/31").network == ipaddress.ip_network(allocations[n]["prefix"])
+            for n, ip in h.items()
+        ))  # fmt: skip
+        for node, ip in hosts.items():
+            prefix = ipaddress.ip_network(allocations[node]["prefix"])
+            gateway = ipaddress.ip_address(allocations[node]["gateway"])
+            assert prefix.prefixlen == 31 and ipaddress.ip_address(ip) in prefix
+            assert gateway in prefix and gateway != ipaddress.ip_address(ip)
+    for a in ranges:  # IPoIB ranges of different rails do not overlap
+        assert sum(a.overlaps(b) for b in ranges) == 1
+    assert bool(ranges) == ib
+
+
+@pytest.mark.parametrize("example", EXAMPLE_NAMES)
+def test_node_labels_follow_the_topology(example: str) -> None:
+    fabric, _ = compiled(example)
+    network = next(n for n in fabric.networks if host_leaves(fabric, n))
+    labels = {
+        d["metadata"]["name"]: d["metadata"]["labels"]
+        for d in documents(example)["node-labels.yaml"]
+    }
+    assert sorted(labels) == sorted(host_leaves(fabric, network))
+    for group in groups(fabric, network):
+        for host in group.hosts:
+            assert labels[host]["network.topology.nvidia.com/leaf"] == group.name
+            assert labels[host]["topology.fabricc.io/rack"] == fabric.devices[host].rack
+    for domain in fabric.nvlink_domains:
+        for member in domain.members:
+            if member in labels and len(domain.members) > 1:
+                assert labels[member]["network.topology.nvidia.com/accelerator"] == domain.name
+            elif member in labels:
+                assert "network.topology.nvidia.com/accelerator" not in labels[member]
