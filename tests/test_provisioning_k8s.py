@@ -10,6 +10,7 @@ from __future__ import annotations
 import ipaddress
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,7 +18,7 @@ import pytest
 from fabricc.emit.provisioning.common import groups, host_leaves, is_gpu_host
 from fabricc.ir import ENDPOINT_LEAF
 from tests.provisioning_support import provisioning, schema_errors, yaml_documents
-from tests.support import EXAMPLE_NAMES, compiled
+from tests.support import EXAMPLE_NAMES, EXAMPLES, compile_text, compiled
 
 SCHEMA = {
     "NicClusterPolicy": "k8s/nicclusterpolicy.schema.json",
@@ -144,3 +145,14 @@ def test_node_labels_follow_the_topology(example: str) -> None:
                 assert labels[member]["network.topology.nvidia.com/accelerator"] == domain.name
             elif member in labels:
                 assert "network.topology.nvidia.com/accelerator" not in labels[member]
+
+
+def test_a_fabric_that_is_not_rail_optimized_still_has_rails(tmp_path: Path) -> None:
+    """A host's k-th cable is its rail k: every GPU host of roce-lab has two NICs."""
+    text = (EXAMPLES / "roce-lab.yaml").read_text()
+    text = text.replace("    os: sonic\n", "    os: sonic\n    rail_optimized: false\n")
+    _, artifacts = compile_text(text, tmp_path)
+    files = dict(artifacts)
+    policy = yaml_documents(str(files["provisioning/k8s/nic-cluster-policy.yaml"]))[0]
+    config = json.loads(policy["spec"]["rdmaSharedDevicePlugin"]["config"])
+    assert [r["resourceName"] for r in config["configList"]] == ["rdma_rail1", "rdma_rail2"]

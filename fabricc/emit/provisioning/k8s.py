@@ -71,15 +71,19 @@ def rails(fabric: Fabric) -> list[Rail]:
         planes = fabric.networks[network].planes
         prefix = f"n{index + 1}" if len(networks) > 1 else ""
         kind = fabric.loaded.networks[network].fabric or "ethernet"
+        seen: dict[tuple[str, int], int] = {}  # (host, plane) -> its cables so far
         for link in fabric.links_of(network):
             host = fabric.devices[link.a]
-            if link.kind != ENDPOINT_LEAF or link.rail is None or not is_gpu_host(fabric, host):
+            if link.kind != ENDPOINT_LEAF or not is_gpu_host(fabric, host):
                 continue
             plane = link.plane or 0
-            key = (network, link.rail, plane)
+            # not rail-optimized: a host's k-th cable of a plane is its rail k
+            number = link.rail if link.rail is not None else seen.get((host.name, plane), 0)
+            seen[(host.name, plane)] = seen.get((host.name, plane), 0) + 1
+            key = (network, number, plane)
             if key not in found:
-                name = f"{prefix}rail{link.rail + 1}" + (f"p{plane + 1}" if planes > 1 else "")
-                found[key] = Rail(network, link.rail, plane, name, kind)
+                name = f"{prefix}rail{number + 1}" + (f"p{plane + 1}" if planes > 1 else "")
+                found[key] = Rail(network, number, plane, name, kind)
             rail = found[key]
             rdma, _ = nodes[host.model].port_devices(link.a_port)
             if rdma is not None:
