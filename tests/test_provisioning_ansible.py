@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
+from fabricc.emit.provisioning.ansible import inventory
 from fabricc.emit.provisioning.common import compute_networks, is_gpu_host
 from fabricc.ir import ENDPOINT_LEAF
 from tests.provisioning_support import provisioning
@@ -51,7 +52,9 @@ def members(data: dict[str, Any], group: str) -> list[str]:
 def test_ansible_reads_the_inventory(example: str, tmp_path: Path) -> None:
     require_tool("ansible-inventory")
     fabric, _ = compiled(example)
-    data, stderr = listed(provisioning(example)["ansible/inventory.yaml"], tmp_path)
+    text = provisioning(example)["ansible/inventory.yaml"]
+    assert yaml.safe_load(text) == inventory(fabric)  # the hand-written YAML reads back
+    data, stderr = listed(text, tmp_path)
     assert "WARNING" not in stderr.upper(), stderr
     hostvars = data["_meta"]["hostvars"]
     assert sorted(hostvars) == sorted(fabric.devices)

@@ -36,6 +36,12 @@ def is_gpu_host(fabric: Fabric, device: Device) -> bool:
 
 def host_leaves(fabric: Fabric, network: str) -> dict[str, list[str]]:
     """GPU host -> the leaves of `network` it is cabled to (link order), hosts in device order."""
+    return fabric.derived(
+        f"provisioning.host_leaves.{network}", lambda: _host_leaves(fabric, network)
+    )
+
+
+def _host_leaves(fabric: Fabric, network: str) -> dict[str, list[str]]:
     leaves: dict[str, dict[str, None]] = {}
     for link in fabric.links_of(network):
         if link.kind == ENDPOINT_LEAF and is_gpu_host(fabric, fabric.devices[link.a]):
@@ -59,6 +65,10 @@ class Group:
 
 def groups(fabric: Fabric, network: str) -> list[Group]:
     """Scheduling groups of a compute network, in the order of their first host."""
+    return fabric.derived(f"provisioning.groups.{network}", lambda: _groups(fabric, network))
+
+
+def _groups(fabric: Fabric, network: str) -> list[Group]:
     attached = host_leaves(fabric, network)
     graph: nx.Graph[str] = nx.Graph()
     for host, leaves in attached.items():

@@ -163,29 +163,27 @@ def _svi(fabric: Fabric) -> str:
 
 
 def interfaces(fabric: Fabric) -> list[tuple[Cell, ...]]:
-    rows: dict[tuple[str, str], tuple[Cell, ...]] = {}
+    """Per device (in device order) its bond, its cabled ports in link order, its loopback and
+    management SVI."""
+    rows: dict[str, dict[str, tuple[Cell, ...]]] = {name: {} for name in fabric.devices}
     bonded = {host: ports for host, ports in inband_ports(fabric).items() if len(ports) > 1}
     for host in bonded:
-        rows[(host, BOND)] = (host, BOND, "lag", "false", None, "in-band bond")
+        rows[host][BOND] = (host, BOND, "lag", "false", None, "in-band bond")
     for device, port, link, far in _ends(fabric):
-        if (device, port) in rows:
+        own = rows[device]
+        if port in own:
             continue
         lag = BOND if device in bonded and port in bonded[device] else None
         mgmt = "true" if link.kind == MGMT and device == link.a else "false"
-        rows[(device, port)] = (device, port, interface_type(fabric, link), mgmt, lag, far)
+        own[port] = (device, port, interface_type(fabric, link), mgmt, lag, far)
     cabled_mgmt = mgmt_ports(fabric)
     svi = _svi(fabric)
     for d in fabric.devices.values():
         if d.loopback is not None:
-            rows[(d.name, LOOPBACK)] = (d.name, LOOPBACK, "virtual", "false", None, "loopback")
+            rows[d.name][LOOPBACK] = (d.name, LOOPBACK, "virtual", "false", None, "loopback")
         if d.mgmt_ip is not None and d.name not in cabled_mgmt:
-            rows[(d.name, svi)] = (d.name, svi, "virtual", "true", None, "management SVI")
-    order = {name: i for i, name in enumerate(fabric.devices)}
-    return [rows[key] for key in sorted(rows, key=lambda k: (order[k[0]], _natural(k[1])))]
-
-
-def _natural(text: str) -> tuple[tuple[int, int | str], ...]:
-    return tuple((0, int(p)) if p.isdigit() else (1, p) for p in re.split(r"(\d+)", text) if p)
+            rows[d.name][svi] = (d.name, svi, "virtual", "true", None, "management SVI")
+    return [row for own in rows.values() for row in own.values()]
 
 
 def ip_addresses(fabric: Fabric) -> list[tuple[Cell, ...]]:
