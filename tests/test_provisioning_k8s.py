@@ -156,3 +156,11 @@ def test_a_fabric_that_is_not_rail_optimized_still_has_rails(tmp_path: Path) -> 
     policy = yaml_documents(str(files["provisioning/k8s/nic-cluster-policy.yaml"]))[0]
     config = json.loads(policy["spec"]["rdmaSharedDevicePlugin"]["config"])
     assert [r["resourceName"] for r in config["configList"]] == ["rdma_rail1", "rdma_rail2"]
+
+
+def test_a_hosts_pool_too_small_for_ipoib_ranges_gives_no_ipoib_networks(tmp_path: Path) -> None:
+    text = (EXAMPLES / "gb200-nvl72-su.yaml").read_text() + "\naddressing:\n  hosts: 10.9.0.0/30\n"
+    _, artifacts = compile_text(text, tmp_path)
+    files = dict(artifacts)
+    networks = yaml_documents(str(files["provisioning/k8s/networks.yaml"]))
+    assert not [d for d in networks if d["kind"] == "IPoIBNetwork"]

@@ -177,6 +177,8 @@ def ipoib_ranges(fabric: Fabric, found: list[Rail]) -> dict[str, str]:
         return {}
     pool = ipaddress.ip_network(fabric.loaded.spec.addressing.hosts)
     bits = (len(ib) - 1).bit_length()
+    if pool.max_prefixlen - pool.prefixlen < bits + 2:
+        return {}  # too small a pool to give every rail a range: no IPoIB networks
     subnets = list(pool.subnets(prefixlen_diff=bits))
     return {rail.name: str(subnets[i]) for i, rail in enumerate(ib)}
 
@@ -186,6 +188,8 @@ def networks(fabric: Fabric, found: list[Rail]) -> list[dict[str, object]]:
     docs: list[dict[str, object]] = []
     for rail in found:
         if rail.fabric == "infiniband":
+            if rail.name not in ranges:
+                continue
             ipam = {"type": "whereabouts", "range": ranges[rail.name]}
             docs.append(
                 {
