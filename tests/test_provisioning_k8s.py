@@ -101,26 +101,31 @@ def test_one_resource_and_network_per_rail(example: str) -> None:
     networks = [d for d in docs["networks.yaml"] if d["kind"] != "CIDRPool"]
     assert sorted(d["metadata"]["name"] for d in networks) == sorted(names)
     pools = {d["metadata"]["name"]: d for d in docs["networks.yaml"] if d["kind"] == "CIDRPool"}
-    ib = fabric.loaded.networks[next(iter(fabric.networks))].fabric == "infiniband"
+    network = next(n for n in fabric.networks if host_leaves(fabric, n))
+    ib = fabric.loaded.networks[network].fabric == "infiniband"
     ranges = []
+    allocated: set[tuple[str, str, str]] = set()  # node, host address, gateway
     for doc in networks:
         ipam = json.loads(doc["spec"]["ipam"])
         if doc["kind"] == "IPoIBNetwork":
             ranges.append(ipaddress.ip_network(ipam["range"]))
             continue
         assert doc["kind"] == "HostDeviceNetwork"
-        # each node's own /31 of the rail: the host end is the one address the pool leaves it
+        # each node once per rail, with its own /31: the host end is the address besides the gateway
         pool = pools[ipam["poolName"]]["spec"]
-        allocations = {a["nodeName"]: a for a in pool["staticAllocations"]}
-        hosts = next(h for h in rails.values() if set(h) == set(allocations) and any(
-            ipaddress.ip_interface(f"{ip}/31").network == ipaddress.ip_network(allocations[n]["prefix"])
-            for n, ip in h.items()
-        ))  # fmt: skip
-        for node, ip in hosts.items():
-            prefix = ipaddress.ip_network(allocations[node]["prefix"])
-            gateway = ipaddress.ip_address(allocations[node]["gateway"])
-            assert prefix.prefixlen == 31 and ipaddress.ip_address(ip) in prefix
-            assert gateway in prefix and gateway != ipaddress.ip_address(ip)
+        nodes = [a["nodeName"] for a in pool["staticAllocations"]]
+        assert len(nodes) == len(set(nodes))
+        for allocation in pool["staticAllocations"]:
+            prefix = ipaddress.ip_network(allocation["prefix"])
+            assert prefix.prefixlen == 31 and allocation["gateway"] in {str(a) for a in prefix}
+            (host,) = {str(a) for a in prefix} - {allocation["gateway"]}
+            allocated.add((allocation["nodeName"], host, allocation["gateway"]))
+    designed = {
+        (link.a, str(link.a_ip), str(link.b_ip))
+        for link in fabric.links_of(network)
+        if link.kind == ENDPOINT_LEAF and link.a_ip and is_gpu_host(fabric, fabric.devices[link.a])
+    }
+    assert allocated == designed
     for a in ranges:  # IPoIB ranges of different rails do not overlap
         assert sum(a.overlaps(b) for b in ranges) == 1
     assert bool(ranges) == ib
