@@ -84,6 +84,7 @@ class Lab:
     switches: dict[str, Switch]
     cables: list[tuple[str, str, str, str]]  # a switch, a interface, b switch, b interface
     started: list[Path] = field(default_factory=list)  # pid files
+    hosts: dict[str, str] = field(default_factory=dict)  # host -> namespace
 
     def vtysh(self, switch: str, command: str) -> str:
         ns = self.switches[switch].ns
@@ -158,8 +159,27 @@ def lab_switches(
     return list(names), cables
 
 
+def host_cables(
+    artifacts: dict[str, str | bytes], network: str, host: str
+) -> list[tuple[str, str, str]]:
+    """(host port, leaf, leaf port) of every cable from `host` to a leaf of `network`."""
+    text = artifacts["cabling/cables.csv"]
+    assert isinstance(text, str)
+    return [
+        (row["a_port"], row["b_device"], row["b_port"])
+        for row in csv.DictReader(io.StringIO(text))
+        if row["network"] == network and row["kind"] == "endpoint-leaf" and row["a_device"] == host
+    ]
+
+
 @contextlib.contextmanager
-def booted(artifacts: dict[str, str | bytes], network: str) -> Iterator[Lab]:
+def booted(
+    artifacts: dict[str, str | bytes],
+    network: str,
+    hosts: dict[str, dict[str, str]] | None = None,
+) -> Iterator[Lab]:
+    """`hosts`: host -> (its port -> the interface name the host sees): each gets a namespace
+    cabled to its leaves like the cabling plan, unconfigured (the test configures it)."""
     names, cables = lab_switches(artifacts, network)
     tag = uuid.uuid4().hex[:6]
     switches: dict[str, Switch] = {}
@@ -234,6 +254,20 @@ def booted(artifacts: dict[str, str | bytes], network: str) -> Iterator[Lab]:
             )
             run("ip", "-n", na, "link", "set", a_if, "up")
             run("ip", "-n", nb, "link", "set", b_if, "up")
+        for h, (host, ports) in enumerate(sorted((hosts or {}).items())):
+            ns = f"fc{tag}h{h}"
+            run("ip", "netns", "add", ns)
+            created.append(ns)
+            lab.hosts[host] = ns
+            run("ip", "-n", ns, "link", "set", "lo", "up")
+            for port, leaf, leaf_port in host_cables(artifacts, network, host):
+                leaf_if, leaf_ns = interface(leaf, leaf_port), switches[leaf].ns
+                run(
+                    "ip", "link", "add", "name", ports[port], "netns", ns, "type", "veth",
+                    "peer", "name", leaf_if, "netns", leaf_ns,
+                )  # fmt: skip
+                run("ip", "-n", ns, "link", "set", ports[port], "up")
+                run("ip", "-n", leaf_ns, "link", "set", leaf_if, "up")
         for sw in switches.values():
             # the daemons drop to user frr: configs live in their -N run folder, which frr owns
             folder = RUN_DIR / sw.ns

@@ -39,6 +39,7 @@ GOLDEN_SELECTED = {
         "diagrams/overview-compute.dot",
         "diagrams/nvlink-dgx-h100.dot",
         "diagrams/management.dot",
+        "provisioning/slurm/topology.conf",
     ),
     "gb200-nvl72-su": (
         "summary.json",
@@ -48,6 +49,8 @@ GOLDEN_SELECTED = {
         "configs/compute-sm/opensm.conf",
         "diagrams/overview-compute.dot",
         "diagrams/nvlink-gb200-nvl72.dot",
+        "provisioning/slurm/topology-block.conf",
+        "provisioning/k8s/nic-cluster-policy.yaml",
     ),
     "spectrum-x-2plane": (
         "summary.json",
@@ -60,6 +63,8 @@ GOLDEN_SELECTED = {
         "diagrams/overview-compute.dot",
         "diagrams/planes-compute.dot",
         "diagrams/nvlink-hgx-b300.dot",
+        "provisioning/k8s/udev/hgx-b300.rules",
+        "provisioning/k8s/node-labels.yaml",
     ),
 }
 # Goldens are compiled with Graphviz rendering off, so that they are the same bytes whether or

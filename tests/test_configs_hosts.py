@@ -71,6 +71,8 @@ def test_spectrum_x_hosts_have_a_nic_per_plane_and_rail() -> None:
     tables = set()
     for script in hosts.values():
         assert check_host(script, (26, 3), (48, 6), 3) == 8 * 2
+        # each plane leg of a split NIC is a device of its own, so both planes get a netdev
+        assert len(set(re.findall(r"^IF=\$\(netdev_of (\S+)\)$", script, re.M))) == 8 * 2
         tables |= set(re.findall(r"table (\d+) priority", script))
     assert tables == {str(100 + i) for i in range(16)}
 

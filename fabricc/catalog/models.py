@@ -56,6 +56,13 @@ class CatalogModel(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
+class LegDevice(CatalogModel):
+    rdma_device: str = Field(pattern=patterns.RDMA_DEVICE, description="ibverbs device of the leg")
+    netdev: str | None = Field(
+        None, pattern=patterns.NETDEV, description="Linux interface name of the leg"
+    )
+
+
 class PortSpec(CatalogModel):
     name: PortName = Field(description="port label as printed on the chassis")
     cage: PortName = Field(description="cage the port sits in; one module per cage")
@@ -74,12 +81,29 @@ class PortSpec(CatalogModel):
     netdev: str | None = Field(
         None, pattern=patterns.NETDEV, description="Linux interface name (at most 15 characters)"
     )
+    leg_devices: list[LegDevice] = Field(
+        default_factory=list,
+        description="split port: the device each leg (<name>/1, <name>/2, ...; one per plane) "
+        "shows up as on the host, where every leg is a PCI function of its own",
+    )
 
     @model_validator(mode="after")
     def _speeds_descending(self) -> PortSpec:
         if sorted(self.speeds, reverse=True) != self.speeds:
             raise ValueError("speeds must be listed highest first")
+        if self.leg_devices and len(self.leg_devices) != max(self.breakouts):
+            raise ValueError(
+                f"leg_devices names {len(self.leg_devices)} devices, but the port splits in up "
+                f"to {max(self.breakouts)} legs"
+            )
         return self
+
+    def leg(self, port: str) -> LegDevice | None:
+        """The device of one leg of this port (`NIC0/2`), if the catalog names it."""
+        leg = port.removeprefix(self.name + "/")
+        if leg == port or not leg.isdigit() or not 1 <= int(leg) <= len(self.leg_devices):
+            return None
+        return self.leg_devices[int(leg) - 1]
 
 
 class GpuSpec(CatalogModel):
@@ -141,7 +165,31 @@ class NodeModel(CatalogModel):
             raise ValueError("a model with gpus needs a 'gpu' entry")
         if self.kind == "rack-system" and self.rack_scale is None:
             raise ValueError("a rack-system needs 'rack_scale'")
+        devices = [
+            device
+            for p in self.ports
+            for device in (
+                [leg.rdma_device for leg in p.leg_devices] if p.leg_devices else [p.rdma_device]
+            )
+            if device is not None
+        ]
+        taken = sorted({d for d in devices if devices.count(d) > 1})
+        if taken:
+            raise ValueError(f"RDMA devices named twice: {', '.join(taken)}")
         return self
+
+    def port_devices(self, port: str) -> tuple[str | None, str | None]:
+        """(RDMA device, netdev) of a cabled port: a port of the catalog, or one leg of a split
+        port (`NIC0/2`), which is its own device where the catalog names leg devices."""
+        for spec in self.ports:
+            if spec.name == port:
+                return spec.rdma_device, spec.netdev
+            if port.startswith(spec.name + "/"):
+                leg = spec.leg(port)
+                if leg is not None:
+                    return leg.rdma_device, leg.netdev
+                return spec.rdma_device, spec.netdev
+        return None, None
 
 
 class PortGroup(CatalogModel):

@@ -22,7 +22,17 @@ class Emitter:
 
 
 def emitters() -> tuple[Emitter, ...]:
-    from fabricc.emit import bom, cabling, configs, diagrams, inventory, nccl, report, summary
+    from fabricc.emit import (
+        bom,
+        cabling,
+        configs,
+        diagrams,
+        inventory,
+        nccl,
+        provisioning,
+        report,
+        summary,
+    )
 
     return (
         Emitter("summary", summary.emit),
@@ -31,6 +41,7 @@ def emitters() -> tuple[Emitter, ...]:
         Emitter("inventory", inventory.emit),
         Emitter("configs", configs.emit),
         Emitter("nccl", nccl.emit),
+        Emitter("provisioning", provisioning.emit),
         Emitter("diagrams", diagrams.emit),
         Emitter("report", report.emit),
     )

@@ -1,8 +1,8 @@
-"""Emitter `cabling`: the cabling plan, a NetBox cable import and IBDM topology files.
+"""Emitter `cabling`: the cabling plan and IBDM topology files.
 
 Consumes the Fabric IR; produces cabling/cables.csv (one row per connection; the legs of a
-twin-port DAC or splitter share one cable id), cabling/netbox-cables.csv (NetBox's bulk import
-columns) and, per InfiniBand network, cabling/<network>.topo (IBDM / ibdiagnet / UFM format).
+twin-port DAC or splitter share one cable id) and, per InfiniBand network, cabling/<network>.topo
+(IBDM / ibdiagnet / UFM format). The NetBox cable import is part of provisioning/netbox/.
 """
 
 from __future__ import annotations
@@ -35,28 +35,6 @@ HEADER = (
     "rail",
     "plane",
 )
-NETBOX_HEADER = (
-    "side_a_device",
-    "side_a_type",
-    "side_a_name",
-    "side_b_device",
-    "side_b_type",
-    "side_b_name",
-    "type",
-    "status",
-    "label",
-    "color",
-    "length",
-    "length_unit",
-)
-# NetBox cable types by medium and cable kind.
-NETBOX_TYPE = {
-    ("copper", "dac"): "dac-passive",
-    ("copper", "acc"): "dac-active",
-    ("mmf", "fiber"): "mmf-om4",
-    ("smf", "fiber"): "smf-os2",
-    ("cat6", "patch"): "cat6",
-}
 # Rail colors, the same in every artifact (diagrams use them too).
 RAIL_COLORS = ("e6194b", "3cb44b", "ffe119", "4363d8", "f58231", "911eb4", "42d4f4", "f032e6")
 NEUTRAL_COLOR = "9e9e9e"
@@ -109,33 +87,6 @@ def rows(fabric: Fabric) -> list[tuple[Cell, ...]]:
     return out
 
 
-def netbox_rows(fabric: Fabric) -> list[tuple[Cell, ...]]:
-    out: list[tuple[Cell, ...]] = []
-    for link in fabric.links:
-        cable = link.cable
-        if cable is None:
-            continue
-        kind = NETBOX_TYPE.get((cable.media, cable.kind), "")
-        name = cable.id + (f"-{link.leg}" if link.leg else "")
-        out.append(
-            (
-                link.a,
-                "dcim.interface",
-                link.a_port,
-                link.b,
-                "dcim.interface",
-                link.b_port,
-                kind,
-                "planned",
-                name,
-                rail_color(link.rail),
-                cable.length_m,
-                "m",
-            )
-        )
-    return out
-
-
 def topo(fabric: Fabric, network: str) -> str:
     """IBDM topology: per system its type and name, then `LOCAL-PORT -> TYPE NAME REMOTE-PORT`."""
     catalog = fabric.loaded.catalog.catalog
@@ -172,10 +123,7 @@ def _port_key(port: str) -> tuple[int, ...] | tuple[str]:
 
 
 def emit(fabric: Fabric) -> list[Artifact]:
-    artifacts: list[Artifact] = [
-        ("cabling/cables.csv", csv_text(HEADER, rows(fabric))),
-        ("cabling/netbox-cables.csv", csv_text(NETBOX_HEADER, netbox_rows(fabric))),
-    ]
+    artifacts: list[Artifact] = [("cabling/cables.csv", csv_text(HEADER, rows(fabric)))]
     for name, network in fabric.loaded.networks.items():
         if network.fabric == "infiniband" and name in fabric.networks:
             artifacts.append((f"cabling/{name}.topo", topo(fabric, name)))

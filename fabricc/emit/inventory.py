@@ -1,8 +1,8 @@
 """Emitter `inventory`: every device with its place and addresses, for people and for NetBox.
 
 Consumes the Fabric IR; produces inventory/devices.csv (hostname, kind, role, model and part
-number, rack and U, unit/rail/plane/pod, management and in-band addresses, loopback, ASN) and
-inventory/netbox-devices.csv (NetBox's device bulk-import columns; rack-mounted devices only).
+number, rack and U, unit/rail/plane/pod, management and in-band addresses, loopback, ASN). The
+NetBox import (every device, PDUs included) is part of provisioning/netbox/.
 """
 
 from __future__ import annotations
@@ -31,17 +31,6 @@ HEADER = (
     "inband_ip",
     "loopback",
     "asn",
-)
-NETBOX_HEADER = (
-    "name",
-    "role",
-    "manufacturer",
-    "device_type",
-    "site",
-    "rack",
-    "position",
-    "face",
-    "status",
 )
 
 
@@ -88,27 +77,5 @@ def rows(fabric: Fabric) -> list[tuple[Cell, ...]]:
     ]
 
 
-def netbox_rows(fabric: Fabric) -> list[tuple[Cell, ...]]:
-    site = fabric.name
-    return [
-        (
-            d.name,
-            f"{d.network}-{d.role}" if d.kind == "switch" else d.role,
-            ordering(fabric, d)[1],
-            d.model,
-            site,
-            d.rack,
-            d.u,
-            "front",
-            "planned",
-        )
-        for d in fabric.devices.values()
-        if d.u is not None
-    ]
-
-
 def emit(fabric: Fabric) -> list[Artifact]:
-    return [
-        ("inventory/devices.csv", csv_text(HEADER, rows(fabric))),
-        ("inventory/netbox-devices.csv", csv_text(NETBOX_HEADER, netbox_rows(fabric))),
-    ]
+    return [("inventory/devices.csv", csv_text(HEADER, rows(fabric)))]

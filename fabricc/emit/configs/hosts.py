@@ -36,14 +36,6 @@ class HostNic:
     qos: QosPlan
 
 
-def _port_spec(ctx: ConfigContext, device: Device, port: str) -> tuple[str | None, str | None]:
-    model = ctx.catalog.nodes[device.model]
-    for spec in model.ports:
-        if spec.name == port or port.startswith(spec.name + "/"):
-            return spec.rdma_device, spec.netdev
-    return None, None
-
-
 def host_nics(ctx: ConfigContext, device: Device) -> list[HostNic]:
     nics: list[HostNic] = []
     for end in ctx.ends(device.name):
@@ -51,7 +43,7 @@ def host_nics(ctx: ConfigContext, device: Device) -> list[HostNic]:
             continue
         if end.far_ip is None or not ctx.routed(ctx.devices[end.far]):
             continue
-        rdma, netdev = _port_spec(ctx, device, end.port)
+        rdma, netdev = ctx.catalog.nodes[device.model].port_devices(end.port)
         if netdev is not None:
             ifname = netdev
         elif rdma is not None:

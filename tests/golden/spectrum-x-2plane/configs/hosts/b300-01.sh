@@ -30,7 +30,7 @@ ip rule add from 10.192.0.1 table 100 priority 100
 
 # NIC0/2 on network compute -> p2-leaf01:swp1s0
 # RoCE DSCP 26 -> priority 3 (PFC), CNP DSCP 48 -> priority 6, ToS 104
-IF=$(netdev_of mlx5_0)
+IF=$(netdev_of mlx5_10)
 mlnx_qos -i "$IF" --trust dscp
 mlnx_qos -i "$IF" --dscp2prio set,26,3
 mlnx_qos -i "$IF" --dscp2prio set,48,6
@@ -39,7 +39,7 @@ echo 1 > "/sys/class/net/$IF/ecn/roce_np/enable/3"
 echo 1 > "/sys/class/net/$IF/ecn/roce_rp/enable/3"
 echo 48 > "/sys/class/net/$IF/ecn/roce_np/cnp_dscp"
 echo 6 > "/sys/class/net/$IF/ecn/roce_np/cnp_802p_prio"
-cma_roce_tos -d mlx5_0 -t 104
+cma_roce_tos -d mlx5_10 -t 104
 ip address replace 10.192.1.1/31 dev "$IF"
 ip link set dev "$IF" up
 sysctl -qw "net.ipv4.conf.$IF.arp_ignore=1" "net.ipv4.conf.$IF.arp_announce=2"
@@ -68,7 +68,7 @@ ip rule add from 10.192.0.3 table 102 priority 102
 
 # NIC1/2 on network compute -> p2-leaf02:swp1s0
 # RoCE DSCP 26 -> priority 3 (PFC), CNP DSCP 48 -> priority 6, ToS 104
-IF=$(netdev_of mlx5_1)
+IF=$(netdev_of mlx5_11)
 mlnx_qos -i "$IF" --trust dscp
 mlnx_qos -i "$IF" --dscp2prio set,26,3
 mlnx_qos -i "$IF" --dscp2prio set,48,6
@@ -77,7 +77,7 @@ echo 1 > "/sys/class/net/$IF/ecn/roce_np/enable/3"
 echo 1 > "/sys/class/net/$IF/ecn/roce_rp/enable/3"
 echo 48 > "/sys/class/net/$IF/ecn/roce_np/cnp_dscp"
 echo 6 > "/sys/class/net/$IF/ecn/roce_np/cnp_802p_prio"
-cma_roce_tos -d mlx5_1 -t 104
+cma_roce_tos -d mlx5_11 -t 104
 ip address replace 10.192.1.3/31 dev "$IF"
 ip link set dev "$IF" up
 sysctl -qw "net.ipv4.conf.$IF.arp_ignore=1" "net.ipv4.conf.$IF.arp_announce=2"
@@ -106,7 +106,7 @@ ip rule add from 10.192.0.5 table 104 priority 104
 
 # NIC2/2 on network compute -> p2-leaf03:swp1s0
 # RoCE DSCP 26 -> priority 3 (PFC), CNP DSCP 48 -> priority 6, ToS 104
-IF=$(netdev_of mlx5_2)
+IF=$(netdev_of mlx5_12)
 mlnx_qos -i "$IF" --trust dscp
 mlnx_qos -i "$IF" --dscp2prio set,26,3
 mlnx_qos -i "$IF" --dscp2prio set,48,6
@@ -115,7 +115,7 @@ echo 1 > "/sys/class/net/$IF/ecn/roce_np/enable/3"
 echo 1 > "/sys/class/net/$IF/ecn/roce_rp/enable/3"
 echo 48 > "/sys/class/net/$IF/ecn/roce_np/cnp_dscp"
 echo 6 > "/sys/class/net/$IF/ecn/roce_np/cnp_802p_prio"
-cma_roce_tos -d mlx5_2 -t 104
+cma_roce_tos -d mlx5_12 -t 104
 ip address replace 10.192.1.5/31 dev "$IF"
 ip link set dev "$IF" up
 sysctl -qw "net.ipv4.conf.$IF.arp_ignore=1" "net.ipv4.conf.$IF.arp_announce=2"
@@ -144,7 +144,7 @@ ip rule add from 10.192.0.7 table 106 priority 106
 
 # NIC3/2 on network compute -> p2-leaf04:swp1s0
 # RoCE DSCP 26 -> priority 3 (PFC), CNP DSCP 48 -> priority 6, ToS 104
-IF=$(netdev_of mlx5_3)
+IF=$(netdev_of mlx5_13)
 mlnx_qos -i "$IF" --trust dscp
 mlnx_qos -i "$IF" --dscp2prio set,26,3
 mlnx_qos -i "$IF" --dscp2prio set,48,6
@@ -153,7 +153,7 @@ echo 1 > "/sys/class/net/$IF/ecn/roce_np/enable/3"
 echo 1 > "/sys/class/net/$IF/ecn/roce_rp/enable/3"
 echo 48 > "/sys/class/net/$IF/ecn/roce_np/cnp_dscp"
 echo 6 > "/sys/class/net/$IF/ecn/roce_np/cnp_802p_prio"
-cma_roce_tos -d mlx5_3 -t 104
+cma_roce_tos -d mlx5_13 -t 104
 ip address replace 10.192.1.7/31 dev "$IF"
 ip link set dev "$IF" up
 sysctl -qw "net.ipv4.conf.$IF.arp_ignore=1" "net.ipv4.conf.$IF.arp_announce=2"
@@ -182,7 +182,7 @@ ip rule add from 10.192.0.9 table 108 priority 108
 
 # NIC4/2 on network compute -> p2-leaf05:swp1s0
 # RoCE DSCP 26 -> priority 3 (PFC), CNP DSCP 48 -> priority 6, ToS 104
-IF=$(netdev_of mlx5_4)
+IF=$(netdev_of mlx5_14)
 mlnx_qos -i "$IF" --trust dscp
 mlnx_qos -i "$IF" --dscp2prio set,26,3
 mlnx_qos -i "$IF" --dscp2prio set,48,6
@@ -191,7 +191,7 @@ echo 1 > "/sys/class/net/$IF/ecn/roce_np/enable/3"
 echo 1 > "/sys/class/net/$IF/ecn/roce_rp/enable/3"
 echo 48 > "/sys/class/net/$IF/ecn/roce_np/cnp_dscp"
 echo 6 > "/sys/class/net/$IF/ecn/roce_np/cnp_802p_prio"
-cma_roce_tos -d mlx5_4 -t 104
+cma_roce_tos -d mlx5_14 -t 104
 ip address replace 10.192.1.9/31 dev "$IF"
 ip link set dev "$IF" up
 sysctl -qw "net.ipv4.conf.$IF.arp_ignore=1" "net.ipv4.conf.$IF.arp_announce=2"
@@ -220,7 +220,7 @@ ip rule add from 10.192.0.11 table 110 priority 110
 
 # NIC5/2 on network compute -> p2-leaf06:swp1s0
 # RoCE DSCP 26 -> priority 3 (PFC), CNP DSCP 48 -> priority 6, ToS 104
-IF=$(netdev_of mlx5_5)
+IF=$(netdev_of mlx5_15)
 mlnx_qos -i "$IF" --trust dscp
 mlnx_qos -i "$IF" --dscp2prio set,26,3
 mlnx_qos -i "$IF" --dscp2prio set,48,6
@@ -229,7 +229,7 @@ echo 1 > "/sys/class/net/$IF/ecn/roce_np/enable/3"
 echo 1 > "/sys/class/net/$IF/ecn/roce_rp/enable/3"
 echo 48 > "/sys/class/net/$IF/ecn/roce_np/cnp_dscp"
 echo 6 > "/sys/class/net/$IF/ecn/roce_np/cnp_802p_prio"
-cma_roce_tos -d mlx5_5 -t 104
+cma_roce_tos -d mlx5_15 -t 104
 ip address replace 10.192.1.11/31 dev "$IF"
 ip link set dev "$IF" up
 sysctl -qw "net.ipv4.conf.$IF.arp_ignore=1" "net.ipv4.conf.$IF.arp_announce=2"
@@ -258,7 +258,7 @@ ip rule add from 10.192.0.13 table 112 priority 112
 
 # NIC6/2 on network compute -> p2-leaf07:swp1s0
 # RoCE DSCP 26 -> priority 3 (PFC), CNP DSCP 48 -> priority 6, ToS 104
-IF=$(netdev_of mlx5_6)
+IF=$(netdev_of mlx5_16)
 mlnx_qos -i "$IF" --trust dscp
 mlnx_qos -i "$IF" --dscp2prio set,26,3
 mlnx_qos -i "$IF" --dscp2prio set,48,6
@@ -267,7 +267,7 @@ echo 1 > "/sys/class/net/$IF/ecn/roce_np/enable/3"
 echo 1 > "/sys/class/net/$IF/ecn/roce_rp/enable/3"
 echo 48 > "/sys/class/net/$IF/ecn/roce_np/cnp_dscp"
 echo 6 > "/sys/class/net/$IF/ecn/roce_np/cnp_802p_prio"
-cma_roce_tos -d mlx5_6 -t 104
+cma_roce_tos -d mlx5_16 -t 104
 ip address replace 10.192.1.13/31 dev "$IF"
 ip link set dev "$IF" up
 sysctl -qw "net.ipv4.conf.$IF.arp_ignore=1" "net.ipv4.conf.$IF.arp_announce=2"
@@ -296,7 +296,7 @@ ip rule add from 10.192.0.15 table 114 priority 114
 
 # NIC7/2 on network compute -> p2-leaf08:swp1s0
 # RoCE DSCP 26 -> priority 3 (PFC), CNP DSCP 48 -> priority 6, ToS 104
-IF=$(netdev_of mlx5_7)
+IF=$(netdev_of mlx5_17)
 mlnx_qos -i "$IF" --trust dscp
 mlnx_qos -i "$IF" --dscp2prio set,26,3
 mlnx_qos -i "$IF" --dscp2prio set,48,6
@@ -305,7 +305,7 @@ echo 1 > "/sys/class/net/$IF/ecn/roce_np/enable/3"
 echo 1 > "/sys/class/net/$IF/ecn/roce_rp/enable/3"
 echo 48 > "/sys/class/net/$IF/ecn/roce_np/cnp_dscp"
 echo 6 > "/sys/class/net/$IF/ecn/roce_np/cnp_802p_prio"
-cma_roce_tos -d mlx5_7 -t 104
+cma_roce_tos -d mlx5_17 -t 104
 ip address replace 10.192.1.15/31 dev "$IF"
 ip link set dev "$IF" up
 sysctl -qw "net.ipv4.conf.$IF.arp_ignore=1" "net.ipv4.conf.$IF.arp_announce=2"
@@ -316,5 +316,5 @@ ip rule add from 10.192.1.15 table 115 priority 115
 # NCCL: traffic class byte of RoCE (DSCP << 2) and the compute NICs (exact names)
 cat > /etc/nccl.conf <<'NCCL'
 NCCL_IB_TC=104
-NCCL_IB_HCA==mlx5_0,mlx5_1,mlx5_2,mlx5_3,mlx5_4,mlx5_5,mlx5_6,mlx5_7
+NCCL_IB_HCA==mlx5_0,mlx5_10,mlx5_1,mlx5_11,mlx5_2,mlx5_12,mlx5_3,mlx5_13,mlx5_4,mlx5_14,mlx5_5,mlx5_15,mlx5_6,mlx5_16,mlx5_7,mlx5_17
 NCCL

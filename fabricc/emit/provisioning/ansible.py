@@ -1,0 +1,152 @@
+"""Emit stage, provisioning: an Ansible inventory of every device of the design.
+
+Consumes the Fabric IR; produces provisioning/ansible/inventory.yaml (the YAML inventory format):
+every device under all.hosts with its host vars - model, rack and U, scalable unit, NVLink domain,
+addresses (`ansible_host` is the in-band address of a node, the management address of anything
+else; a node's management address is its BMC), switch loopback and ASN, and for GPU hosts their
+compute rails (port, RDMA device, leaf and leaf port, address) - and groups by kind (nodes,
+switches, pdus, ...), by role (the node kind, or <network>_<tier> for switches), by network, by
+rack (rack_<name>), by scalable unit (su<n>) and by NVLink domain (nvlink_<name>). Group names
+keep to letters, digits and underscores, as Ansible expects.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from fabricc.emit import Artifact
+from fabricc.emit.provisioning.common import compute_networks, is_gpu_host, nvlink_domain_of
+from fabricc.ir import ENDPOINT_LEAF, Device, Fabric
+
+KIND_GROUPS = {
+    "node": "nodes",
+    "tray": "nodes",
+    "switch": "switches",
+    "nvlink-switch": "nvlink_switches",
+    "pdu": "pdus",
+    "power-shelf": "power_shelves",
+}
+
+
+def group_name(*parts: str) -> str:
+    return re.sub(r"[^a-z0-9_]", "_", "_".join(parts).lower())
+
+
+def _one_based(value: int | None) -> int | None:
+    return value + 1 if value is not None else None
+
+
+def rails(fabric: Fabric) -> dict[str, list[dict[str, object]]]:
+    """GPU host -> its compute rails, in link order."""
+    nodes = fabric.loaded.catalog.catalog.nodes
+    out: dict[str, list[dict[str, object]]] = {}
+    for network in compute_networks(fabric):
+        for link in fabric.links_of(network):
+            host = fabric.devices[link.a]
+            if link.kind != ENDPOINT_LEAF or not is_gpu_host(fabric, host):
+                continue
+            rdma, netdev = nodes[host.model].port_devices(link.a_port)
+            rail: dict[str, object] = {
+                "network": network,
+                "rail": _one_based(link.rail),
+                "plane": _one_based(link.plane),
+                "port": link.a_port,
+                "rdma_device": rdma,
+                "netdev": netdev,
+                "leaf": link.b,
+                "leaf_port": link.b_port,
+                "speed_gbps": link.speed,
+                "address": f"{link.a_ip}/31" if link.a_ip else None,
+                "gateway": link.b_ip,
+            }
+            out.setdefault(link.a, []).append({k: v for k, v in rail.items() if v is not None})
+    return out
+
+
+def host_vars(
+    fabric: Fabric, device: Device, domain: str | None, host_rails: list[dict[str, object]]
+) -> dict[str, object]:
+    node = device.kind in ("node", "tray")
+    found: dict[str, object | None] = {
+        "ansible_host": device.inband_ip if node else device.mgmt_ip,
+        "kind": device.kind,
+        "role": device.role,
+        "model": device.model,
+        "network": device.network,
+        "rack": device.rack,
+        "u": device.u,
+        "su": _one_based(device.su),
+        "nvlink_domain": domain,
+        "bmc_address": device.mgmt_ip if node else None,
+        "mgmt_address": None if node else device.mgmt_ip,
+        "inband_address": device.inband_ip,
+        "loopback": device.loopback,
+        "asn": device.asn,
+        "rails": host_rails or None,
+    }
+    return {k: v for k, v in found.items() if v is not None}
+
+
+def groups(fabric: Fabric, domains: dict[str, str]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for device in fabric.devices.values():
+        names = [KIND_GROUPS.get(device.kind, group_name(device.kind))]
+        if device.kind == "switch" and device.network is not None:
+            names += [
+                group_name(device.network, device.role),
+                group_name("network", device.network),
+            ]
+        else:
+            names.append(group_name(device.role))
+        if device.rack is not None:
+            names.append(group_name("rack", device.rack))
+        if device.su is not None:
+            names.append(f"su{device.su + 1}")
+        if device.name in domains:
+            names.append(group_name("nvlink", domains[device.name]))
+        for name in dict.fromkeys(names):
+            out.setdefault(name, []).append(device.name)
+    return dict(sorted(out.items()))
+
+
+def inventory(fabric: Fabric) -> dict[str, Any]:
+    domains = nvlink_domain_of(fabric)
+    host_rails = rails(fabric)
+    hosts = {
+        d.name: host_vars(fabric, d, domains.get(d.name), host_rails.get(d.name, []))
+        for d in fabric.devices.values()
+    }
+    children = {
+        name: {"hosts": dict.fromkeys(members)} for name, members in groups(fabric, domains).items()
+    }
+    return {"all": {"vars": {"fabricc_design": fabric.name}, "hosts": hosts, "children": children}}
+
+
+def yaml_text(data: dict[str, Any]) -> str:
+    """The inventory as YAML, written directly: a 100k-GPU inventory has millions of scalars,
+    too many for PyYAML's representer. Scalars are JSON (valid YAML), each rail one flow mapping;
+    yaml.safe_load gives back `data`."""
+    top = data["all"]
+    lines = ["all:", "  vars:"]
+    lines += [f"    {key}: {json.dumps(value)}" for key, value in top["vars"].items()]
+    lines.append("  hosts:")
+    for host, values in top["hosts"].items():
+        lines.append(f"    {json.dumps(host)}:")
+        for key, value in values.items():
+            if isinstance(value, list):
+                lines.append(f"      {key}:")
+                lines += [f"      - {json.dumps(item)}" for item in value]
+            else:
+                lines.append(f"      {key}: {json.dumps(value)}")
+    lines.append("  children:")
+    for group, entry in top["children"].items():
+        lines += [f"    {group}:", "      hosts:"]
+        lines += [f"        {json.dumps(member)}:" for member in entry["hosts"]]
+    return "\n".join(lines) + "\n"
+
+
+def emit(fabric: Fabric) -> list[Artifact]:
+    header = f"# Ansible inventory of {fabric.name}, generated by fabricc.\n"
+    return [("provisioning/ansible/inventory.yaml", header + yaml_text(inventory(fabric)))]

@@ -1,0 +1,144 @@
+"""Emit helper, provisioning: the views of the Fabric IR that several provisioning feeds share.
+
+Consumes the Fabric IR; produces the compute hosts (nodes and compute trays with GPUs, in device
+order), each host's compute leaves, the scheduling groups of a compute network (leaves joined by
+the hosts they share: a rail-optimized scalable unit, or a single leaf), the NVLink domain of a
+host, and Slurm hostlist expressions (`dgx[001-004,007]`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import networkx as nx
+
+from fabricc.ir import ENDPOINT_LEAF, Device, Fabric
+
+HOST_KINDS = ("node", "tray")
+_NUMBERED = re.compile(r"^(.*?)(\d+)$")
+
+
+def compute_networks(fabric: Fabric) -> list[str]:
+    """Compute networks present in the design, in spec order."""
+    return [
+        name
+        for name, network in fabric.loaded.networks.items()
+        if network.spec.role == "compute" and name in fabric.networks
+    ]
+
+
+def is_gpu_host(fabric: Fabric, device: Device) -> bool:
+    nodes = fabric.loaded.catalog.catalog.nodes
+    return device.kind in HOST_KINDS and device.model in nodes and nodes[device.model].gpus > 0
+
+
+def host_leaves(fabric: Fabric, network: str) -> dict[str, list[str]]:
+    """GPU host -> the leaves of `network` it is cabled to (link order), hosts in device order."""
+    return fabric.derived(
+        f"provisioning.host_leaves.{network}", lambda: _host_leaves(fabric, network)
+    )
+
+
+def _host_leaves(fabric: Fabric, network: str) -> dict[str, list[str]]:
+    leaves: dict[str, dict[str, None]] = {}
+    for link in fabric.links_of(network):
+        if link.kind == ENDPOINT_LEAF and is_gpu_host(fabric, fabric.devices[link.a]):
+            leaves.setdefault(link.a, {})[link.b] = None
+    order = {name: i for i, name in enumerate(fabric.devices)}
+    return {host: list(leaves[host]) for host in sorted(leaves, key=order.__getitem__)}
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    """Leaves joined by the hosts they share, and those hosts: the smallest switch set a job
+    inside it never leaves (a rail-optimized scalable unit reaches all its leaves from every
+    host; a single-homed leaf is a group of its own)."""
+
+    name: str
+    leaves: tuple[str, ...]
+    hosts: tuple[str, ...]
+    su: int | None
+    pod: int | None
+
+
+def groups(fabric: Fabric, network: str) -> list[Group]:
+    """Scheduling groups of a compute network, in the order of their first host."""
+    return fabric.derived(f"provisioning.groups.{network}", lambda: _groups(fabric, network))
+
+
+def _groups(fabric: Fabric, network: str) -> list[Group]:
+    attached = host_leaves(fabric, network)
+    graph: nx.Graph[str] = nx.Graph()
+    for host, leaves in attached.items():
+        graph.add_node(host)
+        nx.add_path(graph, [host, *leaves])
+    found: list[tuple[list[str], list[str]]] = []
+    seen: set[str] = set()
+    for host in attached:
+        if host in seen:
+            continue
+        members = nx.node_connected_component(graph, host)
+        seen |= members
+        hosts = [h for h in attached if h in members]
+        leaves = [d for d in fabric.devices if d in members and d not in attached]
+        found.append((hosts, leaves))
+    sus = [_common(fabric.devices[leaf].su for leaf in leaves) for _, leaves in found]
+    unique_su = len(set(sus)) == len(sus) and None not in sus
+    out = []
+    for index, ((hosts, leaves), su) in enumerate(zip(found, sus, strict=True)):
+        if len(leaves) == 1:
+            name = leaves[0]
+        elif unique_su and su is not None:
+            name = f"{network}-su{su + 1}"
+        else:
+            name = f"{network}-group{index + 1}"
+        pod = _common(fabric.devices[leaf].pod for leaf in leaves)
+        out.append(Group(name, tuple(leaves), tuple(hosts), su, pod))
+    return out
+
+
+def _common(values: Iterable[int | None]) -> int | None:
+    distinct = set(values)
+    return distinct.pop() if len(distinct) == 1 else None
+
+
+def nvlink_domain_of(fabric: Fabric) -> dict[str, str]:
+    """Host -> the name of its NVLink domain."""
+    return {member: domain.name for domain in fabric.nvlink_domains for member in domain.members}
+
+
+def hostlist(names: Iterable[str]) -> str:
+    """A Slurm hostlist expression for the names: numbered names sharing a prefix and a digit
+    width become ranges, `prefix[01-04,07]`; the order is by prefix, then number."""
+    numbered: dict[tuple[str, int], list[int]] = {}
+    plain: list[str] = []
+    for name in names:
+        match = _NUMBERED.match(name)
+        if match is None:
+            plain.append(name)
+            continue
+        prefix, digits = match.groups()
+        numbered.setdefault((prefix, len(digits)), []).append(int(digits))
+    parts = sorted(set(plain))
+    for (prefix, width), numbers in sorted(numbered.items()):
+        values = sorted(set(numbers))
+        if len(values) == 1:
+            parts.append(f"{prefix}{values[0]:0{width}d}")
+            continue
+        ranges: list[str] = []
+        start = previous = values[0]
+        for value in [*values[1:], None]:
+            if value is not None and value == previous + 1:
+                previous = value
+                continue
+            ranges.append(
+                f"{start:0{width}d}"
+                if start == previous
+                else f"{start:0{width}d}-{previous:0{width}d}"
+            )
+            if value is not None:
+                start = previous = value
+        parts.append(f"{prefix}[{','.join(ranges)}]")
+    return ",".join(parts)

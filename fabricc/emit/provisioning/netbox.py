@@ -1,0 +1,303 @@
+"""Emit stage, provisioning: a complete NetBox import set, in NetBox's bulk-import CSV columns.
+
+Consumes the Fabric IR and the catalog; produces provisioning/netbox/, one file per object type,
+in the order they must be imported (each names only objects of the files before it):
+01-sites.csv (the design), 02-racks.csv, 03-manufacturers.csv, 04-device-roles.csv,
+05-device-types.csv (by catalog model name, with part number and height), 06-devices.csv (every
+device: nodes, trays, switches, NVLink switch trays, power shelves and zero-U PDUs, which have a
+rack but no position), 07-interfaces.csv (every cabled port, an in-band bond over a dual-homed
+host's ports, loopbacks, the management SVI of OOB access switches), 08-ip-addresses.csv
+(management, in-band, loopback and routed /31 addresses on their interfaces) and 09-cables.csv
+(every cable leg between two interfaces). All objects are `planned` where NetBox has that status.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Iterator
+
+from fabricc.emit import Artifact
+from fabricc.emit.cabling import rail_color
+from fabricc.emit.configs.mgmt import network_vlan
+from fabricc.emit.inventory import ordering
+from fabricc.emit.tables import Cell, csv_text
+from fabricc.ir import ENDPOINT_LEAF, MGMT, Device, Fabric, Link
+
+# NetBox interface types (dcim.choices.InterfaceTypeChoices) by link layer and speed in Gb/s.
+INFINIBAND_TYPES = {
+    100: "infiniband-edr",
+    200: "infiniband-hdr",
+    400: "infiniband-ndr",
+    800: "infiniband-xdr",
+}
+ETHERNET_TYPES = {
+    1: "1000base-t",
+    10: "10gbase-x-sfpp",
+    25: "25gbase-x-sfp28",
+    100: "100gbase-x-qsfp28",
+    200: "200gbase-x-qsfp56",
+    400: "400gbase-x-osfp",
+    800: "800gbase-x-osfp",
+}
+# NetBox cable types (dcim.choices.CableTypeChoices) by medium and cable kind.
+CABLE_TYPES = {
+    ("copper", "dac"): "dac-passive",
+    ("copper", "acc"): "dac-active",
+    ("mmf", "fiber"): "mmf-om4",
+    ("smf", "fiber"): "smf-os2",
+    ("cat6", "patch"): "cat6",
+}
+ROLE_COLORS = {"switch": "2196f3", "node": "4caf50", "tray": "4caf50", "pdu": "ff9800"}
+DEFAULT_COLOR = "9e9e9e"
+BOND = "bond0"
+LOOPBACK = "lo"
+STATUS = "planned"
+IP_STATUS = "reserved"  # NetBox IP addresses have no `planned` status
+
+FILES = (
+    "01-sites.csv",
+    "02-racks.csv",
+    "03-manufacturers.csv",
+    "04-device-roles.csv",
+    "05-device-types.csv",
+    "06-devices.csv",
+    "07-interfaces.csv",
+    "08-ip-addresses.csv",
+    "09-cables.csv",
+)
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "x"
+
+
+def device_role(device: Device) -> str:
+    return f"{device.network}-{device.role}" if device.kind == "switch" else device.role
+
+
+def interface_type(fabric: Fabric, link: Link) -> str:
+    network = fabric.loaded.networks[link.network]
+    table = INFINIBAND_TYPES if network.fabric == "infiniband" else ETHERNET_TYPES
+    return table.get(link.speed, "other")
+
+
+def _ends(fabric: Fabric) -> Iterator[tuple[str, str, Link, str]]:
+    """(device, port, link, far end) for both ends of every link."""
+    for link in fabric.links:
+        yield link.a, link.a_port, link, f"{link.b}:{link.b_port}"
+        yield link.b, link.b_port, link, f"{link.a}:{link.a_port}"
+
+
+def inband_ports(fabric: Fabric) -> dict[str, list[str]]:
+    """Host -> its ports on in-band networks."""
+    roles = {name: n.spec.role for name, n in fabric.loaded.networks.items()}
+    ports: dict[str, list[str]] = {}
+    for link in fabric.links:
+        if link.kind == ENDPOINT_LEAF and roles[link.network] == "inband":
+            ports.setdefault(link.a, []).append(link.a_port)
+    return ports
+
+
+def mgmt_ports(fabric: Fabric) -> dict[str, str]:
+    return {link.a: link.a_port for link in fabric.links if link.kind == MGMT}
+
+
+def sites(fabric: Fabric) -> list[tuple[Cell, ...]]:
+    return [(fabric.name, slug(fabric.name), STATUS)]
+
+
+def racks(fabric: Fabric) -> list[tuple[Cell, ...]]:
+    return [(fabric.name, r.name, STATUS, r.height_u) for r in fabric.racks]
+
+
+def manufacturers(fabric: Fabric) -> list[tuple[Cell, ...]]:
+    names = sorted({ordering(fabric, d)[1] for d in fabric.devices.values()})
+    return [(name, slug(name)) for name in names]
+
+
+def roles(fabric: Fabric) -> list[tuple[Cell, ...]]:
+    found = {device_role(d): d.kind for d in fabric.devices.values()}
+    return [
+        (name, slug(name), ROLE_COLORS.get(kind, DEFAULT_COLOR))
+        for name, kind in sorted(found.items())
+    ]
+
+
+def device_types(fabric: Fabric) -> list[tuple[Cell, ...]]:
+    found: dict[str, tuple[Cell, ...]] = {}
+    for device in fabric.devices.values():
+        if device.model not in found:
+            part, vendor = ordering(fabric, device)
+            found[device.model] = (
+                vendor,
+                device.model,
+                slug(device.model),
+                part,
+                device.height_u,
+                "true" if device.height_u else "false",
+            )
+    return [found[model] for model in sorted(found)]
+
+
+def devices(fabric: Fabric) -> list[tuple[Cell, ...]]:
+    return [
+        (
+            d.name,
+            device_role(d),
+            ordering(fabric, d)[1],
+            d.model,
+            fabric.name,
+            d.rack,
+            d.u if d.height_u else None,
+            "front" if d.height_u and d.u is not None else None,
+            STATUS,
+        )
+        for d in fabric.devices.values()
+    ]
+
+
+def _svi(fabric: Fabric) -> str:
+    oob = [n for n, net in fabric.loaded.networks.items() if net.spec.role == "oob"]
+    return f"vlan{network_vlan(fabric, oob[0])}" if oob else "mgmt"
+
+
+def interfaces(fabric: Fabric) -> list[tuple[Cell, ...]]:
+    """Per device (in device order) its bond, its cabled ports in link order, its loopback and
+    management SVI."""
+    rows: dict[str, dict[str, tuple[Cell, ...]]] = {name: {} for name in fabric.devices}
+    bonded = {host: ports for host, ports in inband_ports(fabric).items() if len(ports) > 1}
+    for host in bonded:
+        rows[host][BOND] = (host, BOND, "lag", "false", None, "in-band bond")
+    for device, port, link, far in _ends(fabric):
+        own = rows[device]
+        if port in own:
+            continue
+        lag = BOND if device in bonded and port in bonded[device] else None
+        mgmt = "true" if link.kind == MGMT and device == link.a else "false"
+        own[port] = (device, port, interface_type(fabric, link), mgmt, lag, far)
+    cabled_mgmt = mgmt_ports(fabric)
+    svi = _svi(fabric)
+    for d in fabric.devices.values():
+        if d.loopback is not None:
+            rows[d.name][LOOPBACK] = (d.name, LOOPBACK, "virtual", "false", None, "loopback")
+        if d.mgmt_ip is not None and d.name not in cabled_mgmt:
+            rows[d.name][svi] = (d.name, svi, "virtual", "true", None, "management SVI")
+    return [row for own in rows.values() for row in own.values()]
+
+
+def ip_addresses(fabric: Fabric) -> list[tuple[Cell, ...]]:
+    spec = fabric.loaded.spec.addressing
+    oob = ipaddress.ip_network(spec.oob).prefixlen
+    inband = ipaddress.ip_network(spec.inband).prefixlen
+    cabled_mgmt = mgmt_ports(fabric)
+    in_ports = inband_ports(fabric)
+    svi = _svi(fabric)
+    rows: list[tuple[Cell, ...]] = []
+    for d in fabric.devices.values():
+        host = d.kind in ("node", "tray")
+        if d.mgmt_ip is not None:
+            port = cabled_mgmt.get(d.name, svi)
+            primary = "false" if host and d.inband_ip is not None else "true"
+            rows.append((f"{d.mgmt_ip}/{oob}", IP_STATUS, d.name, port, primary, d.name))
+        if d.inband_ip is not None and d.name in in_ports:
+            ports = in_ports[d.name]
+            port = BOND if len(ports) > 1 else ports[0]
+            rows.append((f"{d.inband_ip}/{inband}", IP_STATUS, d.name, port, "true", d.name))
+        if d.loopback is not None:
+            primary = "false" if d.mgmt_ip is not None else "true"
+            rows.append((f"{d.loopback}/32", IP_STATUS, d.name, LOOPBACK, primary, None))
+    for link in fabric.links:
+        for device, port, address in (
+            (link.a, link.a_port, link.a_ip),
+            (link.b, link.b_port, link.b_ip),
+        ):
+            if address is not None:
+                rows.append((f"{address}/31", IP_STATUS, device, port, "false", None))
+    return rows
+
+
+def cables(fabric: Fabric) -> list[tuple[Cell, ...]]:
+    out: list[tuple[Cell, ...]] = []
+    for link in fabric.links:
+        cable = link.cable
+        if cable is None:
+            continue
+        out.append(
+            (
+                link.a,
+                "dcim.interface",
+                link.a_port,
+                link.b,
+                "dcim.interface",
+                link.b_port,
+                CABLE_TYPES.get((cable.media, cable.kind), ""),
+                STATUS,
+                cable.id + (f"-{link.leg}" if link.leg else ""),
+                rail_color(link.rail),
+                cable.length_m,
+                "m",
+            )
+        )
+    return out
+
+
+HEADERS = {
+    "01-sites.csv": ("name", "slug", "status"),
+    "02-racks.csv": ("site", "name", "status", "u_height"),
+    "03-manufacturers.csv": ("name", "slug"),
+    "04-device-roles.csv": ("name", "slug", "color"),
+    "05-device-types.csv": (
+        "manufacturer",
+        "model",
+        "slug",
+        "part_number",
+        "u_height",
+        "is_full_depth",
+    ),
+    "06-devices.csv": (
+        "name",
+        "role",
+        "manufacturer",
+        "device_type",
+        "site",
+        "rack",
+        "position",
+        "face",
+        "status",
+    ),
+    "07-interfaces.csv": ("device", "name", "type", "mgmt_only", "lag", "description"),
+    "08-ip-addresses.csv": ("address", "status", "device", "interface", "is_primary", "dns_name"),
+    "09-cables.csv": (
+        "side_a_device",
+        "side_a_type",
+        "side_a_name",
+        "side_b_device",
+        "side_b_type",
+        "side_b_name",
+        "type",
+        "status",
+        "label",
+        "color",
+        "length",
+        "length_unit",
+    ),
+}
+ROWS = {
+    "01-sites.csv": sites,
+    "02-racks.csv": racks,
+    "03-manufacturers.csv": manufacturers,
+    "04-device-roles.csv": roles,
+    "05-device-types.csv": device_types,
+    "06-devices.csv": devices,
+    "07-interfaces.csv": interfaces,
+    "08-ip-addresses.csv": ip_addresses,
+    "09-cables.csv": cables,
+}
+
+
+def emit(fabric: Fabric) -> list[Artifact]:
+    return [
+        (f"provisioning/netbox/{name}", csv_text(HEADERS[name], ROWS[name](fabric)))
+        for name in FILES
+    ]
