@@ -169,6 +169,11 @@ class SwitchModel(CatalogModel):
     power_w: int = Field(ge=0, description="maximum power without optical modules")
     port_groups: list[PortGroup] = Field(min_length=1)
     mgmt_ports: list[PortSpec] = Field(default_factory=list)
+    adaptive_routing: bool = Field(
+        False,
+        description="the ASIC does adaptive routing (Spectrum-X RoCE; InfiniBand AR set by the SM)",
+    )
+    sharp: bool = Field(False, description="SHARP in-network aggregation (InfiniBand)")
 
     @property
     def cages(self) -> int:

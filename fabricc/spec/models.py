@@ -192,7 +192,12 @@ class SubnetManager(SpecModel):
     )
     sm_nodes: list[str] = Field(
         default_factory=list,
-        description="node groups that run the subnet manager (e.g. the UFM appliances)",
+        description="node groups that run the subnet manager (e.g. the UFM appliances); the "
+        "first node is the master (sm_priority 15), the others standbys in order",
+    )
+    sharp: bool = Field(
+        True,
+        description="SHARP in-network aggregation on switches that support it (NVIDIA SM file)",
     )
 
 
@@ -281,6 +286,11 @@ class NetworkSpec(SpecModel):
         "cumulus", description="network OS of ethernet switches (config flavour)"
     )
     qos: RoceQos = Field(default_factory=RoceQos, description="lossless RoCE settings (ethernet)")
+    adaptive_routing: bool | None = Field(
+        None,
+        description="adaptive routing on switches whose model supports it (Spectrum-X NVUE, "
+        "InfiniBand via the NVIDIA SM file); default: on for compute networks",
+    )
     subnet_manager: SubnetManager = Field(
         default_factory=SubnetManager, description="OpenSM settings (infiniband)"
     )
