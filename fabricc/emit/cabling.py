@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from fabricc.emit import Artifact
 from fabricc.emit.tables import Cell, csv_text
-from fabricc.ir import Device, Fabric, Link
+from fabricc.ir import Device, Fabric, Link, one_based
 
 HEADER = (
     "cable_id",
@@ -102,8 +102,8 @@ def rows(fabric: Fabric) -> list[tuple[Cell, ...]]:
                 link.leg or "",
                 link.a_module or "",
                 link.b_module or "",
-                link.rail,
-                link.plane,
+                one_based(link.rail),
+                one_based(link.plane),
             )
         )
     return out
