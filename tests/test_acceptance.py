@@ -242,3 +242,15 @@ def test_one_rail_and_plane_numbering_in_every_output() -> None:
     labels = set(re.findall(r"P(\d) · R(\d)", files["diagrams/planes-compute.dot"]))
     assert labels and {int(p) for p, _ in labels} == {1, 2}
     assert {int(r) for _, r in labels} == rails
+
+
+@pytest.mark.parametrize("example", ["roce-lab", "spectrum-x-2plane", "superpod-h100-4su"])
+def test_summary_names_models_of_present_tiers_only(example: str) -> None:
+    """summary.json names a switch model for each tier a network has, and no other (a 2-tier
+    network has no core model; a single-tier OOB network only a leaf model)."""
+    fabric, _ = compiled(example)
+    data = summary(fabric)
+    tiers = ("leaf", "spine", "core")
+    for name, network in data["networks"].items():
+        assert list(network["switch_models"]) == list(tiers[: network["tiers"]]), name
+    assert any(n["tiers"] == 2 for n in data["networks"].values())
