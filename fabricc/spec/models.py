@@ -85,6 +85,19 @@ class SiteSpec(SpecModel):
     slack_m: float = Field(
         1.0, ge=0, le=20, description="service loop added to every cable that leaves its rack"
     )
+    rack_depth_m: float = Field(
+        1.2,
+        gt=0,
+        le=3,
+        description="rack depth; with rack_width_m the footprint of the floor check",
+    )
+    floor_load_kg_per_m2: float | None = Field(
+        None,
+        gt=0,
+        le=50_000,
+        description="floor loading limit; every rack's weight over its footprint is checked "
+        "against it (default: no check)",
+    )
     network_racks: Literal["per-su", "central"] = Field(
         "per-su",
         description="'per-su': each scalable unit gets a network rack in the middle of its "
@@ -361,9 +374,25 @@ class DiagramOutput(SpecModel):
     )
 
 
+SpareFamily = Literal["node", "appliance", "switch", "transceiver", "cable", "pdu", "power-cord"]
+Spare = (
+    Annotated[int, Field(ge=0, le=100_000)]
+    | Annotated[str, Field(pattern=r"^(100|[1-9]?[0-9])(\.[0-9]{1,2})?%$")]
+)
+
+
+class BomOutput(SpecModel):
+    spares: dict[SpareFamily, Spare] = Field(
+        default_factory=dict,
+        description="spares per part family: a percentage of each part's quantity ('2%', rounded "
+        "up) or a count of each part (4); each a BOM line of its own",
+    )
+
+
 class Outputs(SpecModel):
     nccl: NcclOutput = Field(default_factory=NcclOutput, description="NCCL topology files")
     diagrams: DiagramOutput = Field(default_factory=DiagramOutput, description="diagrams")
+    bom: BomOutput = Field(default_factory=BomOutput, description="bill of materials")
 
 
 class Spec(SpecModel):
