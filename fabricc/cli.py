@@ -42,7 +42,7 @@ def print_diagnostics(diagnostics: Sequence[Diagnostic]) -> None:
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="fabricc")
+@click.version_option(__version__, "-V", "--version", prog_name="fabricc")
 def cli() -> None:
     """fabricc compiles a YAML spec of an AI factory into a bill of materials, a cabling plan,
     switch configs, NCCL topology files, diagrams and a review report."""
