@@ -160,3 +160,15 @@ def test_spares_are_lines_of_their_own(tmp_path: Path) -> None:
     # the built quantities stay what they were
     assert [r for r in rows if r["category"] != "spare"] == base_rows
     assert all(float(s["total_power_w"]) == 0 for s in spares)
+
+
+def test_bom_lengths_sort_as_numbers() -> None:
+    """Cables of one family in order of length as a number (1 m, 1.5 m, 2 m, 10 m), and no
+    'KW' unit anywhere in the BOM."""
+    files = text_files(compiled("superpod-h100-4su")[1])
+    rows = bom_rows(files)
+    cat6 = [r for r in rows if r["part_number"].startswith("CAT6-")]
+    lengths = [float(r["description"].rsplit(", ", 1)[1].removesuffix(" m")) for r in cat6]
+    assert len(lengths) > 3 and lengths == sorted(lengths)
+    assert "KW" not in files["bom/bom.csv"] + files["bom/bom.md"]
+    assert "KW" not in text_files(compiled("gb200-nvl72-su")[1])["bom/bom.csv"]

@@ -54,6 +54,8 @@ class Item:
     category: str
     unit_power_w: float
     source: str
+    family: str = ""  # cables: the catalog family, so lengths sort as numbers within it
+    length_m: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,7 +156,7 @@ class _Items:
         if key not in self.parts:
             cable = self.catalog.cables[family]
             self.parts[key] = Item(
-                part, f"{cable.description}, {length:g} m", "cable", 0, cable.source
+                part, f"{cable.description}, {length:g} m", "cable", 0, cable.source, family, length
             )
         return self.parts[key]
 
@@ -164,8 +166,18 @@ def _tally(items: Iterable[tuple[Item, int]]) -> list[Line]:
     for item, quantity in items:
         counts[item] = counts.get(item, 0) + quantity
     lines = [Line(item, quantity) for item, quantity in counts.items()]
-    return sorted(
-        lines, key=lambda ln: (CATEGORY_ORDER.index(ln.item.category), ln.item.part_number)
+    return sorted(lines, key=_order)
+
+
+def _order(line: Line) -> tuple[int, str, float, str]:
+    """By category, then part number - cables by family and length as a number (1 m, 1.5 m,
+    2 m, 10 m; not CAT6-1.5M, CAT6-10M, CAT6-15M, CAT6-1M as text would)."""
+    item = line.item
+    return (
+        CATEGORY_ORDER.index(item.category),
+        item.family or item.part_number,
+        item.length_m,
+        item.part_number,
     )
 
 
@@ -286,6 +298,8 @@ def spare_lines(fabric: Fabric, lines: list[Line]) -> list[Line]:
             "spare",
             line.item.unit_power_w,
             f"outputs.bom.spares.{line.item.category}: {how}",
+            line.item.family,
+            line.item.length_m,
         )
         out.append(Line(item, quantity))
     return out

@@ -158,9 +158,7 @@ def _rack(canvas: Canvas, fabric: Fabric, rack: Rack, x: float, y: float, reserv
             )
         if device.height_u >= 3:
             model = facts.model_name(fabric, device)
-            canvas.text(
-                inner_x + 5, dy + 25, fit(model, 8, inner_w - 9), size=8, fill=style.MUTED
-            )
+            canvas.text(inner_x + 5, dy + 25, fit(model, 8, inner_w - 9), size=8, fill=style.MUTED)
         canvas.end_group()
     foot = top + height_u * U + 14
     if pdus:
