@@ -13,7 +13,7 @@ import yaml
 from fabricc.errors import DesignError, SpecError
 from tests.configs_support import by_path, cables
 from tests.ib_support import parse_net
-from tests.support import EXAMPLES, compile_text
+from tests.support import EXAMPLES, compile_text, compiled
 
 SM = "configs/compute-sm/"
 
@@ -181,3 +181,35 @@ def test_master_and_standby_subnet_managers(tmp_path: Path) -> None:
     ]
     for priority in ("14", "13", "12"):
         assert f"opensm -F /etc/opensm/opensm.conf -p {priority})" in conf
+
+
+@pytest.mark.parametrize("example", ["superpod-h100-4su", "gb200-nvl72-su"])
+def test_every_topo_system_type_has_an_ibnl_definition(example: str) -> None:
+    """Each system type a .topo file names (QUANTUM-2-QM9700, DGX-H100, ...) has
+    cabling/<type>.ibnl beside it, defining every port the .topo uses on such a system; a
+    switch's node has all its IB ports (QM9700: 64)."""
+    files = by_path(compiled(example)[1])
+    topos = [text for path, text in files.items() if path.endswith(".topo")]
+    assert topos
+    used: dict[str, set[str]] = {}
+    for text in topos:
+        kind = ""
+        for line in text.splitlines():
+            if not line or line.startswith("#"):
+                continue
+            if not line.startswith(" "):
+                kind = line.split()[0]
+                continue
+            local, _, far = line.strip().partition(" -> ")
+            used.setdefault(kind, set()).add(local)
+            far_kind, _, far_port = far.split(" ", 2)
+            used.setdefault(far_kind, set()).add(far_port)
+    for kind, ports in used.items():
+        ibnl = files.get(f"cabling/{kind}.ibnl")
+        assert ibnl is not None, kind
+        assert f"\nTOPSYSTEM {kind}\n" in ibnl
+        defined = set(re.findall(r"^\s+\d+ -> (\S+)$", ibnl, re.M))
+        assert ports <= defined, (kind, sorted(ports - defined)[:5])
+    qm9700 = files.get("cabling/QUANTUM-2-QM9700.ibnl")
+    if qm9700 is not None:
+        assert "NODE SW 64 " in qm9700 and "   64 -> 32/2" in qm9700
