@@ -14,7 +14,7 @@ import click
 from rich.console import Console
 
 from fabricc import __version__
-from fabricc.errors import Diagnostic, FabriccError, Severity, printable
+from fabricc.errors import Diagnostic, FabriccError, Severity, group_alike, printable
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -26,6 +26,7 @@ def _stderr() -> Console:
 
 def print_diagnostics(diagnostics: Sequence[Diagnostic]) -> None:
     console = _stderr()
+    diagnostics = group_alike(diagnostics)
     for diagnostic in diagnostics:
         style = "bold red" if diagnostic.severity is Severity.ERROR else "bold yellow"
         head, _, hint = diagnostic.render().partition("\n")
@@ -41,7 +42,7 @@ def print_diagnostics(diagnostics: Sequence[Diagnostic]) -> None:
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="fabricc")
+@click.version_option(__version__, "-V", "--version", prog_name="fabricc")
 def cli() -> None:
     """fabricc compiles a YAML spec of an AI factory into a bill of materials, a cabling plan,
     switch configs, NCCL topology files, diagrams and a review report."""

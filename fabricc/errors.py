@@ -8,8 +8,9 @@ Only the CLI turns them into text on stderr and exit codes.
 from __future__ import annotations
 
 import enum
+import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 # C0 and C1 control characters and DEL, shown as Python escapes so that input can never move the
 # cursor, recolour the terminal or start a line of its own in an error message.
@@ -106,11 +107,57 @@ def sorted_diagnostics(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
     return sorted(unique, key=Diagnostic.sort_key)
 
 
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+_WORD_WITH_DIGITS = re.compile(r"[^\s,;:()]*\d[^\s,;:()]*")
+
+
+def _shape(diagnostic: Diagnostic) -> tuple[object, ...]:
+    """What alike findings share: severity, spec position, hint and the message with every word
+    that holds a digit (device names, ports, lengths) blanked out."""
+    template = _WORD_WITH_DIGITS.sub("#", diagnostic.message)
+    return (diagnostic.severity, diagnostic.path, diagnostic.location, diagnostic.hint, template)
+
+
+def _worst(members: list[Diagnostic]) -> tuple[Diagnostic, bool]:
+    """The member with the largest measure (a free-standing number - a length, a power - that
+    differs between members; the last such), and True; else the first member and False."""
+    measures = [
+        [float(w) for w in _WORD_WITH_DIGITS.findall(d.message) if _NUMBER.fullmatch(w)]
+        for d in members
+    ]
+    if len({len(m) for m in measures}) != 1 or not measures[0]:
+        return members[0], False
+    varying = [i for i in range(len(measures[0])) if len({m[i] for m in measures}) > 1]
+    if not varying:
+        return members[0], False
+    last = varying[-1]
+    return max(zip(members, measures, strict=True), key=lambda m: m[1][last])[0], True
+
+
+def group_alike(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
+    """One finding per cause: findings that differ only in names and numbers (5,120 cages that
+    multimode cannot reach, from one `medium:` line) become one, naming the count and the worst
+    case, with the shared hint. Order follows each group's first member."""
+    groups: dict[tuple[object, ...], list[Diagnostic]] = {}
+    for diagnostic in dict.fromkeys(diagnostics):
+        groups.setdefault(_shape(diagnostic), []).append(diagnostic)
+    out = []
+    for members in groups.values():
+        if len(members) == 1:
+            out.append(members[0])
+            continue
+        shown, worst = _worst(members)
+        label = "the worst" if worst else "the first"
+        out.append(replace(shown, message=f"{len(members):,} alike, {label}: {shown.message}"))
+    return out
+
+
 class FabriccError(Exception):
-    """Base of every error the library raises; str() is the user-facing text."""
+    """Base of every error the library raises; str() is the user-facing text. Alike findings
+    are grouped (group_alike)."""
 
     def __init__(self, diagnostics: Sequence[Diagnostic]) -> None:
-        self.diagnostics = sorted_diagnostics(diagnostics)
+        self.diagnostics = sorted_diagnostics(group_alike(diagnostics))
         super().__init__("\n".join(d.render() for d in self.diagnostics))
 
 

@@ -52,6 +52,12 @@ class Rack:
         return self.height_u * U_HEIGHT_M
 
 
+def one_based(value: int | None) -> int | None:
+    """Rail, plane and unit are 0-based in the IR and 1-based in every output, as people read
+    them (rail 1 is GPU 0's rail; p2-leaf01 is plane 2)."""
+    return value + 1 if value is not None else None
+
+
 @dataclass(slots=True)
 class Device:
     name: str

@@ -6,6 +6,9 @@ must follow from the design rules. Expected values are the published tables, typ
 
 from __future__ import annotations
 
+import csv
+import io
+import re
 from pathlib import Path
 from typing import Any
 
@@ -210,3 +213,44 @@ def test_spines_provisioned_for_growth(tmp_path: Path) -> None:
     compute = summary(compile_text(text, tmp_path)[0])["networks"]["compute"]
     assert compute["switches"] == {"leaf": 16, "spine": 16, "core": 0}  # spines of the 4-SU design
     assert compute["links"]["leaf-spine"] == 16 * 32  # but cables only for the 2 units present
+
+
+def test_one_rail_and_plane_numbering_in_every_output() -> None:
+    """Rail and plane are 1-based everywhere: a cable's rail/plane in cabling/cables.csv is the
+    rail/plane of its leaf in inventory/devices.csv, p<k>-leaf... is plane k, leaf<r> is rail r,
+    and the plane diagram labels the same numbers."""
+    _, artifacts = compiled("spectrum-x-2plane")
+    files = {path: text for path, text in artifacts if isinstance(text, str)}
+    devices = {r["name"]: r for r in csv.DictReader(io.StringIO(files["inventory/devices.csv"]))}
+    checked = 0
+    for row in csv.DictReader(io.StringIO(files["cabling/cables.csv"])):
+        if row["kind"] != "endpoint-leaf":
+            continue
+        leaf = devices[row["b_device"]]
+        assert (row["rail"], row["plane"]) == (leaf["rail"], leaf["plane"]), row
+        name = re.fullmatch(r"p(\d)-leaf(\d+)", row["b_device"])
+        assert name is not None
+        assert (int(row["plane"]), int(row["rail"])) == (int(name[1]), int(name[2])), row
+        checked += 1
+    assert checked == 16 * 8 * 2
+    rails = {
+        int(r["rail"])
+        for r in csv.DictReader(io.StringIO(files["cabling/cables.csv"]))
+        if r["rail"]
+    }
+    assert min(rails) == 1 and max(rails) == 8
+    labels = set(re.findall(r"P(\d) · R(\d)", files["diagrams/planes-compute.dot"]))
+    assert labels and {int(p) for p, _ in labels} == {1, 2}
+    assert {int(r) for _, r in labels} == rails
+
+
+@pytest.mark.parametrize("example", ["roce-lab", "spectrum-x-2plane", "superpod-h100-4su"])
+def test_summary_names_models_of_present_tiers_only(example: str) -> None:
+    """summary.json names a switch model for each tier a network has, and no other (a 2-tier
+    network has no core model; a single-tier OOB network only a leaf model)."""
+    fabric, _ = compiled(example)
+    data = summary(fabric)
+    tiers = ("leaf", "spine", "core")
+    for name, network in data["networks"].items():
+        assert list(network["switch_models"]) == list(tiers[: network["tiers"]]), name
+    assert any(n["tiers"] == 2 for n in data["networks"].values())

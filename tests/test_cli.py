@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from fabricc import __version__
 from fabricc.cli import cli
 from tests.support import ROOT
 
@@ -159,3 +160,31 @@ def test_output_contains_no_absolute_paths(tmp_path: Path) -> None:
         ):
             text = path.read_text()
             assert str(tmp_path) not in text and str(ROOT) not in text, path
+
+
+def test_short_version_flag() -> None:
+    for flag in ("-V", "--version"):
+        result = CliRunner().invoke(cli, [flag])
+        assert result.exit_code == 0
+        assert result.output == f"fabricc, version {__version__}\n"
+
+
+def test_shell_completion_script_as_documented() -> None:
+    """The README's `_FABRICC_COMPLETE=bash_source fabricc` prints a bash completion function,
+    and completing `fabricc b` offers `build`."""
+    readme = (ROOT / "README.md").read_text()
+    assert "_FABRICC_COMPLETE=bash_source fabricc" in readme
+    env = {**os.environ, "_FABRICC_COMPLETE": "bash_source"}
+    script = CliRunner().invoke(cli, [], env=env, prog_name="fabricc")
+    assert (
+        script.exit_code == 0
+        and "complete -o nosort -F _fabricc_completion fabricc" in script.output
+    )
+    env = {
+        **os.environ,
+        "_FABRICC_COMPLETE": "bash_complete",
+        "COMP_WORDS": "fabricc b",
+        "COMP_CWORD": "1",
+    }
+    offered = CliRunner().invoke(cli, [], env=env, prog_name="fabricc")
+    assert "plain,build" in offered.output.splitlines()

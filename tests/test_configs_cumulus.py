@@ -284,3 +284,60 @@ def test_nvue_text_reads_back_as_the_structured_config(example: str) -> None:
         assert yaml.safe_load(text) == [{"set": tree}], device.name
         checked += 1
     assert checked > 0
+
+
+def switch_ports(
+    tree: dict[str, Any], files: dict[str, str], name: str
+) -> tuple[set[str], set[str]]:
+    """Cumulus names of the switch-to-switch and of the host ports of one switch."""
+    fabric_ports: set[str] = set()
+    host_ports: set[str] = set()
+    for row in cables(files):
+        for side in ("a", "b"):
+            if row[f"{side}_device"] != name or row["network"] != "compute":
+                continue
+            port = cumulus_port(row[f"{side}_port"])
+            (host_ports if row["kind"] == "endpoint-leaf" else fabric_ports).add(port)
+    return fabric_ports, host_ports
+
+
+def adaptive_ports(tree: dict[str, Any]) -> set[str]:
+    return {
+        name
+        for name, entry in tree["interface"].items()
+        if entry.get("router", {}).get("adaptive-routing", {}).get("enable") == "on"
+    }
+
+
+def test_spectrum_x_gets_adaptive_routing_on_switch_links() -> None:
+    """Spectrum-X (SN5600 with adaptive_routing in the catalog): on globally and on every
+    switch-to-switch port, not on host ports (one path, nothing to choose)."""
+    fabric, artifacts = compiled("spectrum-x-2plane")
+    files = by_path(artifacts)
+    trees = nvue(files)
+    compute = {n: t for n, t in trees.items() if fabric.devices[n].network == "compute"}
+    assert len(compute) < len(trees)
+    for name, tree in compute.items():
+        assert tree["router"]["adaptive-routing"] == {"enable": "on"}, name
+        fabric_ports, host_ports = switch_ports(tree, files, name)
+        assert fabric_ports and adaptive_ports(tree) == fabric_ports, name
+        assert not adaptive_ports(tree) & host_ports
+
+
+def test_adaptive_routing_can_be_turned_off(tmp_path: Path) -> None:
+    text = (EXAMPLES / "spectrum-x-2plane.yaml").read_text()
+    off = text.replace("    os: cumulus\n", "    os: cumulus\n    adaptive_routing: false\n")
+    assert off != text
+    trees = nvue(by_path(compile_text(off, tmp_path)[1]))
+    assert trees
+    for name, tree in trees.items():
+        assert "adaptive-routing" not in tree.get("router", {}), name
+        assert not adaptive_ports(tree), name
+
+
+def test_no_adaptive_routing_where_the_switch_lacks_it() -> None:
+    """superpod's in-band and OOB switches (SN4600C, SN2201) have no adaptive_routing flag (and
+    are no compute network): their trees carry none."""
+    _, artifacts = compiled("superpod-h100-4su")
+    for name, tree in nvue(by_path(artifacts)).items():
+        assert "adaptive-routing" not in tree.get("router", {}), name

@@ -8,6 +8,7 @@ plus 4 UFM ports on 8 leaves and 4 spines; four SUs are 1,016 + 4 ports on 32 le
 from __future__ import annotations
 
 import re
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -224,3 +225,28 @@ def test_routing_engine_choice_agrees_with_opensm(
         generated = sim.opensm_once("-F", str(conf), debug="0x03")
     assert (FTREE_OK in strict) == (engine.group(1) == "ftree")
     assert f"{engine.group(1)} tables configured on all switches" in generated
+
+
+@pytest.mark.tool
+def test_opensm_reads_every_option_of_opensm_conf(tmp_path: Path) -> None:
+    """Upstream OpenSM knows every option of opensm.conf (sm_priority included); of
+    nvidia-sm.conf it lacks only NVIDIA's SHARP switch (and the AR engine is NVIDIA's)."""
+    require_tool("opensm")
+    _, artifacts = compiled("superpod-h100-4su")
+    sm = files(artifacts, "compute-sm")
+    unknown = {}
+    for name in ("opensm.conf", "nvidia-sm.conf"):
+        source = tmp_path / name
+        source.write_text(sm[name])
+        result = subprocess.run(
+            ["opensm", "-F", str(source), "-c", str(tmp_path / f"{name}.out")],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert result.returncode == 0, result.stdout + result.stderr
+        unknown[name] = re.findall(r'Unrecognized token: "(\w+)"', result.stdout + result.stderr)
+        written = (tmp_path / f"{name}.out").read_text()
+        assert re.search(r"^sm_priority 15$", written, re.M), "OpenSM did not take sm_priority"
+    assert unknown == {"opensm.conf": [], "nvidia-sm.conf": ["sharp_enabled"]}

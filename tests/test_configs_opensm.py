@@ -13,7 +13,7 @@ import yaml
 from fabricc.errors import DesignError, SpecError
 from tests.configs_support import by_path, cables
 from tests.ib_support import parse_net
-from tests.support import EXAMPLES, compile_text
+from tests.support import EXAMPLES, compile_text, compiled
 
 SM = "configs/compute-sm/"
 
@@ -136,3 +136,80 @@ def test_partitions(tmp_path: Path) -> None:
 def test_partition_without_members_on_the_network(tmp_path: Path) -> None:
     with pytest.raises(DesignError, match="partition 'arrays' has no member"):
         one_su(tmp_path, "      partitions:\n        arrays: {pkey: 0x30, members: [storage]}\n")
+
+
+def test_nvidia_sm_file_adds_adaptive_routing_and_sharp(tmp_path: Path) -> None:
+    """QM9700 has AR and SHARP: nvidia-sm.conf is opensm.conf with the AR engine over the chosen
+    one (ftree -> ar_ftree, updn -> ar_updn) and sharp_enabled 1; opensm.conf keeps what upstream
+    OpenSM reads. Both turned off in the spec: no NVIDIA file."""
+    files = one_su(tmp_path / "on")
+    upstream, nvidia = files[SM + "opensm.conf"], files[SM + "nvidia-sm.conf"]
+    assert re.search(r"^routing_engine ftree$", upstream, re.M)
+    assert "sharp_enabled" not in upstream and "ar_" not in upstream
+    assert re.search(r"^routing_engine ar_ftree$", nvidia, re.M)
+    assert re.search(r"^sharp_enabled 1$", nvidia, re.M)
+    assert set(lines(upstream)) ^ set(lines(nvidia)) == {
+        "routing_engine ftree",
+        "routing_engine ar_ftree",
+        "sharp_enabled 1",
+    }
+    updn = one_su(tmp_path / "updn", "      routing_engine: updn\n")[SM + "nvidia-sm.conf"]
+    assert re.search(r"^routing_engine ar_updn$", updn, re.M)
+    no_sharp = one_su(tmp_path / "nosharp", "      sharp: false\n")[SM + "nvidia-sm.conf"]
+    assert re.search(r"^sharp_enabled 0$", no_sharp, re.M)
+    text = (EXAMPLES / "superpod-h100-4su.yaml").read_text().replace("count: 127", "count: 31")
+    text = text.replace(
+        "    subnet_manager:\n      sm_nodes: [ufm]\n",
+        "    adaptive_routing: false\n    subnet_manager:\n      sm_nodes: [ufm]\n      sharp: false\n",
+    )
+    (tmp_path / "off").mkdir()
+    off = by_path(compile_text(text, tmp_path / "off")[1])
+    assert SM + "opensm.conf" in off and SM + "nvidia-sm.conf" not in off
+
+
+def test_master_and_standby_subnet_managers(tmp_path: Path) -> None:
+    """Four UFM nodes: the first is the master (sm_priority 15), the others standbys with
+    falling priorities, each named with the command that starts it."""
+    conf = one_su(tmp_path)[SM + "opensm.conf"]
+    assert re.search(r"^sm_priority 15$", conf, re.M)
+    roles = re.findall(r"^#\s+(ufm\d+): (master|standby), sm_priority (\d+)", conf, re.M)
+    assert roles == [
+        ("ufm01", "master", "15"),
+        ("ufm02", "standby", "14"),
+        ("ufm03", "standby", "13"),
+        ("ufm04", "standby", "12"),
+    ]
+    for priority in ("14", "13", "12"):
+        assert f"opensm -F /etc/opensm/opensm.conf -p {priority})" in conf
+
+
+@pytest.mark.parametrize("example", ["superpod-h100-4su", "gb200-nvl72-su"])
+def test_every_topo_system_type_has_an_ibnl_definition(example: str) -> None:
+    """Each system type a .topo file names (QUANTUM-2-QM9700, DGX-H100, ...) has
+    cabling/<type>.ibnl beside it, defining every port the .topo uses on such a system; a
+    switch's node has all its IB ports (QM9700: 64)."""
+    files = by_path(compiled(example)[1])
+    topos = [text for path, text in files.items() if path.endswith(".topo")]
+    assert topos
+    used: dict[str, set[str]] = {}
+    for text in topos:
+        kind = ""
+        for line in text.splitlines():
+            if not line or line.startswith("#"):
+                continue
+            if not line.startswith(" "):
+                kind = line.split()[0]
+                continue
+            local, _, far = line.strip().partition(" -> ")
+            used.setdefault(kind, set()).add(local)
+            far_kind, _, far_port = far.split(" ", 2)
+            used.setdefault(far_kind, set()).add(far_port)
+    for kind, ports in used.items():
+        ibnl = files.get(f"cabling/{kind}.ibnl")
+        assert ibnl is not None, kind
+        assert f"\nTOPSYSTEM {kind}\n" in ibnl
+        defined = set(re.findall(r"^\s+\d+ -> (\S+)$", ibnl, re.M))
+        assert ports <= defined, (kind, sorted(ports - defined)[:5])
+    qm9700 = files.get("cabling/QUANTUM-2-QM9700.ibnl")
+    if qm9700 is not None:
+        assert "NODE SW 64 " in qm9700 and "   64 -> 32/2" in qm9700

@@ -85,11 +85,16 @@ def check_references(db: dict[str, Any]) -> list[str]:
         problems += [f"{table} {k}" for k in db[table] if k.split("|")[0] not in ports]
     for profile in db["CABLE_LENGTH"].values():
         problems += [f"CABLE_LENGTH {k}" for k in profile if k not in ports]
-    problems += [
-        f"BGP_NEIGHBOR {k}"
-        for k in db["BGP_NEIGHBOR"]
-        if k.startswith("Ethernet") and k not in ports
-    ]
+    for table in ("BUFFER_PG", "BUFFER_QUEUE"):
+        for key, entry in db[table].items():
+            if key.split("|")[0] not in ports:
+                problems.append(f"{table} {key}")
+            if entry["profile"] != "NULL" and entry["profile"] not in db["BUFFER_PROFILE"]:
+                problems.append(f"{table} {key}.profile")
+    for name, profile in db["BUFFER_PROFILE"].items():
+        if profile["pool"] not in db["BUFFER_POOL"]:
+            problems.append(f"BUFFER_PROFILE {name}.pool")
+    problems += [f"PFC_WD {k}" for k in db["PFC_WD"] if k != "GLOBAL" and k not in ports]
     lanes = [lane for entry in db["PORT"].values() for lane in entry["lanes"].split(",")]
     if len(lanes) != len(set(lanes)):
         problems.append("a SerDes lane is used by two ports")
@@ -164,6 +169,58 @@ def expect_qos(db: dict[str, Any], values: dict[str, Any]) -> None:
         assert default == {"type": "DWRR", "weight": str(default_weight)}
 
 
+def expanded(key: str) -> tuple[str, set[int]]:
+    """A BUFFER_PG or BUFFER_QUEUE key as port and numbers: Ethernet0|0-2 -> Ethernet0, {0, 1, 2}."""
+    port, _, span = key.partition("|")
+    low, _, high = span.partition("-")
+    return port, set(range(int(low), int(high or low) + 1))
+
+
+def expect_lossless_buffers(db: dict[str, Any], pfc: int) -> None:
+    """The PFC priority's PG and queue are lossless on every RoCE port, every other queue lossy,
+    each queue named once; the PG's headroom is left to the dynamic model (profile NULL), which
+    needs the port's cable length; the PFC watchdog watches every lossless port."""
+    assert db["DEVICE_METADATA"]["localhost"]["buffer_model"] == "dynamic"
+    assert db["DEVICE_METADATA"]["localhost"]["default_pfcwd_status"] == "enable"
+    assert db["TC_TO_PRIORITY_GROUP_MAP"]["ROCE"][str(pfc)] == str(pfc)
+    lossless_ports = set(db["PORT_QOS_MAP"])
+    assert lossless_ports
+    pgs: dict[str, dict[int, str]] = {}
+    for key, entry in db["BUFFER_PG"].items():
+        port, numbers = expanded(key)
+        for number in numbers:
+            assert number not in pgs.setdefault(port, {}), key
+            pgs[port][number] = entry["profile"]
+    queues: dict[str, dict[int, str]] = {}
+    for key, entry in db["BUFFER_QUEUE"].items():
+        port, numbers = expanded(key)
+        for number in numbers:
+            assert number not in queues.setdefault(port, {}), key
+            queues[port][number] = entry["profile"]
+    assert set(pgs) == set(queues) == lossless_ports
+    lengths = db["CABLE_LENGTH"]["AZURE"]
+    for port in lossless_ports:
+        assert pgs[port] == {0: "ingress_lossy_profile", pfc: "NULL"}
+        assert set(queues[port]) == set(range(8))
+        assert {q for q, p in queues[port].items() if p == "egress_lossless_profile"} == {pfc}
+        assert db["BUFFER_PROFILE"]["egress_lossless_profile"]["pool"] == "egress_lossless_pool"
+        assert port in lengths, f"{port}: dynamic headroom needs the cable length"
+        watchdog = db["PFC_WD"][port]
+        assert watchdog["action"] == "drop" and int(watchdog["detection_time"]) > 0
+    assert set(db["PFC_WD"]) == lossless_ports | {"GLOBAL"}
+
+
+def test_shipped_frr_conf_is_used_as_written() -> None:
+    """split-unified: SONiC's bgp container keeps /etc/frr/frr.conf and loads it with vtysh -b
+    (unified would render its own from CONFIG_DB); no BGP_NEIGHBOR, so bgpcfgd adds no peers."""
+    files = roce_lab()
+    dbs = config_dbs(files)
+    for name, db in dbs.items():
+        assert db["DEVICE_METADATA"]["localhost"]["docker_routing_config_mode"] == "split-unified"
+        assert "BGP_NEIGHBOR" not in db
+        assert f"configs/{name}/frr.conf" in files
+
+
 def test_qos_defaults_on_every_switch() -> None:
     dbs = config_dbs(roce_lab())
     assert {db["DEVICE_METADATA"]["localhost"]["type"] for db in dbs.values()} == {
@@ -172,12 +229,14 @@ def test_qos_defaults_on_every_switch() -> None:
     }
     for db in dbs.values():
         expect_qos(db, DEFAULTS)
+        expect_lossless_buffers(db, 3)  # DEFAULTS["pfc"]
 
 
 def test_qos_comes_from_the_spec(tmp_path: Path) -> None:
     files = with_custom_qos("roce-lab", "    os: sonic\n", tmp_path)
     for db in config_dbs(files).values():
         expect_qos(db, CUSTOM)
+        expect_lossless_buffers(db, 5)  # CUSTOM["pfc"]
 
 
 def test_inconsistent_qos_is_a_spec_error(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from fabricc.errors import SpecError
+from fabricc.errors import DesignError, Location, SpecError, error, group_alike
 from fabricc.spec.yamlsource import MAX_DEPTH, load_yaml_bytes, load_yaml_file
 from tests.errors_support import render_error
 from tests.support import ERRORS
@@ -69,3 +69,32 @@ def test_invalid_utf8_is_positioned() -> None:
     with pytest.raises(SpecError) as info:
         load_yaml_bytes(b"metadata:\n  name: caf\xe9\n", "latin1.yaml")
     assert str(info.value).startswith("latin1.yaml:2:12: error: file is not valid UTF-8")
+
+
+def test_alike_findings_become_one_with_count_worst_case_and_fix() -> None:
+    """Findings of one cause (same spec position, hint and message but for names and numbers)
+    are one error: the count, the member with the largest measure, the shared hint."""
+    at = Location("spec.yaml", 13, 13)
+    hint = "use 'medium: auto'"
+    alike = [
+        error(
+            f"no mmf transceiver for leaf{n:02d} cage {n} reaches {m} m",
+            path="p",
+            location=at,
+            hint=hint,
+        )
+        for n, m in ((1, 60.5), (2, 152.49), (3, 99.0))
+    ]
+    other = error("rack A01 draws 50 kW", path="q", location=at)
+    grouped = group_alike([*alike, other])
+    assert len(grouped) == 2
+    first = grouped[0]
+    assert (
+        first.message == "3 alike, the worst: no mmf transceiver for leaf02 cage 2 reaches 152.49 m"
+    )
+    assert first.hint == hint and first.location == at
+    assert grouped[1] == other
+    # names alone differ: no measure to rank by, the first is shown
+    names = group_alike([error(f"hostname 'node{n}' is generated twice") for n in (1, 2)])
+    assert [d.message for d in names] == ["2 alike, the first: hostname 'node1' is generated twice"]
+    assert str(DesignError(alike)).count("error:") == 1

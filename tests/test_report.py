@@ -4,20 +4,24 @@ diagram, cables, power and the BOM - checked as text, and looked at in headless 
 from __future__ import annotations
 
 import csv
+import html as html_lib
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
 from collections import Counter
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from fabricc.emit.cabling import RAIL_COLORS
-from fabricc.emit.diagrams import diagrams
+from fabricc.emit.diagrams import diagrams, style
+from fabricc.emit.diagrams import racks as drawing
 from fabricc.emit.diagrams.model import DRAWN
 from fabricc.emit.report import PATH, RACK_ROWS_INLINE
 from fabricc.writer import write_tree
@@ -263,3 +267,88 @@ def test_report_as_a_person_sees_it_in_chromium(tmp_path: Path) -> None:
     assert sorted(page.figures) == sorted(names)
     assert page.svgs_in_figures == len(names)
     assert page.placeholders == 0
+
+
+# Measures, after layout, every rack-name label of every rack elevation in the page against the
+# box its figure shows (a scroll box clips what lies outside it), and the height of the 1U
+# device labels; the result lands in <body data-layout> for --dump-dom.
+LAYOUT_PROBE = """<script>
+window.addEventListener("load", () => {
+  const racks = [];
+  const oneU = [];
+  for (const fig of document.querySelectorAll('figure[id^="fig-racks-row-"]')) {
+    const box = fig.querySelector(".canvas").getBoundingClientRect();
+    for (const t of fig.querySelectorAll('svg text[font-size="12"][font-weight="bold"]')) {
+      const r = t.getBoundingClientRect();
+      racks.push([fig.id, t.textContent, r.left >= box.left - 1 && r.right <= box.right + 1]);
+    }
+    for (const t of fig.querySelectorAll('svg text[font-size="8"][font-weight="bold"]')) {
+      oneU.push(t.getBoundingClientRect().height);
+    }
+  }
+  document.body.setAttribute("data-layout", JSON.stringify({racks: racks, oneU: oneU}));
+});
+</script>"""
+
+
+def measured_layout(report: Path, tmp_path: Path, width: int, print_media: bool) -> Any:
+    """The probe's findings for the report laid out `width` px wide; with print_media the
+    page's print rules apply on screen (what a printer lays out at that width)."""
+    html = report.read_text(encoding="utf-8")
+    if print_media:
+        assert "@media print" in html
+        html = html.replace("@media print", "@media all")
+    probe = report.with_name(f"probe-{width}-{int(print_media)}.html")
+    probe.write_text(html.replace("</body>", LAYOUT_PROBE + "</body>"), encoding="utf-8")
+    done = chromium(
+        f"--window-size={width},2000", "--virtual-time-budget=5000", "--dump-dom", probe.as_uri()
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    found = re.search(r'data-layout="([^"]*)"', done.stdout)
+    assert found is not None, "the probe did not run"
+    return json.loads(html_lib.unescape(found.group(1)))
+
+
+@pytest.mark.tool
+@pytest.mark.slow
+def test_every_rack_of_a_row_is_visible_on_screen_and_in_print(tmp_path: Path) -> None:
+    """The SuperPOD's rows of 9 and 10 racks: every rack name of every elevation lies inside the
+    box its figure shows, on a 1,400 px screen and laid out for an A4 page (print rules, 720 px);
+    1U labels are at least 9 px high on screen."""
+    require_tool("chromium")
+    fabric, artifacts = compiled("superpod-h100-4su")
+    out = tmp_path / "out"
+    write_tree(out, artifacts)
+    rows: dict[str, int] = Counter(r.name.rstrip("0123456789") for r in fabric.racks)
+    expected = sum(rows.values())
+    assert max(rows.values()) >= 9
+    for width, print_media in ((1400, False), (720, True)):
+        layout = measured_layout(out / PATH, tmp_path, width, print_media)
+        racks = layout["racks"]
+        assert len(racks) == expected, (width, len(racks))
+        hidden = [(fig, name) for fig, name, inside in racks if not inside]
+        assert not hidden, (width, hidden)
+        if not print_media:
+            assert layout["oneU"] and min(layout["oneU"]) >= 9, min(layout["oneU"])
+
+
+def test_rack_labels_fit_their_boxes_and_legends_list_used_colours() -> None:
+    """A long hostname is shortened with an ellipsis inside its rack box (the tooltip keeps it);
+    the floor plan's legend names only the power colours some rack shows."""
+    assert drawing.fit("compute-leaf001", 8, 200) == "compute-leaf001"
+    short = drawing.fit("a-very-long-storage-appliance-hostname-01", 8, 90)
+    assert short.endswith("…") and style.text_width(short, 8, True) <= 90
+    for example in ("superpod-h100-4su", "roce-lab"):
+        fabric, artifacts = compiled(example)
+        floor = dict(artifacts)["diagrams/floorplan.svg"]
+        assert isinstance(floor, str)
+        shown = {
+            drawing.power_colour(drawing.rack_power(fabric, r), r.power_budget_w)
+            for r in fabric.racks
+        }
+        for label, colour in (
+            ("≤ 90 % of budget", "#16a34a"),
+            ("&gt; 90 %", "#d97706"),
+            ("over budget</text>", "#dc2626"),
+        ):
+            assert (label in floor) == (colour in shown), (example, label)

@@ -106,6 +106,32 @@ class PortSpec(CatalogModel):
         return self.leg_devices[int(leg) - 1]
 
 
+Inlet = Literal["c14", "c20", "busbar"]
+
+
+class Physical(CatalogModel):
+    """Power supplies and weight of one device: what the power BOM and the floor check read."""
+
+    psus: int = Field(ge=0, le=16, description="power supplies, each with its own cord")
+    inlet: Inlet = Field(
+        description="PSU inlet: c14 (C13-C14 cord to a C13 outlet), c20 (C19-C20 cord to a C19 "
+        "outlet), busbar (fed by the rack busbar, no cord)"
+    )
+    weight_kg: float = Field(ge=0, le=5000)
+    source: Source
+
+
+def assumed_physical(power_w: int) -> Physical:
+    """What a catalog entry without `physical` is taken to have: 2 PSUs (1+1), C20 inlets above
+    2 kW (a C14 inlet carries 10 A, 2.3 kW at 230 V), no known weight."""
+    return Physical(
+        psus=2,
+        inlet="c20" if power_w > 2000 else "c14",
+        weight_kg=0,
+        source="assumed: 2 PSUs, inlet by power; weight unknown",
+    )
+
+
 class GpuSpec(CatalogModel):
     model: Token
     sm: int = Field(ge=10, le=200, description="compute capability major*10+minor")
@@ -154,6 +180,7 @@ class NodeModel(CatalogModel):
     nvlink: NvlinkSpec | None = None
     ports: list[PortSpec] = Field(default_factory=list)
     rack_scale: RackScaleSpec | None = None
+    physical: Physical | None = Field(None, description="PSUs, inlet and weight")
 
     @model_validator(mode="after")
     def _consistent(self) -> NodeModel:
@@ -217,6 +244,12 @@ class SwitchModel(CatalogModel):
     power_w: int = Field(ge=0, description="maximum power without optical modules")
     port_groups: list[PortGroup] = Field(min_length=1)
     mgmt_ports: list[PortSpec] = Field(default_factory=list)
+    adaptive_routing: bool = Field(
+        False,
+        description="the ASIC does adaptive routing (Spectrum-X RoCE; InfiniBand AR set by the SM)",
+    )
+    sharp: bool = Field(False, description="SHARP in-network aggregation (InfiniBand)")
+    physical: Physical | None = Field(None, description="PSUs, inlet and weight")
 
     @property
     def cages(self) -> int:
@@ -272,12 +305,16 @@ class CableModel(CatalogModel):
 
 
 class PartModel(CatalogModel):
-    category: Literal["rack", "pdu", "power-shelf", "other"]
+    category: Literal["rack", "pdu", "power-shelf", "power-cord", "other"]
     description: Text
     part_number: PartNumber
     source: Source
     height_u: int = Field(0, ge=0)
     power_w: int = Field(0, ge=0)
+    weight_kg: float = Field(0, ge=0, le=5000, description="empty weight (racks, PDUs)")
+    outlets_c13: int = Field(0, ge=0, le=96, description="PDU: C13 outlets")
+    outlets_c19: int = Field(0, ge=0, le=96, description="PDU: C19 outlets")
+    rating_w: int = Field(0, ge=0, description="PDU: power it can deliver")
 
 
 class SwitchDefaults(CatalogModel):

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 
 from fabricc.catalog.models import FORM_ACCEPTS
+from fabricc.checks.power import check_power
 from fabricc.errors import Diagnostic, error
 from fabricc.ir import ENDPOINT_LEAF, LEAF_SPINE, SPINE_CORE, Device, Fabric, Link
 from fabricc.spec.yamlsource import DataPath, format_path
@@ -294,4 +295,4 @@ def check(fabric: Fabric) -> list[Diagnostic]:
     rules.racks()
     rules.rails()
     rules.names()
-    return rules.problems
+    return [*rules.problems, *check_power(fabric)]

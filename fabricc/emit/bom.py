@@ -1,23 +1,40 @@
 """Emitter `bom`: the bill of materials by part number, per category, per rack and per network.
 
-Consumes the Fabric IR and the catalog; produces bom/bom.csv, bom/bom.json, bom/bom.md,
-bom/per-rack.csv and bom/per-network.csv. Device power is the catalog's maximum, which includes
-the device's own optics, so transceiver power is listed for information and not added again.
-Trays, switch trays and power shelves of rack-scale systems ship inside the system and are not
-ordered separately.
+Consumes the Fabric IR, the catalog and the rack power facts of checks/power.py; produces
+bom/bom.csv, bom/bom.json, bom/bom.md, bom/per-rack.csv, bom/per-network.csv and bom/power.csv
+(per rack and feed: PDUs, outlets used and available, load and rating, rack weight and floor
+load). Device power is the catalog's maximum, which includes the device's own optics, so
+transceiver power is listed for information and not added again. Every power supply gets a cord
+(C13-C14 or C19-C20 by its inlet; busbar-fed trays none). Trays, switch trays and power shelves
+of rack-scale systems ship inside the system and are not ordered separately. Spares
+(outputs.bom.spares: a percentage of each part's quantity, rounded up, or a count per part) are
+lines of their own, in bom.csv/json/md only (summary.json and the report count what is built).
 """
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from fabricc.checks.power import physical, rack_power
 from fabricc.emit import Artifact
-from fabricc.emit.tables import csv_text, json_text, markdown_table
+from fabricc.emit.tables import Cell, csv_text, json_text, markdown_table
 from fabricc.ir import Device, Fabric
 
-CATEGORY_ORDER = ("node", "appliance", "switch", "transceiver", "cable", "rack", "pdu")
+CATEGORY_ORDER = (
+    "node",
+    "appliance",
+    "switch",
+    "transceiver",
+    "cable",
+    "rack",
+    "pdu",
+    "power-cord",
+    "spare",
+)
+CORDS = {"c14": "cord-c13-c14", "c20": "cord-c19-c20"}  # PSU inlet -> catalog cord
 NODE_CATEGORY = {
     "gpu-node": "node",
     "rack-system": "node",
@@ -37,6 +54,8 @@ class Item:
     category: str
     unit_power_w: float
     source: str
+    family: str = ""  # cables: the catalog family, so lengths sort as numbers within it
+    length_m: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +125,23 @@ class _Items:
             self.parts[key] = Item(spec.part_number, spec.description, "rack", 0, spec.source)
         return self.parts[key]
 
+    def part(self, key: str) -> Item:
+        if ("part", key) not in self.parts:
+            spec = self.catalog.parts[key]
+            self.parts[("part", key)] = Item(
+                spec.part_number, spec.description, spec.category, 0, spec.source
+            )
+        return self.parts[("part", key)]
+
+    def cords(self, device: Device) -> tuple[Item, int] | None:
+        """One cord per power supply of a device that is ordered on its own."""
+        if device.kind in INCLUDED_IN_SYSTEM:
+            return None
+        facts = physical(self.fabric, device)
+        if facts is None or facts.inlet == "busbar" or facts.psus == 0:
+            return None
+        return self.part(CORDS[facts.inlet]), facts.psus
+
     def module(self, part: str) -> Item:
         key = ("module", part)
         if key not in self.parts:
@@ -120,7 +156,7 @@ class _Items:
         if key not in self.parts:
             cable = self.catalog.cables[family]
             self.parts[key] = Item(
-                part, f"{cable.description}, {length:g} m", "cable", 0, cable.source
+                part, f"{cable.description}, {length:g} m", "cable", 0, cable.source, family, length
             )
         return self.parts[key]
 
@@ -130,8 +166,18 @@ def _tally(items: Iterable[tuple[Item, int]]) -> list[Line]:
     for item, quantity in items:
         counts[item] = counts.get(item, 0) + quantity
     lines = [Line(item, quantity) for item, quantity in counts.items()]
-    return sorted(
-        lines, key=lambda ln: (CATEGORY_ORDER.index(ln.item.category), ln.item.part_number)
+    return sorted(lines, key=_order)
+
+
+def _order(line: Line) -> tuple[int, str, float, str]:
+    """By category, then part number - cables by family and length as a number (1 m, 1.5 m,
+    2 m, 10 m; not CAT6-1.5M, CAT6-10M, CAT6-15M, CAT6-1M as text would)."""
+    item = line.item
+    return (
+        CATEGORY_ORDER.index(item.category),
+        item.family or item.part_number,
+        item.length_m,
+        item.part_number,
     )
 
 
@@ -161,6 +207,9 @@ def _bom_lines(fabric: Fabric) -> list[Line]:
         item = items.device(device)
         if item is not None:
             entries.append((item, 1))
+        cords = items.cords(device)
+        if cords is not None:
+            entries.append(cords)
     entries.extend(_systems(fabric, items))
     entries.extend((items.module(m.part), 1) for m in fabric.modules)
     entries.extend((items.cable(c.family, c.part, c.length_m), c.quantity) for c in fabric.cables)
@@ -212,6 +261,9 @@ def rack_lines(fabric: Fabric) -> list[tuple[str, Line]]:
         for name in rack.devices:
             device = fabric.devices[name]
             item = items.device(device)
+            cords = items.cords(device)
+            if cords is not None:
+                entries.append(cords)
             if item is not None:
                 entries.append((item, 1))
             elif device.system is not None and device.system not in systems:
@@ -222,6 +274,75 @@ def rack_lines(fabric: Fabric) -> list[tuple[str, Line]]:
                 entries.append((items.module(part), count))
         out.extend((rack.name, line) for line in _tally(entries))
     return out
+
+
+def spare_lines(fabric: Fabric, lines: list[Line]) -> list[Line]:
+    """outputs.bom.spares: per family a percentage of each part's quantity (rounded up) or a
+    count of each part; one line per part, its source naming the spec value."""
+    spares = fabric.loaded.spec.outputs.bom.spares
+    out = []
+    for line in lines:
+        value = spares.get(line.item.category)  # type: ignore[call-overload]
+        if value is None:
+            continue
+        if isinstance(value, str):
+            quantity = math.ceil(line.quantity * float(value[:-1]) / 100 - 1e-9)
+            how = f"{value} of {line.quantity}"
+        else:
+            quantity, how = value, f"{value} per part"
+        if quantity <= 0:
+            continue
+        item = Item(
+            line.item.part_number,
+            f"spare: {line.item.description}",
+            "spare",
+            line.item.unit_power_w,
+            f"outputs.bom.spares.{line.item.category}: {how}",
+            line.item.family,
+            line.item.length_m,
+        )
+        out.append(Line(item, quantity))
+    return out
+
+
+POWER_HEADER = (
+    "rack",
+    "feed",
+    "pdus",
+    "c13_used",
+    "c13_available",
+    "c19_used",
+    "c19_available",
+    "load_w",
+    "rating_w",
+    "rack_weight_kg",
+    "floor_load_kg_per_m2",
+    "floor_limit_kg_per_m2",
+)
+
+
+def _power_rows(fabric: Fabric) -> Iterable[tuple[Cell, ...]]:
+    limit = fabric.loaded.spec.site.floor_load_kg_per_m2
+    for power in rack_power(fabric):
+        weight = round(power.weight_kg, 1)
+        load = round(power.load_kg_per_m2)
+        if not power.feeds:
+            yield (power.rack, "", "", "", "", "", "", "", "", weight, load, limit)
+        for feed in power.feeds:
+            yield (
+                power.rack,
+                feed.name,
+                " ".join(feed.pdus),
+                feed.used["c13"],
+                feed.outlets["c13"],
+                feed.used["c19"],
+                feed.outlets["c19"],
+                round(feed.load_w),
+                feed.rating_w,
+                weight,
+                load,
+                limit,
+            )
 
 
 HEADER = (
@@ -237,7 +358,7 @@ HEADER = (
 
 def _row(line: Line) -> tuple[str, str, str, int, float, float, str]:
     power = line.item.unit_power_w
-    total = 0.0 if line.item.category == "transceiver" else line.total_power_w
+    total = 0.0 if line.item.category in ("transceiver", "spare") else line.total_power_w
     return (
         line.item.part_number,
         line.item.description,
@@ -250,7 +371,8 @@ def _row(line: Line) -> tuple[str, str, str, int, float, float, str]:
 
 
 def emit(fabric: Fabric) -> list[Artifact]:
-    lines = bom_lines(fabric)
+    lines = [*bom_lines(fabric)]
+    lines += spare_lines(fabric, lines)
     per_network = network_lines(fabric)
     per_rack = rack_lines(fabric)
     total_power = sum(d.power_w for d in fabric.devices.values())
@@ -299,6 +421,7 @@ def emit(fabric: Fabric) -> list[Artifact]:
         ("bom/bom.csv", csv_text(HEADER, (_row(line) for line in lines))),
         ("bom/bom.json", json_text(data)),
         ("bom/bom.md", "".join(md)),
+        ("bom/power.csv", csv_text(POWER_HEADER, _power_rows(fabric))),
         (
             "bom/per-rack.csv",
             csv_text(

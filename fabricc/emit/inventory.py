@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from fabricc.emit import Artifact
 from fabricc.emit.tables import Cell, csv_text
-from fabricc.ir import Device, Fabric
+from fabricc.ir import Device, Fabric, one_based
 
 HEADER = (
     "name",
@@ -32,10 +32,6 @@ HEADER = (
     "loopback",
     "asn",
 )
-
-
-def _one_based(value: int | None) -> int | None:
-    return value + 1 if value is not None else None
 
 
 def ordering(fabric: Fabric, device: Device) -> tuple[str, str]:
@@ -64,10 +60,10 @@ def rows(fabric: Fabric) -> list[tuple[Cell, ...]]:
             d.u,
             d.height_u,
             d.power_w,
-            _one_based(d.su),
-            _one_based(d.rail),
-            _one_based(d.plane),
-            _one_based(d.pod),
+            one_based(d.su),
+            one_based(d.rail),
+            one_based(d.plane),
+            one_based(d.pod),
             d.mgmt_ip,
             d.inband_ip,
             d.loopback,

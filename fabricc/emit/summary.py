@@ -15,6 +15,8 @@ from fabricc.emit.bom import bom_lines, network_lines
 from fabricc.emit.tables import json_text
 from fabricc.ir import ENDPOINT_LEAF, LEAF_SPINE, SPINE_CORE, Fabric
 
+TIERS = ("leaf", "spine", "core")
+
 
 def summary(fabric: Fabric) -> dict[str, Any]:
     return fabric.derived("summary", lambda: _summary(fabric))
@@ -40,10 +42,13 @@ def _summary(fabric: Fabric) -> dict[str, Any]:
             "planes": topology.planes,
             "rail_optimized": topology.rail_optimized,
             "scalable_units": topology.sus,
-            "switch_models": topology.switch_models,
-            "switches": {
-                tier: len(topology.switches.get(tier, [])) for tier in ("leaf", "spine", "core")
+            # only the tiers the network has: a 2-tier network names no core model
+            "switch_models": {
+                tier: model
+                for tier, model in topology.switch_models.items()
+                if tier in TIERS[: topology.tiers]
             },
+            "switches": {tier: len(topology.switches.get(tier, [])) for tier in TIERS},
             "links": {kind: counts.get(kind, 0) for kind in (ENDPOINT_LEAF, LEAF_SPINE, SPINE_CORE)}
             | {
                 kind: count

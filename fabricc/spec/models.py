@@ -86,6 +86,19 @@ class SiteSpec(SpecModel):
     slack_m: float = Field(
         1.0, ge=0, le=20, description="service loop added to every cable that leaves its rack"
     )
+    rack_depth_m: float = Field(
+        1.2,
+        gt=0,
+        le=3,
+        description="rack depth; with rack_width_m the footprint of the floor check",
+    )
+    floor_load_kg_per_m2: float | None = Field(
+        None,
+        gt=0,
+        le=50_000,
+        description="floor loading limit; every rack's weight over its footprint is checked "
+        "against it (default: no check)",
+    )
     network_racks: Literal["per-su", "central"] = Field(
         "per-su",
         description="'per-su': each scalable unit gets a network rack in the middle of its "
@@ -193,7 +206,12 @@ class SubnetManager(SpecModel):
     )
     sm_nodes: list[str] = Field(
         default_factory=list,
-        description="node groups that run the subnet manager (e.g. the UFM appliances)",
+        description="node groups that run the subnet manager (e.g. the UFM appliances); the "
+        "first node is the master (sm_priority 15), the others standbys in order",
+    )
+    sharp: bool = Field(
+        True,
+        description="SHARP in-network aggregation on switches that support it (NVIDIA SM file)",
     )
 
 
@@ -282,6 +300,11 @@ class NetworkSpec(SpecModel):
         "cumulus", description="network OS of ethernet switches (config flavour)"
     )
     qos: RoceQos = Field(default_factory=RoceQos, description="lossless RoCE settings (ethernet)")
+    adaptive_routing: bool | None = Field(
+        None,
+        description="adaptive routing on switches whose model supports it (Spectrum-X NVUE, "
+        "InfiniBand via the NVIDIA SM file); default: on for compute networks",
+    )
     subnet_manager: SubnetManager = Field(
         default_factory=SubnetManager, description="OpenSM settings (infiniband)"
     )
@@ -352,9 +375,25 @@ class DiagramOutput(SpecModel):
     )
 
 
+SpareFamily = Literal["node", "appliance", "switch", "transceiver", "cable", "pdu", "power-cord"]
+Spare = (
+    Annotated[int, Field(ge=0, le=100_000)]
+    | Annotated[str, Field(pattern=r"^(100|[1-9]?[0-9])(\.[0-9]{1,2})?%$")]
+)
+
+
+class BomOutput(SpecModel):
+    spares: dict[SpareFamily, Spare] = Field(
+        default_factory=dict,
+        description="spares per part family: a percentage of each part's quantity ('2%', rounded "
+        "up) or a count of each part (4); each a BOM line of its own",
+    )
+
+
 class Outputs(SpecModel):
     nccl: NcclOutput = Field(default_factory=NcclOutput, description="NCCL topology files")
     diagrams: DiagramOutput = Field(default_factory=DiagramOutput, description="diagrams")
+    bom: BomOutput = Field(default_factory=BomOutput, description="bill of materials")
 
 
 class Spec(SpecModel):

@@ -101,6 +101,11 @@ class _Class:
     leaves: list[list[str]] = field(default_factory=list)  # per plane
 
 
+def _groups(cls: _Class) -> str:
+    """The node groups whose leaves a class describes, for messages."""
+    return " and ".join(dict.fromkeys(a.group for a in cls.attachments))
+
+
 class FatTreeBuilder:
     def __init__(
         self,
@@ -663,6 +668,27 @@ class FatTreeBuilder:
             pods.append(current)
         return pods
 
+    def _same_leaves_hint(self, classes: list[_Class]) -> str:
+        """Every value to change so that all leaves match the first group's: its leaf_downlinks
+        and oversubscription, named per other group's spec path."""
+        ref = classes[0]
+        ratio = ref.attachments[0].oversubscription
+        changes = []
+        for cls in classes[1:]:
+            if cls.budget.up_ports == ref.budget.up_ports:
+                continue
+            for attachment in cls.attachments:
+                where = format_path((*self.net.path, "endpoints", attachment.group))
+                changes.append(
+                    f"{where}.leaf_downlinks: {ref.budget.down_ports} and {where}.oversubscription: "
+                    f"'{ratio[0]}:{ratio[1]}'"
+                )
+        return (
+            f"match the leaves of {_groups(ref)} ({ref.budget.down_ports} down, {ref.budget.up_ports} up): "
+            + "; ".join(changes)
+            + " - or split the network"
+        )
+
     def _three_tiers(
         self, classes: list[_Class], spine_model: SwitchModel, spine_breakout: int, spine_ports: int
     ) -> None:
@@ -670,10 +696,14 @@ class FatTreeBuilder:
         ups = {c.budget.up_ports for c in classes}
         if len(ups) != 1:
             self.fail(
-                "3-tier fabrics need the same uplink count on every leaf "
-                f"(here {', '.join(map(str, sorted(ups)))})",
+                "3-tier fabrics need the same uplink count on every leaf (here "
+                + ", ".join(
+                    f"{_groups(c)}: {c.budget.down_ports} down, {c.budget.up_ports} up"
+                    for c in classes
+                )
+                + ")",
                 path,
-                "give every endpoint group the same oversubscription, or split the network",
+                self._same_leaves_hint(classes),
             )
             return
         up = ups.pop()

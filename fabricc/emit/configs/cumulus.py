@@ -3,10 +3,12 @@
 Consumes a switch of an ethernet compute or storage network with os: cumulus, the ConfigContext
 and the QoS plan; produces the NVUE `set` tree (structured config, rendered by nvue_text):
 system, management interface, breakouts, host /31s, loopback, router bgp with unnumbered (or
-numbered) neighbors in one peer group, and lossless RoCE - `qos roce` plus every value it implies
-written out (trust, DSCP -> switch priority, PFC, ECN thresholds, egress queues and scheduler).
-The NVUE file is rendered by templates/cumulus/startup.yaml.j2; the helpers at the top are
-shared with the management switch builder.
+numbered) neighbors in one peer group, adaptive routing (Spectrum-X: globally and on every
+switch-to-switch port, where the network and the switch model have it), and lossless RoCE -
+`qos roce` plus every value it implies written out (trust, DSCP -> switch priority, PFC, ECN
+thresholds, egress queues and scheduler). The NVUE file is rendered by
+templates/cumulus/startup.yaml.j2; the helpers at the top are shared with the management switch
+builder.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import ipaddress
 from typing import Any
 
 from fabricc.emit.configs.context import ConfigContext
+from fabricc.emit.configs.features import adaptive_routing
 from fabricc.emit.configs.frr import (
     CONNECT_RETRY_S,
     HOLD_S,
@@ -106,6 +109,7 @@ def roce_tree(ctx: ConfigContext, device: Device) -> Tree:
     networks: Tree = {f"{device.loopback}/32": {}}
     neighbors: Tree = {}
     model = ctx.switch_model(device)
+    adaptive = adaptive_routing(ctx, device.network)
     for end in ctx.ends(device.name):
         if is_mgmt_port(model, end.port) or end.link.network != device.network:
             continue
@@ -134,6 +138,8 @@ def roce_tree(ctx: ConfigContext, device: Device) -> Tree:
                     "peer-group": PEER_GROUP,
                     "description": description,
                 }
+            if adaptive:
+                entry["router"] = {"adaptive-routing": {"enable": ON}}
             interfaces[name] = entry
 
     address_families: Tree = {
@@ -145,12 +151,15 @@ def roce_tree(ctx: ConfigContext, device: Device) -> Tree:
             "network": {f"{device.loopback_v6}/128": {}},
             "multipaths": {"ebgp": MAXIMUM_PATHS},
         }
+    router: Tree = {
+        "bgp": {"enable": ON, "autonomous-system": device.asn, "router-id": device.loopback}
+    }
+    if adaptive:
+        router["adaptive-routing"] = {"enable": ON}
     return {
         "system": {"hostname": device.name},
         "interface": interfaces,
-        "router": {
-            "bgp": {"enable": ON, "autonomous-system": device.asn, "router-id": device.loopback}
-        },
+        "router": router,
         "vrf": {
             "default": {
                 "router": {

@@ -4,7 +4,7 @@ Consumes a switch of an ethernet compute or storage network (loopback, ASN, link
 index) and the ConfigContext; produces an FrrConfig and its text from templates/frr/frr.conf.j2.
 eBGP per RFC 7938: one peer group, every switch-to-switch link a neighbor - by interface (RFC 5549
 unnumbered) unless addressing.p2p numbered the link -, the loopback and the host /31s announced
-with `network`, ECMP over all equal paths. SONiC (docker_routing_config_mode unified) and Cumulus
+with `network`, ECMP over all equal paths. SONiC (docker_routing_config_mode split-unified) and Cumulus
 (traditional mode, or as reference for what NVUE generates) run the same file.
 """
 

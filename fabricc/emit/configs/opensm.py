@@ -6,8 +6,12 @@ has several): opensm.conf (routing engine and its GUID files, partitions, QoS an
 root_guids.conf (node GUIDs of the top tier), cn_guids.conf (port GUIDs of the compute nodes'
 CAs), partitions.conf (the default partition plus the spec's tenant partitions, members = port
 GUIDs of the named node groups) and guids.yaml (every IB node name with its GUID, in the format
-subnet_manager.guids reads back). Files name their siblings by absolute path under SM_DIR, where
-the provisioning system puts them on the subnet-manager node.
+subnet_manager.guids reads back). With several subnet-manager nodes, the first is the master
+(sm_priority 15) and the others standbys with falling priorities (their `opensm -p` in the file).
+Where the network wants adaptive routing or SHARP and its switches have them, nvidia-sm.conf is
+the same file for NVIDIA's SM (UFM, MLNX OpenSM) with its AR routing engine (ar_ftree, ar_updn)
+and sharp_enabled; opensm.conf stays what upstream OpenSM reads. Files name their siblings by
+absolute path under SM_DIR, where the provisioning system puts them on the subnet-manager node.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from dataclasses import dataclass
 
 from fabricc.emit import Artifact
 from fabricc.emit.configs.context import ConfigContext
+from fabricc.emit.configs.features import adaptive_routing, sharp
 from fabricc.emit.configs.guids import guid_text
 from fabricc.emit.configs.ibfabric import IbSubnet
 from fabricc.emit.templating import render
@@ -30,6 +35,11 @@ ROOTED_ENGINES = ("ftree", "updn", "ar_updn")  # engines that read root_guid_fil
 QOS_MAX_VLS = 8
 QOS_VLARB_WEIGHT = 64
 SLS = 16
+MASTER_PRIORITY = 15  # highest sm_priority: the master; standbys count down from 14
+# NVIDIA SM's adaptive-routing engines over the upstream ones (InfiniBand Cluster Bring-up
+# Procedure, "Adaptive Routing": the SM default is ar_updn; ar_ftree for fat-trees)
+AR_ENGINES = {"ftree": "ar_ftree", "updn": "ar_updn", "ar_updn": "ar_updn", "dor": "ar_dor"}
+SHARP_ON, SHARP_OFF = 1, 0  # NVIDIA SM sharp_enabled: 0 disable, 1 enable (2: leave as is)
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +87,43 @@ def _partitions(ctx: ConfigContext, subnet: IbSubnet) -> list[PartitionPlan]:
     return plans
 
 
+@dataclass(frozen=True, slots=True)
+class SmNode:
+    name: str
+    priority: int
+
+
+def sm_nodes(subnet: IbSubnet) -> list[SmNode]:
+    """The subnet-manager nodes in spec order: master first (15), then standbys (14, 13, ...)."""
+    names = list(dict.fromkeys(ca.device for ca in subnet.cas if ca.sm))
+    return [SmNode(n, max(MASTER_PRIORITY - i, 1)) for i, n in enumerate(names)]
+
+
+@dataclass(frozen=True, slots=True)
+class NvidiaSm:
+    engine: str
+    engine_note: str
+    sharp: int | None
+
+
+def nvidia_sm(ctx: ConfigContext, subnet: IbSubnet) -> NvidiaSm | None:
+    """What nvidia-sm.conf changes, or None when the network wants neither AR nor SHARP (or its
+    switches have neither)."""
+    models = [ctx.catalog.switches[m] for m in {ctx.devices[n.name].model for n in subnet.switches}]
+    ar = adaptive_routing(ctx, subnet.network)
+    engine, note = subnet.engine, "adaptive routing off"
+    if ar and subnet.engine in AR_ENGINES:
+        engine = AR_ENGINES[subnet.engine]
+        note = f"adaptive routing over {subnet.engine}"
+    elif ar:
+        note = f"{subnet.engine} has no adaptive-routing engine"
+    can_sharp = bool(models) and all(m.sharp for m in models)
+    level = (SHARP_ON if sharp(ctx, subnet.network) else SHARP_OFF) if can_sharp else None
+    if engine == subnet.engine and level != SHARP_ON:
+        return None
+    return NvidiaSm(engine, note, level)
+
+
 def opensm_files(ctx: ConfigContext, subnet: IbSubnet) -> list[Artifact]:
     design = ctx.fabric.name
     partitions = _partitions(ctx, subnet)
@@ -91,21 +138,28 @@ def opensm_files(ctx: ConfigContext, subnet: IbSubnet) -> list[Artifact]:
         "partition_config_file": f"{SM_DIR}/partitions.conf",
         "config_file": f"{SM_DIR}/opensm.conf",
     }
-    conf = render(
-        "opensm/opensm.conf.j2",
-        design=design,
-        subnet=subnet,
-        files=files,
-        qos={
+    values = {
+        "design": design,
+        "subnet": subnet,
+        "files": files,
+        "sm_nodes": sm_nodes(subnet),
+        "qos": {
             "max_vls": QOS_MAX_VLS,
             "high_limit": 0,
             "vlarb_high": ",".join(f"{vl}:0" for vl in range(QOS_MAX_VLS)),
             "vlarb_low": ",".join(f"{vl}:{QOS_VLARB_WEIGHT}" for vl in range(QOS_MAX_VLS)),
             "sl2vl": ",".join(str(sl % QOS_MAX_VLS) for sl in range(SLS)),
         },
-    )
+    }
     folder = f"configs/{subnet.folder}"
-    artifacts: list[Artifact] = [(f"{folder}/opensm.conf", conf)]
+    artifacts: list[Artifact] = [
+        (f"{folder}/opensm.conf", render("opensm/opensm.conf.j2", nvidia=None, **values))
+    ]
+    nvidia = nvidia_sm(ctx, subnet)
+    if nvidia is not None:
+        artifacts.append(
+            (f"{folder}/nvidia-sm.conf", render("opensm/opensm.conf.j2", nvidia=nvidia, **values))
+        )
     if files["root_guid_file"] is not None:
         artifacts.append(
             (f"{folder}/root_guids.conf", "".join(f"{guid_text(n.guid)}\n" for n in subnet.roots))

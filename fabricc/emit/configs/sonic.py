@@ -4,10 +4,16 @@ Consumes a switch of an ethernet compute or storage network whose network asks f
 ConfigContext (ports, far ends, QoS plan) and the cabling plan's cable lengths; produces the
 config_db tables as a dict (serialized with json by the caller): DEVICE_METADATA, PORT and
 BREAKOUT_CFG for every cage, LOOPBACK_INTERFACE, INTERFACE (host /31s; fabric links numbered or
-IPv6 link-local only for BGP unnumbered), BGP_NEIGHBOR, MGMT_PORT/MGMT_INTERFACE, the lossless
-RoCE tables (DSCP_TO_TC_MAP, TC_TO_PRIORITY_GROUP_MAP, TC_TO_QUEUE_MAP, PORT_QOS_MAP, WRED_PROFILE,
-SCHEDULER, QUEUE) and CABLE_LENGTH, from which SONiC's dynamic buffer model sizes the lossless
-headroom. The BGP sessions themselves come from frr.conf (docker_routing_config_mode unified).
+IPv6 link-local only for BGP unnumbered), MGMT_PORT/MGMT_INTERFACE, the lossless RoCE tables
+(DSCP_TO_TC_MAP, TC_TO_PRIORITY_GROUP_MAP, TC_TO_QUEUE_MAP, PORT_QOS_MAP, WRED_PROFILE, SCHEDULER,
+QUEUE), the inputs of SONiC's dynamic buffer model (BUFFER_POOL, BUFFER_PROFILE, BUFFER_PG with the
+lossless PG's headroom left to buffermgrd, BUFFER_QUEUE, CABLE_LENGTH from the cabling plan,
+DEFAULT_LOSSLESS_BUFFER_PARAMETER, LOSSLESS_TRAFFIC_PATTERN) and the PFC watchdog (PFC_WD).
+
+Routing: docker_routing_config_mode is split-unified. In that mode the bgp container's
+docker_init.sh keeps /etc/frr/frr.conf (the shipped file) and `vtysh -b` loads it as written;
+in `unified` it would render its own frr.conf from CONFIG_DB instead. No BGP_NEIGHBOR table is
+written, so bgpcfgd adds no sessions of its own beside those of frr.conf.
 """
 
 from __future__ import annotations
@@ -17,7 +23,6 @@ import math
 from typing import Any
 
 from fabricc.emit.configs.context import ConfigContext
-from fabricc.emit.configs.frr import HOLD_S, KEEPALIVE_S
 from fabricc.emit.configs.index import End
 from fabricc.emit.configs.ports import cage_group, is_mgmt_port, sonic_port
 from fabricc.emit.configs.qos import DSCPS, PRIORITIES, QosPlan
@@ -28,6 +33,27 @@ MAP = "ROCE"  # name of every QoS map
 WRED = "ROCE_LOSSLESS"
 SCHEDULERS = {"roce": "ROCE_DWRR", "cnp": "CNP_STRICT", "default": "DEFAULT_DWRR"}
 CABLE_PROFILE = "AZURE"  # the CABLE_LENGTH key SONiC's buffer templates and buffermgrd read
+ROUTING_MODE = "split-unified"  # frr.conf used as shipped (see the module docstring)
+# Dynamic buffer model (sonic-buildimage files/build_templates/buffers_config.j2, dynamic_mode):
+# the lossless PG names no profile ("NULL"), so buffermgrd computes its headroom from port speed
+# and CABLE_LENGTH; pool sizes are the platform's (left out, so `config load` keeps them).
+POOLS = {
+    "ingress_lossless_pool": {"type": "ingress", "mode": "dynamic"},
+    "egress_lossless_pool": {"type": "egress", "mode": "dynamic"},
+    "egress_lossy_pool": {"type": "egress", "mode": "dynamic"},
+}
+PROFILES = {
+    "ingress_lossy_profile": {"pool": "ingress_lossless_pool", "size": "0", "dynamic_th": "3"},
+    "egress_lossless_profile": {"pool": "egress_lossless_pool", "size": "0", "dynamic_th": "7"},
+    "egress_lossy_profile": {"pool": "egress_lossy_pool", "size": "9216", "dynamic_th": "7"},
+}
+DYNAMIC_PG = "NULL"
+# SONiC's defaults for the dynamic model's headroom inputs (buffers_config.j2).
+LOSSLESS_DEFAULTS = {"default_dynamic_th": "0"}
+TRAFFIC_PATTERN = {"mtu": "1024", "small_packet_percentage": "50"}
+# PFC watchdog: `pfcwd start_default` values (detect and restore 200 ms, drop, poll 200 ms).
+PFC_WD = {"action": "drop", "detection_time": "200", "restoration_time": "200"}
+PFC_WD_POLL_MS = "200"
 DEVICE_TYPES = {"leaf": "BackEndToRRouter", "spine": "BackEndLeafRouter", "core": "SpineRouter"}
 
 
@@ -76,7 +102,6 @@ def config_db(ctx: ConfigContext, device: Device) -> dict[str, Any]:
             ports[port.name] = entry
 
     interfaces: dict[str, dict[str, str]] = {}
-    neighbors: dict[str, dict[str, str]] = {}
     fabric_ports: list[str] = []
     for name, end in used.items():
         if end.link.network != device.network:
@@ -88,21 +113,11 @@ def config_db(ctx: ConfigContext, device: Device) -> dict[str, Any]:
                 interfaces[f"{name}|{ipaddress.ip_interface(f'{end.local_ip}/31')}"] = {}
         elif end.kind in (LEAF_SPINE, SPINE_CORE):
             fabric_ports.append(name)
-            far = ctx.devices[end.far]
-            neighbor = {
-                "admin_status": "up",
-                "asn": str(far.asn),
-                "name": end.far,
-                "holdtime": str(HOLD_S),
-                "keepalive": str(KEEPALIVE_S),
-            }
             if end.local_ip is not None and end.far_ip is not None:
                 interfaces[name] = {}
                 interfaces[f"{name}|{end.local_ip}/31"] = {}
-                neighbors[end.far_ip] = {**neighbor, "local_addr": end.local_ip}
             else:
                 interfaces[name] = {"ipv6_use_link_local_only": "enable"}
-                neighbors[name] = neighbor
 
     loopbacks: dict[str, dict[str, str]] = {"Loopback0": {}, f"Loopback0|{device.loopback}/32": {}}
     if device.loopback_v6 is not None:
@@ -117,19 +132,20 @@ def config_db(ctx: ConfigContext, device: Device) -> dict[str, Any]:
                 "hwsku": platform.hwsku,
                 "type": DEVICE_TYPES[device.role],
                 "bgp_asn": str(device.asn),
-                "docker_routing_config_mode": "unified",
+                "docker_routing_config_mode": ROUTING_MODE,
                 "buffer_model": "dynamic",
                 "default_bgp_status": "up",
+                "default_pfcwd_status": "enable",
             }
         },
         "BREAKOUT_CFG": breakouts,
         "PORT": ports,
         "LOOPBACK_INTERFACE": loopbacks,
         "INTERFACE": interfaces,
-        "BGP_NEIGHBOR": neighbors,
     }
     tables.update(_management(ctx, device))
     tables.update(_qos_tables(plan, fabric_ports))
+    tables.update(_buffer_tables(plan, fabric_ports))
     tables["CABLE_LENGTH"] = {CABLE_PROFILE: _cable_lengths(used, fabric_ports)}
     return tables
 
@@ -200,6 +216,45 @@ def _qos_tables(plan: QosPlan, ports: list[str]) -> dict[str, Any]:
             SCHEDULERS["cnp"]: {"type": "STRICT"},
         },
         "QUEUE": queues,
+    }
+
+
+def _ranges(values: list[int]) -> list[str]:
+    """[0, 1, 2, 4, 5, 7] -> ["0-2", "4-5", "7"], the key form of BUFFER_QUEUE and BUFFER_PG."""
+    out: list[str] = []
+    start = prev = values[0]
+    for value in [*values[1:], -2]:
+        if value != prev + 1:
+            out.append(str(start) if start == prev else f"{start}-{prev}")
+            start = value
+        prev = value
+    return out
+
+
+def _buffer_tables(plan: QosPlan, ports: list[str]) -> dict[str, Any]:
+    """Lossless buffers for the PFC priority: its PG (TC_TO_PRIORITY_GROUP_MAP maps the lossless
+    class to PG = class, everything else to PG 0) gets dynamic headroom, its queue the lossless
+    egress profile; the other queues are lossy. PFC watchdog on every lossless port."""
+    lossless = plan.traffic_class(plan.pfc_priority)
+    lossy_queues = _ranges([q for q in PRIORITIES if q != lossless])
+    pgs: dict[str, dict[str, str]] = {}
+    queues: dict[str, dict[str, str]] = {}
+    for port in ports:
+        pgs[f"{port}|0"] = {"profile": "ingress_lossy_profile"}
+        pgs[f"{port}|{lossless}"] = {"profile": DYNAMIC_PG}
+        queues[f"{port}|{lossless}"] = {"profile": "egress_lossless_profile"}
+        for key in lossy_queues:
+            queues[f"{port}|{key}"] = {"profile": "egress_lossy_profile"}
+    watchdog: dict[str, dict[str, str]] = {port: dict(PFC_WD) for port in ports}
+    watchdog["GLOBAL"] = {"POLL_INTERVAL": PFC_WD_POLL_MS}
+    return {
+        "BUFFER_POOL": {name: dict(fields) for name, fields in POOLS.items()},
+        "BUFFER_PROFILE": {name: dict(fields) for name, fields in PROFILES.items()},
+        "BUFFER_PG": pgs,
+        "BUFFER_QUEUE": queues,
+        "DEFAULT_LOSSLESS_BUFFER_PARAMETER": {CABLE_PROFILE: dict(LOSSLESS_DEFAULTS)},
+        "LOSSLESS_TRAFFIC_PATTERN": {CABLE_PROFILE: dict(TRAFFIC_PATTERN)},
+        "PFC_WD": watchdog,
     }
 
 

@@ -3,8 +3,11 @@
 Consumes the Fabric IR; produces Diagrams whose source is SVG written by fabricc (Graphviz is the
 wrong tool for a rack). Each row of racks gets one elevation drawing: every rack front view with
 its U numbers, each device at its U position with name, model and power, the rack's power
-against its budget, and its PDUs. The floor plan shows every rack at its row and position,
-coloured by role, with its power use; it stays one compact picture for thousands of racks.
+against its budget, and its PDUs. A row wider than the report page wraps into bands of racks,
+so that every rack is on screen and on paper at a size where 1U labels stay readable; a name too
+long for its box is shortened with an ellipsis (the full name is in the tooltip). The floor plan
+shows every rack at its row and position, coloured by role, with its power use; it stays one
+compact picture for thousands of racks. Legends list only the colours the drawing uses.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from fabricc.emit.diagrams.model import DRAWN, Diagram
 from fabricc.emit.diagrams.svg import Canvas
 from fabricc.ir import Device, Fabric, Rack
 
-U = 10.0  # points per rack unit
+U = 12.0  # points per rack unit: a 1U label of 8 pt (10.7 px) fits with air
 RACK_W = 150.0
 GAP = 18.0
 MARGIN = 20.0
@@ -24,6 +27,10 @@ HEAD = 64.0  # title of the drawing
 RACK_HEAD = 46.0  # name, role and power above each rack
 FOOT = 30.0
 U_LABEL = 16.0  # column of U numbers left of the rack interior
+BAND_GAP = 24.0  # between the bands of a wrapped row
+MAX_WIDTH = 915.0  # pt (1,220 px): inside a report figure (1,320 px page less paddings)
+ONE_U_TEXT = 8.0
+TALL_TEXT = 9.0
 
 ROLE_TONE = {
     "compute": style.Tone("#f7fee7", "#65a30d"),
@@ -135,22 +142,23 @@ def _rack(canvas: Canvas, fabric: Fabric, rack: Rack, x: float, y: float, reserv
             width=0.9,
             rx=1.5,
         )
-        size = 7.0 if device.height_u == 1 else 8.5
-        baseline = dy + dh / 2 + size * 0.35 if device.height_u < 3 else dy + 12
-        canvas.text(inner_x + 5, baseline, device.name, size=size, bold=True)
-        if device.power_w:
+        size = ONE_U_TEXT if device.height_u == 1 else TALL_TEXT
+        baseline = dy + dh / 2 + size * 0.35 if device.height_u < 3 else dy + 13
+        power = kw(device.power_w) if device.power_w else ""
+        room = inner_w - 9 - (style.text_width(power, size - 1) + 6 if power else 0)
+        canvas.text(inner_x + 5, baseline, fit(device.name, size, room), size=size, bold=True)
+        if power:
             canvas.text(
                 inner_x + inner_w - 4,
                 baseline,
-                kw(device.power_w),
+                power,
                 size=size - 1,
                 fill=style.MUTED,
                 anchor="end",
             )
         if device.height_u >= 3:
-            canvas.text(
-                inner_x + 5, dy + 23, facts.model_name(fabric, device), size=7, fill=style.MUTED
-            )
+            model = facts.model_name(fabric, device)
+            canvas.text(inner_x + 5, dy + 25, fit(model, 8, inner_w - 9), size=8, fill=style.MUTED)
         canvas.end_group()
     foot = top + height_u * U + 14
     if pdus:
@@ -159,12 +167,28 @@ def _rack(canvas: Canvas, fabric: Fabric, rack: Rack, x: float, y: float, reserv
         canvas.text(x, foot, f"0U: {text}", size=7, fill=style.MUTED)
 
 
+def fit(text: str, size: float, room: float, bold: bool = True) -> str:
+    """`text`, shortened with an ellipsis until it fits `room` points."""
+    if style.text_width(text, size, bold) <= room:
+        return text
+    while text and style.text_width(text + "…", size, bold) > room:
+        text = text[:-1]
+    return text + "…"
+
+
+def per_band(count: int) -> int:
+    """Racks per band: as many as fit MAX_WIDTH, the bands of a row as even as possible."""
+    fits = max(1, int((MAX_WIDTH - 2 * MARGIN + GAP) // (RACK_W + GAP)))
+    bands = -(-count // fits)
+    return -(-count // bands)
+
+
 def _u_scale(height_u: int) -> Canvas:
     """U numbers and unit lines of an empty rack, drawn once per drawing and reused."""
     scale = Canvas(RACK_W, height_u * U, "")
     for u in range(1, height_u + 1):
         uy = (height_u - u) * U
-        scale.text(U_LABEL - 3, uy + U - 2.4, str(u), size=6, fill=style.FAINT, anchor="end")
+        scale.text(U_LABEL - 3, uy + U - 3, str(u), size=7, fill=style.FAINT, anchor="end")
         if u > 1:
             scale.line(U_LABEL, uy + U, RACK_W, uy + U, stroke="#eef2f6", width=0.5)
     return scale
@@ -190,8 +214,11 @@ def elevations(fabric: Fabric) -> list[Diagram]:
     for _, unsorted in sorted(rows.items()):
         racks = sorted(unsorted, key=lambda r: r.position)
         tallest = max(r.height_u for r in racks)
-        width = MARGIN * 2 + len(racks) * RACK_W + (len(racks) - 1) * GAP
-        height = HEAD + RACK_HEAD + tallest * U + FOOT + MARGIN
+        across = per_band(len(racks))
+        bands = -(-len(racks) // across)
+        band_h = RACK_HEAD + tallest * U + FOOT
+        width = MARGIN * 2 + across * RACK_W + (across - 1) * GAP
+        height = HEAD + bands * band_h + (bands - 1) * BAND_GAP + MARGIN
         label = row_name(racks[0])
         used = sum(rack_power(fabric, r) for r in racks)
         budget = sum(r.power_budget_w for r in racks)
@@ -206,8 +233,10 @@ def elevations(fabric: Fabric) -> list[Diagram]:
             fill=style.MUTED,
         )
         for index, rack in enumerate(racks):
-            x = MARGIN + index * (RACK_W + GAP)
-            _rack(canvas, fabric, rack, x, HEAD + (tallest - rack.height_u) * U, reserved)
+            band, column = divmod(index, across)
+            x = MARGIN + column * (RACK_W + GAP)
+            y = HEAD + band * (band_h + BAND_GAP) + (tallest - rack.height_u) * U
+            _rack(canvas, fabric, rack, x, y, reserved)
         names = tuple(
             d
             for r in racks
@@ -304,11 +333,14 @@ def floorplan(fabric: Fabric) -> Diagram:
         canvas.rect(x, legend_y - 8, 10, 10, fill=tone.fill, stroke=tone.stroke)
         canvas.text(x + 14, legend_y, label, size=8, fill=style.MUTED)
         x += style.text_width(label, 8) + 30
+    shown = {power_colour(rack_power(fabric, r), r.power_budget_w) for r in fabric.racks}
     for label, colour in (
         ("≤ 90 % of budget", "#16a34a"),
         ("> 90 %", "#d97706"),
         ("over budget", "#dc2626"),
     ):
+        if colour not in shown:
+            continue
         canvas.rect(x, legend_y - 6, 14, 4, fill=colour, rx=2)
         canvas.text(x + 18, legend_y, label, size=8, fill=style.MUTED)
         x += 100
