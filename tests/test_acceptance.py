@@ -210,3 +210,63 @@ def test_spines_provisioned_for_growth(tmp_path: Path) -> None:
     compute = summary(compile_text(text, tmp_path)[0])["networks"]["compute"]
     assert compute["switches"] == {"leaf": 16, "spine": 16, "core": 0}  # spines of the 4-SU design
     assert compute["links"]["leaf-spine"] == 16 * 32  # but cables only for the 2 units present
+
+
+def _uplinks_into(fabric: Any, source: str, target: str) -> int:
+    """Uplinks from `source` that land on the top tier of `target`, each port used once."""
+    topology = fabric.networks[target]
+    top = next(t for t in ("core", "spine", "leaf") if topology.switches.get(t))
+    tops = set(topology.switches[top])
+    links = [link for link in fabric.links if link.kind == "uplink" and link.network == source]
+    assert all(link.b in tops for link in links)
+    return len(links)
+
+
+@pytest.mark.parametrize("racks", [16, 32, 64, 128])
+def test_gb200_oob_uplinks_fit_the_inband_top_tier(tmp_path: Path, racks: int) -> None:
+    """RA-11338 at 2-16 SU: every OOB switch uplinks 2 x 100G into the in-band top tier, which is
+    sized with those ports reserved (it grows instead of running out of ports)."""
+    text = (EXAMPLES / "gb200-nvl72-su.yaml").read_text()
+    assert "count: 8\n" in text
+    fabric, _ = compile_text(text.replace("count: 8\n", f"count: {racks}\n"), tmp_path)
+    oob = fabric.networks["oob"].switches["leaf"]
+    assert _uplinks_into(fabric, "oob", "inband") == 2 * len(oob)
+    compute = summary(fabric)["networks"]["compute"]
+    assert compute["links"]["endpoint-leaf"] == racks * 72 + 2
+
+
+def test_b300_xdr_18_su_with_management_networks(tmp_path: Path) -> None:
+    """B300 XDR 18 SU (1,296 nodes) keeps its published compute fabric with in-band and OOB
+    networks beside it, and the OOB uplinks find ports in the in-band top tier."""
+    fabric, _ = compile_text(
+        "metadata: {name: b300}\n"
+        "site: {racks_per_row: 40, rack: {power_kw: 60}}\n"
+        "nodes:\n  gpu: {model: hgx-b300, count: 1296, nodes_per_rack: 4}\n"
+        "networks:\n"
+        "  compute: {role: compute, fabric: infiniband, switches: {leaf: q3400}}\n"
+        "  inband: {role: inband, dual_homed: true}\n"
+        "  oob: {role: oob, uplink_to: inband}\n",
+        tmp_path,
+    )
+    compute = summary(fabric)["networks"]["compute"]
+    assert compute["switches"] == {"leaf": 144, "spine": 72, "core": 0}
+    assert compute["links"]["leaf-spine"] == 10368
+    oob = fabric.networks["oob"].switches["leaf"]
+    assert _uplinks_into(fabric, "oob", "inband") == 2 * len(oob)
+
+
+def test_uplinks_grow_the_target_top_tier(tmp_path: Path) -> None:
+    """A top tier with no room for its guests gets more switches, not an error."""
+    text = (
+        "metadata: {name: guests}\nsite: {rack: {power_kw: 45}}\n"
+        "nodes:\n  dgx: {model: dgx-h100, count: 96, nodes_per_rack: 4}\n"
+        "networks:\n"
+        "  inband: {role: inband, oversubscription: '4:1'}\n"
+        "  oob: {role: oob, uplink_to: inband, max_racks_per_switch: 1, uplinks_per_switch: UP}\n"
+    )
+    small = compile_text(text.replace("UP", "1"), tmp_path)[0]
+    large = compile_text(text.replace("UP", "4"), tmp_path)[0]
+    spines = [len(f.networks["inband"].switches["spine"]) for f in (small, large)]
+    assert spines[0] < spines[1]
+    oob = large.networks["oob"].switches["leaf"]
+    assert _uplinks_into(large, "oob", "inband") == 4 * len(oob)

@@ -18,7 +18,7 @@ switch devices, links and a NetworkTopology. The rules, none of them special cas
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from fabricc.catalog.models import SwitchModel
@@ -70,17 +70,44 @@ def divisors(n: int) -> list[int]:
     return sorted(set(small + [n // d for d in small]))
 
 
-def symmetric_width(uplinks: Sequence[tuple[int, int]], ports: int) -> int | None:
+def symmetric_width(
+    uplinks: Sequence[tuple[int, int]],
+    ports: int,
+    breakout: int = 1,
+    guest_ports: Callable[[int], int] | None = None,
+) -> int | None:
     """Smallest switch count S such that each of L leaves spreads its U uplinks evenly over S
-    switches (S divides every U) and no switch needs more than `ports` ports."""
+    switches (S divides every U) and no switch needs more than `ports` ports, counting whole
+    cages of `breakout` ports and the ports that guests of other networks take on each of S
+    switches (`guest_ports(S)`, whole cages too)."""
     counts = [u for _, u in uplinks if u > 0]
     if not counts:
         return None
     common = math.gcd(*counts)
     for width in divisors(common):
-        if sum(leaves * u // width for leaves, u in uplinks) <= ports:
+        used = sum(leaves * u // width for leaves, u in uplinks)
+        used = -(-used // breakout) * breakout
+        if used + (guest_ports(width) if guest_ports else 0) <= ports:
             return width
     return None
+
+
+@dataclass(frozen=True, slots=True)
+class Guests:
+    """Links from other networks (uplink_to) that land on a network's top tier, spread
+    round-robin over its switches; their ports are reserved before the tier is sized."""
+
+    links: int
+    speed: int  # Gb/s per link
+
+    def ports(self, model: SwitchModel, fabric_speed: int, switches: int) -> int:
+        """Ports (at fabric speed, whole cages) one of `switches` top-tier switches gives up."""
+        if self.links <= 0 or switches <= 0:
+            return 0
+        speeds = switch_port_speeds(model)
+        per_switch = -(-self.links // switches)
+        cages = -(-per_switch // speeds.get(self.speed, 1))
+        return cages * speeds[fabric_speed]
 
 
 @dataclass(slots=True)
@@ -108,8 +135,10 @@ class FatTreeBuilder:
         plans: dict[str, GroupPlan],
         book: PortBook,
         problems: list[Diagnostic],
+        guests: Guests | None = None,
     ) -> None:
         self.fabric = fabric
+        self.guests = guests
         self.net = network
         self.spec = network.spec
         self.plans = plans
@@ -494,16 +523,19 @@ class FatTreeBuilder:
         spine_ports = general_cages(spine_model) * spine_breakout
         target = self._target_leaves(classes)
         uplinks = [(target[i], c.budget.up_ports) for i, c in enumerate(classes)]
-        width = symmetric_width(uplinks, spine_ports)
+        width = symmetric_width(
+            uplinks, spine_ports, spine_breakout, self._guest_ports(spine_model, 1)
+        )
         if self.spec.spines is not None and tiers != 3:
-            width = self._explicit_spines(uplinks, spine_ports)
+            width = self._explicit_spines(uplinks, spine_model, spine_breakout, spine_ports)
             if width is None:
                 return
         if tiers == 2 or (tiers == "auto" and width is not None):
             if width is None:
                 self.fail(
-                    f"{sum(t for t, _ in uplinks)} leaves need more spine ports than a "
-                    f"{spine_model.part_number} has ({spine_ports}) in a symmetric 2-tier tree",
+                    f"{sum(t for t, _ in uplinks)} leaves{self._guest_text()} need more spine "
+                    f"ports than a {spine_model.part_number} has ({spine_ports}) in a symmetric "
+                    "2-tier tree",
                     (*self.net.path, "tiers"),
                     "use 'tiers: 3' (or 'auto'), or a switch with more ports",
                 )
@@ -521,7 +553,25 @@ class FatTreeBuilder:
             return
         self._three_tiers(classes, spine_model, spine_breakout, spine_ports)
 
-    def _explicit_spines(self, uplinks: list[tuple[int, int]], ports: int) -> int | None:
+    def _guest_ports(self, model: SwitchModel, per_width: int) -> Callable[[int], int]:
+        """Ports per top-tier switch taken by guests when the tier has `width * per_width`
+        switches in each plane."""
+        guests = self.guests
+        planes = self.spec.planes
+        speed = self.net.fabric_speed
+        if guests is None:
+            return lambda _: 0
+        return lambda width: guests.ports(model, speed, width * per_width * planes)
+
+    def _guest_text(self) -> str:
+        g = self.guests
+        if g is None or g.links == 0:
+            return ""
+        return f" and {g.links} uplinks from other networks ({g.speed}G)"
+
+    def _explicit_spines(
+        self, uplinks: list[tuple[int, int]], model: SwitchModel, breakout: int, ports: int
+    ) -> int | None:
         wanted = self.spec.spines
         assert wanted is not None
         path = (*self.net.path, "spines")
@@ -534,9 +584,14 @@ class FatTreeBuilder:
                 "pick a divisor of the uplink count",
             )
             return None
-        needed = sum(leaves * u // wanted for leaves, u in uplinks)
+        needed = -(-sum(leaves * u // wanted for leaves, u in uplinks) // breakout) * breakout
+        needed += self._guest_ports(model, 1)(wanted)
         if needed > ports:
-            self.fail(f"{wanted} spines would need {needed} ports each; they have {ports}", path)
+            self.fail(
+                f"{wanted} spines would need {needed} ports each{self._guest_text()}; they have "
+                f"{ports}",
+                path,
+            )
             return None
         return wanted
 
@@ -674,10 +729,13 @@ class FatTreeBuilder:
         if self.spec.spines_for_sus is not None and self.topology.sus:
             units_per_pod = max(1, sum(1 for u in plane_units[0] if u[0][1].rail) // present)
             target = max(present, -(-self.spec.spines_for_sus // units_per_pod))
-        group_size = symmetric_width([(target, spine_up)], core_ports)
+        group_size = symmetric_width(
+            [(target, spine_up)], core_ports, core_breakout, self._guest_ports(core_model, width)
+        )
         if group_size is None:
             self.fail(
-                f"{target} spine-leaf groups need more core ports than a {core_model.part_number} has",
+                f"{target} spine-leaf groups{self._guest_text()} need more core ports than a "
+                f"{core_model.part_number} has",
                 path,
                 "the fabric exceeds three tiers of this switch",
             )
@@ -730,11 +788,12 @@ def build_network(
     plans: dict[str, GroupPlan],
     book: PortBook,
     problems: list[Diagnostic],
+    guests: Guests | None = None,
 ) -> NetworkTopology:
-    builder = FatTreeBuilder(fabric, network, plans, book, problems)
+    builder = FatTreeBuilder(fabric, network, plans, book, problems, guests)
     builder.build()
     fabric.networks[network.name] = builder.topology
     return builder.topology
 
 
-__all__ = ["Endpoint", "PortBook", "build_network", "divisors", "symmetric_width"]
+__all__ = ["Endpoint", "Guests", "PortBook", "build_network", "divisors", "symmetric_width"]

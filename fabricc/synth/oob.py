@@ -19,6 +19,7 @@ from fabricc.synth.naming import format_name, switch_port
 from fabricc.synth.racks import RackPlan
 
 PDU_PORT = "NET"
+UPLINK_PORTS = "uplink-ports"  # diagnostic code: a target tier ran out of ports for uplinks
 POWER_SHELF_PORT = "MGMT"
 
 
@@ -186,8 +187,12 @@ def connect_uplinks(
     source = fabric.loaded.source
     path = (*network.path, "uplink_to")
 
-    def fail(message: str, at: tuple[str | int, ...] = path, hint: str | None = None) -> None:
-        problems.append(error(message, path=format_path(at), location=source.value(at), hint=hint))
+    def fail(
+        message: str, at: tuple[str | int, ...] = path, hint: str | None = None, code: str = ""
+    ) -> None:
+        problems.append(
+            error(message, path=format_path(at), location=source.value(at), hint=hint, code=code)
+        )
 
     if target_topology is None or not any(target_topology.switches.values()):
         fail(f"network {spec.uplink_to!r} has no switches to uplink into")
@@ -205,11 +210,10 @@ def connect_uplinks(
             target_model = catalog.switches[fabric.devices[target].model]
             target_speeds = switch_port_speeds(target_model)
             own_speeds = switch_port_speeds(model, uplink_group=bool(up_groups))
-            common = sorted(set(own_speeds) & set(target_speeds), reverse=True)
-            if not common:
+            speed = uplink_speed(model, target_model)
+            if speed is None:
                 fail(f"{name} and {target} share no port speed for an uplink")
                 return
-            speed = common[0]
             if up_groups:
                 first_cage = sum(
                     g.count for g in model.port_groups[: model.port_groups.index(up_groups[0])]
@@ -229,9 +233,19 @@ def connect_uplinks(
                 fail(
                     f"{target if remote is None else name} has no free port left for an uplink",
                     hint="lower uplinks_per_switch or give the target network more ports",
+                    code=UPLINK_PORTS if remote is None else "",
                 )
                 return
             fabric.links.append(Link(network.name, UPLINK, name, local, target, remote, speed))
+
+
+def uplink_speed(model: SwitchModel, target: SwitchModel) -> int | None:
+    """The speed of an uplink from `model` (its uplink cages, if it has any) into `target`: the
+    highest both can run."""
+    up_groups = any(g.use == "uplink" for g in model.port_groups)
+    own = switch_port_speeds(model, uplink_group=up_groups)
+    common = set(own) & set(switch_port_speeds(target))
+    return max(common) if common else None
 
 
 def _free_port(book: PortBook, device: str, model: SwitchModel, breakout: int) -> str | None:
