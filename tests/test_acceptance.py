@@ -12,6 +12,8 @@ from typing import Any
 import pytest
 
 from fabricc.emit.summary import summary
+from fabricc.spec.loader import load_spec
+from fabricc.synth.pipeline import synthesize
 from tests.support import EXAMPLES, compile_text, compiled
 
 # RA-11333 Table 4: SU, nodes, GPUs, leaves, spines, node+UFM cables, leaf-spine cables.
@@ -270,3 +272,51 @@ def test_uplinks_grow_the_target_top_tier(tmp_path: Path) -> None:
     assert spines[0] < spines[1]
     oob = large.networks["oob"].switches["leaf"]
     assert _uplinks_into(large, "oob", "inband") == 4 * len(oob)
+
+
+def synthesized(text: str, tmp_path: Path) -> Any:
+    """The design IR only (no emitters): for the largest published scales."""
+    path = tmp_path / "spec.yaml"
+    path.write_text(text)
+    return synthesize(load_spec(path, "spec.yaml"))
+
+
+# RA-11333 flagship scaled by its per-unit rule (32 DGX per SU, one slot for UFM): SU, DGX,
+# and the compute fabric of the B200 table above (same QM9700 radix, same unit).
+SUPERPOD_3_TIER = [(16, 511, 128, 128, 64), (32, 1023, 256, 256, 128), (64, 2047, 512, 512, 256)]
+
+
+@pytest.mark.parametrize(("sus", "nodes", "leaves", "spines", "cores"), SUPERPOD_3_TIER)
+def test_superpod_3_tier_with_storage_leaf_classes(
+    tmp_path: Path, sus: int, nodes: int, leaves: int, spines: int, cores: int
+) -> None:
+    """Storage leaves at 1:1 and DGX storage leaves at 4:3 in one 3-tier fabric: each leaf class
+    gets spine-leaf groups of its own under a shared core."""
+    text = (EXAMPLES / "superpod-h100-4su.yaml").read_text()
+    fabric = synthesized(text.replace("count: 127", f"count: {nodes}"), tmp_path)
+    compute = fabric.networks["compute"]
+    assert compute.sus == sus
+    assert compute.tiers == 3
+    sizes = {tier: len(names) for tier, names in compute.switches.items()}
+    assert sizes == {"leaf": leaves, "spine": spines, "core": cores}
+    storage = fabric.networks["storage"]
+    assert storage.tiers == 3
+    budgets = {c.name: (c.down_ports, c.up_ports) for c in storage.leaf_classes}
+    assert budgets == {"dgx": (32, 24), "storage": (16, 16)}  # 4:3 and 1:1
+    devices = fabric.devices
+    pods = {c.name: {devices[leaf].pod for leaf in c.leaves} for c in storage.leaf_classes}
+    assert pods["dgx"].isdisjoint(pods["storage"])
+    links = [link for link in fabric.links if link.network == "storage"]
+    assert sum(1 for link in links if link.kind == "endpoint-leaf") == nodes * 2 + 8 * 8
+    # every leaf uplink reaches a spine, every spine is non-blocking towards the core
+    ups: dict[str, int] = {}
+    for link in links:
+        if link.kind in ("leaf-spine", "spine-core"):
+            ups[link.a] = ups.get(link.a, 0) + 1
+    for cls in storage.leaf_classes:
+        assert all(ups[leaf] == cls.up_ports for leaf in cls.leaves)
+    downs: dict[str, int] = {}
+    for link in links:
+        if link.kind == "leaf-spine":
+            downs[link.b] = downs.get(link.b, 0) + 1
+    assert all(ups[spine] == downs[spine] for spine in storage.switches["spine"])

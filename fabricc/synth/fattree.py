@@ -12,7 +12,11 @@ switch devices, links and a NetworkTopology. The rules, none of them special cas
   so the spine count S is the smallest divisor of the leaf uplink count that gives every spine
   enough ports. (This reproduces RA-11333 Table 4: 3 SU need 16 spines, not 12.)
 * 3 tiers: leaves and spines form spine-leaf groups (pods) of whole scalable units; spine j of
-  every pod connects to core group j, again with equal link counts.
+  every pod connects to core group j, again with equal link counts. Leaf classes with different
+  uplink counts (storage arrays at 1:1 beside DGX at 4:3) get spine-leaf groups of their own
+  under the shared core.
+* Guests: uplinks from other networks (uplink_to) take ports of the top tier; they are reserved
+  before that tier is sized, so it grows (more switches, or a tier) instead of running out.
 """
 
 from __future__ import annotations
@@ -687,19 +691,90 @@ class FatTreeBuilder:
     def _three_tiers(
         self, classes: list[_Class], spine_model: SwitchModel, spine_breakout: int, spine_ports: int
     ) -> None:
+        """Leaves with the same uplink count share spine-leaf groups; leaf classes with another
+        count (storage arrays at 1:1 beside DGX leaves at 4:3) get spine-leaf groups of their own.
+        Every group hangs under one shared core: spine j of every group joins core group j."""
         path = (*self.net.path, "tiers")
-        ups = {c.budget.up_ports for c in classes}
-        if len(ups) != 1:
+        half = spine_ports // 2  # spines are non-blocking: half the ports down, half up
+        families: dict[int, list[_Class]] = {}
+        for cls in classes:
+            families.setdefault(cls.budget.up_ports, []).append(cls)
+        blocks: list[_Block] = []
+        for up, family in families.items():
+            block = self._block(family, up, half, path)
+            if block is None:
+                return
+            blocks.append(block)
+        core_model = self.catalog.switches[self.net.switch_models["core"]]
+        core_breakout = switch_port_speeds(core_model)[self.net.fabric_speed]
+        core_ports = general_cages(core_model) * core_breakout
+        groups = max(b.width for b in blocks)
+        group_size = symmetric_width(
+            [(b.target, b.spine_up) for b in blocks],
+            core_ports,
+            core_breakout,
+            self._guest_ports(core_model, groups),
+        )
+        if group_size is None:
             self.fail(
-                "3-tier fabrics need the same uplink count on every leaf "
-                f"(here {', '.join(map(str, sorted(ups)))})",
+                f"{sum(b.target for b in blocks)} spine-leaf groups{self._guest_text()} need more "
+                f"core ports than a {core_model.part_number} has",
                 path,
-                "give every endpoint group the same oversubscription, or split the network",
+                "the fabric exceeds three tiers of this switch",
             )
             return
-        up = ups.pop()
-        half = spine_ports // 2  # spines are non-blocking: half the ports down, half up
-        plane_units = [self._units(classes, plane) for plane in range(self.spec.planes)]
+        self.topology.tiers = 3
+        self.topology.pods = sum(len(b.pods[0]) for b in blocks)
+        self.topology.spines_per_pod = blocks[0].width
+        self.topology.core_groups = groups
+        self.topology.cores_per_group = group_size
+        for plane in range(self.spec.planes):
+            cores = [
+                [
+                    self._new_switch("core", self.net.switch_models["core"], plane=plane)
+                    for _ in range(group_size)
+                ]
+                for _ in range(groups)
+            ]
+            offsets = [0] * groups  # next free down port of each core group's cores
+            pod = 0
+            for block in blocks:
+                per = block.spine_up // group_size
+                spine_down_cages = -(-block.spine_up // spine_breakout)
+                for members in block.pods[plane]:
+                    for leaf, _ in members:
+                        self.fabric.devices[leaf].pod = pod
+                    spines = [
+                        self._new_switch(
+                            "spine", self.net.switch_models["spine"], plane=plane, pod=pod
+                        )
+                        for _ in range(block.width)
+                    ]
+                    self._connect(members, spines, LEAF_SPINE, spine_breakout)
+                    for j, spine in enumerate(spines):
+                        for c, core in enumerate(cores[j]):
+                            for k in range(per):
+                                self._link(
+                                    Link(
+                                        network=self.net.name,
+                                        kind=SPINE_CORE,
+                                        a=spine,
+                                        a_port=switch_port(
+                                            spine_down_cages, c * per + k, spine_breakout
+                                        ),
+                                        b=core,
+                                        b_port=switch_port(0, offsets[j] + k, core_breakout),
+                                        speed=self.net.fabric_speed,
+                                        plane=plane,
+                                    )
+                                )
+                        offsets[j] += per
+                    pod += 1
+
+    def _block(self, members: list[_Class], up: int, half: int, path: DataPath) -> _Block | None:
+        """The spine-leaf groups of leaf classes that share an uplink count: units packed into
+        groups, and the group's spine count by the symmetric rule."""
+        plane_units = [self._units(members, plane) for plane in range(self.spec.planes)]
         largest_unit = max(len(u) for u in plane_units[0])
         max_leaves = half
         if self.spec.pod_sus is not None:
@@ -710,7 +785,7 @@ class FatTreeBuilder:
                 f"one unit has {largest_unit} leaves, more than a spine-leaf group can take ({max_leaves})",
                 (*self.net.path, "pod_sus"),
             )
-            return
+            return None
         pods_per_plane = [self._pods(units, max_leaves) for units in plane_units]
         pod_leaves = max(len(pod) for pods in pods_per_plane for pod in pods)
         width = symmetric_width([(pod_leaves, up)], half)
@@ -719,67 +794,25 @@ class FatTreeBuilder:
                 f"a spine-leaf group of {pod_leaves} leaves needs more spine ports than {half} down",
                 path,
             )
-            return
-        spine_up = pod_leaves * up // width  # every spine gets as many uplinks as down ports
-        core_model = self.catalog.switches[self.net.switch_models["core"]]
-        core_breakout = switch_port_speeds(core_model)[self.net.fabric_speed]
-        core_ports = general_cages(core_model) * core_breakout
+            return None
         present = len(pods_per_plane[0])
         target = present
-        if self.spec.spines_for_sus is not None and self.topology.sus:
-            units_per_pod = max(1, sum(1 for u in plane_units[0] if u[0][1].rail) // present)
+        rail_units = sum(1 for u in plane_units[0] if u[0][1].rail)
+        if self.spec.spines_for_sus is not None and rail_units:
+            units_per_pod = max(1, rail_units // present)
             target = max(present, -(-self.spec.spines_for_sus // units_per_pod))
-        group_size = symmetric_width(
-            [(target, spine_up)], core_ports, core_breakout, self._guest_ports(core_model, width)
-        )
-        if group_size is None:
-            self.fail(
-                f"{target} spine-leaf groups{self._guest_text()} need more core ports than a "
-                f"{core_model.part_number} has",
-                path,
-                "the fabric exceeds three tiers of this switch",
-            )
-            return
-        self.topology.tiers = 3
-        self.topology.pods = present
-        self.topology.spines_per_pod = width
-        self.topology.core_groups = width
-        self.topology.cores_per_group = group_size
-        spine_down_cages = -(-(pod_leaves * up // width) // spine_breakout)
-        per = spine_up // group_size
-        for plane, pods in enumerate(pods_per_plane):
-            cores = [
-                [
-                    self._new_switch("core", self.net.switch_models["core"], plane=plane)
-                    for _ in range(group_size)
-                ]
-                for _ in range(width)
-            ]
-            for pod, members in enumerate(pods):
-                for leaf, _ in members:
-                    self.fabric.devices[leaf].pod = pod
-                spines = [
-                    self._new_switch("spine", self.net.switch_models["spine"], plane=plane, pod=pod)
-                    for _ in range(width)
-                ]
-                self._connect(members, spines, LEAF_SPINE, spine_breakout)
-                for j, spine in enumerate(spines):
-                    for c, core in enumerate(cores[j]):
-                        for k in range(per):
-                            self._link(
-                                Link(
-                                    network=self.net.name,
-                                    kind=SPINE_CORE,
-                                    a=spine,
-                                    a_port=switch_port(
-                                        spine_down_cages, c * per + k, spine_breakout
-                                    ),
-                                    b=core,
-                                    b_port=switch_port(0, pod * per + k, core_breakout),
-                                    speed=self.net.fabric_speed,
-                                    plane=plane,
-                                )
-                            )
+        # every spine gets as many uplinks as down ports
+        return _Block(pods_per_plane, width, pod_leaves * up // width, target)
+
+
+@dataclass(frozen=True, slots=True)
+class _Block:
+    """The spine-leaf groups of one leaf family in a 3-tier fabric."""
+
+    pods: list[list[list[tuple[str, _Class]]]]  # per plane: groups of (leaf, class)
+    width: int  # spines per group
+    spine_up: int  # uplinks of each spine
+    target: int  # groups the core is sized for (spines_for_sus adds future ones)
 
 
 def build_network(
