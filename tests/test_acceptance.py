@@ -320,3 +320,39 @@ def test_superpod_3_tier_with_storage_leaf_classes(
         if link.kind == "leaf-spine":
             downs[link.b] = downs.get(link.b, 0) + 1
     assert all(ups[spine] == downs[spine] for spine in storage.switches["spine"])
+
+
+# DGX SuperPOD B300 Spectrum-X RA (twin-plane SN5600, 64 HGX B300 per SU, each GPU 2 x 400G over
+# two planes): SU, nodes, leaves and spines over both planes.
+SPECTRUM_X_TABLE = [
+    (1, 64, 16, 8),
+    (2, 128, 32, 16),
+    (4, 256, 64, 32),
+    (8, 512, 128, 64),
+    (16, 1024, 256, 128),
+]
+
+
+@pytest.mark.parametrize(("sus", "nodes", "leaves", "spines"), SPECTRUM_X_TABLE)
+def test_spectrum_x_table(tmp_path: Path, sus: int, nodes: int, leaves: int, spines: int) -> None:
+    """16 SU stays 2-tier: the SN5600 is counted after breakout (128 x 400G), not as 64 x 800G."""
+    fabric = synthesized(
+        "metadata: {name: sx}\n"
+        "site: {racks_per_row: 40, rack: {power_kw: 60}}\n"
+        f"nodes:\n  gpu: {{model: hgx-b300, count: {nodes}, nodes_per_rack: 4}}\n"
+        "networks:\n  compute: {role: compute, fabric: ethernet, planes: 2}\n",
+        tmp_path,
+    )
+    compute = fabric.networks["compute"]
+    assert compute.sus == sus
+    assert compute.tiers == 2
+    sizes = {tier: len(names) for tier, names in compute.switches.items()}
+    assert sizes == {"leaf": leaves, "spine": spines}
+    links = [link for link in fabric.links if link.network == "compute"]
+    endpoint = [link for link in links if link.kind == "endpoint-leaf"]
+    assert len(endpoint) == nodes * 8 * 2  # one 400G link per GPU and plane
+    up = [link for link in links if link.kind == "leaf-spine"]
+    # full bisection: as much leaf-spine bandwidth as endpoint bandwidth
+    assert sum(link.speed for link in up) == sum(link.speed for link in endpoint)
+    if sus == 16:
+        assert {link.speed for link in up} == {400}

@@ -21,6 +21,7 @@ switch devices, links and a NetworkTopology. The rules, none of them special cas
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -252,8 +253,52 @@ class FatTreeBuilder:
         self.topology.sus = su_offset
         return classes
 
+    def _two_tier_width(self) -> int | None:
+        """Spines per plane of a 2-tier tree at the network's fabric speed, or None if two tiers
+        cannot connect every leaf (a dry run: builds nothing, reports nothing)."""
+        problems, self.problems = self.problems, []
+        try:
+            classes = self._classes(with_uplinks=True)
+            if self.problems or not classes:
+                return None
+            spine_model = self.catalog.switches[self.net.switch_models["spine"]]
+            breakout = switch_port_speeds(spine_model)[self.net.fabric_speed]
+            target = self._target_leaves(classes, quiet=True)
+            uplinks = [(target[i], c.budget.up_ports) for i, c in enumerate(classes)]
+            return symmetric_width(
+                uplinks,
+                general_cages(spine_model) * breakout,
+                breakout,
+                self._guest_ports(spine_model, 1),
+            )
+        finally:
+            self.problems = problems
+
+    def _choose_fabric_speed(self) -> None:
+        """Fewest tiers first, then the fastest switch links: when two tiers do not fit at the
+        fastest common speed, the radix after breakout may (an SN5600 is 64 x 800G or 128 x
+        400G). Switch links never run slower than the endpoints' links."""
+        if self.spec.tiers not in ("auto", 2) or self.spec.spines is not None:
+            return
+        if "spine" not in self.net.switch_models or not self.net.attachments:
+            return
+        if self._two_tier_width() is not None:
+            return
+        spine_model = self.catalog.switches[self.net.switch_models["spine"]]
+        common = set(switch_port_speeds(self.leaf_model)) & set(switch_port_speeds(spine_model))
+        floor = max(a.speed for a in self.net.attachments)
+        original = self.net
+        for speed in sorted(common, reverse=True):
+            if floor <= speed < original.fabric_speed:
+                self.net = dataclasses.replace(original, fabric_speed=speed)
+                if self._two_tier_width() is not None:
+                    return
+        self.net = original
+
     def build(self) -> None:
         tiers = self.spec.tiers
+        if tiers != 1:
+            self._choose_fabric_speed()
         classes = self._classes(with_uplinks=tiers != 1)
         if any(p.severity.value == "error" for p in self.problems):
             return
@@ -599,12 +644,12 @@ class FatTreeBuilder:
             return None
         return wanted
 
-    def _target_leaves(self, classes: list[_Class]) -> list[int]:
+    def _target_leaves(self, classes: list[_Class], *, quiet: bool = False) -> list[int]:
         """Leaves per class that the spines are sized for (spines_for_sus adds future units
         shaped like the last rail-wired group's)."""
         target = self.spec.spines_for_sus
         present = self.topology.sus
-        if target is not None and target < present:
+        if target is not None and target < present and not quiet:
             self.warn(
                 f"spines_for_sus is {target}, but the design already has {present} units",
                 (*self.net.path, "spines_for_sus"),
