@@ -356,3 +356,59 @@ def test_spectrum_x_table(tmp_path: Path, sus: int, nodes: int, leaves: int, spi
     assert sum(link.speed for link in up) == sum(link.speed for link in endpoint)
     if sus == 16:
         assert {link.speed for link in up} == {400}
+
+
+GB200_SHAPE = (
+    "metadata: {name: gb}\n"
+    "site: {racks_per_row: 12, rack: {power_kw: 140}}\n"
+    "nodes:\n  nvl72: {model: gb200-nvl72, count: RACKS, su_size: 8}\n"
+    "networks:\n"
+    "  compute:\n"
+    "    role: compute\n"
+    "    fabric: infiniband\n"
+    "    endpoints: {nvl72: {leaf_downlinks: 18}}\n"
+    "SHAPE"
+)
+
+
+@pytest.mark.parametrize("sus", [1, 2, 4])
+def test_gb200_written_spine_leaf_group_shape(tmp_path: Path, sus: int) -> None:
+    """RA-11338 as summarised (ISSUE-NOTES): 4 spine-leaf groups per SU, each 8 leaves + 6 spines,
+    under core groups -> 32 leaves + 24 spines per SU, every tray NIC at full bandwidth."""
+    shape = "    spine_leaf_groups: {per_su: 4, leaves: 8, spines: 6}\n"
+    text = GB200_SHAPE.replace("RACKS", str(8 * sus)).replace("SHAPE", shape)
+    fabric = synthesized(text, tmp_path)
+    compute = fabric.networks["compute"]
+    assert compute.tiers == 3
+    assert (len(compute.switches["leaf"]), len(compute.switches["spine"])) == (32 * sus, 24 * sus)
+    assert compute.pods == 4 * sus
+    assert compute.core_groups == 6
+    devices = fabric.devices
+    per_pod: dict[int | None, set[str]] = {}
+    for leaf in compute.switches["leaf"]:
+        per_pod.setdefault(devices[leaf].pod, set()).add(leaf)
+    assert sorted(len(v) for v in per_pod.values()) == [8] * (4 * sus)
+    # a group's 8 leaves serve the same nodes on all 4 rails: 2 racks' trays
+    for leaves in per_pod.values():
+        assert {devices[leaf].rail for leaf in leaves} == {0, 1, 2, 3}
+        assert len({devices[leaf].su for leaf in leaves}) == 1
+    links = [link for link in fabric.links if link.network == "compute"]
+    nodes = 8 * sus * 18 * 4
+    assert sum(1 for link in links if link.kind == "endpoint-leaf") == nodes
+    assert sum(1 for link in links if link.kind == "leaf-spine") == nodes
+    assert sum(1 for link in links if link.kind == "spine-core") == nodes
+
+
+def test_gb200_core_group_shape_and_default(tmp_path: Path) -> None:
+    """A written core-group size is built as written; without a shape the rules derive it."""
+    shape = (
+        "    spine_leaf_groups: {per_su: 4, leaves: 8, spines: 6}\n    core_groups: {cores: 4}\n"
+    )
+    fabric = synthesized(GB200_SHAPE.replace("RACKS", "16").replace("SHAPE", shape), tmp_path)
+    compute = fabric.networks["compute"]
+    assert compute.cores_per_group == 4
+    assert len(compute.switches["core"]) == 6 * 4
+    default = synthesized(GB200_SHAPE.replace("RACKS", "8").replace("SHAPE", ""), tmp_path)
+    derived = default.networks["compute"]
+    assert derived.tiers == 2  # one unit fits two tiers without a written shape
+    assert len(derived.switches["leaf"]) == 32

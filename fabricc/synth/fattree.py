@@ -278,7 +278,11 @@ class FatTreeBuilder:
         """Fewest tiers first, then the fastest switch links: when two tiers do not fit at the
         fastest common speed, the radix after breakout may (an SN5600 is 64 x 800G or 128 x
         400G). Switch links never run slower than the endpoints' links."""
-        if self.spec.tiers not in ("auto", 2) or self.spec.spines is not None:
+        if (
+            self.spec.tiers not in ("auto", 2)
+            or self.spec.spines is not None
+            or self.spec.spine_leaf_groups.per_su is not None
+        ):
             return
         if "spine" not in self.net.switch_models or not self.net.attachments:
             return
@@ -575,6 +579,15 @@ class FatTreeBuilder:
         width = symmetric_width(
             uplinks, spine_ports, spine_breakout, self._guest_ports(spine_model, 1)
         )
+        if self.spec.spine_leaf_groups.per_su is not None:
+            if tiers == 2:
+                self.fail(
+                    "spine-leaf groups per unit need a core tier",
+                    (*self.net.path, "spine_leaf_groups", "per_su"),
+                    "use 'tiers: 3' or 'auto'",
+                )
+                return
+            tiers = 3
         if self.spec.spines is not None and tiers != 3:
             width = self._explicit_spines(uplinks, spine_model, spine_breakout, spine_ports)
             if width is None:
@@ -695,16 +708,20 @@ class FatTreeBuilder:
     def _units(self, classes: list[_Class], plane: int) -> list[list[tuple[str, _Class]]]:
         """The building blocks of spine-leaf groups: the leaves of one scalable unit for
         rail-wired groups, one leaf (or MLAG pair) for top-of-rack groups; in a stable order."""
-        by_su: dict[int, list[tuple[str, _Class]]] = {}
+        by_su: dict[tuple[int, int], list[tuple[str, _Class]]] = {}
         single: list[list[tuple[str, _Class]]] = []
         step = 2 if self.spec.dual_homed else 1
+        split = self.spec.spine_leaf_groups.per_su or 1
         for cls in classes:
             leaves = cls.leaves[plane]
             if cls.rail:
-                for leaf in leaves:
+                # leaves of a unit are in (rail, k) order; with per_su groups, the k-th leaves of
+                # every rail (the ones serving the same nodes) stay together
+                for index, leaf in enumerate(leaves):
                     su = self.fabric.devices[leaf].su
                     assert su is not None
-                    by_su.setdefault(su, []).append((leaf, cls))
+                    chunk = (index % cls.leaves_per_rail) * split // cls.leaves_per_rail
+                    by_su.setdefault((su, chunk), []).append((leaf, cls))
             else:
                 single.extend(
                     [(leaf, cls) for leaf in leaves[i : i + step]]
@@ -721,8 +738,12 @@ class FatTreeBuilder:
         current: list[tuple[str, _Class]] = []
         count = 0
         for unit in units:
-            full = len(current) + len(unit) > max_leaves or (
-                self.spec.pod_sus is not None and unit[0][1].rail and count >= self.spec.pod_sus
+            full = (
+                len(current) + len(unit) > max_leaves
+                or (
+                    self.spec.pod_sus is not None and unit[0][1].rail and count >= self.spec.pod_sus
+                )
+                or self.spec.spine_leaf_groups.per_su is not None
             )
             if current and full:
                 pods.append(current)
@@ -754,12 +775,22 @@ class FatTreeBuilder:
         core_breakout = switch_port_speeds(core_model)[self.net.fabric_speed]
         core_ports = general_cages(core_model) * core_breakout
         groups = max(b.width for b in blocks)
-        group_size = symmetric_width(
-            [(b.target, b.spine_up) for b in blocks],
-            core_ports,
-            core_breakout,
-            self._guest_ports(core_model, groups),
-        )
+        group_uplinks = [(b.target, b.spine_up) for b in blocks]
+        guest_ports = self._guest_ports(core_model, groups)
+        group_size = symmetric_width(group_uplinks, core_ports, core_breakout, guest_ports)
+        fixed = self.spec.core_groups.cores
+        if fixed is not None:
+            needed = sum(t * u // fixed for t, u in group_uplinks) + guest_ports(fixed)
+            if any(u % fixed for _, u in group_uplinks) or needed > core_ports:
+                self.fail(
+                    f"{fixed} cores per group do not fit: spines have "
+                    f"{', '.join(sorted({str(u) for _, u in group_uplinks}))} uplinks to spread "
+                    f"evenly, and each core would need {needed} of its {core_ports} ports",
+                    (*self.net.path, "core_groups", "cores"),
+                    "pick a divisor of the spine uplinks that gives every core enough ports",
+                )
+                return
+            group_size = fixed
         if group_size is None:
             self.fail(
                 f"{sum(b.target for b in blocks)} spine-leaf groups{self._guest_text()} need more "
@@ -819,6 +850,16 @@ class FatTreeBuilder:
     def _block(self, members: list[_Class], up: int, half: int, path: DataPath) -> _Block | None:
         """The spine-leaf groups of leaf classes that share an uplink count: units packed into
         groups, and the group's spine count by the symmetric rule."""
+        split = self.spec.spine_leaf_groups.per_su
+        uneven = [c for c in members if c.rail and split and c.leaves_per_rail % split]
+        if split and uneven:
+            self.fail(
+                f"a unit has {uneven[0].leaves_per_rail} leaves per rail, which do not split "
+                f"into {split} spine-leaf groups",
+                (*self.net.path, "spine_leaf_groups", "per_su"),
+                "per_su must divide the leaves per rail (set by leaf_downlinks)",
+            )
+            return None
         plane_units = [self._units(members, plane) for plane in range(self.spec.planes)]
         largest_unit = max(len(u) for u in plane_units[0])
         max_leaves = half
@@ -833,7 +874,28 @@ class FatTreeBuilder:
             return None
         pods_per_plane = [self._pods(units, max_leaves) for units in plane_units]
         pod_leaves = max(len(pod) for pods in pods_per_plane for pod in pods)
+        shape = self.spec.spine_leaf_groups
+        shape_path = (*self.net.path, "spine_leaf_groups")
+        if shape.leaves is not None and shape.leaves != pod_leaves:
+            self.fail(
+                f"spine-leaf groups get {pod_leaves} leaves, not {shape.leaves}",
+                (*shape_path, "leaves"),
+                "leaves per group = leaves per unit / per_su; a unit's leaves per rail follow "
+                "from leaf_downlinks",
+            )
+            return None
         width = symmetric_width([(pod_leaves, up)], half)
+        spines = shape.spines if shape.spines is not None else self.spec.spines
+        if spines is not None:
+            if up % spines or pod_leaves * up // spines > half:
+                self.fail(
+                    f"{spines} spines per group do not fit: leaves have {up} uplinks to "
+                    f"spread evenly, and a spine has {half} ports down",
+                    (*shape_path, "spines") if shape.spines else (*self.net.path, "spines"),
+                    "pick a divisor of the leaf uplinks that gives every spine enough ports",
+                )
+                return None
+            width = spines
         if width is None:
             self.fail(
                 f"a spine-leaf group of {pod_leaves} leaves needs more spine ports than {half} down",
