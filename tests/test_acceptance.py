@@ -412,3 +412,24 @@ def test_gb200_core_group_shape_and_default(tmp_path: Path) -> None:
     derived = default.networks["compute"]
     assert derived.tiers == 2  # one unit fits two tiers without a written shape
     assert len(derived.switches["leaf"]) == 32
+
+
+@pytest.mark.parametrize("limit", ["    max_racks_per_switch: 1\n", ""])
+def test_gb200_racks_have_two_management_tors(tmp_path: Path, limit: str) -> None:
+    """RA-11338 / REFERENCE.md section 2: 2 management ToR switches per NVL72 rack, serving that
+    rack; switches for other racks never take the free units of an NVL72 rack."""
+    text = (EXAMPLES / "gb200-nvl72-su.yaml").read_text()
+    assert "    max_racks_per_switch: 1\n" in text
+    text = text.replace("count: 8\n", "count: 16\n").replace("    max_racks_per_switch: 1\n", limit)
+    fabric = synthesized(text, tmp_path)
+    devices = fabric.devices
+    served: dict[str, set[str | None]] = {}
+    for link in fabric.links:
+        if link.kind == "mgmt":
+            served.setdefault(link.b, set()).add(devices[link.a].rack)
+    systems = [rack for rack in fabric.racks if rack.role == "system"]
+    assert len(systems) == 16
+    for rack in systems:
+        tors = [n for n in rack.devices if devices[n].network == "oob"]
+        assert len(tors) == 2, rack.name
+        assert all(served[tor] == {rack.name} for tor in tors)

@@ -94,6 +94,13 @@ class RackScaleSpec(CatalogModel):
     rack_part: str = Field(description="catalog part of the rack itself")
     height_u: int = Field(ge=10, le=60)
     members: list[RackMember] = Field(min_length=1)
+    oob_switches: int = Field(
+        0,
+        ge=0,
+        le=8,
+        description="management ToR switches in the system's own rack, serving that rack only "
+        "(GB200 NVL72: 2); 0: the rack shares access switches like any other",
+    )
 
 
 class NodeModel(CatalogModel):

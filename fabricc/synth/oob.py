@@ -75,10 +75,19 @@ def build_oob(
     current_ports: list[tuple[Device, str]] = []
     for rack, ports in managed:
         if current_racks and (
-            len(current_ports) + len(ports) > capacity or len(current_racks) >= max_racks
+            len(current_ports) + len(ports) > capacity
+            or len(current_racks) >= max_racks
+            or rack.oob_switches
         ):
             runs.append((current_racks, current_ports))
             current_racks, current_ports = [], []
+        if rack.oob_switches:
+            # a rack-scale system with management switches of its own: they serve it alone,
+            # its ports split evenly over them (more only if they lack ports)
+            count = max(rack.oob_switches, -(-len(ports) // capacity))
+            share = -(-len(ports) // count)
+            runs.extend(([rack], ports[i : i + share]) for i in range(0, len(ports), share))
+            continue
         current_racks.append(rack)
         current_ports.extend(ports)
         while len(current_ports) > capacity:  # one rack alone needs several switches
@@ -151,7 +160,9 @@ def _nearest_with_room(
     """Fallback when the racks served are full: the nearest rack (in layout order) with room."""
     centre = racks.index(run[len(run) // 2])
     order = sorted(range(len(racks)), key=lambda i: (abs(i - centre), i))
-    return _home_rack([racks[i] for i in order], device, budget_w, keep_order=True)
+    # a rack-scale system's free units are its own: switches serving other racks stay out
+    candidates = [racks[i] for i in order if not racks[i].oob_switches or racks[i] in run]
+    return _home_rack(candidates, device, budget_w, keep_order=True)
 
 
 def _home_rack(

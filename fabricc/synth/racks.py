@@ -45,6 +45,7 @@ class RackPlan:
     used: list[bool] = field(default_factory=list)
     power_w: int = 0
     fixed: bool = False  # rack-scale system: positions come from the catalog
+    oob_switches: int = 0  # access switches of its own (rack-scale systems that ship them)
 
     def fits(self, device: Device, budget_w: int) -> bool:
         return (
@@ -153,6 +154,7 @@ class _Layout:
             part=scale.rack_part,
             used=[False] * scale.height_u,
             fixed=True,
+            oob_switches=scale.oob_switches,
         )
         for device in members:
             assert device.u is not None
