@@ -80,7 +80,25 @@ def test_ra_11333_4su_bill_of_materials() -> None:
     assert result["bom"]["920-9N302-00F7-0C2"] == 8  # SN4600C in-band
     assert result["bom"]["920-9N110-00F1-0C0"] == 8  # SN2201 out-of-band
     assert networks["inband"]["links"]["endpoint-leaf"] >= 127 * 2  # 254 DGX in-band links
+    # RA Table 8: 24 in-band leaf-core links (6 leaves x 4 uplinks, 2 to each of 2 cores)
+    assert networks["inband"]["switches"] == {"leaf": 6, "spine": 2, "core": 0}
+    assert networks["inband"]["links"]["leaf-spine"] == 24
     assert result["racks"] == 38  # RA Table 7
+    # RA Table 7: 108 PDUs = 96 (32 DGX racks x 3: 6 supplies, 4 + 2 redundant) + 12 (6 x 2)
+    fabric = compiled("superpod-h100-4su")[0]
+    pdus = [d for d in fabric.devices.values() if d.kind == "pdu"]
+    assert len(pdus) == 108
+    managed = {link.a for link in fabric.links if link.kind == "mgmt"}
+    assert all(pdu.name in managed for pdu in pdus)
+
+
+def test_ra_11333_4su_oob_by_default_sizing(tmp_path: Path) -> None:
+    """RA-11333 4 SU: 8 SN2201 and 16 OOB uplinks (2 x 100G each) from port counts alone."""
+    text = (EXAMPLES / "superpod-h100-4su.yaml").read_text()
+    assert "    max_racks_per_switch: 6\n" in text
+    fabric = synthesized(text.replace("    max_racks_per_switch: 6\n", ""), tmp_path)
+    assert len(fabric.networks["oob"].switches["leaf"]) == 8
+    assert _uplinks_into(fabric, "oob", "inband") == 16
 
 
 def test_ra_11333_every_dgx_bmc_and_switch_is_managed() -> None:
@@ -433,3 +451,31 @@ def test_gb200_racks_have_two_management_tors(tmp_path: Path, limit: str) -> Non
         tors = [n for n in rack.devices if devices[n].network == "oob"]
         assert len(tors) == 2, rack.name
         assert all(served[tor] == {rack.name} for tor in tors)
+
+
+def test_inband_at_1_1_spreads_over_few_spines(tmp_path: Path) -> None:
+    """An MLAG leaf of 62 usable cages at 1:1 has 31 + 31 ports; 31 uplinks divide over no
+    spine pair (31 spines for 10 leaves), so the leaf gives up one step: 30 + 30 over 5 spines."""
+    fabric = synthesized(
+        "metadata: {name: ib}\nsite: {rack: {power_kw: 45}}\n"
+        "nodes:\n  dgx: {model: dgx-h100, count: 140, nodes_per_rack: 4}\n"
+        "networks:\n  inband: {role: inband, dual_homed: true}\n",
+        tmp_path,
+    )
+    inband = fabric.networks["inband"]
+    assert [(c.down_ports, c.up_ports) for c in inband.leaf_classes] == [(30, 30)]
+    assert len(inband.switches["leaf"]) == 10
+    assert len(inband.switches["spine"]) == 5
+
+
+def test_a_spine_tier_has_no_single_spine(tmp_path: Path) -> None:
+    """Leaves with two or more uplinks reach at least two spines, even when one has the ports."""
+    fabric = synthesized(
+        "metadata: {name: ib}\nsite: {rack: {power_kw: 45}}\n"
+        "nodes:\n  dgx: {model: dgx-h100, count: 100, nodes_per_rack: 4}\n"
+        "networks:\n  inband: {role: inband, dual_homed: true, oversubscription: '12:1'}\n",
+        tmp_path,
+    )
+    inband = fabric.networks["inband"]
+    assert sum(c.up_ports for c in inband.leaf_classes) * len(inband.switches["leaf"]) <= 64
+    assert len(inband.switches["spine"]) == 2

@@ -118,6 +118,20 @@ class NodeModel(CatalogModel):
     nvlink: NvlinkSpec | None = None
     ports: list[PortSpec] = Field(default_factory=list)
     rack_scale: RackScaleSpec | None = None
+    power_supplies: int | None = Field(
+        None, ge=1, le=16, description="power supplies (inlets); None: not modelled"
+    )
+    redundant_supplies: int = Field(
+        1, ge=1, le=8, description="supplies that may fail while the system keeps running"
+    )
+
+    @property
+    def power_feeds(self) -> int:
+        """PDUs the supplies must be spread over so that losing one PDU loses no more supplies
+        than are redundant (4+2 supplies: 3 PDUs); 1 when supplies are not modelled."""
+        if self.power_supplies is None:
+            return 1
+        return -(-self.power_supplies // self.redundant_supplies)
 
     @model_validator(mode="after")
     def _consistent(self) -> NodeModel:

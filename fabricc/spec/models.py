@@ -58,7 +58,13 @@ class RackSpec(SpecModel):
     power_kw: float = Field(
         40.0, gt=0, le=500, description="power budget per rack in kW (checked per rack)"
     )
-    pdus: int = Field(2, ge=0, le=8, description="PDUs per rack (A/B feeds)")
+    pdus: int = Field(
+        2,
+        ge=0,
+        le=8,
+        description="PDUs per rack (A/B feeds); more where a node's power supplies need more feeds "
+        "to survive losing one PDU (DGX H100: 3)",
+    )
     pdu_model: str = Field("pdu-3ph-vertical", description="catalog PDU model")
 
 

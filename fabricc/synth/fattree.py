@@ -52,6 +52,9 @@ from fabricc.spec.yamlsource import DataPath, format_path
 from fabricc.synth.naming import format_name, switch_port
 from fabricc.synth.nodes import Endpoint, GroupPlan
 
+# No spine is a single point of failure: a leaf with two or more uplinks reaches at least two.
+MIN_SPINES = 2
+
 
 class PortBook:
     """Which ports of which device are taken; a second use is a design error."""
@@ -80,16 +83,19 @@ def symmetric_width(
     ports: int,
     breakout: int = 1,
     guest_ports: Callable[[int], int] | None = None,
+    minimum: int = 1,
 ) -> int | None:
     """Smallest switch count S such that each of L leaves spreads its U uplinks evenly over S
     switches (S divides every U) and no switch needs more than `ports` ports, counting whole
     cages of `breakout` ports and the ports that guests of other networks take on each of S
-    switches (`guest_ports(S)`, whole cages too)."""
+    switches (`guest_ports(S)`, whole cages too). S is at least `minimum` where the uplinks
+    allow it."""
     counts = [u for _, u in uplinks if u > 0]
     if not counts:
         return None
     common = math.gcd(*counts)
-    for width in divisors(common):
+    widths = [w for w in divisors(common) if w >= minimum] or divisors(common)
+    for width in widths:
         used = sum(leaves * u // width for leaves, u in uplinks)
         used = -(-used // breakout) * breakout
         if used + (guest_ports(width) if guest_ports else 0) <= ports:
@@ -270,6 +276,7 @@ class FatTreeBuilder:
                 general_cages(spine_model) * breakout,
                 breakout,
                 self._guest_ports(spine_model, 1),
+                MIN_SPINES,
             )
         finally:
             self.problems = problems
@@ -577,7 +584,7 @@ class FatTreeBuilder:
         target = self._target_leaves(classes)
         uplinks = [(target[i], c.budget.up_ports) for i, c in enumerate(classes)]
         width = symmetric_width(
-            uplinks, spine_ports, spine_breakout, self._guest_ports(spine_model, 1)
+            uplinks, spine_ports, spine_breakout, self._guest_ports(spine_model, 1), MIN_SPINES
         )
         if self.spec.spine_leaf_groups.per_su is not None:
             if tiers == 2:
@@ -884,7 +891,7 @@ class FatTreeBuilder:
                 "from leaf_downlinks",
             )
             return None
-        width = symmetric_width([(pod_leaves, up)], half)
+        width = symmetric_width([(pod_leaves, up)], half, minimum=MIN_SPINES)
         spines = shape.spines if shape.spines is not None else self.spec.spines
         if spines is not None:
             if up % spines or pod_leaves * up // spines > half:

@@ -321,11 +321,21 @@ def layout(
     return ordered
 
 
+def pdus_for(fabric: Fabric, plan: RackPlan) -> int:
+    """PDUs of a rack: site.rack.pdus (A/B feeds), or more when a node's power supplies must
+    be spread wider to survive the loss of one PDU (DGX H100, 4 + 2 supplies: 3)."""
+    nodes = fabric.loaded.catalog.catalog.nodes
+    feeds = [nodes[d.model].power_feeds for d in plan.devices if d.kind == "node"]
+    return (
+        max([fabric.loaded.spec.site.rack.pdus, *feeds]) if fabric.loaded.spec.site.rack.pdus else 0
+    )
+
+
 def add_pdus(fabric: Fabric, plans: list[RackPlan]) -> None:
     site = fabric.loaded.spec.site
     for plan in plans:
         rack = fabric.rack_by_name[plan.name]
-        for n in range(site.rack.pdus):
+        for n in range(pdus_for(fabric, plan)):
             device = Device(
                 name=f"{rack.name.lower()}-pdu{n + 1}",
                 kind="pdu",
