@@ -479,3 +479,17 @@ def test_a_spine_tier_has_no_single_spine(tmp_path: Path) -> None:
     inband = fabric.networks["inband"]
     assert sum(c.up_ports for c in inband.leaf_classes) * len(inband.switches["leaf"]) <= 64
     assert len(inband.switches["spine"]) == 2
+
+
+def test_spectrum_x_node_cables_by_link_and_by_gpu(tmp_path: Path) -> None:
+    """Spectrum-X B300 RA counts 512 node-leaf cables per SU (one per GPU, the 2 x 400G split
+    counted once); there are 1,024 400G links, and the BOM orders one fiber per link."""
+    fabric, _ = compile_text(
+        "metadata: {name: sx}\n"
+        "site: {racks_per_row: 40, rack: {power_kw: 60}}\n"
+        "nodes:\n  gpu: {model: hgx-b300, count: 64, nodes_per_rack: 4}\n"
+        "networks:\n  compute: {role: compute, fabric: ethernet, planes: 2}\n",
+        tmp_path,
+    )
+    counted = summary(fabric)["networks"]["compute"]["endpoint_cables"]
+    assert counted == {"by_link": 1024, "by_host_cage": 512, "ordered": 1024}
