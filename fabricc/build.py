@@ -9,10 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from fabricc.checks.rules import check
 from fabricc.emit import Artifact, emitters
 from fabricc.emit.diagrams.render import notices as diagram_notices
 from fabricc.emit.report import PATH as REPORT
-from fabricc.errors import Diagnostic
+from fabricc.errors import DesignError, Diagnostic, Severity, raise_if_errors
 from fabricc.ir import Fabric
 from fabricc.spec.loader import LoadedSpec, load_spec
 from fabricc.synth.pipeline import Stage, quiet, synthesize
@@ -27,8 +28,19 @@ class BuildResult:
     notices: list[str] = field(default_factory=list)
 
 
-def compile_design(loaded: LoadedSpec, stage: Stage = quiet) -> tuple[Fabric, list[Artifact]]:
+def design(loaded: LoadedSpec, stage: Stage = quiet) -> Fabric:
+    """Synthesis, then the design rules over the finished IR: an independent second look that
+    raises on any error and keeps the warnings on the fabric."""
     fabric = synthesize(loaded, stage)
+    stage("design rules")
+    findings = check(fabric)
+    raise_if_errors(findings, DesignError)
+    fabric.warnings.extend(d for d in findings if d.severity is Severity.WARNING)
+    return fabric
+
+
+def compile_design(loaded: LoadedSpec, stage: Stage = quiet) -> tuple[Fabric, list[Artifact]]:
+    fabric = design(loaded, stage)
     artifacts: list[Artifact] = []
     for emitter in emitters():
         stage(emitter.name)

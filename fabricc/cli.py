@@ -52,12 +52,12 @@ def cli() -> None:
 def validate(spec: Path) -> None:
     """Check SPEC - syntax, types, catalog references and every design rule - and report each
     problem with its file:line:col. Writes nothing."""
+    from fabricc.build import design
     from fabricc.spec.loader import load_spec
-    from fabricc.synth.pipeline import synthesize
 
     try:
         loaded = load_spec(spec, spec.as_posix())
-        fabric = synthesize(loaded)
+        fabric = design(loaded)
     except FabriccError as exc:
         print_diagnostics(exc.diagnostics)
         sys.exit(EXIT_ERROR)

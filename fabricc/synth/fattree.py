@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from fabricc.catalog.models import SwitchModel
@@ -51,74 +51,8 @@ from fabricc.spec.resolve import (
 from fabricc.spec.yamlsource import DataPath, format_path
 from fabricc.synth.naming import format_name, switch_port
 from fabricc.synth.nodes import Endpoint, GroupPlan
-
-# No spine is a single point of failure: a leaf with two or more uplinks reaches at least two.
-MIN_SPINES = 2
-
-
-class PortBook:
-    """Which ports of which device are taken; a second use is a design error."""
-
-    def __init__(self) -> None:
-        self.used: dict[str, set[str]] = {}
-
-    def take(self, device: str, port: str) -> bool:
-        ports = self.used.setdefault(device, set())
-        if port in ports:
-            return False
-        ports.add(port)
-        return True
-
-    def count(self, device: str) -> int:
-        return len(self.used.get(device, ()))
-
-
-def divisors(n: int) -> list[int]:
-    small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
-    return sorted(set(small + [n // d for d in small]))
-
-
-def symmetric_width(
-    uplinks: Sequence[tuple[int, int]],
-    ports: int,
-    breakout: int = 1,
-    guest_ports: Callable[[int], int] | None = None,
-    minimum: int = 1,
-) -> int | None:
-    """Smallest switch count S such that each of L leaves spreads its U uplinks evenly over S
-    switches (S divides every U) and no switch needs more than `ports` ports, counting whole
-    cages of `breakout` ports and the ports that guests of other networks take on each of S
-    switches (`guest_ports(S)`, whole cages too). S is at least `minimum` where the uplinks
-    allow it."""
-    counts = [u for _, u in uplinks if u > 0]
-    if not counts:
-        return None
-    common = math.gcd(*counts)
-    widths = [w for w in divisors(common) if w >= minimum] or divisors(common)
-    for width in widths:
-        used = sum(leaves * u // width for leaves, u in uplinks)
-        used = -(-used // breakout) * breakout
-        if used + (guest_ports(width) if guest_ports else 0) <= ports:
-            return width
-    return None
-
-
-@dataclass(frozen=True, slots=True)
-class Guests:
-    """Links from other networks (uplink_to) that land on a network's top tier, spread
-    round-robin over its switches; their ports are reserved before the tier is sized."""
-
-    links: int
-    speed: int  # Gb/s per link
-
-    def ports(self, model: SwitchModel, fabric_speed: int, switches: int) -> int:
-        """Ports (at fabric speed, whole cages) one of `switches` top-tier switches gives up."""
-        if self.links <= 0 or switches <= 0:
-            return 0
-        speeds = switch_port_speeds(model)
-        per_switch = -(-self.links // switches)
-        cages = -(-per_switch // speeds.get(self.speed, 1))
-        return cages * speeds[fabric_speed]
+from fabricc.synth.portbook import PortBook
+from fabricc.synth.sizing import MIN_SPINES, Guests, symmetric_width
 
 
 @dataclass(slots=True)
@@ -943,4 +877,4 @@ def build_network(
     return builder.topology
 
 
-__all__ = ["Endpoint", "Guests", "PortBook", "build_network", "divisors", "symmetric_width"]
+__all__ = ["Endpoint", "build_network"]

@@ -14,13 +14,11 @@ from fabricc.errors import Diagnostic, error
 from fabricc.ir import MGMT, UPLINK, Device, Fabric, Link, NetworkTopology
 from fabricc.spec.resolve import ResolvedNetwork, switch_port_speeds
 from fabricc.spec.yamlsource import format_path
-from fabricc.synth.fattree import PortBook
-from fabricc.synth.naming import format_name, switch_port
+from fabricc.synth.naming import PDU_PORT, POWER_SHELF_PORT, format_name, switch_port
+from fabricc.synth.portbook import PortBook
 from fabricc.synth.racks import RackPlan
 
-PDU_PORT = "NET"
 UPLINK_PORTS = "uplink-ports"  # diagnostic code: a target tier ran out of ports for uplinks
-POWER_SHELF_PORT = "MGMT"
 
 
 def mgmt_port(fabric: Fabric, device: Device) -> str | None:
