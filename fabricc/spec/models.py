@@ -196,7 +196,8 @@ class SubnetManager(SpecModel):
 
 
 class SpineLeafGroups(SpecModel):
-    """The shape of a 3-tier fabric's spine-leaf groups; default: derived by the rules."""
+    """The shape of a 3-tier fabric's spine-leaf groups; default: derived by the rules. Writing
+    any key (here or in core_groups) makes the fabric 3-tier."""
 
     per_su: int | None = Field(
         None,

@@ -222,7 +222,7 @@ class FatTreeBuilder:
         if (
             self.spec.tiers not in ("auto", 2)
             or self.spec.spines is not None
-            or self.spec.spine_leaf_groups.per_su is not None
+            or self._shaped() is not None
         ):
             return
         if "spine" not in self.net.switch_models or not self.net.attachments:
@@ -520,11 +520,12 @@ class FatTreeBuilder:
         width = symmetric_width(
             uplinks, spine_ports, spine_breakout, self._guest_ports(spine_model, 1), MIN_SPINES
         )
-        if self.spec.spine_leaf_groups.per_su is not None:
+        shaped = self._shaped()
+        if shaped is not None:
             if tiers == 2:
                 self.fail(
-                    "spine-leaf groups per unit need a core tier",
-                    (*self.net.path, "spine_leaf_groups", "per_su"),
+                    "a written spine-leaf or core group shape needs a core tier",
+                    (*self.net.path, *shaped),
                     "use 'tiers: 3' or 'auto'",
                 )
                 return
@@ -555,6 +556,15 @@ class FatTreeBuilder:
                 self._connect(leaves, spines, LEAF_SPINE, spine_breakout)
             return
         self._three_tiers(classes, spine_model, spine_breakout, spine_ports)
+
+    def _shaped(self) -> tuple[str, str] | None:
+        """The first written block shape key (which makes the fabric 3-tier), if any."""
+        for block in ("spine_leaf_groups", "core_groups"):
+            shape = getattr(self.spec, block)
+            for key, value in shape.model_dump().items():
+                if value is not None:
+                    return block, key
+        return None
 
     def _guest_ports(self, model: SwitchModel, per_width: int) -> Callable[[int], int]:
         """Ports per top-tier switch taken by guests when the tier has `width * per_width`
