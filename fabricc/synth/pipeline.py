@@ -87,11 +87,8 @@ def _guest_demand(fabric: Fabric) -> dict[str, Guests]:
             continue
         links = len(switches) * network.spec.uplinks_per_switch
         before = demand.get(target)
-        if before is not None and before.speed != speed:
-            links += before.links  # mixed speeds: reserve at the first one's, rounded up
-            speed = before.speed
-        elif before is not None:
-            links += before.links
+        if before is not None:  # several networks uplink into one: reserved at the first's speed
+            links, speed = links + before.links, before.speed
         demand[target] = Guests(links, speed)
     return demand
 
