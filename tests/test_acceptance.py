@@ -493,3 +493,19 @@ def test_spectrum_x_node_cables_by_link_and_by_gpu(tmp_path: Path) -> None:
     )
     counted = summary(fabric)["networks"]["compute"]["endpoint_cables"]
     assert counted == {"by_link": 1024, "by_host_cage": 512, "ordered": 1024}
+
+
+def test_spectrum_x_16_su_with_the_published_spine_count(tmp_path: Path) -> None:
+    """The RA's 64 spines per plane, written down with 'tiers: 2', are built: 64 do not divide
+    a leaf's 32 x 800G uplinks, but divide its 64 x 400G ones."""
+    fabric = synthesized(
+        "metadata: {name: sx}\n"
+        "site: {racks_per_row: 40, rack: {power_kw: 60}}\n"
+        "nodes:\n  gpu: {model: hgx-b300, count: 1024, nodes_per_rack: 4}\n"
+        "networks:\n"
+        "  compute: {role: compute, fabric: ethernet, planes: 2, tiers: 2, spines: 64}\n",
+        tmp_path,
+    )
+    compute = fabric.networks["compute"]
+    assert (len(compute.switches["leaf"]), len(compute.switches["spine"])) == (256, 128)
+    assert [(c.up_ports, c.up_speed) for c in compute.leaf_classes] == [(64, 400)]

@@ -205,25 +205,25 @@ class FatTreeBuilder:
             breakout = switch_port_speeds(spine_model)[self.net.fabric_speed]
             target = self._target_leaves(classes, quiet=True)
             uplinks = [(target[i], c.budget.up_ports) for i, c in enumerate(classes)]
-            return symmetric_width(
-                uplinks,
-                general_cages(spine_model) * breakout,
-                breakout,
-                self._guest_ports(spine_model, 1),
-                MIN_SPINES,
-            )
+            ports = general_cages(spine_model) * breakout
+            guests = self._guest_ports(spine_model, 1)
+            wanted = self.spec.spines
+            if wanted is None:
+                return symmetric_width(uplinks, ports, breakout, guests, MIN_SPINES)
+            # a written spine count: does it spread every leaf's uplinks evenly and fit?
+            if any(u % wanted for _, u in uplinks):
+                return None
+            used = -(-sum(n * u // wanted for n, u in uplinks) // breakout) * breakout
+            return wanted if used + guests(wanted) <= ports else None
         finally:
             self.problems = problems
 
     def _choose_fabric_speed(self) -> None:
-        """Fewest tiers first, then the fastest switch links: when two tiers do not fit at the
-        fastest common speed, the radix after breakout may (an SN5600 is 64 x 800G or 128 x
-        400G). Switch links never run slower than the endpoints' links."""
-        if (
-            self.spec.tiers not in ("auto", 2)
-            or self.spec.spines is not None
-            or self._shaped() is not None
-        ):
+        """Fewest tiers first, then the fastest switch links: when two tiers (with the written
+        spine count, if any) do not fit at the fastest common speed, the radix after breakout
+        may (an SN5600 is 64 x 800G or 128 x 400G). Switch links never run slower than the
+        endpoints' links."""
+        if self.spec.tiers not in ("auto", 2) or self._shaped() is not None:
             return
         if "spine" not in self.net.switch_models or not self.net.attachments:
             return
