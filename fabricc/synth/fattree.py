@@ -9,12 +9,13 @@ switch devices, links and a NetworkTopology. The rules, none of them special cas
   leaf pair per group of nodes, port k of a node to leaf k mod 2). Partial units are cabled as
   full ones: the leaves and their uplinks exist, the node slots stay empty.
 * Symmetric tiers: every leaf connects to every spine of its tree with the same number of links,
-  so the spine count S is the smallest divisor of the leaf uplink count that gives every spine
-  enough ports. (This reproduces RA-11333 Table 4: 3 SU need 16 spines, not 12.)
-* 3 tiers: leaves and spines form spine-leaf groups (pods) of whole scalable units; spine j of
-  every pod connects to core group j, again with equal link counts. Leaf classes with different
-  uplink counts (storage arrays at 1:1 beside DGX at 4:3) get spine-leaf groups of their own
-  under the shared core.
+  so the spine count S is the smallest divisor of the leaf uplink count (at least 2) that gives
+  every spine enough ports (sizing.py). (RA-11333 Table 4: 3 SU need 16 spines, not 12.) Fewest
+  tiers first, then the fastest switch links: a slower breakout may keep a fabric at 2 tiers.
+* 3 tiers: blocks. Leaves and spines form spine-leaf groups (pods) of whole scalable units, or
+  the written shape (spine_leaf_groups, core_groups); spine j of every pod connects to core group
+  j, again with equal link counts. Leaf classes with different uplink counts (storage arrays at
+  1:1 beside DGX at 4:3) get spine-leaf groups of their own under the shared core.
 * Guests: uplinks from other networks (uplink_to) take ports of the top tier; they are reserved
   before that tier is sized, so it grows (more switches, or a tier) instead of running out.
 """
