@@ -9,11 +9,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from fabricc.checks.rules import check
 from fabricc.emit import Artifact, emitters
 from fabricc.emit.configs.ibfabric import check_guid_files
 from fabricc.emit.diagrams.render import notices as diagram_notices
 from fabricc.emit.report import PATH as REPORT
-from fabricc.errors import Diagnostic
+from fabricc.errors import DesignError, Diagnostic, Severity, raise_if_errors
 from fabricc.ir import Fabric
 from fabricc.spec.loader import LoadedSpec, load_spec
 from fabricc.synth.pipeline import Stage, quiet, synthesize
@@ -29,8 +30,14 @@ class BuildResult:
 
 
 def design(loaded: LoadedSpec, stage: Stage = quiet) -> Fabric:
-    """Synthesize and check everything that build would read, writing nothing (validate)."""
+    """Synthesis, then the design rules over the finished IR (an independent second look that
+    raises on any error and keeps the warnings on the fabric), then the GUID files against the
+    IB node names: everything that build would read, writing nothing (validate runs this)."""
     fabric = synthesize(loaded, stage)
+    stage("design rules")
+    findings = check(fabric)
+    raise_if_errors(findings, DesignError)
+    fabric.warnings.extend(d for d in findings if d.severity is Severity.WARNING)
     check_guid_files(fabric)
     return fabric
 

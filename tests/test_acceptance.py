@@ -14,7 +14,9 @@ from typing import Any
 
 import pytest
 
+from fabricc.build import design
 from fabricc.emit.summary import summary
+from fabricc.spec.loader import load_spec
 from tests.support import EXAMPLES, compile_text, compiled
 
 # RA-11333 Table 4: SU, nodes, GPUs, leaves, spines, node+UFM cables, leaf-spine cables.
@@ -81,7 +83,25 @@ def test_ra_11333_4su_bill_of_materials() -> None:
     assert result["bom"]["920-9N302-00F7-0C2"] == 8  # SN4600C in-band
     assert result["bom"]["920-9N110-00F1-0C0"] == 8  # SN2201 out-of-band
     assert networks["inband"]["links"]["endpoint-leaf"] >= 127 * 2  # 254 DGX in-band links
+    # RA Table 8: 24 in-band leaf-core links (6 leaves x 4 uplinks, 2 to each of 2 cores)
+    assert networks["inband"]["switches"] == {"leaf": 6, "spine": 2, "core": 0}
+    assert networks["inband"]["links"]["leaf-spine"] == 24
     assert result["racks"] == 38  # RA Table 7
+    # RA Table 7: 108 PDUs = 96 (32 DGX racks x 3: 6 supplies, 4 + 2 redundant) + 12 (6 x 2)
+    fabric = compiled("superpod-h100-4su")[0]
+    pdus = [d for d in fabric.devices.values() if d.kind == "pdu"]
+    assert len(pdus) == 108
+    managed = {link.a for link in fabric.links if link.kind == "mgmt"}
+    assert all(pdu.name in managed for pdu in pdus)
+
+
+def test_ra_11333_4su_oob_by_default_sizing(tmp_path: Path) -> None:
+    """RA-11333 4 SU: 8 SN2201 and 16 OOB uplinks (2 x 100G each) from port counts alone."""
+    text = (EXAMPLES / "superpod-h100-4su.yaml").read_text()
+    assert "    max_racks_per_switch: 6\n" in text
+    fabric = synthesized(text.replace("    max_racks_per_switch: 6\n", ""), tmp_path)
+    assert len(fabric.networks["oob"].switches["leaf"]) == 8
+    assert _uplinks_into(fabric, "oob", "inband") == 16
 
 
 def test_ra_11333_every_dgx_bmc_and_switch_is_managed() -> None:
@@ -254,3 +274,282 @@ def test_summary_names_models_of_present_tiers_only(example: str) -> None:
     for name, network in data["networks"].items():
         assert list(network["switch_models"]) == list(tiers[: network["tiers"]]), name
     assert any(n["tiers"] == 2 for n in data["networks"].values())
+
+
+def _uplinks_into(fabric: Any, source: str, target: str) -> int:
+    """Uplinks from `source` that land on the top tier of `target`, each port used once."""
+    topology = fabric.networks[target]
+    top = next(t for t in ("core", "spine", "leaf") if topology.switches.get(t))
+    tops = set(topology.switches[top])
+    links = [link for link in fabric.links if link.kind == "uplink" and link.network == source]
+    assert all(link.b in tops for link in links)
+    return len(links)
+
+
+@pytest.mark.parametrize("racks", [16, 32, 64, 128])
+def test_gb200_oob_uplinks_fit_the_inband_top_tier(tmp_path: Path, racks: int) -> None:
+    """RA-11338 at 2-16 SU: every OOB switch uplinks 2 x 100G into the in-band top tier, which is
+    sized with those ports reserved (it grows instead of running out of ports)."""
+    text = (EXAMPLES / "gb200-nvl72-su.yaml").read_text()
+    assert "count: 8\n" in text
+    fabric, _ = compile_text(text.replace("count: 8\n", f"count: {racks}\n"), tmp_path)
+    oob = fabric.networks["oob"].switches["leaf"]
+    assert _uplinks_into(fabric, "oob", "inband") == 2 * len(oob)
+    compute = summary(fabric)["networks"]["compute"]
+    assert compute["links"]["endpoint-leaf"] == racks * 72 + 2
+
+
+def test_b300_xdr_18_su_with_management_networks(tmp_path: Path) -> None:
+    """B300 XDR 18 SU (1,296 nodes) keeps its published compute fabric with in-band and OOB
+    networks beside it, and the OOB uplinks find ports in the in-band top tier."""
+    fabric, _ = compile_text(
+        "metadata: {name: b300}\n"
+        "site: {racks_per_row: 40, rack: {power_kw: 60}}\n"
+        "nodes:\n  gpu: {model: hgx-b300, count: 1296, nodes_per_rack: 4}\n"
+        "networks:\n"
+        "  compute: {role: compute, fabric: infiniband, switches: {leaf: q3400}}\n"
+        "  inband: {role: inband, dual_homed: true}\n"
+        "  oob: {role: oob, uplink_to: inband}\n",
+        tmp_path,
+    )
+    compute = summary(fabric)["networks"]["compute"]
+    assert compute["switches"] == {"leaf": 144, "spine": 72, "core": 0}
+    assert compute["links"]["leaf-spine"] == 10368
+    oob = fabric.networks["oob"].switches["leaf"]
+    assert _uplinks_into(fabric, "oob", "inband") == 2 * len(oob)
+
+
+def test_uplinks_grow_the_target_top_tier(tmp_path: Path) -> None:
+    """A top tier with no room for its guests gets more switches, not an error."""
+    text = (
+        "metadata: {name: guests}\nsite: {rack: {power_kw: 45}}\n"
+        "nodes:\n  dgx: {model: dgx-h100, count: 96, nodes_per_rack: 4}\n"
+        "networks:\n"
+        "  inband: {role: inband, oversubscription: '4:1'}\n"
+        "  oob: {role: oob, uplink_to: inband, max_racks_per_switch: 1, uplinks_per_switch: UP}\n"
+    )
+    small = compile_text(text.replace("UP", "1"), tmp_path)[0]
+    large = compile_text(text.replace("UP", "4"), tmp_path)[0]
+    spines = [len(f.networks["inband"].switches["spine"]) for f in (small, large)]
+    assert spines[0] < spines[1]
+    oob = large.networks["oob"].switches["leaf"]
+    assert _uplinks_into(large, "oob", "inband") == 4 * len(oob)
+
+
+def synthesized(text: str, tmp_path: Path) -> Any:
+    """The checked design IR only (no emitters): for the largest published scales."""
+    path = tmp_path / "spec.yaml"
+    path.write_text(text)
+    return design(load_spec(path, "spec.yaml"))
+
+
+# RA-11333 flagship scaled by its per-unit rule (32 DGX per SU, one slot for UFM): SU, DGX,
+# and the compute fabric of the B200 table above (same QM9700 radix, same unit).
+SUPERPOD_3_TIER = [(16, 511, 128, 128, 64), (32, 1023, 256, 256, 128), (64, 2047, 512, 512, 256)]
+
+
+@pytest.mark.parametrize(("sus", "nodes", "leaves", "spines", "cores"), SUPERPOD_3_TIER)
+def test_superpod_3_tier_with_storage_leaf_classes(
+    tmp_path: Path, sus: int, nodes: int, leaves: int, spines: int, cores: int
+) -> None:
+    """Storage leaves at 1:1 and DGX storage leaves at 4:3 in one 3-tier fabric: each leaf class
+    gets spine-leaf groups of its own under a shared core."""
+    text = (EXAMPLES / "superpod-h100-4su.yaml").read_text()
+    fabric = synthesized(text.replace("count: 127", f"count: {nodes}"), tmp_path)
+    compute = fabric.networks["compute"]
+    assert compute.sus == sus
+    assert compute.tiers == 3
+    sizes = {tier: len(names) for tier, names in compute.switches.items()}
+    assert sizes == {"leaf": leaves, "spine": spines, "core": cores}
+    storage = fabric.networks["storage"]
+    assert storage.tiers == 3
+    budgets = {c.name: (c.down_ports, c.up_ports) for c in storage.leaf_classes}
+    assert budgets == {"dgx": (32, 24), "storage": (16, 16)}  # 4:3 and 1:1
+    devices = fabric.devices
+    pods = {c.name: {devices[leaf].pod for leaf in c.leaves} for c in storage.leaf_classes}
+    assert pods["dgx"].isdisjoint(pods["storage"])
+    links = [link for link in fabric.links if link.network == "storage"]
+    assert sum(1 for link in links if link.kind == "endpoint-leaf") == nodes * 2 + 8 * 8
+    # every leaf uplink reaches a spine, every spine is non-blocking towards the core
+    ups: dict[str, int] = {}
+    for link in links:
+        if link.kind in ("leaf-spine", "spine-core"):
+            ups[link.a] = ups.get(link.a, 0) + 1
+    for cls in storage.leaf_classes:
+        assert all(ups[leaf] == cls.up_ports for leaf in cls.leaves)
+    downs: dict[str, int] = {}
+    for link in links:
+        if link.kind == "leaf-spine":
+            downs[link.b] = downs.get(link.b, 0) + 1
+    assert all(ups[spine] == downs[spine] for spine in storage.switches["spine"])
+
+
+# DGX SuperPOD B300 Spectrum-X RA (twin-plane SN5600, 64 HGX B300 per SU, each GPU 2 x 400G over
+# two planes): SU, nodes, leaves and spines over both planes.
+SPECTRUM_X_TABLE = [
+    (1, 64, 16, 8),
+    (2, 128, 32, 16),
+    (4, 256, 64, 32),
+    (8, 512, 128, 64),
+    (16, 1024, 256, 128),
+]
+
+
+@pytest.mark.parametrize(("sus", "nodes", "leaves", "spines"), SPECTRUM_X_TABLE)
+def test_spectrum_x_table(tmp_path: Path, sus: int, nodes: int, leaves: int, spines: int) -> None:
+    """16 SU stays 2-tier: the SN5600 is counted after breakout (128 x 400G), not as 64 x 800G."""
+    fabric = synthesized(
+        "metadata: {name: sx}\n"
+        "site: {racks_per_row: 40, rack: {power_kw: 60}}\n"
+        f"nodes:\n  gpu: {{model: hgx-b300, count: {nodes}, nodes_per_rack: 4}}\n"
+        "networks:\n  compute: {role: compute, fabric: ethernet, planes: 2}\n",
+        tmp_path,
+    )
+    compute = fabric.networks["compute"]
+    assert compute.sus == sus
+    assert compute.tiers == 2
+    sizes = {tier: len(names) for tier, names in compute.switches.items()}
+    assert sizes == {"leaf": leaves, "spine": spines}
+    links = [link for link in fabric.links if link.network == "compute"]
+    endpoint = [link for link in links if link.kind == "endpoint-leaf"]
+    assert len(endpoint) == nodes * 8 * 2  # one 400G link per GPU and plane
+    up = [link for link in links if link.kind == "leaf-spine"]
+    # full bisection: as much leaf-spine bandwidth as endpoint bandwidth
+    assert sum(link.speed for link in up) == sum(link.speed for link in endpoint)
+    if sus == 16:
+        assert {link.speed for link in up} == {400}
+
+
+GB200_SHAPE = (
+    "metadata: {name: gb}\n"
+    "site: {racks_per_row: 12, rack: {power_kw: 140}}\n"
+    "nodes:\n  nvl72: {model: gb200-nvl72, count: RACKS, su_size: 8}\n"
+    "networks:\n"
+    "  compute:\n"
+    "    role: compute\n"
+    "    fabric: infiniband\n"
+    "    endpoints: {nvl72: {leaf_downlinks: 18}}\n"
+    "SHAPE"
+)
+
+
+@pytest.mark.parametrize("sus", [1, 2, 4])
+def test_gb200_written_spine_leaf_group_shape(tmp_path: Path, sus: int) -> None:
+    """RA-11338 as summarised (ISSUE-NOTES): 4 spine-leaf groups per SU, each 8 leaves + 6 spines,
+    under core groups -> 32 leaves + 24 spines per SU, every tray NIC at full bandwidth."""
+    shape = "    spine_leaf_groups: {per_su: 4, leaves: 8, spines: 6}\n"
+    text = GB200_SHAPE.replace("RACKS", str(8 * sus)).replace("SHAPE", shape)
+    fabric = synthesized(text, tmp_path)
+    compute = fabric.networks["compute"]
+    assert compute.tiers == 3
+    assert (len(compute.switches["leaf"]), len(compute.switches["spine"])) == (32 * sus, 24 * sus)
+    assert compute.pods == 4 * sus
+    assert compute.core_groups == 6
+    devices = fabric.devices
+    per_pod: dict[int | None, set[str]] = {}
+    for leaf in compute.switches["leaf"]:
+        per_pod.setdefault(devices[leaf].pod, set()).add(leaf)
+    assert sorted(len(v) for v in per_pod.values()) == [8] * (4 * sus)
+    # a group's 8 leaves serve the same nodes on all 4 rails: 2 racks' trays
+    for leaves in per_pod.values():
+        assert {devices[leaf].rail for leaf in leaves} == {0, 1, 2, 3}
+        assert len({devices[leaf].su for leaf in leaves}) == 1
+    links = [link for link in fabric.links if link.network == "compute"]
+    nodes = 8 * sus * 18 * 4
+    assert sum(1 for link in links if link.kind == "endpoint-leaf") == nodes
+    assert sum(1 for link in links if link.kind == "leaf-spine") == nodes
+    assert sum(1 for link in links if link.kind == "spine-core") == nodes
+
+
+def test_gb200_core_group_shape_and_default(tmp_path: Path) -> None:
+    """A written core-group size is built as written; without a shape the rules derive it."""
+    shape = (
+        "    spine_leaf_groups: {per_su: 4, leaves: 8, spines: 6}\n    core_groups: {cores: 4}\n"
+    )
+    fabric = synthesized(GB200_SHAPE.replace("RACKS", "16").replace("SHAPE", shape), tmp_path)
+    compute = fabric.networks["compute"]
+    assert compute.cores_per_group == 4
+    assert len(compute.switches["core"]) == 6 * 4
+    default = synthesized(GB200_SHAPE.replace("RACKS", "8").replace("SHAPE", ""), tmp_path)
+    derived = default.networks["compute"]
+    assert derived.tiers == 2  # one unit fits two tiers without a written shape
+    assert len(derived.switches["leaf"]) == 32
+
+
+@pytest.mark.parametrize("limit", ["    max_racks_per_switch: 1\n", ""])
+def test_gb200_racks_have_two_management_tors(tmp_path: Path, limit: str) -> None:
+    """RA-11338 / REFERENCE.md section 2: 2 management ToR switches per NVL72 rack, serving that
+    rack; switches for other racks never take the free units of an NVL72 rack."""
+    text = (EXAMPLES / "gb200-nvl72-su.yaml").read_text()
+    assert "    max_racks_per_switch: 1\n" in text
+    text = text.replace("count: 8\n", "count: 16\n").replace("    max_racks_per_switch: 1\n", limit)
+    fabric = synthesized(text, tmp_path)
+    devices = fabric.devices
+    served: dict[str, set[str | None]] = {}
+    for link in fabric.links:
+        if link.kind == "mgmt":
+            served.setdefault(link.b, set()).add(devices[link.a].rack)
+    systems = [rack for rack in fabric.racks if rack.role == "system"]
+    assert len(systems) == 16
+    for rack in systems:
+        tors = [n for n in rack.devices if devices[n].network == "oob"]
+        assert len(tors) == 2, rack.name
+        assert all(served[tor] == {rack.name} for tor in tors)
+
+
+def test_inband_at_1_1_spreads_over_few_spines(tmp_path: Path) -> None:
+    """An MLAG leaf of 62 usable cages at 1:1 has 31 + 31 ports; 31 uplinks divide over no
+    spine pair (31 spines for 10 leaves), so the leaf gives up one step: 30 + 30 over 5 spines."""
+    fabric = synthesized(
+        "metadata: {name: ib}\nsite: {rack: {power_kw: 45}}\n"
+        "nodes:\n  dgx: {model: dgx-h100, count: 140, nodes_per_rack: 4}\n"
+        "networks:\n  inband: {role: inband, dual_homed: true}\n",
+        tmp_path,
+    )
+    inband = fabric.networks["inband"]
+    assert [(c.down_ports, c.up_ports) for c in inband.leaf_classes] == [(30, 30)]
+    assert len(inband.switches["leaf"]) == 10
+    assert len(inband.switches["spine"]) == 5
+
+
+def test_a_spine_tier_has_no_single_spine(tmp_path: Path) -> None:
+    """Leaves with two or more uplinks reach at least two spines, even when one has the ports."""
+    fabric = synthesized(
+        "metadata: {name: ib}\nsite: {rack: {power_kw: 45}}\n"
+        "nodes:\n  dgx: {model: dgx-h100, count: 100, nodes_per_rack: 4}\n"
+        "networks:\n  inband: {role: inband, dual_homed: true, oversubscription: '12:1'}\n",
+        tmp_path,
+    )
+    inband = fabric.networks["inband"]
+    assert sum(c.up_ports for c in inband.leaf_classes) * len(inband.switches["leaf"]) <= 64
+    assert len(inband.switches["spine"]) == 2
+
+
+def test_spectrum_x_node_cables_by_link_and_by_gpu(tmp_path: Path) -> None:
+    """Spectrum-X B300 RA counts 512 node-leaf cables per SU (one per GPU, the 2 x 400G split
+    counted once); there are 1,024 400G links, and the BOM orders one fiber per link."""
+    fabric, _ = compile_text(
+        "metadata: {name: sx}\n"
+        "site: {racks_per_row: 40, rack: {power_kw: 60}}\n"
+        "nodes:\n  gpu: {model: hgx-b300, count: 64, nodes_per_rack: 4}\n"
+        "networks:\n  compute: {role: compute, fabric: ethernet, planes: 2}\n",
+        tmp_path,
+    )
+    counted = summary(fabric)["networks"]["compute"]["endpoint_cables"]
+    assert counted == {"by_link": 1024, "by_host_cage": 512, "ordered": 1024}
+
+
+def test_spectrum_x_16_su_with_the_published_spine_count(tmp_path: Path) -> None:
+    """The RA's 64 spines per plane, written down with 'tiers: 2', are built: 64 do not divide
+    a leaf's 32 x 800G uplinks, but divide its 64 x 400G ones."""
+    fabric = synthesized(
+        "metadata: {name: sx}\n"
+        "site: {racks_per_row: 40, rack: {power_kw: 60}}\n"
+        "nodes:\n  gpu: {model: hgx-b300, count: 1024, nodes_per_rack: 4}\n"
+        "networks:\n"
+        "  compute: {role: compute, fabric: ethernet, planes: 2, tiers: 2, spines: 64}\n",
+        tmp_path,
+    )
+    compute = fabric.networks["compute"]
+    assert (len(compute.switches["leaf"]), len(compute.switches["spine"])) == (256, 128)
+    assert [(c.up_ports, c.up_speed) for c in compute.leaf_classes] == [(64, 400)]

@@ -110,8 +110,8 @@ def test_pdu_rating_is_checked_per_feed(tmp_path: Path) -> None:
 
 
 def test_floor_loading(tmp_path: Path) -> None:
-    """A DGX rack weighs 4 x 130.45 kg + rack 150 kg + 2 PDUs 12 kg = 695.8 kg on 0.6 x 1.2 m:
-    966 kg/m2, as bom/power.csv says. A 900 kg/m2 floor fails: one error for every rack above
+    """A DGX rack weighs 4 x 130.45 kg + rack 150 kg + 3 PDUs 12 kg = 707.8 kg on 0.6 x 1.2 m:
+    983 kg/m2, as bom/power.csv says (3 PDUs: six DGX supplies, 4 + 2, survive losing one). A 900 kg/m2 floor fails: one error for every rack above
     it, with their count and the heaviest named."""
     text = (EXAMPLES / "superpod-h100-4su.yaml").read_text().replace("count: 127", "count: 31")
     ok = text.replace("  row_pitch_m: 3.0\n", "  row_pitch_m: 3.0\n  floor_load_kg_per_m2: 2000\n")
@@ -120,7 +120,7 @@ def test_floor_loading(tmp_path: Path) -> None:
         csv.DictReader(io.StringIO(text_files(compile_text(ok, tmp_path)[1])["bom/power.csv"]))
     )
     loads = {r["rack"]: (float(r["rack_weight_kg"]), int(r["floor_load_kg_per_m2"])) for r in rows}
-    dgx = 4 * 130.45 + 150 + 2 * 12
+    dgx = 4 * 130.45 + 150 + 3 * 12
     assert (round(dgx, 1), round(dgx / 0.72)) in loads.values()
     over = {rack: load for rack, load in loads.items() if load[1] > 900}
     heaviest = max(over.values(), key=lambda load: load[1])

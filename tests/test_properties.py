@@ -224,9 +224,10 @@ def check_formulas(fabric: Fabric, case: Case) -> None:
     if topology.tiers == 2:
         per_plane = len(spines) // case.planes
         leaves_per_plane = len(leaves) // case.planes
-        expected = next(
-            s for s in range(1, up + 1) if up % s == 0 and leaves_per_plane * up // s <= ports
-        )
+        # the fewest spines that divide the uplinks and have the ports, at least two where the
+        # uplinks allow it (no single spine)
+        widths = [s for s in range(2, up + 1) if up % s == 0] or [1]
+        expected = next(s for s in widths if leaves_per_plane * up // s <= ports)
         assert per_plane == expected
     else:
         per_pod = topology.spines_per_pod

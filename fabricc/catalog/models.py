@@ -118,6 +118,13 @@ class Physical(CatalogModel):
         "outlet), busbar (fed by the rack busbar, no cord)"
     )
     weight_kg: float = Field(ge=0, le=5000)
+    redundant_psus: int | None = Field(
+        None,
+        ge=1,
+        le=8,
+        description="supplies that may fail while the system keeps running (DGX H100: 2 of 6); "
+        "sets how many PDUs a rack spreads them over; unset: not modelled",
+    )
     source: Source
 
 
@@ -163,6 +170,13 @@ class RackScaleSpec(CatalogModel):
     rack_part: Key = Field(description="catalog part of the rack itself")
     height_u: int = Field(ge=10, le=60)
     members: list[RackMember] = Field(min_length=1)
+    oob_switches: int = Field(
+        0,
+        ge=0,
+        le=8,
+        description="management ToR switches in the system's own rack, serving that rack only "
+        "(GB200 NVL72: 2); 0: the rack shares access switches like any other",
+    )
 
 
 class NodeModel(CatalogModel):
@@ -181,6 +195,15 @@ class NodeModel(CatalogModel):
     ports: list[PortSpec] = Field(default_factory=list)
     rack_scale: RackScaleSpec | None = None
     physical: Physical | None = Field(None, description="PSUs, inlet and weight")
+
+    @property
+    def power_feeds(self) -> int:
+        """PDUs the supplies must be spread over so that losing one PDU loses no more supplies
+        than are redundant (4+2 supplies: 3 PDUs); 1 when redundancy is not modelled."""
+        physical = self.physical
+        if physical is None or physical.redundant_psus is None or physical.psus == 0:
+            return 1
+        return -(-physical.psus // physical.redundant_psus)
 
     @model_validator(mode="after")
     def _consistent(self) -> NodeModel:

@@ -17,8 +17,7 @@ from fabricc.checks.power import check_power
 from fabricc.errors import Diagnostic, error
 from fabricc.ir import ENDPOINT_LEAF, LEAF_SPINE, SPINE_CORE, Device, Fabric, Link
 from fabricc.spec.yamlsource import DataPath, format_path
-from fabricc.synth.naming import port_cage, valid_hostname
-from fabricc.synth.oob import PDU_PORT, POWER_SHELF_PORT
+from fabricc.synth.naming import PDU_PORT, POWER_SHELF_PORT, port_cage, valid_hostname
 
 
 class _Rules:

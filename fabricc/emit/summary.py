@@ -1,8 +1,9 @@
 """Emitter `summary`: summary.json, the design's headline numbers for people and tests.
 
 Consumes the Fabric IR; produces summary.json with gpus, nodes per group, racks, power, and per
-network its tiers, switch counts per tier, link counts per kind, transceivers and cables by part
-number, and the whole BOM as part number -> quantity.
+network its tiers, switch counts per tier, link counts per kind, node-leaf cables by link, by
+host cage and as ordered, transceivers and cables by part number, and the whole BOM as part
+number -> quantity.
 """
 
 from __future__ import annotations
@@ -20,6 +21,29 @@ TIERS = ("leaf", "spine", "core")
 
 def summary(fabric: Fabric) -> dict[str, Any]:
     return fabric.derived("summary", lambda: _summary(fabric))
+
+
+def _endpoint_cables(fabric: Fabric, network: str) -> dict[str, int]:
+    """Node-to-leaf connections counted three ways: by link (one per leaf port), by host cage
+    (a node cage split over planes or leaves counts once - how the Spectrum-X RA counts, one
+    per GPU), and as ordered (the cables and fibers in the BOM)."""
+    nodes = fabric.loaded.catalog.catalog.nodes
+    links = 0
+    host_ports: set[tuple[str, str]] = set()
+    ordered = 0
+    seen: set[int] = set()
+    for link in fabric.links_of(network):
+        if link.kind != ENDPOINT_LEAF:
+            continue
+        links += 1
+        model = nodes.get(fabric.devices[link.a].model)
+        cages = {p.name: p.cage for p in model.ports} if model is not None else {}
+        port = link.a_port if link.a_port in cages else link.a_port.rpartition("/")[0]
+        host_ports.add((link.a, cages.get(port, link.a_port)))
+        if link.cable is not None and id(link.cable) not in seen:
+            seen.add(id(link.cable))
+            ordered += link.cable.quantity
+    return {"by_link": links, "by_host_cage": len(host_ports), "ordered": ordered}
 
 
 def _summary(fabric: Fabric) -> dict[str, Any]:
@@ -56,6 +80,7 @@ def _summary(fabric: Fabric) -> dict[str, Any]:
                 if kind not in (ENDPOINT_LEAF, LEAF_SPINE, SPINE_CORE)
             },
             "cables_by_media": dict(sorted(media.items())),
+            "endpoint_cables": _endpoint_cables(fabric, name),
             "transceivers": {
                 ln.item.part_number: ln.quantity
                 for ln in lines

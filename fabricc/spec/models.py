@@ -66,7 +66,13 @@ class RackSpec(SpecModel):
     power_kw: float = Field(
         40.0, gt=0, le=500, description="power budget per rack in kW (checked per rack)"
     )
-    pdus: int = Field(2, ge=0, le=8, description="PDUs per rack (A/B feeds)")
+    pdus: int = Field(
+        2,
+        ge=0,
+        le=8,
+        description="PDUs per rack (A/B feeds); more where a node's power supplies need more feeds "
+        "to survive losing one PDU (DGX H100: 3)",
+    )
     pdu_model: str = Field("pdu-3ph-vertical", description="catalog PDU model")
 
 
@@ -215,6 +221,41 @@ class SubnetManager(SpecModel):
     )
 
 
+class SpineLeafGroups(SpecModel):
+    """The shape of a 3-tier fabric's spine-leaf groups; default: derived by the rules. Writing
+    any key (here or in core_groups) makes the fabric 3-tier."""
+
+    per_su: int | None = Field(
+        None,
+        ge=1,
+        le=64,
+        description="spine-leaf groups per scalable unit: a unit's leaves are split into this many "
+        "groups, the leaves that serve the same nodes (every rail) together; implies 3 tiers",
+    )
+    leaves: int | None = Field(
+        None, ge=1, le=1024, description="leaves per group, checked against the leaves it gets"
+    )
+    spines: int | None = Field(
+        None,
+        ge=1,
+        le=1024,
+        description="spines per group; must divide the leaf uplinks, and the spine ports must "
+        "suffice",
+    )
+
+
+class CoreGroups(SpecModel):
+    """The shape of a 3-tier fabric's core groups (core group j joins spine j of every group)."""
+
+    cores: int | None = Field(
+        None,
+        ge=1,
+        le=1024,
+        description="cores per core group; must divide the spine uplinks; default: the fewest "
+        "that have enough ports",
+    )
+
+
 class NetworkSpec(SpecModel):
     role: Literal["compute", "storage", "inband", "oob"] = Field(
         description="what the network carries; decides defaults and which node ports attach"
@@ -271,6 +312,14 @@ class NetworkSpec(SpecModel):
         ge=1,
         description="3-tier only: scalable units per spine-leaf group; default: as many as one "
         "spine can serve",
+    )
+    spine_leaf_groups: SpineLeafGroups = Field(
+        default_factory=SpineLeafGroups,
+        description="3 tiers: shape of the spine-leaf groups (e.g. RA-11338's 4 per unit of 8 "
+        "leaves and 6 spines)",
+    )
+    core_groups: CoreGroups = Field(
+        default_factory=CoreGroups, description="3 tiers: shape of the core groups"
     )
     dual_homed: bool = Field(
         False,

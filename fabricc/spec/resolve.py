@@ -131,6 +131,10 @@ def leaf_budget(
             cages * down_breakout, down_speed, down_breakout, 0, up_speed, up_breakout, reserved
         )
     m = cages // (a + b)
+    if m > 1 and (b * m * up_breakout) % 2:
+        # an odd uplink count (31 on a 62-cage MLAG leaf at 1:1) divides over no spine pair:
+        # give up one step of the ratio so the uplinks split over two or more spines
+        m -= 1
     return LeafBudget(
         a * m * down_breakout,
         down_speed,

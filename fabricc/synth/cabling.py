@@ -27,8 +27,7 @@ from fabricc.catalog.models import FORM_ACCEPTS, CableModel, Catalog, Transceive
 from fabricc.errors import Diagnostic, error
 from fabricc.ir import U_HEIGHT_M, Cable, Device, Fabric, Link, Module, Rack
 from fabricc.spec.yamlsource import format_path
-from fabricc.synth.naming import port_cage
-from fabricc.synth.oob import PDU_PORT, POWER_SHELF_PORT
+from fabricc.synth.naming import PDU_PORT, POWER_SHELF_PORT, port_cage
 
 IN_RACK_ALLOWANCE_M = 0.5  # routing from the port to the vertical manager and back
 MEDIA_ORDER = {"copper": 0, "cat6": 0, "mmf": 1, "smf": 2}

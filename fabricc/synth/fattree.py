@@ -9,17 +9,23 @@ switch devices, links and a NetworkTopology. The rules, none of them special cas
   leaf pair per group of nodes, port k of a node to leaf k mod 2). Partial units are cabled as
   full ones: the leaves and their uplinks exist, the node slots stay empty.
 * Symmetric tiers: every leaf connects to every spine of its tree with the same number of links,
-  so the spine count S is the smallest divisor of the leaf uplink count that gives every spine
-  enough ports. (This reproduces RA-11333 Table 4: 3 SU need 16 spines, not 12.)
-* 3 tiers: leaves and spines form spine-leaf groups (pods) of whole scalable units; spine j of
-  every pod connects to core group j, again with equal link counts.
+  so the spine count S is the smallest divisor of the leaf uplink count (at least 2) that gives
+  every spine enough ports (sizing.py). (RA-11333 Table 4: 3 SU need 16 spines, not 12.) Fewest
+  tiers first, then the fastest switch links: a slower breakout may keep a fabric at 2 tiers.
+* 3 tiers: blocks. Leaves and spines form spine-leaf groups (pods) of whole scalable units, or
+  the written shape (spine_leaf_groups, core_groups); spine j of every pod connects to core group
+  j, again with equal link counts. Leaf classes with different uplink counts (storage arrays at
+  1:1 beside DGX at 4:3) get spine-leaf groups of their own under the shared core.
+* Guests: uplinks from other networks (uplink_to) take ports of the top tier; they are reserved
+  before that tier is sized, so it grows (more switches, or a tier) instead of running out.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from fabricc.catalog.models import SwitchModel
@@ -47,41 +53,8 @@ from fabricc.spec.resolve import (
 from fabricc.spec.yamlsource import DataPath, format_path
 from fabricc.synth.naming import format_name, switch_port
 from fabricc.synth.nodes import Endpoint, GroupPlan
-
-
-class PortBook:
-    """Which ports of which device are taken; a second use is a design error."""
-
-    def __init__(self) -> None:
-        self.used: dict[str, set[str]] = {}
-
-    def take(self, device: str, port: str) -> bool:
-        ports = self.used.setdefault(device, set())
-        if port in ports:
-            return False
-        ports.add(port)
-        return True
-
-    def count(self, device: str) -> int:
-        return len(self.used.get(device, ()))
-
-
-def divisors(n: int) -> list[int]:
-    small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
-    return sorted(set(small + [n // d for d in small]))
-
-
-def symmetric_width(uplinks: Sequence[tuple[int, int]], ports: int) -> int | None:
-    """Smallest switch count S such that each of L leaves spreads its U uplinks evenly over S
-    switches (S divides every U) and no switch needs more than `ports` ports."""
-    counts = [u for _, u in uplinks if u > 0]
-    if not counts:
-        return None
-    common = math.gcd(*counts)
-    for width in divisors(common):
-        if sum(leaves * u // width for leaves, u in uplinks) <= ports:
-            return width
-    return None
+from fabricc.synth.portbook import PortBook
+from fabricc.synth.sizing import MIN_SPINES, Guests, symmetric_width
 
 
 @dataclass(slots=True)
@@ -101,11 +74,6 @@ class _Class:
     leaves: list[list[str]] = field(default_factory=list)  # per plane
 
 
-def _groups(cls: _Class) -> str:
-    """The node groups whose leaves a class describes, for messages."""
-    return " and ".join(dict.fromkeys(a.group for a in cls.attachments))
-
-
 class FatTreeBuilder:
     def __init__(
         self,
@@ -114,8 +82,10 @@ class FatTreeBuilder:
         plans: dict[str, GroupPlan],
         book: PortBook,
         problems: list[Diagnostic],
+        guests: Guests | None = None,
     ) -> None:
         self.fabric = fabric
+        self.guests = guests
         self.net = network
         self.spec = network.spec
         self.plans = plans
@@ -225,8 +195,57 @@ class FatTreeBuilder:
         self.topology.sus = su_offset
         return classes
 
+    def _two_tier_width(self) -> int | None:
+        """Spines per plane of a 2-tier tree at the network's fabric speed, or None if two tiers
+        cannot connect every leaf (a dry run: builds nothing, reports nothing)."""
+        problems, self.problems = self.problems, []
+        try:
+            classes = self._classes(with_uplinks=True)
+            if self.problems or not classes:
+                return None
+            spine_model = self.catalog.switches[self.net.switch_models["spine"]]
+            breakout = switch_port_speeds(spine_model)[self.net.fabric_speed]
+            target = self._target_leaves(classes, quiet=True)
+            uplinks = [(target[i], c.budget.up_ports) for i, c in enumerate(classes)]
+            ports = general_cages(spine_model) * breakout
+            guests = self._guest_ports(spine_model, 1)
+            wanted = self.spec.spines
+            if wanted is None:
+                return symmetric_width(uplinks, ports, breakout, guests, MIN_SPINES)
+            # a written spine count: does it spread every leaf's uplinks evenly and fit?
+            if any(u % wanted for _, u in uplinks):
+                return None
+            used = -(-sum(n * u // wanted for n, u in uplinks) // breakout) * breakout
+            return wanted if used + guests(wanted) <= ports else None
+        finally:
+            self.problems = problems
+
+    def _choose_fabric_speed(self) -> None:
+        """Fewest tiers first, then the fastest switch links: when two tiers (with the written
+        spine count, if any) do not fit at the fastest common speed, the radix after breakout
+        may (an SN5600 is 64 x 800G or 128 x 400G). Switch links never run slower than the
+        endpoints' links."""
+        if self.spec.tiers not in ("auto", 2) or self._shaped() is not None:
+            return
+        if "spine" not in self.net.switch_models or not self.net.attachments:
+            return
+        if self._two_tier_width() is not None:
+            return
+        spine_model = self.catalog.switches[self.net.switch_models["spine"]]
+        common = set(switch_port_speeds(self.leaf_model)) & set(switch_port_speeds(spine_model))
+        floor = max(a.speed for a in self.net.attachments)
+        original = self.net
+        for speed in sorted(common, reverse=True):
+            if floor <= speed < original.fabric_speed:
+                self.net = dataclasses.replace(original, fabric_speed=speed)
+                if self._two_tier_width() is not None:
+                    return
+        self.net = original
+
     def build(self) -> None:
         tiers = self.spec.tiers
+        if tiers != 1:
+            self._choose_fabric_speed()
         classes = self._classes(with_uplinks=tiers != 1)
         if any(p.severity.value == "error" for p in self.problems):
             return
@@ -532,16 +551,29 @@ class FatTreeBuilder:
         spine_ports = general_cages(spine_model) * spine_breakout
         target = self._target_leaves(classes)
         uplinks = [(target[i], c.budget.up_ports) for i, c in enumerate(classes)]
-        width = symmetric_width(uplinks, spine_ports)
+        width = symmetric_width(
+            uplinks, spine_ports, spine_breakout, self._guest_ports(spine_model, 1), MIN_SPINES
+        )
+        shaped = self._shaped()
+        if shaped is not None:
+            if tiers == 2:
+                self.fail(
+                    "a written spine-leaf or core group shape needs a core tier",
+                    (*self.net.path, *shaped),
+                    "use 'tiers: 3' or 'auto'",
+                )
+                return
+            tiers = 3
         if self.spec.spines is not None and tiers != 3:
-            width = self._explicit_spines(uplinks, spine_ports)
+            width = self._explicit_spines(uplinks, spine_model, spine_breakout, spine_ports)
             if width is None:
                 return
         if tiers == 2 or (tiers == "auto" and width is not None):
             if width is None:
                 self.fail(
-                    f"{sum(t for t, _ in uplinks)} leaves need more spine ports than a "
-                    f"{spine_model.part_number} has ({spine_ports}) in a symmetric 2-tier tree",
+                    f"{sum(t for t, _ in uplinks)} leaves{self._guest_text()} need more spine "
+                    f"ports than a {spine_model.part_number} has ({spine_ports}) in a symmetric "
+                    "2-tier tree",
                     (*self.net.path, "tiers"),
                     "use 'tiers: 3' (or 'auto'), or a switch with more ports",
                 )
@@ -559,7 +591,34 @@ class FatTreeBuilder:
             return
         self._three_tiers(classes, spine_model, spine_breakout, spine_ports)
 
-    def _explicit_spines(self, uplinks: list[tuple[int, int]], ports: int) -> int | None:
+    def _shaped(self) -> tuple[str, str] | None:
+        """The first written block shape key (which makes the fabric 3-tier), if any."""
+        for block in ("spine_leaf_groups", "core_groups"):
+            shape = getattr(self.spec, block)
+            for key, value in shape.model_dump().items():
+                if value is not None:
+                    return block, key
+        return None
+
+    def _guest_ports(self, model: SwitchModel, per_width: int) -> Callable[[int], int]:
+        """Ports per top-tier switch taken by guests when the tier has `width * per_width`
+        switches in each plane."""
+        guests = self.guests
+        planes = self.spec.planes
+        speed = self.net.fabric_speed
+        if guests is None:
+            return lambda _: 0
+        return lambda width: guests.ports(model, speed, width * per_width * planes)
+
+    def _guest_text(self) -> str:
+        g = self.guests
+        if g is None or g.links == 0:
+            return ""
+        return f" and {g.links} uplinks from other networks ({g.speed}G)"
+
+    def _explicit_spines(
+        self, uplinks: list[tuple[int, int]], model: SwitchModel, breakout: int, ports: int
+    ) -> int | None:
         wanted = self.spec.spines
         assert wanted is not None
         path = (*self.net.path, "spines")
@@ -572,18 +631,23 @@ class FatTreeBuilder:
                 "pick a divisor of the uplink count",
             )
             return None
-        needed = sum(leaves * u // wanted for leaves, u in uplinks)
+        needed = -(-sum(leaves * u // wanted for leaves, u in uplinks) // breakout) * breakout
+        needed += self._guest_ports(model, 1)(wanted)
         if needed > ports:
-            self.fail(f"{wanted} spines would need {needed} ports each; they have {ports}", path)
+            self.fail(
+                f"{wanted} spines would need {needed} ports each{self._guest_text()}; they have "
+                f"{ports}",
+                path,
+            )
             return None
         return wanted
 
-    def _target_leaves(self, classes: list[_Class]) -> list[int]:
+    def _target_leaves(self, classes: list[_Class], *, quiet: bool = False) -> list[int]:
         """Leaves per class that the spines are sized for (spines_for_sus adds future units
         shaped like the last rail-wired group's)."""
         target = self.spec.spines_for_sus
         present = self.topology.sus
-        if target is not None and target < present:
+        if target is not None and target < present and not quiet:
             self.fail(
                 f"spines_for_sus is {target}, but the design already has {present} units",
                 (*self.net.path, "spines_for_sus"),
@@ -630,16 +694,20 @@ class FatTreeBuilder:
     def _units(self, classes: list[_Class], plane: int) -> list[list[tuple[str, _Class]]]:
         """The building blocks of spine-leaf groups: the leaves of one scalable unit for
         rail-wired groups, one leaf (or MLAG pair) for top-of-rack groups; in a stable order."""
-        by_su: dict[int, list[tuple[str, _Class]]] = {}
+        by_su: dict[tuple[int, int], list[tuple[str, _Class]]] = {}
         single: list[list[tuple[str, _Class]]] = []
         step = 2 if self.spec.dual_homed else 1
+        split = self.spec.spine_leaf_groups.per_su or 1
         for cls in classes:
             leaves = cls.leaves[plane]
             if cls.rail:
-                for leaf in leaves:
+                # leaves of a unit are in (rail, k) order; with per_su groups, the k-th leaves of
+                # every rail (the ones serving the same nodes) stay together
+                for index, leaf in enumerate(leaves):
                     su = self.fabric.devices[leaf].su
                     assert su is not None
-                    by_su.setdefault(su, []).append((leaf, cls))
+                    chunk = (index % cls.leaves_per_rail) * split // cls.leaves_per_rail
+                    by_su.setdefault((su, chunk), []).append((leaf, cls))
             else:
                 single.extend(
                     [(leaf, cls) for leaf in leaves[i : i + step]]
@@ -656,8 +724,12 @@ class FatTreeBuilder:
         current: list[tuple[str, _Class]] = []
         count = 0
         for unit in units:
-            full = len(current) + len(unit) > max_leaves or (
-                self.spec.pod_sus is not None and unit[0][1].rail and count >= self.spec.pod_sus
+            full = (
+                len(current) + len(unit) > max_leaves
+                or (
+                    self.spec.pod_sus is not None and unit[0][1].rail and count >= self.spec.pod_sus
+                )
+                or self.spec.spine_leaf_groups.per_su is not None
             )
             if current and full:
                 pods.append(current)
@@ -668,47 +740,113 @@ class FatTreeBuilder:
             pods.append(current)
         return pods
 
-    def _same_leaves_hint(self, classes: list[_Class]) -> str:
-        """Every value to change so that all leaves match the first group's: its leaf_downlinks
-        and oversubscription, named per other group's spec path."""
-        ref = classes[0]
-        ratio = ref.attachments[0].oversubscription
-        changes = []
-        for cls in classes[1:]:
-            if cls.budget.up_ports == ref.budget.up_ports:
-                continue
-            for attachment in cls.attachments:
-                where = format_path((*self.net.path, "endpoints", attachment.group))
-                changes.append(
-                    f"{where}.leaf_downlinks: {ref.budget.down_ports} and {where}.oversubscription: "
-                    f"'{ratio[0]}:{ratio[1]}'"
-                )
-        return (
-            f"match the leaves of {_groups(ref)} ({ref.budget.down_ports} down, {ref.budget.up_ports} up): "
-            + "; ".join(changes)
-            + " - or split the network"
-        )
-
     def _three_tiers(
         self, classes: list[_Class], spine_model: SwitchModel, spine_breakout: int, spine_ports: int
     ) -> None:
+        """Leaves with the same uplink count share spine-leaf groups; leaf classes with another
+        count (storage arrays at 1:1 beside DGX leaves at 4:3) get spine-leaf groups of their own.
+        Every group hangs under one shared core: spine j of every group joins core group j."""
         path = (*self.net.path, "tiers")
-        ups = {c.budget.up_ports for c in classes}
-        if len(ups) != 1:
-            self.fail(
-                "3-tier fabrics need the same uplink count on every leaf (here "
-                + ", ".join(
-                    f"{_groups(c)}: {c.budget.down_ports} down, {c.budget.up_ports} up"
-                    for c in classes
+        half = spine_ports // 2  # spines are non-blocking: half the ports down, half up
+        families: dict[int, list[_Class]] = {}
+        for cls in classes:
+            families.setdefault(cls.budget.up_ports, []).append(cls)
+        blocks: list[_Block] = []
+        for up, family in families.items():
+            block = self._block(family, up, half, path)
+            if block is None:
+                return
+            blocks.append(block)
+        core_model = self.catalog.switches[self.net.switch_models["core"]]
+        core_breakout = switch_port_speeds(core_model)[self.net.fabric_speed]
+        core_ports = general_cages(core_model) * core_breakout
+        groups = max(b.width for b in blocks)
+        group_uplinks = [(b.target, b.spine_up) for b in blocks]
+        guest_ports = self._guest_ports(core_model, groups)
+        group_size = symmetric_width(group_uplinks, core_ports, core_breakout, guest_ports)
+        fixed = self.spec.core_groups.cores
+        if fixed is not None:
+            needed = sum(t * u // fixed for t, u in group_uplinks) + guest_ports(fixed)
+            if any(u % fixed for _, u in group_uplinks) or needed > core_ports:
+                self.fail(
+                    f"{fixed} cores per group do not fit: spines have "
+                    f"{', '.join(sorted({str(u) for _, u in group_uplinks}))} uplinks to spread "
+                    f"evenly, and each core would need {needed} of its {core_ports} ports",
+                    (*self.net.path, "core_groups", "cores"),
+                    "pick a divisor of the spine uplinks that gives every core enough ports",
                 )
-                + ")",
+                return
+            group_size = fixed
+        if group_size is None:
+            self.fail(
+                f"{sum(b.target for b in blocks)} spine-leaf groups{self._guest_text()} need more "
+                f"core ports than a {core_model.part_number} has",
                 path,
-                self._same_leaves_hint(classes),
+                "the fabric exceeds three tiers of this switch",
             )
             return
-        up = ups.pop()
-        half = spine_ports // 2  # spines are non-blocking: half the ports down, half up
-        plane_units = [self._units(classes, plane) for plane in range(self.spec.planes)]
+        self.topology.tiers = 3
+        self.topology.pods = sum(len(b.pods[0]) for b in blocks)
+        self.topology.spines_per_pod = blocks[0].width
+        self.topology.core_groups = groups
+        self.topology.cores_per_group = group_size
+        for plane in range(self.spec.planes):
+            cores = [
+                [
+                    self._new_switch("core", self.net.switch_models["core"], plane=plane)
+                    for _ in range(group_size)
+                ]
+                for _ in range(groups)
+            ]
+            offsets = [0] * groups  # next free down port of each core group's cores
+            pod = 0
+            for block in blocks:
+                per = block.spine_up // group_size
+                spine_down_cages = -(-block.spine_up // spine_breakout)
+                for members in block.pods[plane]:
+                    for leaf, _ in members:
+                        self.fabric.devices[leaf].pod = pod
+                    spines = [
+                        self._new_switch(
+                            "spine", self.net.switch_models["spine"], plane=plane, pod=pod
+                        )
+                        for _ in range(block.width)
+                    ]
+                    self._connect(members, spines, LEAF_SPINE, spine_breakout)
+                    for j, spine in enumerate(spines):
+                        for c, core in enumerate(cores[j]):
+                            for k in range(per):
+                                self._link(
+                                    Link(
+                                        network=self.net.name,
+                                        kind=SPINE_CORE,
+                                        a=spine,
+                                        a_port=switch_port(
+                                            spine_down_cages, c * per + k, spine_breakout
+                                        ),
+                                        b=core,
+                                        b_port=switch_port(0, offsets[j] + k, core_breakout),
+                                        speed=self.net.fabric_speed,
+                                        plane=plane,
+                                    )
+                                )
+                        offsets[j] += per
+                    pod += 1
+
+    def _block(self, members: list[_Class], up: int, half: int, path: DataPath) -> _Block | None:
+        """The spine-leaf groups of leaf classes that share an uplink count: units packed into
+        groups, and the group's spine count by the symmetric rule."""
+        split = self.spec.spine_leaf_groups.per_su
+        uneven = [c for c in members if c.rail and split and c.leaves_per_rail % split]
+        if split and uneven:
+            self.fail(
+                f"a unit has {uneven[0].leaves_per_rail} leaves per rail, which do not split "
+                f"into {split} spine-leaf groups",
+                (*self.net.path, "spine_leaf_groups", "per_su"),
+                "per_su must divide the leaves per rail (set by leaf_downlinks)",
+            )
+            return None
+        plane_units = [self._units(members, plane) for plane in range(self.spec.planes)]
         largest_unit = max(len(u) for u in plane_units[0])
         max_leaves = half
         if self.spec.pod_sus is not None:
@@ -719,73 +857,55 @@ class FatTreeBuilder:
                 f"one unit has {largest_unit} leaves, more than a spine-leaf group can take ({max_leaves})",
                 (*self.net.path, "pod_sus"),
             )
-            return
+            return None
         pods_per_plane = [self._pods(units, max_leaves) for units in plane_units]
         pod_leaves = max(len(pod) for pods in pods_per_plane for pod in pods)
-        width = symmetric_width([(pod_leaves, up)], half)
+        shape = self.spec.spine_leaf_groups
+        shape_path = (*self.net.path, "spine_leaf_groups")
+        if shape.leaves is not None and shape.leaves != pod_leaves:
+            self.fail(
+                f"spine-leaf groups get {pod_leaves} leaves, not {shape.leaves}",
+                (*shape_path, "leaves"),
+                "leaves per group = leaves per unit / per_su; a unit's leaves per rail follow "
+                "from leaf_downlinks",
+            )
+            return None
+        width = symmetric_width([(pod_leaves, up)], half, minimum=MIN_SPINES)
+        spines = shape.spines if shape.spines is not None else self.spec.spines
+        if spines is not None:
+            if up % spines or pod_leaves * up // spines > half:
+                self.fail(
+                    f"{spines} spines per group do not fit: leaves have {up} uplinks to "
+                    f"spread evenly, and a spine has {half} ports down",
+                    (*shape_path, "spines") if shape.spines else (*self.net.path, "spines"),
+                    "pick a divisor of the leaf uplinks that gives every spine enough ports",
+                )
+                return None
+            width = spines
         if width is None:
             self.fail(
                 f"a spine-leaf group of {pod_leaves} leaves needs more spine ports than {half} down",
                 path,
             )
-            return
-        spine_up = pod_leaves * up // width  # every spine gets as many uplinks as down ports
-        core_model = self.catalog.switches[self.net.switch_models["core"]]
-        core_breakout = switch_port_speeds(core_model)[self.net.fabric_speed]
-        core_ports = general_cages(core_model) * core_breakout
+            return None
         present = len(pods_per_plane[0])
         target = present
-        if self.spec.spines_for_sus is not None and self.topology.sus:
-            units_per_pod = max(1, sum(1 for u in plane_units[0] if u[0][1].rail) // present)
+        rail_units = sum(1 for u in plane_units[0] if u[0][1].rail)
+        if self.spec.spines_for_sus is not None and rail_units:
+            units_per_pod = max(1, rail_units // present)
             target = max(present, -(-self.spec.spines_for_sus // units_per_pod))
-        group_size = symmetric_width([(target, spine_up)], core_ports)
-        if group_size is None:
-            self.fail(
-                f"{target} spine-leaf groups need more core ports than a {core_model.part_number} has",
-                path,
-                "the fabric exceeds three tiers of this switch",
-            )
-            return
-        self.topology.tiers = 3
-        self.topology.pods = present
-        self.topology.spines_per_pod = width
-        self.topology.core_groups = width
-        self.topology.cores_per_group = group_size
-        spine_down_cages = -(-(pod_leaves * up // width) // spine_breakout)
-        per = spine_up // group_size
-        for plane, pods in enumerate(pods_per_plane):
-            cores = [
-                [
-                    self._new_switch("core", self.net.switch_models["core"], plane=plane)
-                    for _ in range(group_size)
-                ]
-                for _ in range(width)
-            ]
-            for pod, members in enumerate(pods):
-                for leaf, _ in members:
-                    self.fabric.devices[leaf].pod = pod
-                spines = [
-                    self._new_switch("spine", self.net.switch_models["spine"], plane=plane, pod=pod)
-                    for _ in range(width)
-                ]
-                self._connect(members, spines, LEAF_SPINE, spine_breakout)
-                for j, spine in enumerate(spines):
-                    for c, core in enumerate(cores[j]):
-                        for k in range(per):
-                            self._link(
-                                Link(
-                                    network=self.net.name,
-                                    kind=SPINE_CORE,
-                                    a=spine,
-                                    a_port=switch_port(
-                                        spine_down_cages, c * per + k, spine_breakout
-                                    ),
-                                    b=core,
-                                    b_port=switch_port(0, pod * per + k, core_breakout),
-                                    speed=self.net.fabric_speed,
-                                    plane=plane,
-                                )
-                            )
+        # every spine gets as many uplinks as down ports
+        return _Block(pods_per_plane, width, pod_leaves * up // width, target)
+
+
+@dataclass(frozen=True, slots=True)
+class _Block:
+    """The spine-leaf groups of one leaf family in a 3-tier fabric."""
+
+    pods: list[list[list[tuple[str, _Class]]]]  # per plane: groups of (leaf, class)
+    width: int  # spines per group
+    spine_up: int  # uplinks of each spine
+    target: int  # groups the core is sized for (spines_for_sus adds future ones)
 
 
 def build_network(
@@ -794,11 +914,12 @@ def build_network(
     plans: dict[str, GroupPlan],
     book: PortBook,
     problems: list[Diagnostic],
+    guests: Guests | None = None,
 ) -> NetworkTopology:
-    builder = FatTreeBuilder(fabric, network, plans, book, problems)
+    builder = FatTreeBuilder(fabric, network, plans, book, problems, guests)
     builder.build()
     fabric.networks[network.name] = builder.topology
     return builder.topology
 
 
-__all__ = ["Endpoint", "PortBook", "build_network", "divisors", "symmetric_width"]
+__all__ = ["Endpoint", "build_network"]

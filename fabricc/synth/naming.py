@@ -3,12 +3,17 @@
 Consumes hostname patterns from the spec and indices from the synthesis passes; produces names.
 Switch ports are named by front-panel cage and, when the cage is split, sub-port ("17/2"); the
 network-OS names (swp17s1, Ethernet136, IB port 34) are derived from these by the config emitters.
+A leaf module: synthesis and the design rules both read it, neither through the other.
 """
 
 from __future__ import annotations
 
 import re
 from typing import Any
+
+# Management ports of devices that have no catalog port list (read by the OOB pass and the rules).
+PDU_PORT = "NET"
+POWER_SHELF_PORT = "MGMT"
 
 _HOSTNAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$")
 

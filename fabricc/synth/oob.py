@@ -14,12 +14,11 @@ from fabricc.errors import Diagnostic, error
 from fabricc.ir import MGMT, UPLINK, Device, Fabric, Link, NetworkTopology
 from fabricc.spec.resolve import ResolvedNetwork, switch_port_speeds
 from fabricc.spec.yamlsource import format_path
-from fabricc.synth.fattree import PortBook
-from fabricc.synth.naming import format_name, switch_port
+from fabricc.synth.naming import PDU_PORT, POWER_SHELF_PORT, format_name, switch_port
+from fabricc.synth.portbook import PortBook
 from fabricc.synth.racks import RackPlan
 
-PDU_PORT = "NET"
-POWER_SHELF_PORT = "MGMT"
+UPLINK_PORTS = "uplink-ports"  # diagnostic code: a target tier ran out of ports for uplinks
 
 
 def mgmt_port(fabric: Fabric, device: Device) -> str | None:
@@ -74,10 +73,19 @@ def build_oob(
     current_ports: list[tuple[Device, str]] = []
     for rack, ports in managed:
         if current_racks and (
-            len(current_ports) + len(ports) > capacity or len(current_racks) >= max_racks
+            len(current_ports) + len(ports) > capacity
+            or len(current_racks) >= max_racks
+            or rack.oob_switches
         ):
             runs.append((current_racks, current_ports))
             current_racks, current_ports = [], []
+        if rack.oob_switches:
+            # a rack-scale system with management switches of its own: they serve it alone,
+            # its ports split evenly over them (more only if they lack ports)
+            count = max(rack.oob_switches, -(-len(ports) // capacity))
+            share = -(-len(ports) // count)
+            runs.extend(([rack], ports[i : i + share]) for i in range(0, len(ports), share))
+            continue
         current_racks.append(rack)
         current_ports.extend(ports)
         while len(current_ports) > capacity:  # one rack alone needs several switches
@@ -150,7 +158,9 @@ def _nearest_with_room(
     """Fallback when the racks served are full: the nearest rack (in layout order) with room."""
     centre = racks.index(run[len(run) // 2])
     order = sorted(range(len(racks)), key=lambda i: (abs(i - centre), i))
-    return _home_rack([racks[i] for i in order], device, budget_w, keep_order=True)
+    # a rack-scale system's free units are its own: switches serving other racks stay out
+    candidates = [racks[i] for i in order if not racks[i].oob_switches or racks[i] in run]
+    return _home_rack(candidates, device, budget_w, keep_order=True)
 
 
 def _home_rack(
@@ -186,8 +196,12 @@ def connect_uplinks(
     source = fabric.loaded.source
     path = (*network.path, "uplink_to")
 
-    def fail(message: str, at: tuple[str | int, ...] = path, hint: str | None = None) -> None:
-        problems.append(error(message, path=format_path(at), location=source.value(at), hint=hint))
+    def fail(
+        message: str, at: tuple[str | int, ...] = path, hint: str | None = None, code: str = ""
+    ) -> None:
+        problems.append(
+            error(message, path=format_path(at), location=source.value(at), hint=hint, code=code)
+        )
 
     if target_topology is None or not any(target_topology.switches.values()):
         fail(f"network {spec.uplink_to!r} has no switches to uplink into")
@@ -205,11 +219,10 @@ def connect_uplinks(
             target_model = catalog.switches[fabric.devices[target].model]
             target_speeds = switch_port_speeds(target_model)
             own_speeds = switch_port_speeds(model, uplink_group=bool(up_groups))
-            common = sorted(set(own_speeds) & set(target_speeds), reverse=True)
-            if not common:
+            speed = uplink_speed(model, target_model)
+            if speed is None:
                 fail(f"{name} and {target} share no port speed for an uplink")
                 return
-            speed = common[0]
             if up_groups:
                 first_cage = sum(
                     g.count for g in model.port_groups[: model.port_groups.index(up_groups[0])]
@@ -229,9 +242,19 @@ def connect_uplinks(
                 fail(
                     f"{target if remote is None else name} has no free port left for an uplink",
                     hint="lower uplinks_per_switch or give the target network more ports",
+                    code=UPLINK_PORTS if remote is None else "",
                 )
                 return
             fabric.links.append(Link(network.name, UPLINK, name, local, target, remote, speed))
+
+
+def uplink_speed(model: SwitchModel, target: SwitchModel) -> int | None:
+    """The speed of an uplink from `model` (its uplink cages, if it has any) into `target`: the
+    highest both can run."""
+    up_groups = any(g.use == "uplink" for g in model.port_groups)
+    own = switch_port_speeds(model, uplink_group=up_groups)
+    common = set(own) & set(switch_port_speeds(target))
+    return max(common) if common else None
 
 
 def _free_port(book: PortBook, device: str, model: SwitchModel, breakout: int) -> str | None:

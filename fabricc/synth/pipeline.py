@@ -9,17 +9,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from fabricc.checks.rules import check
-from fabricc.errors import DesignError, Diagnostic, Severity, error, raise_if_errors
+from fabricc.errors import DesignError, Diagnostic, error, raise_if_errors
 from fabricc.ir import Fabric
 from fabricc.spec.loader import LoadedSpec
 from fabricc.spec.yamlsource import format_path
 from fabricc.synth.addressing import assign_addresses
 from fabricc.synth.cabling import cable_design
-from fabricc.synth.fattree import PortBook, build_network
+from fabricc.synth.fattree import build_network
 from fabricc.synth.nodes import expand_nodes, plan_groups
-from fabricc.synth.oob import build_oob, connect_uplinks
+from fabricc.synth.oob import UPLINK_PORTS, build_oob, connect_uplinks, uplink_speed
+from fabricc.synth.portbook import PortBook
 from fabricc.synth.racks import layout
+from fabricc.synth.sizing import Guests
 
 
 def _raise(problems: list[Diagnostic]) -> None:
@@ -33,8 +34,68 @@ def quiet(_: str) -> None:
     pass
 
 
+# Guests can grow their target's top tier, whose switches then need more out-of-band ports and
+# so more uplinks: the demand is monotone and settles in a pass or two.
+MAX_PASSES = 4
+
+
+class _MoreGuests(Exception):
+    def __init__(self, guests: dict[str, Guests]) -> None:
+        super().__init__("more uplinks than reserved")
+        self.guests = guests
+
+
 def synthesize(loaded: LoadedSpec, stage: Stage = quiet) -> Fabric:
-    """Run every pass; `stage` is told the name of each phase as it starts (for progress)."""
+    """Run every pass; `stage` is told the name of each phase as it starts (for progress).
+
+    Uplinks from other networks (uplink_to) need ports in their target's top tier, which is
+    sized before the uplinking switches exist (out-of-band switches follow the racks). When a
+    first design leaves too few free ports, the design is made again with the demand it showed
+    reserved in the target before that tier is sized, so the tier grows (more switches, or a
+    tier) instead of failing.
+    """
+    guests: dict[str, Guests] = {}
+    for _ in range(MAX_PASSES):
+        try:
+            return _synthesize(loaded, stage, guests)
+        except _MoreGuests as more:
+            guests = more.guests
+    return _synthesize(loaded, stage, guests, last=True)
+
+
+def _guest_demand(fabric: Fabric) -> dict[str, Guests]:
+    """Links each network's top tier receives from the networks that uplink into it."""
+    catalog = fabric.loaded.catalog.catalog
+    demand: dict[str, Guests] = {}
+    for network in fabric.loaded.networks.values():
+        target = network.spec.uplink_to
+        topology = fabric.networks.get(network.name)
+        if target is None or topology is None or target not in fabric.loaded.networks:
+            continue
+        top = next((t for t in ("core", "spine", "leaf") if topology.switches.get(t)), None)
+        if top is None:
+            continue
+        switches = topology.switches[top]
+        resolved = fabric.loaded.networks[target]
+        target_model = catalog.switches[
+            resolved.switch_models.get("core")
+            or resolved.switch_models.get("spine")
+            or resolved.switch_models["leaf"]
+        ]
+        speed = uplink_speed(catalog.switches[fabric.devices[switches[0]].model], target_model)
+        if speed is None:
+            continue
+        links = len(switches) * network.spec.uplinks_per_switch
+        before = demand.get(target)
+        if before is not None:  # several networks uplink into one: reserved at the first's speed
+            links, speed = links + before.links, before.speed
+        demand[target] = Guests(links, speed)
+    return demand
+
+
+def _synthesize(
+    loaded: LoadedSpec, stage: Stage, guests: dict[str, Guests], *, last: bool = False
+) -> Fabric:
     fabric = Fabric(loaded)
     problems: list[Diagnostic] = []
     book = PortBook()
@@ -50,7 +111,7 @@ def synthesize(loaded: LoadedSpec, stage: Stage = quiet) -> Fabric:
     # 2. Data and in-band networks. Out-of-band waits: it manages every switch built here.
     for network in networks.values():
         if network.spec.role != "oob":
-            build_network(fabric, network, plans, book, problems)
+            build_network(fabric, network, plans, book, problems, guests.get(network.name))
     _raise(problems)
 
     stage("racks")
@@ -80,6 +141,14 @@ def synthesize(loaded: LoadedSpec, stage: Stage = quiet) -> Fabric:
                 hint="make the hostname patterns of different groups and networks distinct",
             )
         )
+    if not last and any(p.code == UPLINK_PORTS for p in problems):
+        demand = _guest_demand(fabric)
+        grown = {
+            name: Guests(max(g.links, guests[name].links if name in guests else 0), g.speed)
+            for name, g in demand.items()
+        }
+        if grown != guests:
+            raise _MoreGuests(grown)
     _raise(problems)
 
     stage("cables")
@@ -88,10 +157,5 @@ def synthesize(loaded: LoadedSpec, stage: Stage = quiet) -> Fabric:
     # 7. Addresses: derive from the final, ordered device and link lists.
     assign_addresses(fabric, problems)
     _raise(problems)
-
-    stage("design rules")
-    # 8. Design rules over the finished IR.
-    findings = check(fabric)
-    _raise(findings)
-    fabric.warnings.extend(d for d in findings if d.severity is Severity.WARNING)
+    # The design rules (fabricc/checks) then judge the finished IR; the build driver runs them.
     return fabric

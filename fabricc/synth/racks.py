@@ -45,6 +45,7 @@ class RackPlan:
     used: list[bool] = field(default_factory=list)
     power_w: int = 0
     fixed: bool = False  # rack-scale system: positions come from the catalog
+    oob_switches: int = 0  # access switches of its own (rack-scale systems that ship them)
 
     def fits(self, device: Device, budget_w: int) -> bool:
         return (
@@ -153,6 +154,7 @@ class _Layout:
             part=scale.rack_part,
             used=[False] * scale.height_u,
             fixed=True,
+            oob_switches=scale.oob_switches,
         )
         for device in members:
             assert device.u is not None
@@ -319,11 +321,21 @@ def layout(
     return ordered
 
 
+def pdus_for(fabric: Fabric, plan: RackPlan) -> int:
+    """PDUs of a rack: site.rack.pdus (A/B feeds), or more when a node's power supplies must
+    be spread wider to survive the loss of one PDU (DGX H100, 4 + 2 supplies: 3)."""
+    nodes = fabric.loaded.catalog.catalog.nodes
+    feeds = [nodes[d.model].power_feeds for d in plan.devices if d.kind == "node"]
+    return (
+        max([fabric.loaded.spec.site.rack.pdus, *feeds]) if fabric.loaded.spec.site.rack.pdus else 0
+    )
+
+
 def add_pdus(fabric: Fabric, plans: list[RackPlan]) -> None:
     site = fabric.loaded.spec.site
     for plan in plans:
         rack = fabric.rack_by_name[plan.name]
-        for n in range(site.rack.pdus):
+        for n in range(pdus_for(fabric, plan)):
             device = Device(
                 name=f"{rack.name.lower()}-pdu{n + 1}",
                 kind="pdu",
