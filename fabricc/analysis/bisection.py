@@ -16,11 +16,10 @@ from dataclasses import dataclass
 import networkx as nx
 
 from fabricc.analysis.graph import Attachment, PlaneGraph
-from fabricc.analysis.refine import refine
+from fabricc.analysis.refine import Weighted, refine
 
 SOURCE = -1
 SINK = -2
-Adjacency = Sequence[dict[int, tuple[int, int]]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +67,7 @@ def _half(ports: Sequence[Attachment], ordered: list[int]) -> frozenset[int]:
 
 def max_flow(
     graph: PlaneGraph,
-    adjacency: Adjacency,
+    weighted: Weighted,
     start: Sequence[int],
     split: Split,
     lost: frozenset[int] = frozenset(),
@@ -79,7 +78,7 @@ def max_flow(
     `start` is any colouring of the switches (the refinement classes of the undamaged graph
     make it fast); refining it with each switch's endpoint bandwidth on either side gives an
     equitable partition, and max-flow on its quotient graph is max-flow on the whole."""
-    size = len(adjacency)
+    size = len(weighted.neighbours)
     first = [0] * size
     second = [0] * size
     for number, port in enumerate(graph.attachments):
@@ -89,7 +88,7 @@ def max_flow(
             first[port.switch] += port.gbps
         else:
             second[port.switch] += port.gbps
-    classes = refine(adjacency, [(start[v], first[v], second[v]) for v in range(size)])
+    classes = refine(weighted, [(start[v], first[v], second[v]) for v in range(size)])
     colours = classes.colours
     if not any(first) or not any(second):
         return 0, colours

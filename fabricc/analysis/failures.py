@@ -13,18 +13,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from fabricc.analysis.bisection import Adjacency, Split, max_flow
+from fabricc.analysis.bisection import Split, max_flow
 from fabricc.analysis.graph import PlaneGraph
+from fabricc.analysis.refine import Weighted
 
 
 @dataclass(frozen=True, slots=True)
 class Plane:
-    """One analysed plane: its graph, the halves that gave its bisection (None with fewer than
-    two endpoints) with their refinement classes, and the bisection."""
+    """One analysed plane: its graph, each pair of halves with its refinement classes (none
+    with fewer than two endpoints), and the bisection."""
 
     graph: PlaneGraph
-    split: Split | None
-    colours: Sequence[int]
+    weighted: Weighted
+    halves: Sequence[tuple[Split, Sequence[int]]]
     bisection_gbps: int
 
 
@@ -46,11 +47,11 @@ def endpoint_switches(planes: Sequence[Plane]) -> dict[str, set[tuple[int, int]]
     return found
 
 
-def _bisection_after(plane: Plane, adjacency: Adjacency, lost: frozenset[int]) -> int:
-    """Max-flow between the same halves once part of the plane is gone."""
-    if plane.split is None:
-        return 0
-    return max_flow(plane.graph, adjacency, plane.colours, plane.split, lost)[0]
+def _bisection_after(plane: Plane, weighted: Weighted, lost: frozenset[int]) -> int:
+    """The smallest max-flow between the same halves once part of the plane is gone (every
+    pair of halves again: a failure can hurt one more than another)."""
+    values = [max_flow(plane.graph, weighted, c, split, lost)[0] for split, c in plane.halves]
+    return min(values, default=0)
 
 
 def switch_failure(
@@ -81,9 +82,9 @@ def switch_failure(
         return None
     (nodes, ports_lost, gbps_lost), position, v = best
     plane = planes[position]
-    adjacency = _without_node(plane.graph.adjacency, v)
+    weighted = plane.weighted.without_node(v)
     lost = frozenset(i for i, p in enumerate(plane.graph.attachments) if p.switch == v)
-    after = _bisection_after(plane, adjacency, lost)
+    after = _bisection_after(plane, weighted, lost)
     others = sum(p.bisection_gbps for i, p in enumerate(planes) if i != position)
     return Impact(plane.graph.names[v], ports_lost, nodes, gbps_lost, others + after)
 
@@ -104,7 +105,9 @@ def switch_link_failure(planes: Sequence[Plane]) -> Impact | None:
                 continue
             tried.add(pair)
             tried.add((pair[1], pair[0]))
-            after = _bisection_after(plane, _without_link(graph.adjacency, v, u), frozenset())
+            links, gbps = neighbours[u]
+            damaged = plane.weighted.with_weight(v, u, gbps - gbps // links)
+            after = _bisection_after(plane, damaged, frozenset())
             others = sum(p.bisection_gbps for p in planes[1:])
             impact = Impact(f"{graph.names[v]} - {graph.names[u]}", 0, 0, 0, others + after)
             if worst is None or impact.bisection_gbps_after < worst.bisection_gbps_after:
@@ -132,7 +135,7 @@ def endpoint_link_failure(
     (nodes, gbps), position, number = best
     plane = planes[position]
     port = plane.graph.attachments[number]
-    after = _bisection_after(plane, plane.graph.adjacency, frozenset({number}))
+    after = _bisection_after(plane, plane.weighted, frozenset({number}))
     others = sum(p.bisection_gbps for i, p in enumerate(planes) if i != position)
     where = f"{port.device}/{port.port}"
     return Impact(where, 1, nodes, gbps, others + after)
@@ -152,25 +155,3 @@ def plane_failure(planes: Sequence[Plane], homes: dict[str, set[tuple[int, int]]
         lost.graph.endpoint_gbps(),
         sum(p.bisection_gbps for p in planes[1:]),
     )
-
-
-def _without_node(adjacency: Adjacency, node: int) -> list[dict[int, tuple[int, int]]]:
-    result = list(adjacency)
-    for u in adjacency[node]:
-        result[u] = {k: w for k, w in adjacency[u].items() if k != node}
-    result[node] = {}
-    return result
-
-
-def _without_link(adjacency: Adjacency, a: int, b: int) -> list[dict[int, tuple[int, int]]]:
-    result = list(adjacency)
-    links, gbps = adjacency[a][b]
-    each = gbps // links
-    for x, y in ((a, b), (b, a)):
-        changed = dict(adjacency[x])
-        if links == 1:
-            del changed[y]
-        else:
-            changed[y] = (links - 1, gbps - each)
-        result[x] = changed
-    return result

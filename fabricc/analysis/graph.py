@@ -79,7 +79,9 @@ class _Builder:
 
 def plane_graphs(fabric: Fabric, network: str) -> list[PlaneGraph]:
     """One graph per plane of `network`, in plane order. Links without a plane (MLAG peer links,
-    out-of-band copper) belong to plane 0."""
+    out-of-band copper) belong to plane 0. A network whose top tier uplinks into another
+    (out-of-band into in-band) reaches its other switches through that network's switches, so
+    their switch-to-switch links join plane 0 as transit."""
     order = fabric.derived(
         "analysis_device_order", lambda: {n: i for i, n in enumerate(fabric.devices)}
     )
@@ -96,4 +98,10 @@ def plane_graphs(fabric: Fabric, network: str) -> list[PlaneGraph]:
             )
         else:
             builder.edge(link.a, link.b, link.speed)
+    resolved = fabric.loaded.networks.get(network)
+    host = resolved.spec.uplink_to if resolved is not None else None
+    if host is not None and 0 in builders:
+        for link in fabric.links_of(host):
+            if link.kind not in ENDPOINT_KINDS and link.kind != UPLINK:
+                builders[0].edge(link.a, link.b, link.speed)
     return [builders[plane].graph for plane in sorted(builders)]

@@ -21,7 +21,7 @@ from fabricc.analysis.failures import (
 )
 from fabricc.analysis.graph import ENDPOINT_KINDS, TIERED_KINDS, plane_graphs
 from fabricc.analysis.paths import path_stats
-from fabricc.analysis.refine import refine
+from fabricc.analysis.refine import Weighted, refine
 from fabricc.ir import Fabric
 
 TIERS = ("leaf", "spine", "core")
@@ -33,20 +33,17 @@ def analyze_network(fabric: Fabric, name: str) -> dict[str, Any]:
     per_plane: list[dict[str, Any]] = []
     for graph in plane_graphs(fabric, name):
         attached = graph.attached()
+        weighted = Weighted.of(graph.adjacency)
         base = refine(
-            graph.adjacency, [(graph.roles[v], attached[v]) for v in range(len(attached))]
+            weighted, [(graph.roles[v], attached[v]) for v in range(len(attached))]
         ).colours
         cuts: dict[str, int] = {}
-        smallest: tuple[int, Split, list[int]] | None = None
+        halves: list[tuple[Split, list[int]]] = []
         for split in splits(graph):
-            gbps, colours = max_flow(graph, graph.adjacency, base, split)
+            gbps, colours = max_flow(graph, weighted, base, split)
             cuts[split.name] = gbps
-            if smallest is None or gbps < smallest[0]:
-                smallest = (gbps, split, colours)
-        if smallest is None:
-            planes.append(Plane(graph, None, base, 0))
-        else:
-            planes.append(Plane(graph, smallest[1], smallest[2], smallest[0]))
+            halves.append((split, colours))
+        planes.append(Plane(graph, weighted, halves, min(cuts.values(), default=0)))
         bisection = planes[-1].bisection_gbps
         stats = path_stats(graph, base)
         per_plane.append(

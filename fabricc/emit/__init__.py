@@ -22,10 +22,21 @@ class Emitter:
 
 
 def emitters() -> tuple[Emitter, ...]:
-    from fabricc.emit import bom, cabling, configs, diagrams, inventory, nccl, report, summary
+    from fabricc.emit import (
+        analysis,
+        bom,
+        cabling,
+        configs,
+        diagrams,
+        inventory,
+        nccl,
+        report,
+        summary,
+    )
 
     return (
         Emitter("summary", summary.emit),
+        Emitter("analysis", analysis.emit),
         Emitter("bom", bom.emit),
         Emitter("cabling", cabling.emit),
         Emitter("inventory", inventory.emit),
