@@ -26,6 +26,7 @@ GOLDEN_FULL = ("roce-lab",)
 GOLDEN_SELECTED = {
     "superpod-h100-4su": (
         "summary.json",
+        "analysis/analysis.json",
         "bom/bom.csv",
         "nccl/dgx-h100.xml",
         "nccl/dgx-h100.env",
@@ -42,6 +43,7 @@ GOLDEN_SELECTED = {
     ),
     "gb200-nvl72-su": (
         "summary.json",
+        "analysis/analysis.json",
         "bom/bom.csv",
         "nccl/gb200-compute-tray.xml",
         "nccl/gb200-compute-tray.env",
@@ -51,6 +53,7 @@ GOLDEN_SELECTED = {
     ),
     "spectrum-x-2plane": (
         "summary.json",
+        "analysis/analysis.json",
         "bom/bom.csv",
         "configs/p1-leaf01/startup.yaml",
         "configs/p1-leaf01/frr.conf",

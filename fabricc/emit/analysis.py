@@ -8,6 +8,7 @@ with switches, analysis/failures-<network>.svg.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from markupsafe import Markup
@@ -78,7 +79,7 @@ def section(fabric: Fabric) -> dict[str, Any]:
         "capacity": capacity,
         "power": power,
         "charts": [
-            {"name": name, "title": title, "svg": Markup(svg.strip())}
+            {"name": name, "title": title, "svg": Markup(svg.strip()), "width_px": _width(svg)}
             for name, title, svg in charts(fabric)
         ],
     }
@@ -91,3 +92,8 @@ def _loss(impact: dict[str, Any] | None) -> str:
         f"{impact['endpoints_lost']:,} ports, {impact['nodes_lost']:,} nodes, "
         f"-{plots.gbps_text(impact['bisection_gbps_lost'])}"
     )
+
+
+def _width(svg: str) -> int:
+    found = re.search(r'<svg\b[^>]*?\bwidth="([0-9]+)"', svg)
+    return int(found.group(1)) if found else 800
