@@ -361,3 +361,17 @@ def test_analysis_json_has_the_documented_keys(example: str) -> None:
         assert ("plane_loss" in net) == (net["planes"] > 1)
     for key in ("all_reduce", "capacity", "power"):
         assert key in data
+
+
+def test_three_tier_failures_include_a_core(tmp_path: Path) -> None:
+    net = compute_of(fabric_of(tmp_path, 64, extra=", tiers: 3, pod_sus: 1"))
+    assert {"leaf", "spine", "core"} <= set(net["single_failure"])
+    core = net["single_failure"]["core"]
+    assert core["endpoints_lost"] == 0 and core["nodes_lost"] == 0
+    assert 0 < core["bisection_gbps_after"] <= net["bisection_gbps"]
+
+
+def test_analyze_says_when_fewer_gpus_exist_than_asked() -> None:
+    result = run("analyze", "--gpus", "999", "--json", "-", str(EXAMPLES / "roce-lab.yaml"))
+    assert result.exit_code == 0
+    assert "warning: only 16 GPUs on fabric" in result.output
