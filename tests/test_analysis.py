@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import json
 import math
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import networkx as nx
 import pytest
 from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from fabricc.analysis import paths
 from fabricc.analysis.bisection import Split, splits
@@ -375,3 +378,24 @@ def test_analyze_says_when_fewer_gpus_exist_than_asked() -> None:
     result = run("analyze", "--gpus", "999", "--json", "-", str(EXAMPLES / "roce-lab.yaml"))
     assert result.exit_code == 0
     assert "warning: only 16 GPUs on fabric" in result.output
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    units=st.integers(min_value=1, max_value=6),
+    spare=st.integers(min_value=0, max_value=1),
+    ratio=st.sampled_from(["1:1", "2:1", "3:1", "4:3", "5:3"]),
+)
+def test_bisection_follows_the_leaf_ratio(units: int, spare: int, ratio: str) -> None:
+    """Full units: bisection / half the endpoint bandwidth is the leaf's up:down bandwidth as
+    built; a partial unit never gives more than half the endpoint bandwidth."""
+    with tempfile.TemporaryDirectory() as folder:
+        probe = fabric_of(Path(folder), 1, ratio)
+        leaf = probe.networks["compute"].leaf_classes[0]
+        nodes = units * leaf.down_ports - spare
+        fabric = fabric_of(Path(folder), nodes, ratio)
+    net = compute_of(fabric)
+    assert net["bisection_gbps"] <= net["endpoint_gbps"] / 2
+    if not spare:
+        built = leaf.up_ports * leaf.up_speed / (leaf.down_ports * leaf.down_speed)
+        assert net["bisection_ratio"] == pytest.approx(min(1.0, built), abs=1e-3)

@@ -115,9 +115,7 @@ def switch_link_failure(planes: Sequence[Plane]) -> Impact | None:
     return worst
 
 
-def endpoint_link_failure(
-    planes: Sequence[Plane], homes: dict[str, set[tuple[int, int]]]
-) -> Impact | None:
+def endpoint_link_failure(planes: Sequence[Plane]) -> Impact | None:
     """The worst loss of one endpoint cable: a node with a single port on the network is cut
     off; otherwise the port's bandwidth is lost."""
     counts: dict[str, int] = {}

@@ -70,7 +70,7 @@ def analyze_network(fabric: Fabric, name: str) -> dict[str, Any]:
             failures[tier] = _impact(impact, bisection)
     for key, found in (
         ("switch_link", switch_link_failure(planes)),
-        ("endpoint_link", endpoint_link_failure(planes, homes)),
+        ("endpoint_link", endpoint_link_failure(planes)),
     ):
         if found is not None:
             failures[key] = _impact(found, bisection)
