@@ -399,3 +399,12 @@ def test_bisection_follows_the_leaf_ratio(units: int, spare: int, ratio: str) ->
     if not spare:
         built = leaf.up_ports * leaf.up_speed / (leaf.down_ports * leaf.down_speed)
         assert net["bisection_ratio"] == pytest.approx(min(1.0, built), abs=1e-3)
+
+
+def test_analyze_and_compare_report_spec_errors_with_positions() -> None:
+    bad = str(EXAMPLES.parent / "tests" / "errors" / "unknown-node-model.yaml")
+    for args in (("analyze", bad), ("compare", str(EXAMPLES / "roce-lab.yaml"), bad)):
+        result = run(*args)
+        assert result.exit_code == 1
+        assert f"{bad}:5:12: error:" in result.output
+        assert "Traceback" not in result.output
