@@ -408,3 +408,24 @@ def test_analyze_and_compare_report_spec_errors_with_positions() -> None:
         assert result.exit_code == 1
         assert f"{bad}:5:12: error:" in result.output
         assert "Traceback" not in result.output
+
+
+def test_a_rail_only_network_carries_the_all_reduce_in_full(tmp_path: Path) -> None:
+    # One tier, rail-optimized: rail-0 NICs reach only rail-0 NICs. Between the rails there is
+    # no path (bisection 0), but a hierarchical all-reduce goes rail to rail.
+    text = """\
+metadata: {name: rails}
+nodes:
+  a: {model: lab-server, count: 4}
+networks:
+  fabric: {role: compute, fabric: ethernet, tiers: 1}
+"""
+    fabric, _ = compile_text(text, tmp_path)
+    data = analysis(fabric)
+    net = data["networks"]["fabric"]
+    assert net["bisection_gbps"] == 0 and net["per_plane"][0]["bisection_by_split"]["rails"] == 0
+    assert not net["connected"]
+    reduce = data["all_reduce"]
+    assert reduce["fabric_factor"] == 1.0
+    assert reduce["nvlink_domain_gpus"] == 1  # L40S: no NVLink
+    assert reduce["fabric_gbs_per_gpu"] == 2 * 400 / 4 / 8  # 2 NICs of 400G for 4 GPUs

@@ -1,6 +1,6 @@
 """Analysis, part 7: how long an all-reduce takes on the design, two levels deep.
 
-Consumes the compute network's endpoint bandwidth per GPU, its bisection ratio, the NVLink
+Consumes the compute network's endpoint bandwidth per GPU, its rail-aligned bisection, the NVLink
 domain size and the NVLink bandwidth of the GPUs; produces all-reduce estimates by the
 bandwidth terms of a hierarchical algorithm: reduce-scatter inside each NVLink domain, an
 all-reduce of the 1/g shard across domains on the fabric (each GPU on its own NIC), all-gather

@@ -77,18 +77,30 @@ def gpu_link(fabric: Fabric, name: str, bisection_ratio: float) -> tuple[int, Li
     return total_gpus, Link(min(domains), min(nvlink), fabric_gbs)
 
 
+def rail_aligned_ratio(network: dict[str, Any]) -> float:
+    """Max-flow between the halves in design order (whole units on each side) against half the
+    endpoint bandwidth. A hierarchical all-reduce sends GPU k of one domain to GPU k of others,
+    rail to rail, so this halving - not the rail one - is what limits it (a rail-only network
+    carries it in full)."""
+    half = network["endpoint_gbps"] / 2
+    units = sum(p["bisection_by_split"].get("units", 0) for p in network["per_plane"])
+    return units / half if half else 0.0
+
+
 def collective(
     fabric: Fabric, networks: dict[str, dict[str, Any]], options: Options
 ) -> dict[str, Any]:
     name = compute_network(fabric)
     if name is None:
         return {}
-    ratio = networks[name]["bisection_ratio"]
+    ratio = rail_aligned_ratio(networks[name])
     found = gpu_link(fabric, name, ratio)
     if found is None:
         return {}
     total, link = found
     count = min(options.gpus or total, total)
+    if link.fabric_gbs <= 0 and total > link.domain_gpus:
+        return {}  # no fabric path between the halves: no estimate to give
     main = all_reduce(link, count, options.message_gb)
     return {
         "network": name,
@@ -97,7 +109,7 @@ def collective(
         "nvlink_domain_gpus": link.domain_gpus,
         "nvlink_gbs_per_gpu": round(link.nvlink_gbs, 1),
         "fabric_gbs_per_gpu": round(link.fabric_gbs, 2),
-        "fabric_factor": round(min(1.0, ratio), 4),
+        "fabric_factor": round(min(1.0, ratio), 4),  # rail-aligned bisection ratio, at most 1
         "nvlink_s": round(main.nvlink_s, 4),
         "fabric_s": round(main.fabric_s, 4),
         "time_s": round(main.time_s, 4),

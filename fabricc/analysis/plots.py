@@ -141,6 +141,6 @@ def failures(data: dict[str, Any], network: str) -> str:
             f'<rect x="{label_w}" y="{y + 4}" width="{filled:.1f}" height="16" fill="{colour}"/>'
         )
         lost = impact["nodes_lost"]
-        note = f"{share:.1%}" + (f", {lost:,} nodes cut off" if lost else "")
+        note = f"{share:.1%}" + (f", {lost:,} node{'s' * (lost != 1)} cut off" if lost else "")
         body.append(_text(label_w + bar_w + 8, y + 16, note, 11))
     return _svg(label_w + bar_w + 200, height, title, body)

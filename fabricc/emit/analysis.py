@@ -16,6 +16,7 @@ from markupsafe import Markup
 from fabricc.analysis import plots
 from fabricc.analysis.design import analysis, compute_network
 from fabricc.emit import Artifact
+from fabricc.emit.diagrams.style import plural
 from fabricc.emit.tables import json_text
 from fabricc.ir import Fabric
 
@@ -89,7 +90,7 @@ def _loss(impact: dict[str, Any] | None) -> str:
     if not impact:
         return ""
     return (
-        f"{impact['endpoints_lost']:,} ports, {impact['nodes_lost']:,} nodes, "
+        f"{plural(impact['endpoints_lost'], 'port')}, {plural(impact['nodes_lost'], 'node')}, "
         f"-{plots.gbps_text(impact['bisection_gbps_lost'])}"
     )
 
