@@ -1,6 +1,7 @@
 """The `fabricc` command: the only place that prints and picks exit codes.
 
-Verbs: validate, build, schema, check-nccl (and the artifact checkers later issues add). Exit codes: 0 ok,
+Verbs: validate, build, analyze, compare, schema, check-nccl (and the artifact checkers later
+issues add). Exit codes: 0 ok,
 1 spec or design error, 2 usage error. Diagnostics go to stderr, coloured on a terminal only.
 """
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.console import Console
@@ -95,6 +97,110 @@ def build(spec: Path, out: Path | None) -> None:
     click.echo(f"wrote {result.file_count} files to {result.out.as_posix()}")
     for line in result.notices:
         click.echo(line)
+
+
+def _analysis(
+    spec: Path, prices: Path | None, message_gb: float, gpus: int | None
+) -> dict[str, Any]:
+    """Load, synthesize and analyse SPEC; prints diagnostics and exits 1 on a spec error."""
+    from fabricc.analysis.cost import load_prices
+    from fabricc.analysis.design import Options, analyze
+    from fabricc.spec.loader import load_spec
+    from fabricc.synth.pipeline import synthesize
+
+    try:
+        price_list = load_prices(prices, prices.as_posix()) if prices is not None else None
+        loaded = load_spec(spec, spec.as_posix())
+        fabric = synthesize(loaded)
+    except FabriccError as exc:
+        print_diagnostics(exc.diagnostics)
+        sys.exit(EXIT_ERROR)
+    print_diagnostics([*loaded.warnings, *fabric.warnings])
+    data = analyze(fabric, Options(message_gb, gpus, price_list))
+    reduce = data["all_reduce"]
+    if gpus is not None and reduce and reduce["gpus"] < gpus:
+        _stderr().print(
+            f"{spec.as_posix()}: warning: only {reduce['gpus']:,} GPUs on {reduce['network']}; "
+            f"the all-reduce runs over {reduce['gpus']:,}",
+            markup=False,
+        )
+    return data
+
+
+_PRICES = click.option(
+    "--prices",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="YAML price file (part number: unit price) for a cost roll-up",
+)
+_MESSAGE = click.option(
+    "--message-gb",
+    type=click.FloatRange(min=0, min_open=True),
+    default=140.0,
+    show_default=True,
+    help="all-reduce message size in GB (default: fp16 gradient of a 70B model)",
+)
+_GPUS = click.option(
+    "--gpus",
+    type=click.IntRange(min=2),
+    default=None,
+    help="all-reduce over this many GPUs (default: every GPU of the compute network)",
+)
+
+
+@cli.command()
+@click.argument("spec", type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--json",
+    "json_path",
+    type=click.Path(dir_okay=False, allow_dash=True, path_type=Path),
+    default=None,
+    help="write the analysis as JSON to FILE ('-': to stdout instead of the tables)",
+)
+@_PRICES
+@_MESSAGE
+@_GPUS
+def analyze(
+    spec: Path, json_path: Path | None, prices: Path | None, message_gb: float, gpus: int | None
+) -> None:
+    """Analyse SPEC: bisection, oversubscription, hops, ECMP, single failures, all-reduce time,
+    power, capacity and (with --prices) cost. The same numbers as OUT/analysis/analysis.json."""
+    from fabricc.analysis.tables import renderables
+    from fabricc.emit.tables import json_text
+
+    data = _analysis(spec, prices, message_gb, gpus)
+    if json_path is not None and json_path.as_posix() == "-":
+        click.echo(json_text(data), nl=False)
+        return
+    if json_path is not None:
+        try:
+            json_path.write_text(json_text(data))
+        except OSError as exc:
+            _stderr().print(
+                f"{json_path.as_posix()}: error: cannot write: {exc.strerror}", markup=False
+            )
+            sys.exit(EXIT_ERROR)
+    console = Console(highlight=False)
+    for table in renderables(data):
+        console.print(table)
+
+
+@cli.command()
+@click.argument("first", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("second", type=click.Path(dir_okay=False, path_type=Path))
+@_PRICES
+@_MESSAGE
+@_GPUS
+def compare(
+    first: Path, second: Path, prices: Path | None, message_gb: float, gpus: int | None
+) -> None:
+    """Analyse two specs and print their figures side by side (e.g. 1:1 against 2:1, 2 against
+    3 tiers, InfiniBand against RoCE)."""
+    from fabricc.analysis.tables import comparison
+
+    a = _analysis(first, prices, message_gb, gpus)
+    b = _analysis(second, prices, message_gb, gpus)
+    Console(highlight=False).print(comparison(a, b, (first.name, second.name)))
 
 
 @cli.command("check-nccl")

@@ -26,6 +26,7 @@ GOLDEN_FULL = ("roce-lab",)
 GOLDEN_SELECTED = {
     "superpod-h100-4su": (
         "summary.json",
+        "analysis/analysis.json",
         "bom/bom.csv",
         "nccl/dgx-h100.xml",
         "nccl/dgx-h100.env",
@@ -43,6 +44,7 @@ GOLDEN_SELECTED = {
     ),
     "gb200-nvl72-su": (
         "summary.json",
+        "analysis/analysis.json",
         "bom/bom.csv",
         "nccl/gb200-compute-tray.xml",
         "nccl/gb200-compute-tray.env",
@@ -54,6 +56,7 @@ GOLDEN_SELECTED = {
     ),
     "spectrum-x-2plane": (
         "summary.json",
+        "analysis/analysis.json",
         "bom/bom.csv",
         "configs/p1-leaf01/startup.yaml",
         "configs/p1-leaf01/frr.conf",

@@ -111,7 +111,8 @@ def test_pdu_rating_is_checked_per_feed(tmp_path: Path) -> None:
 
 def test_floor_loading(tmp_path: Path) -> None:
     """A DGX rack weighs 4 x 130.45 kg + rack 150 kg + 3 PDUs 12 kg = 707.8 kg on 0.6 x 1.2 m:
-    983 kg/m2, as bom/power.csv says (3 PDUs: six DGX supplies, 4 + 2, survive losing one). A 900 kg/m2 floor fails: one error for every rack above
+    983 kg/m2, as bom/power.csv says (3 PDUs: six DGX supplies, 4 + 2, survive losing one).
+    A 900 kg/m2 floor fails: one error for every rack above
     it, with their count and the heaviest named."""
     text = (EXAMPLES / "superpod-h100-4su.yaml").read_text().replace("count: 127", "count: 31")
     ok = text.replace("  row_pitch_m: 3.0\n", "  row_pitch_m: 3.0\n  floor_load_kg_per_m2: 2000\n")

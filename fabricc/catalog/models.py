@@ -145,6 +145,18 @@ class GpuSpec(CatalogModel):
     memory_gb: int = Field(ge=1)
     nvlink_links: int = Field(ge=0, description="NVLink links per GPU")
     nvlink_generation: int = Field(ge=1, le=10)
+    nvlink_gbs: float = Field(
+        0, ge=0, description="NVLink bandwidth per GPU in GB/s, both directions together"
+    )
+    fp16_dense_tflops: float | None = Field(
+        None, ge=0, description="FP16/BF16 tensor TFLOPS per GPU without sparsity"
+    )
+    fp8_dense_tflops: float | None = Field(
+        None, ge=0, description="FP8 tensor TFLOPS per GPU without sparsity"
+    )
+    figures_source: str | None = Field(
+        None, description="where the bandwidth and TFLOPS figures come from, or 'assumed: ...'"
+    )
 
 
 class NvlinkSpec(CatalogModel):

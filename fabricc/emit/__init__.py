@@ -23,6 +23,7 @@ class Emitter:
 
 def emitters() -> tuple[Emitter, ...]:
     from fabricc.emit import (
+        analysis,
         bom,
         cabling,
         configs,
@@ -36,6 +37,7 @@ def emitters() -> tuple[Emitter, ...]:
 
     return (
         Emitter("summary", summary.emit),
+        Emitter("analysis", analysis.emit),
         Emitter("bom", bom.emit),
         Emitter("cabling", cabling.emit),
         Emitter("inventory", inventory.emit),

@@ -17,6 +17,7 @@ from markupsafe import Markup
 
 from fabricc import __version__
 from fabricc.emit import Artifact
+from fabricc.emit.analysis import section as analysis_section
 from fabricc.emit.bom import CATEGORY_ORDER, bom_lines
 from fabricc.emit.diagrams import diagrams
 from fabricc.emit.diagrams.model import DRAWN, SECTIONS, Diagram
@@ -282,6 +283,7 @@ def context(fabric: Fabric) -> dict[str, Any]:
         "version": __version__,
         "key_figures": key_figures(fabric, data),
         "networks": network_rows(data),
+        "analysis": analysis_section(fabric),
         "warnings": warnings,
         "sections": sections,
         "missing": missing,

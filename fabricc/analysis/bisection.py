@@ -1,0 +1,105 @@
+"""Analysis, part 3: bisection bandwidth of a plane by max-flow between two halves of its endpoints.
+
+Consumes a PlaneGraph; produces the max-flow (Gb/s, one direction) from one half of the endpoint
+ports to the other for each natural split - by position in the design (whole scalable units and
+pods on each side) and, in rail-optimized planes, by rail - and their minimum: the bisection.
+Endpoints are contracted into their switch (a source/sink edge as wide as their ports), the graph
+into its colour-refinement classes (fabricc.analysis.refine), and networkx computes max-flow on
+that quotient, which has the same value as on the full graph.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import networkx as nx
+
+from fabricc.analysis.graph import Attachment, PlaneGraph
+from fabricc.analysis.refine import Weighted, refine
+
+SOURCE = -1
+SINK = -2
+
+
+@dataclass(frozen=True, slots=True)
+class Split:
+    name: str  # "units" (endpoints in design order) or "rails"
+    first: frozenset[int]  # attachment indices of the first half
+
+
+def splits(graph: PlaneGraph) -> list[Split]:
+    """Halves of the endpoint ports, each half carrying as close to half the endpoint bandwidth
+    as whole ports allow."""
+    ports = graph.attachments
+    if len(ports) < 2:
+        return []
+    found = [
+        Split("units", _half(ports, sorted(range(len(ports)), key=lambda i: _unit_key(ports[i]))))
+    ]
+    rails = {p.rail for p in ports if p.rail is not None}
+    if len(rails) > 1:
+        ordered = sorted(
+            range(len(ports)), key=lambda i: (_rail_key(ports[i]), _unit_key(ports[i]))
+        )
+        found.append(Split("rails", _half(ports, ordered)))
+    return found
+
+
+def _unit_key(port: Attachment) -> tuple[int, str]:
+    return port.order, port.port
+
+
+def _rail_key(port: Attachment) -> tuple[bool, int]:
+    return port.rail is None, port.rail or 0
+
+
+def _half(ports: Sequence[Attachment], ordered: list[int]) -> frozenset[int]:
+    total = sum(p.gbps for p in ports)
+    best, best_gap, running = 0, total, 0
+    for count, index in enumerate(ordered, start=1):
+        running += ports[index].gbps
+        gap = abs(total - 2 * running)
+        if gap < best_gap:
+            best, best_gap = count, gap
+    return frozenset(ordered[:best])
+
+
+def max_flow(
+    graph: PlaneGraph,
+    weighted: Weighted,
+    start: Sequence[int],
+    split: Split,
+    lost: frozenset[int] = frozenset(),
+) -> tuple[int, list[int]]:
+    """Gb/s from the first half of the endpoints to the second (`lost` attachments are gone),
+    and the refinement classes used.
+
+    `start` is any colouring of the switches (the refinement classes of the undamaged graph
+    make it fast); refining it with each switch's endpoint bandwidth on either side gives an
+    equitable partition, and max-flow on its quotient graph is max-flow on the whole."""
+    size = len(weighted.neighbours)
+    first = [0] * size
+    second = [0] * size
+    for number, port in enumerate(graph.attachments):
+        if number in lost:
+            continue
+        if number in split.first:
+            first[port.switch] += port.gbps
+        else:
+            second[port.switch] += port.gbps
+    classes = refine(weighted, [(start[v], first[v], second[v]) for v in range(size)])
+    colours = classes.colours
+    if not any(first) or not any(second):
+        return 0, colours
+    capacity = dict(classes.capacity)
+    for v, colour in enumerate(colours):
+        if first[v]:
+            capacity[(SOURCE, colour)] = capacity.get((SOURCE, colour), 0) + first[v]
+        if second[v]:
+            capacity[(colour, SINK)] = capacity.get((colour, SINK), 0) + second[v]
+    network = nx.DiGraph()
+    network.add_nodes_from((SOURCE, SINK))
+    for (a, b), gbps in sorted(capacity.items()):
+        network.add_edge(a, b, capacity=gbps)
+    return int(nx.maximum_flow_value(network, SOURCE, SINK)), colours
