@@ -56,6 +56,15 @@ class CatalogModel(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
+class PortLeg(CatalogModel):
+    """The host-side names of one leg of a port split across planes."""
+
+    rdma_device: str = Field(pattern=patterns.RDMA_DEVICE, description="ibverbs device of the leg")
+    netdev: str | None = Field(
+        None, pattern=patterns.NETDEV, description="Linux interface name (at most 15 characters)"
+    )
+
+
 class PortSpec(CatalogModel):
     name: PortName = Field(description="port label as printed on the chassis")
     cage: PortName = Field(description="cage the port sits in; one module per cage")
@@ -74,11 +83,19 @@ class PortSpec(CatalogModel):
     netdev: str | None = Field(
         None, pattern=patterns.NETDEV, description="Linux interface name (at most 15 characters)"
     )
+    legs: list[PortLeg] = Field(
+        default_factory=list,
+        description="ibverbs device and netdev of each leg when the port is split across planes "
+        "(a ConnectX-8 run as 2x400G shows one device per plane); empty: the legs share the "
+        "port's own names",
+    )
 
     @model_validator(mode="after")
     def _speeds_descending(self) -> PortSpec:
         if sorted(self.speeds, reverse=True) != self.speeds:
             raise ValueError("speeds must be listed highest first")
+        if self.legs and len(self.legs) != max(self.breakouts):
+            raise ValueError("give one entry in 'legs' per leg of the widest breakout")
         return self
 
 

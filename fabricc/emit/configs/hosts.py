@@ -39,7 +39,14 @@ class HostNic:
 def _port_spec(ctx: ConfigContext, device: Device, port: str) -> tuple[str | None, str | None]:
     model = ctx.catalog.nodes[device.model]
     for spec in model.ports:
-        if spec.name == port or port.startswith(spec.name + "/"):
+        if spec.name == port:
+            return spec.rdma_device, spec.netdev
+        if port.startswith(spec.name + "/"):
+            # A leg of a split port ("OSFP1/2"): its own function when the catalog names one.
+            leg = port[len(spec.name) + 1 :]
+            if spec.legs and leg.isdigit() and 1 <= int(leg) <= len(spec.legs):
+                named = spec.legs[int(leg) - 1]
+                return named.rdma_device, named.netdev
             return spec.rdma_device, spec.netdev
     return None, None
 
