@@ -76,6 +76,15 @@ GOLDEN_SELECTED = {
         "diagrams/planes-compute.dot",
         "diagrams/nvlink-gb300-nvl72.dot",
     ),
+    "mixed-gb200-gb300": (
+        "summary.json",
+        "bom/bom.csv",
+        "nccl/gb200-compute-tray.xml",
+        "nccl/gb200-compute-tray.env",
+        "nccl/gb300-compute-tray.xml",
+        "nccl/gb300-compute-tray.env",
+        "configs/compute-sm/opensm.conf",
+    ),
     "spectrum-x-2plane": (
         "summary.json",
         "bom/bom.csv",

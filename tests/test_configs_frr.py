@@ -41,7 +41,7 @@ def frr_files(artifacts: tuple[Artifact, ...] | list[Artifact]) -> dict[str, str
 
 
 @pytest.mark.tool
-@pytest.mark.parametrize("example", ["roce-lab", "spectrum-x-2plane"])
+@pytest.mark.parametrize("example", ["roce-lab", "spectrum-x-2plane", "gb300-nvl72-spectrum-x"])
 def test_frr_accepts_every_generated_config(example: str) -> None:
     require_tool(*FRR_TOOLS)
     _, artifacts = compiled(example)
@@ -60,8 +60,8 @@ def test_frr_accepts_every_generated_config(example: str) -> None:
     assert not problems, problems
 
 
-def wait_established(lab: Lab, expected: int) -> None:
-    deadline = time.monotonic() + CONVERGE_S
+def wait_established(lab: Lab, expected: int, converge_s: float = CONVERGE_S) -> None:
+    deadline = time.monotonic() + converge_s
     states: dict[tuple[str, str], str] = {}
     while time.monotonic() < deadline:
         states = lab.sessions()
@@ -72,7 +72,7 @@ def wait_established(lab: Lab, expected: int) -> None:
         f"{sw} {peer}: {state}" for (sw, peer), state in states.items() if state != "Established"
     )
     pytest.fail(
-        f"{len(states) - len(down)} of {expected} BGP sessions Established after {CONVERGE_S} s; "
+        f"{len(states) - len(down)} of {expected} BGP sessions Established after {converge_s} s; "
         f"not Established: {down or 'sessions missing'}"
     )
 
@@ -95,14 +95,20 @@ def leaf_pings(lab: Lab, plane_of: dict[str, int], *, v6: bool = False) -> None:
             assert not foreign & lab.routes(leaf), f"{leaf} routes into another plane"
 
 
-def boot_and_check(artifacts: dict[str, str | bytes], network: str, *, v6: bool = False) -> None:
+def boot_and_check(
+    artifacts: dict[str, str | bytes],
+    network: str,
+    *,
+    v6: bool = False,
+    converge_s: float = CONVERGE_S,
+) -> None:
     names, cables = lab_switches(artifacts, network)
     plane_of = components(cables)
     with booted(artifacts, network) as lab:
         assert sorted(lab.switches) == sorted(names)
         # one session per cable end; each generated frr.conf has exactly its cables as neighbors
         assert sum(s.neighbors for s in lab.switches.values()) == 2 * len(cables)
-        wait_established(lab, 2 * len(cables))
+        wait_established(lab, 2 * len(cables), converge_s)
         leaf_pings(lab, plane_of)
         if v6:
             leaf_pings(lab, plane_of, v6=True)
@@ -154,3 +160,19 @@ def test_spectrum_x_two_plane_underlay_boots() -> None:
     assert topology.planes == 2
     assert len(topology.switches["spine"]) >= 8 and len(topology.switches["leaf"]) >= 16
     boot_and_check(dict(artifacts), "compute")
+
+
+@pytest.mark.tool
+@pytest.mark.slow
+def test_gb300_spectrum_x_underlay_boots() -> None:
+    """One GB300 NVL72 unit on two Spectrum-X800 planes: every leaf-spine session of both planes
+    comes up, leaves reach each other inside their plane and never across."""
+    require_tool(*NETNS_TOOLS)
+    require_root()
+    fabric, artifacts = compiled("gb300-nvl72-spectrum-x")
+    topology = fabric.networks["compute"]
+    assert topology.planes == 2
+    names, cables = lab_switches(dict(artifacts), "compute")
+    assert len(names) == 40 and len(set(components(cables).values())) == 2
+    # 40 switches and 1,536 sessions on a 2-core machine take longer than the lab fabrics
+    boot_and_check(dict(artifacts), "compute", converge_s=6 * CONVERGE_S)
