@@ -154,6 +154,33 @@ def test_b300_xdr_table(
     assert all(catalog.transceivers[m.part].lane_speed == 200 for m in fabric.modules)
 
 
+@pytest.mark.parametrize(("sus", "nodes", "leaves", "spines", "cables"), B300_XDR_TABLE[:2])
+def test_dgx_b300_xdr_table(
+    tmp_path: Path, sus: int, nodes: int, leaves: int, spines: int, cables: int
+) -> None:
+    """The DGX B300 (8 ConnectX-8 at XDR 800G) builds the same units as the HGX B300."""
+    fabric, artifacts = compile_text(
+        "metadata: {name: dgxb300}\n"
+        "site: {racks_per_row: 40, rack: {power_kw: 60}}\n"
+        f"nodes:\n  dgx: {{model: dgx-b300, count: {nodes}, nodes_per_rack: 4}}\n"
+        "networks:\n  compute: {role: compute, fabric: infiniband, switches: {leaf: q3400}}\n",
+        tmp_path,
+    )
+    compute = summary(fabric)["networks"]["compute"]
+    assert compute["scalable_units"] == sus
+    assert compute["switches"] == {"leaf": leaves, "spine": spines, "core": 0}
+    assert compute["links"]["endpoint-leaf"] == cables
+    catalog = fabric.loaded.catalog.catalog
+    assert all(
+        catalog.transceivers[m.part].lane_speed == 200
+        for m in fabric.modules
+        if m.network == "compute"
+    )
+    env = dict(artifacts)["nccl/dgx-b300.env"]
+    assert isinstance(env, str)
+    assert "NCCL_IB_HCA==" + ",".join(f"mlx5_{k}" for k in range(8)) in env
+
+
 def test_rail_k_goes_to_the_port_that_carries_gpu_k() -> None:
     """DGX H100: rail k is cabled from the OSFP port of GPU k, which is not port order."""
     fabric = compiled("superpod-h100-4su")[0]
