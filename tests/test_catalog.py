@@ -159,7 +159,7 @@ def test_a_split_port_names_one_device_per_leg(tmp_path: Path) -> None:
         "    gpu: {model: B300, sm: 103, memory_gb: 288, nvlink_links: 18, nvlink_generation: 5}\n"
         "    ports:\n"
         "      - {name: NIC0, cage: NIC0, form: osfp-rhs, speeds: [800, 400], breakouts: [1, 2],\n"
-        "         role: compute, gpu: 0, rdma_device: mlx5_0, legs: [{rdma_device: mlx5_0}]}\n"
+        "         role: compute, gpu: 0, rdma_device: mlx5_0, leg_devices: [{rdma_device: mlx5_0}]}\n"
     )
     spec = tmp_path / "spec.yaml"
     spec.write_text(
@@ -167,7 +167,7 @@ def test_a_split_port_names_one_device_per_leg(tmp_path: Path) -> None:
     )
     with pytest.raises(SpecError) as info:
         load_spec(spec, "spec.yaml")
-    assert "one entry in 'legs' per leg" in str(info.value)
+    assert "one entry in 'leg_devices' per leg" in str(info.value)
 
 
 def test_connectx8_legs_are_distinct_devices() -> None:
@@ -176,9 +176,9 @@ def test_connectx8_legs_are_distinct_devices() -> None:
         node = catalog.nodes[key]
         rails = [p for p in node.ports if p.role == "compute"]
         assert len(rails) == node.gpus and all(p.speeds[0] == 800 for p in rails)
-        legs = [leg for p in rails for leg in p.legs]
+        legs = [leg for p in rails for leg in p.leg_devices]
         assert len(legs) == 2 * node.gpus
         assert len({leg.rdma_device for leg in legs}) == len(legs)
         assert len({leg.netdev for leg in legs}) == len(legs)
         # as one port, a ConnectX-8 is its first leg's device
-        assert all(p.rdma_device == p.legs[0].rdma_device for p in rails)
+        assert all(p.rdma_device == p.leg_devices[0].rdma_device for p in rails)

@@ -263,7 +263,7 @@ def cross_check(loaded: LoadedCatalog) -> list[Diagnostic]:
             name
             for p in node.ports
             if p.role == "compute" and p.gpu is not None
-            for name in (p.rdma_device, *(leg.rdma_device for leg in p.legs))
+            for name in (p.rdma_device, *(leg.rdma_device for leg in p.leg_devices))
             if name is not None
         }
         nics = topology.nic_nodes()

@@ -56,7 +56,7 @@ class CatalogModel(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
-class PortLeg(CatalogModel):
+class LegDevice(CatalogModel):
     """The host-side names of one leg of a port split across planes."""
 
     rdma_device: str = Field(pattern=patterns.RDMA_DEVICE, description="ibverbs device of the leg")
@@ -83,7 +83,7 @@ class PortSpec(CatalogModel):
     netdev: str | None = Field(
         None, pattern=patterns.NETDEV, description="Linux interface name (at most 15 characters)"
     )
-    legs: list[PortLeg] = Field(
+    leg_devices: list[LegDevice] = Field(
         default_factory=list,
         description="ibverbs device and netdev of each leg when the port is split across planes "
         "(a ConnectX-8 run as 2x400G shows one device per plane); empty: the legs share the "
@@ -94,8 +94,8 @@ class PortSpec(CatalogModel):
     def _speeds_descending(self) -> PortSpec:
         if sorted(self.speeds, reverse=True) != self.speeds:
             raise ValueError("speeds must be listed highest first")
-        if self.legs and len(self.legs) != max(self.breakouts):
-            raise ValueError("give one entry in 'legs' per leg of the widest breakout")
+        if self.leg_devices and len(self.leg_devices) != max(self.breakouts):
+            raise ValueError("give one entry in 'leg_devices' per leg of the widest breakout")
         return self
 
 

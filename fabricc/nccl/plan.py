@@ -88,10 +88,10 @@ def _rail_nics(
     for port in rails:
         assert port.rdma_device is not None and port.gpu is not None
         split = attachment is not None and port.name in attached and attachment.breakout > 1
-        if split and port.legs:
+        if split and port.leg_devices:
             # A port split across planes with one PCI function per leg: one NIC per plane.
             assert attachment is not None
-            for leg in port.legs[: attachment.breakout]:
+            for leg in port.leg_devices[: attachment.breakout]:
                 nics.append(
                     NicPlan(leg.rdma_device, len(nics), attachment.speed * 1000, class_code)
                 )

@@ -54,7 +54,7 @@ def build_topology(
     """The <system> tree of one node type."""
     # A port run unsplit has no function for its second leg: that NIC is left out (NCCL would
     # trim a device its plugin does not report anyway). Any other NIC needs its settings.
-    legs = {leg.rdma_device for port in node.ports for leg in port.legs}
+    legs = {leg.rdma_device for port in node.ports for leg in port.leg_devices}
     missing = sorted(set(topology.nic_nodes()) - set(nics) - legs)
     if missing:
         raise ValueError(f"no NIC settings for {', '.join(missing)}")

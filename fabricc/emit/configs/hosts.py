@@ -44,8 +44,8 @@ def _port_spec(ctx: ConfigContext, device: Device, port: str) -> tuple[str | Non
         if port.startswith(spec.name + "/"):
             # A leg of a split port ("OSFP1/2"): its own function when the catalog names one.
             leg = port[len(spec.name) + 1 :]
-            if spec.legs and leg.isdigit() and 1 <= int(leg) <= len(spec.legs):
-                named = spec.legs[int(leg) - 1]
+            if spec.leg_devices and leg.isdigit() and 1 <= int(leg) <= len(spec.leg_devices):
+                named = spec.leg_devices[int(leg) - 1]
                 return named.rdma_device, named.netdev
             return spec.rdma_device, spec.netdev
     return None, None
