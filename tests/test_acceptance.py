@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import re
+from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,8 @@ import pytest
 
 from fabricc.build import design
 from fabricc.emit.summary import summary
+from fabricc.errors import DesignError
+from fabricc.ir import ENDPOINT_LEAF
 from fabricc.spec.loader import load_spec
 from tests.support import EXAMPLES, compile_text, compiled
 
@@ -171,6 +174,33 @@ def test_b300_xdr_table(
     # XDR runs 200G lanes: no NDR (100G-lane) optics may appear
     catalog = fabric.loaded.catalog.catalog
     assert all(catalog.transceivers[m.part].lane_speed == 200 for m in fabric.modules)
+
+
+@pytest.mark.parametrize(("sus", "nodes", "leaves", "spines", "cables"), B300_XDR_TABLE[:2])
+def test_dgx_b300_xdr_table(
+    tmp_path: Path, sus: int, nodes: int, leaves: int, spines: int, cables: int
+) -> None:
+    """The DGX B300 (8 ConnectX-8 at XDR 800G) builds the same units as the HGX B300."""
+    fabric, artifacts = compile_text(
+        "metadata: {name: dgxb300}\n"
+        "site: {racks_per_row: 40, rack: {power_kw: 60}}\n"
+        f"nodes:\n  dgx: {{model: dgx-b300, count: {nodes}, nodes_per_rack: 4}}\n"
+        "networks:\n  compute: {role: compute, fabric: infiniband, switches: {leaf: q3400}}\n",
+        tmp_path,
+    )
+    compute = summary(fabric)["networks"]["compute"]
+    assert compute["scalable_units"] == sus
+    assert compute["switches"] == {"leaf": leaves, "spine": spines, "core": 0}
+    assert compute["links"]["endpoint-leaf"] == cables
+    catalog = fabric.loaded.catalog.catalog
+    assert all(
+        catalog.transceivers[m.part].lane_speed == 200
+        for m in fabric.modules
+        if m.network == "compute"
+    )
+    env = dict(artifacts)["nccl/dgx-b300.env"]
+    assert isinstance(env, str)
+    assert "NCCL_IB_HCA==" + ",".join(f"mlx5_{k}" for k in range(8)) in env
 
 
 def test_rail_k_goes_to_the_port_that_carries_gpu_k() -> None:
@@ -553,3 +583,136 @@ def test_spectrum_x_16_su_with_the_published_spine_count(tmp_path: Path) -> None
     compute = fabric.networks["compute"]
     assert (len(compute.switches["leaf"]), len(compute.switches["spine"])) == (256, 128)
     assert [(c.up_ports, c.up_speed) for c in compute.leaf_classes] == [(64, 400)]
+
+
+# -- GB300 NVL72 (issue 17) ------------------------------------------------------------------------
+# One scalable unit = 8 NVL72 racks = 144 compute trays x 4 Blackwell Ultra GPUs, one ConnectX-8
+# per GPU. On XDR each ConnectX-8 is one 800G port; on Spectrum-X it is split 2x 400G, one leg per
+# plane (REFERENCE.md section 5).
+
+
+def test_gb300_su_on_xdr_has_one_800g_link_per_gpu() -> None:
+    fabric, _ = compiled("gb300-nvl72-xdr")
+    result = summary(fabric)
+    assert result["gpus"] == 576
+    assert len(fabric.nvlink_domains) == 8
+    assert {(d.gpus, len(d.members), len(d.switch_trays)) for d in fabric.nvlink_domains} == {
+        (72, 18, 9)
+    }
+    compute = result["networks"]["compute"]
+    assert compute["scalable_units"] == 1
+    assert compute["links"]["endpoint-leaf"] == 576
+    node_links = [link for link in fabric.links_of("compute") if link.kind == ENDPOINT_LEAF]
+    assert {link.speed for link in node_links} == {800}
+    # every GPU's ConnectX-8 is cabled once, to the leaf of its rail
+    per_tray = Counter(link.a for link in node_links)
+    assert len(per_tray) == 144 and set(per_tray.values()) == {4}
+
+
+def test_gb300_xdr_links_get_200g_lane_optics() -> None:
+    fabric, _ = compiled("gb300-nvl72-xdr")
+    catalog = fabric.loaded.catalog.catalog
+    modules = [m for m in fabric.modules if m.network == "compute"]
+    assert len(modules) == 576 + 288 + 576  # per GPU, per leaf down cage, per up cage either end
+    assert {catalog.transceivers[m.part].lane_speed for m in modules} == {200}
+    copper = [
+        link.cable
+        for link in fabric.links_of("compute")
+        if link.cable is not None and link.cable.media == "copper"
+    ]
+    assert all(catalog.cables[c.family].lane_speed == 200 for c in copper)
+
+
+def test_gb300_su_on_spectrum_x_splits_every_gpu_over_two_planes() -> None:
+    fabric, artifacts = compiled("gb300-nvl72-spectrum-x")
+    result = summary(fabric)
+    assert result["gpus"] == 576
+    compute = result["networks"]["compute"]
+    assert compute["planes"] == 2
+    assert compute["links"]["endpoint-leaf"] == 1152
+    node_links = [link for link in fabric.links_of("compute") if link.kind == ENDPOINT_LEAF]
+    assert {link.speed for link in node_links} == {400}
+    assert Counter(link.plane for link in node_links) == {0: 576, 1: 576}
+    planes_of_port: dict[tuple[str, str], set[int | None]] = defaultdict(set)
+    for link in node_links:
+        planes_of_port[(link.a, link.a_port.rpartition("/")[0])].add(link.plane)
+    assert len(planes_of_port) == 576
+    assert all(planes == {0, 1} for planes in planes_of_port.values())
+    # each plane has its own RDMA device and netdev on the host, and NCCL uses both
+    host = dict(artifacts)["configs/hosts/gb300-01-c01.sh"]
+    assert isinstance(host, str)
+    ifnames = re.findall(r"^IF=(\S+)$", host, flags=re.M)
+    compute_ifnames = [i for i in ifnames if not i.startswith("${")]
+    assert len(compute_ifnames) == 8 == len(set(compute_ifnames))
+    env = dict(artifacts)["nccl/gb300-compute-tray.env"]
+    assert isinstance(env, str)
+    (hca,) = re.findall(r"^NCCL_IB_HCA==(\S+)$", env, flags=re.M)
+    assert len(hca.split(",")) == 8 == len(set(hca.split(",")))
+
+
+@pytest.mark.parametrize("example", ["gb300-nvl72-xdr", "gb300-nvl72-spectrum-x"])
+def test_gb300_rack_power_comes_from_the_catalog_and_fits_the_budget(example: str) -> None:
+    fabric, _ = compiled(example)
+    catalog = fabric.loaded.catalog.catalog
+    tray = catalog.nodes["gb300-compute-tray"].power_w
+    switch_tray = catalog.nodes["nvlink-switch-tray"].power_w
+    budget = fabric.loaded.spec.site.rack.power_kw * 1000
+    racks = [r for r in fabric.racks if any(fabric.devices[d].kind == "tray" for d in r.devices)]
+    assert len(racks) == 8
+    for rack in racks:
+        draw = sum(fabric.devices[d].power_w for d in rack.devices)
+        trays = [d for d in rack.devices if fabric.devices[d].kind == "tray"]
+        assert len(trays) == 18
+        # 18 compute trays and 9 NVLink switch trays; power shelves draw nothing themselves
+        assert draw >= 18 * tray + 9 * switch_tray
+        assert draw <= budget
+
+
+def test_gb300_rack_over_its_budget_is_refused(tmp_path: Path) -> None:
+    text = (EXAMPLES / "gb300-nvl72-xdr.yaml").read_text()
+    assert "power_kw: 140" in text
+    with pytest.raises(DesignError) as failure:
+        compile_text(text.replace("power_kw: 140", "power_kw: 120"), tmp_path)
+    assert "over its 120 kW budget" in str(failure.value)
+
+
+def test_gb200_and_gb300_units_share_one_three_tier_fabric() -> None:
+    """Mixed generations: each node type keeps its own NCCL file and its racks their own power."""
+    fabric, artifacts = compiled("mixed-gb200-gb300")
+    result = summary(fabric)
+    compute = result["networks"]["compute"]
+    assert compute["tiers"] == 3 and compute["scalable_units"] == 2
+    assert result["gpus"] == 2 * 576
+    node_links = [link for link in fabric.links_of("compute") if link.kind == ENDPOINT_LEAF]
+    by_group = Counter(fabric.devices[link.a].group for link in node_links)
+    assert by_group == {"gb200": 576, "gb300": 576}
+    files = dict(artifacts)
+    sms = {}
+    for tray in ("gb200-compute-tray", "gb300-compute-tray"):
+        xml = files[f"nccl/{tray}.xml"]
+        assert isinstance(xml, str)
+        sms[tray] = set(re.findall(r'<gpu dev="\d+" sm="(\d+)"', xml))
+        assert f"NCCL_TOPO_FILE=/etc/nccl/{tray}.xml" in str(files[f"nccl/{tray}.env"])
+    assert sms == {"gb200-compute-tray": {"100"}, "gb300-compute-tray": {"103"}}
+    catalog = fabric.loaded.catalog.catalog
+    switch_tray = catalog.nodes["nvlink-switch-tray"].power_w
+    draws: dict[str, set[int]] = defaultdict(set)
+    for rack in fabric.racks:
+        trays = [fabric.devices[d] for d in rack.devices if fabric.devices[d].kind == "tray"]
+        if not trays:
+            continue
+        model = {t.model for t in trays}
+        assert len(model) == 1  # one generation per rack
+        tray_power = catalog.nodes[trays[0].model].power_w
+        nvlink = sum(
+            fabric.devices[d].power_w
+            for d in rack.devices
+            if fabric.devices[d].kind == "nvlink-switch"
+        )
+        assert nvlink == 9 * switch_tray
+        draws[trays[0].model].add(18 * tray_power + nvlink)
+    assert draws == {
+        "gb200-compute-tray": {18 * catalog.nodes["gb200-compute-tray"].power_w + 9 * switch_tray},
+        "gb300-compute-tray": {18 * catalog.nodes["gb300-compute-tray"].power_w + 9 * switch_tray},
+    }
+    assert draws["gb300-compute-tray"] != draws["gb200-compute-tray"]

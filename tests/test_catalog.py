@@ -143,3 +143,42 @@ def test_user_catalog_errors_point_into_that_file(tmp_path: Path) -> None:
     text = str(info.value)
     assert "bad.yaml:4:5: error: switches.qm9700.powr_w: unknown key 'powr_w'" in text
     assert "did you mean 'power_w'?" in text
+
+
+def test_a_split_port_names_one_device_per_leg(tmp_path: Path) -> None:
+    (tmp_path / "bad.yaml").write_text(
+        "nodes:\n"
+        "  oem-b300:\n"
+        "    kind: gpu-node\n"
+        "    description: OEM server\n"
+        "    part_number: OEM-B300\n"
+        "    source: 'vendor datasheet'\n"
+        "    height_u: 4\n"
+        "    power_w: 6000\n"
+        "    gpus: 1\n"
+        "    gpu: {model: B300, sm: 103, memory_gb: 288, nvlink_links: 18, nvlink_generation: 5}\n"
+        "    ports:\n"
+        "      - {name: NIC0, cage: NIC0, form: osfp-rhs, speeds: [800, 400], breakouts: [1, 2],\n"
+        "         role: compute, gpu: 0, rdma_device: mlx5_0, leg_devices: [{rdma_device: mlx5_0}]}\n"
+    )
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(
+        "metadata: {name: x}\ncatalog: [bad.yaml]\nnodes:\n  a: {model: oem-b300, count: 1}\n"
+    )
+    with pytest.raises(SpecError) as info:
+        load_spec(spec, "spec.yaml")
+    assert "one entry in 'leg_devices' per leg" in str(info.value)
+
+
+def test_connectx8_legs_are_distinct_devices() -> None:
+    catalog = load_catalog().catalog
+    for key in ("gb300-compute-tray", "dgx-b300"):
+        node = catalog.nodes[key]
+        rails = [p for p in node.ports if p.role == "compute"]
+        assert len(rails) == node.gpus and all(p.speeds[0] == 800 for p in rails)
+        legs = [leg for p in rails for leg in p.leg_devices]
+        assert len(legs) == 2 * node.gpus
+        assert len({leg.rdma_device for leg in legs}) == len(legs)
+        assert len({leg.netdev for leg in legs}) == len(legs)
+        # as one port, a ConnectX-8 is its first leg's device
+        assert all(p.rdma_device == p.leg_devices[0].rdma_device for p in rails)

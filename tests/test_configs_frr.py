@@ -8,6 +8,8 @@ of the cabling graph), and none across planes (REFERENCE.md section 5: planes ar
 
 from __future__ import annotations
 
+import csv
+import io
 import time
 from pathlib import Path
 
@@ -41,7 +43,7 @@ def frr_files(artifacts: tuple[Artifact, ...] | list[Artifact]) -> dict[str, str
 
 
 @pytest.mark.tool
-@pytest.mark.parametrize("example", ["roce-lab", "spectrum-x-2plane"])
+@pytest.mark.parametrize("example", ["roce-lab", "spectrum-x-2plane", "gb300-nvl72-spectrum-x"])
 def test_frr_accepts_every_generated_config(example: str) -> None:
     require_tool(*FRR_TOOLS)
     _, artifacts = compiled(example)
@@ -60,8 +62,8 @@ def test_frr_accepts_every_generated_config(example: str) -> None:
     assert not problems, problems
 
 
-def wait_established(lab: Lab, expected: int) -> None:
-    deadline = time.monotonic() + CONVERGE_S
+def wait_established(lab: Lab, expected: int, converge_s: float = CONVERGE_S) -> None:
+    deadline = time.monotonic() + converge_s
     states: dict[tuple[str, str], str] = {}
     while time.monotonic() < deadline:
         states = lab.sessions()
@@ -72,7 +74,7 @@ def wait_established(lab: Lab, expected: int) -> None:
         f"{sw} {peer}: {state}" for (sw, peer), state in states.items() if state != "Established"
     )
     pytest.fail(
-        f"{len(states) - len(down)} of {expected} BGP sessions Established after {CONVERGE_S} s; "
+        f"{len(states) - len(down)} of {expected} BGP sessions Established after {converge_s} s; "
         f"not Established: {down or 'sessions missing'}"
     )
 
@@ -95,14 +97,20 @@ def leaf_pings(lab: Lab, plane_of: dict[str, int], *, v6: bool = False) -> None:
             assert not foreign & lab.routes(leaf), f"{leaf} routes into another plane"
 
 
-def boot_and_check(artifacts: dict[str, str | bytes], network: str, *, v6: bool = False) -> None:
+def boot_and_check(
+    artifacts: dict[str, str | bytes],
+    network: str,
+    *,
+    v6: bool = False,
+    converge_s: float = CONVERGE_S,
+) -> None:
     names, cables = lab_switches(artifacts, network)
     plane_of = components(cables)
     with booted(artifacts, network) as lab:
         assert sorted(lab.switches) == sorted(names)
         # one session per cable end; each generated frr.conf has exactly its cables as neighbors
         assert sum(s.neighbors for s in lab.switches.values()) == 2 * len(cables)
-        wait_established(lab, 2 * len(cables))
+        wait_established(lab, 2 * len(cables), converge_s)
         leaf_pings(lab, plane_of)
         if v6:
             leaf_pings(lab, plane_of, v6=True)
@@ -154,3 +162,34 @@ def test_spectrum_x_two_plane_underlay_boots() -> None:
     assert topology.planes == 2
     assert len(topology.switches["spine"]) >= 8 and len(topology.switches["leaf"]) >= 16
     boot_and_check(dict(artifacts), "compute")
+
+
+def one_plane(artifacts: dict[str, str | bytes], plane: int) -> dict[str, str | bytes]:
+    """The artifacts with a cabling plan reduced to one plane's switch-to-switch cables."""
+    text = artifacts["cabling/cables.csv"]
+    assert isinstance(text, str)
+    rows = list(csv.DictReader(io.StringIO(text)))
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=list(rows[0]), lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(r for r in rows if r["plane"] == str(plane))
+    return {**artifacts, "cabling/cables.csv": out.getvalue()}
+
+
+@pytest.mark.tool
+@pytest.mark.slow
+def test_gb300_spectrum_x_underlay_boots() -> None:
+    """One GB300 NVL72 unit on two Spectrum-X800 planes: every leaf-spine session comes up and
+    leaves reach each other inside their plane. Planes share nothing (checked on the cabling
+    plan), so each boots on its own: 20 switches and 768 sessions at a time on 2 cores."""
+    require_tool(*NETNS_TOOLS)
+    require_root()
+    fabric, artifacts = compiled("gb300-nvl72-spectrum-x")
+    assert fabric.networks["compute"].planes == 2
+    names, cables = lab_switches(dict(artifacts), "compute")
+    assert len(names) == 40 and len(set(components(cables).values())) == 2
+    for plane in (1, 2):  # 1-based, as cables.csv numbers planes
+        part = one_plane(dict(artifacts), plane)
+        plane_names, plane_cables = lab_switches(part, "compute")
+        assert len(plane_names) == 20 and len(plane_cables) == len(cables) // 2
+        boot_and_check(part, "compute", converge_s=4 * CONVERGE_S)

@@ -117,6 +117,32 @@ def test_four_su_superpod_is_a_fat_tree_to_opensm(tmp_path: Path) -> None:
         )
 
 
+@pytest.mark.tool
+def test_gb300_xdr_unit_is_a_fat_tree_to_opensm(tmp_path: Path) -> None:
+    """One GB300 NVL72 unit on Quantum-X800: 144 trays x 4 ConnectX-8 ports on 8 rail leaves and
+    4 spines (ibsim simulates no XDR speed; the tree's shape is what ftree checks)."""
+    require_tool(*TOOLS)
+    fabric, artifacts = compiled("gb300-nvl72-xdr")
+    compute = fabric.networks["compute"]
+    leaves, spines = len(compute.switches["leaf"]), len(compute.switches["spine"])
+    sm = files(artifacts, "compute-sm")
+    with simulator(sm["ibsim.net"], tmp_path / "sim") as sim:
+        log = sim.opensm_once("-R", "ftree")  # no root GUID file: ftree validates the tree
+        assert FAT_TREE_FOUND in log and FTREE_OK in log
+        assert fabric_counts(log) == (144 * 4, leaves + spines)
+        assert_traces(
+            sim,
+            [
+                # GPU 0 of racks 1 and 4: one rail-0 leaf (72 of its 144 ports face trays)
+                ("gb300-01-c01/OSFP1", "gb300-04-c18/OSFP1", ["leaf"]),
+                # GPU 0 of racks 1 and 8: the two rail-0 leaves, over a spine
+                ("gb300-01-c01/OSFP1", "gb300-08-c18/OSFP1", ["leaf", "spine", "leaf"]),
+                # GPU 0 and GPU 3 (rails 0 and 3): leaf, spine, leaf
+                ("gb300-01-c01/OSFP1", "gb300-05-c07/OSFP4", ["leaf", "spine", "leaf"]),
+            ],
+        )
+
+
 def _drop_uplink(net: str) -> str:
     preamble, records = parse_net(net)
     by_name = {r.name: r for r in records}

@@ -230,8 +230,67 @@ def test_gb200_file_describes_one_tray() -> None:
         assert {n.attrib["name"] for n in cpu.iter("net")} == {f"mlx5_{g}" for g in gpus_here}
 
 
+# -- GB300 NVL72 compute tray: ConnectX-8 with its PCIe switch ---------------------------------------
+
+
+def ancestors(root: ET.Element, node: ET.Element) -> list[ET.Element]:
+    up = parents(root)
+    found = []
+    while node in up:
+        node = up[node]
+        found.append(node)
+    return found
+
+
+def nearest_common_pci(root: ET.Element, a: ET.Element, b: ET.Element) -> ET.Element | None:
+    theirs = set(ancestors(root, b))
+    return next((n for n in ancestors(root, a) if n in theirs and n.tag == "pci"), None)
+
+
+def vendor(node: ET.Element | None) -> str | None:
+    return None if node is None else node.attrib["vendor"]
+
+
 @pytest.mark.parametrize(
-    "example", ["roce-lab", "superpod-h100-4su", "gb200-nvl72-su", "spectrum-x-2plane"]
+    ("example", "per_gpu", "speed", "nic_class"),
+    [
+        ("gb300-nvl72-xdr", 1, "800000", "0x020700"),
+        ("gb300-nvl72-spectrum-x", 2, "400000", "0x020000"),
+    ],
+)
+def test_gb300_gpu_and_its_nics_meet_in_the_connectx8_switch(
+    example: str, per_gpu: int, speed: str, nic_class: str
+) -> None:
+    """NCCL walks GPU -> ConnectX-8 downstream port -> ConnectX-8 switch <- NIC functions, below
+    the Grace root port: the GPU reaches its rail NICs without crossing the CPU."""
+    root = ET.fromstring(artifact(example, "nccl/gb300-compute-tray.xml"))
+    assert {g.attrib["sm"] for g in root.iter("gpu")} == {"103"}
+    nets = list(root.iter("net"))
+    assert len(nets) == 4 * per_gpu and {n.attrib["speed"] for n in nets} == {speed}
+    up = parents(root)
+    env = env_settings(artifact(example, "nccl/gb300-compute-tray.env"))
+    assert env["NCCL_IB_HCA"] == "=" + ",".join(n.attrib["name"] for n in nets)
+    for gpu in root.iter("gpu"):
+        mine = [n for n in nets if vendor(nearest_common_pci(root, gpu, n)) == "0x15b3"]
+        assert len(mine) == per_gpu, gpu.attrib
+        for net in mine:
+            assert up[up[net]].attrib["class"] == nic_class
+            switch = nearest_common_pci(root, gpu, net)
+            assert switch is not None
+            assert up[switch].attrib["vendor"] == "0x10de"  # the Grace root port above it
+
+
+@pytest.mark.parametrize(
+    "example",
+    [
+        "roce-lab",
+        "superpod-h100-4su",
+        "gb200-nvl72-su",
+        "spectrum-x-2plane",
+        "gb300-nvl72-xdr",
+        "gb300-nvl72-spectrum-x",
+        "mixed-gb200-gb300",
+    ],
 )
 def test_every_emitted_file_passes_the_validator(example: str) -> None:
     _, artifacts = compiled(example)
@@ -270,7 +329,15 @@ def test_every_catalog_topology_passes_the_validator(name: str, profile: str, te
 
 def test_the_deliverable_node_types_have_topologies() -> None:
     names = {name for name, _, _ in CATALOG_FILES}
-    assert {"dgx-h100", "dgx-h200", "dgx-b200", "hgx-h100", "gb200-compute-tray"} <= names
+    assert {
+        "dgx-h100",
+        "dgx-h200",
+        "dgx-b200",
+        "hgx-h100",
+        "gb200-compute-tray",
+        "gb300-compute-tray",
+        "dgx-b300",
+    } <= names
 
 
 @pytest.mark.parametrize(("name", "text"), [(n, t) for n, p, t in CATALOG_FILES if p == "skeleton"])

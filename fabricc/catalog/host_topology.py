@@ -260,9 +260,11 @@ def cross_check(loaded: LoadedCatalog) -> list[Diagnostic]:
         if gpus != list(range(node.gpus)):
             report(f"the topology places GPUs {gpus}, but {key!r} has GPUs 0..{node.gpus - 1}")
         rails = {
-            p.rdma_device
+            name
             for p in node.ports
-            if p.role == "compute" and p.gpu is not None and p.rdma_device is not None
+            if p.role == "compute" and p.gpu is not None
+            for name in (p.rdma_device, *(leg.rdma_device for leg in p.leg_devices))
+            if name is not None
         }
         nics = topology.nic_nodes()
         for name in sorted(set(rails) - set(nics), key=_natural):

@@ -57,9 +57,11 @@ class CatalogModel(BaseModel):
 
 
 class LegDevice(CatalogModel):
+    """The host-side names of one leg of a port split across planes."""
+
     rdma_device: str = Field(pattern=patterns.RDMA_DEVICE, description="ibverbs device of the leg")
     netdev: str | None = Field(
-        None, pattern=patterns.NETDEV, description="Linux interface name of the leg"
+        None, pattern=patterns.NETDEV, description="Linux interface name (at most 15 characters)"
     )
 
 
@@ -83,8 +85,9 @@ class PortSpec(CatalogModel):
     )
     leg_devices: list[LegDevice] = Field(
         default_factory=list,
-        description="split port: the device each leg (<name>/1, <name>/2, ...; one per plane) "
-        "shows up as on the host, where every leg is a PCI function of its own",
+        description="ibverbs device and netdev of each leg when the port is split across planes "
+        "(a ConnectX-8 run as 2x400G shows one device per plane); empty: the legs share the "
+        "port's own names",
     )
 
     @model_validator(mode="after")
@@ -92,10 +95,7 @@ class PortSpec(CatalogModel):
         if sorted(self.speeds, reverse=True) != self.speeds:
             raise ValueError("speeds must be listed highest first")
         if self.leg_devices and len(self.leg_devices) != max(self.breakouts):
-            raise ValueError(
-                f"leg_devices names {len(self.leg_devices)} devices, but the port splits in up "
-                f"to {max(self.breakouts)} legs"
-            )
+            raise ValueError("give one entry in 'leg_devices' per leg of the widest breakout")
         return self
 
     def leg(self, port: str) -> LegDevice | None:

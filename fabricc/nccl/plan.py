@@ -85,13 +85,23 @@ def _rail_nics(
     class_code = NIC_CLASS[network.fabric] if network is not None else None
     nics: list[NicPlan] = []
     gpus: list[int] = []
-    for index, port in enumerate(rails):
+    for port in rails:
         assert port.rdma_device is not None and port.gpu is not None
+        split = attachment is not None and port.name in attached and attachment.breakout > 1
+        if split and port.leg_devices:
+            # A port split across planes with one PCI function per leg: one NIC per plane.
+            assert attachment is not None
+            for leg in port.leg_devices[: attachment.breakout]:
+                nics.append(
+                    NicPlan(leg.rdma_device, len(nics), attachment.speed * 1000, class_code)
+                )
+                gpus.append(port.gpu)
+            continue
         if attachment is not None and port.name in attached:
-            # A port split across planes still is one NIC running at the sum of its legs.
+            # A split port without per-leg functions is one NIC at the sum of its legs.
             speed = attachment.speed * attachment.breakout
         else:
             speed = ports[port.name].speeds[0]
-        nics.append(NicPlan(port.rdma_device, index, speed * 1000, class_code))
+        nics.append(NicPlan(port.rdma_device, len(nics), speed * 1000, class_code))
         gpus.append(port.gpu)
     return tuple(nics), tuple(gpus)

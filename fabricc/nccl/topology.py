@@ -52,7 +52,10 @@ def build_topology(
     nics: Mapping[str, NicPlan],
 ) -> Element:
     """The <system> tree of one node type."""
-    missing = sorted(set(topology.nic_nodes()) - set(nics))
+    # A port run unsplit has no function for its second leg: that NIC is left out (NCCL would
+    # trim a device its plugin does not report anyway). Any other NIC needs its settings.
+    legs = {leg.rdma_device for port in node.ports for leg in port.leg_devices}
+    missing = sorted(set(topology.nic_nodes()) - set(nics) - legs)
     if missing:
         raise ValueError(f"no NIC settings for {', '.join(missing)}")
     builder = _Builder(topology, node, profile, nics)
@@ -92,7 +95,11 @@ class _Builder:
                 attributes[key] = value
         attributes["link_speed"] = device.link_speed
         attributes["link_width"] = device.link_width
-        children: list[Element] = [self.pci(child) for child in node.children]
+        children: list[Element] = [
+            self.pci(child)
+            for child in node.children
+            if child.nic is None or child.nic in self.nics
+        ]
         if self.profile == "complete":
             if node.gpu is not None:
                 children.append(self.gpu(node.gpu))
