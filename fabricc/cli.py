@@ -129,6 +129,37 @@ def check_nccl(files: tuple[Path, ...]) -> None:
     sys.exit(EXIT_ERROR if failed else EXIT_OK)
 
 
+@cli.command("diff")
+@click.argument("old", type=click.Path(exists=True, path_type=Path))
+@click.argument("new", type=click.Path(exists=True, path_type=Path))
+@click.option(
+    "-o",
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="write the work order (CSV, HTML), device, cable and BOM deltas and config diffs here",
+)
+def diff_command(old: Path, new: Path, out: Path | None) -> None:
+    """Compare two designs (each a spec or a build folder): devices, cables added, removed or
+    re-terminated, config diffs, parts to order and the rack-by-rack work order. Prints a
+    summary, naming every topology change (tiers, spine counts, rewired cables)."""
+    from fabricc.change.compare import diff
+    from fabricc.change.snapshot import load
+    from fabricc.change.workorder import files, summary_text
+    from fabricc.writer import write_tree
+
+    try:
+        result = diff(load(old), load(new))
+        if out is not None:
+            write_tree(out, files(result))
+    except FabriccError as exc:
+        print_diagnostics(exc.diagnostics)
+        sys.exit(EXIT_ERROR)
+    click.echo(summary_text(result), nl=False)
+    if out is not None:
+        click.echo(f"work order: {(out / 'work-order.html').as_posix()}")
+
+
 @cli.command()
 @click.argument("spec", type=click.Path(dir_okay=False, path_type=Path))
 @click.option(
@@ -145,7 +176,9 @@ def check_nccl(files: tuple[Path, ...]) -> None:
     help="`lldpctl -f json0` output named <device>.json, or a folder of them (repeatable)",
 )
 @click.option("--network", default=None, help="network (or network-planeN) the discovery is of")
-@click.option("--ignore-speed", is_flag=True, help="do not compare link speeds (InfiniBand widths still are)")
+@click.option(
+    "--ignore-speed", is_flag=True, help="do not compare link speeds (InfiniBand widths still are)"
+)
 @click.option(
     "--csv",
     "csv_out",
