@@ -1,0 +1,66 @@
+"""Synthesis helper (pass 5): cable IDs that survive growth.
+
+Consumes the links with their cables; produces Cable.id for every cable and the fabric's cable
+list (in link order). An ID is <NETWORK>-<SERIES>-<serial>: the series is what the lower-tier end
+of the cable is - the node group of a host cable, the tier of a switch-to-switch cable (and, in a
+network that is not the switch's own, the switch's network: OOB-COMPUTE-LEAF), the kind of any
+other device (PDU) - plus the plane from the second plane on (P2). Serials count within a
+series in the order of the lower end's index within its group or tier (by name for devices
+named after their rack, such as PDUs), then its port. Adding
+nodes, SUs, leaves, a node group or a plane appends to a series or opens a new one, so every
+existing cable keeps its ID; only cables whose ends move (a topology change) change.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+
+from fabricc.ir import Cable, Device, Fabric, Link
+
+_DIGITS = re.compile(r"(\d+)")
+_TOKEN = re.compile(r"[^A-Z0-9]+")
+
+
+def _natural(text: str) -> tuple[tuple[int, int | str], ...]:
+    return tuple(
+        (0, int(part)) if part.isdigit() else (1, part) for part in _DIGITS.split(text) if part
+    )
+
+
+def _token(text: str) -> str:
+    return _TOKEN.sub("-", text.upper()).strip("-") or "X"
+
+
+def series(link: Link, device: Device) -> str:
+    if device.kind in ("node", "tray") and device.group is not None:
+        what = device.group
+    elif device.kind == "switch":
+        own = device.network is None or device.network == link.network
+        what = device.role if own else f"{device.network}-{device.role}"
+    else:
+        what = device.kind
+    plane = f"-P{link.plane + 1}" if link.plane else ""
+    return f"{_token(link.network)}-{_token(what)}{plane}"
+
+
+def number_cables(fabric: Fabric) -> None:
+    ordered: list[Cable] = []
+    by_series: dict[str, list[tuple[tuple[object, ...], Cable]]] = defaultdict(list)
+    seen: set[int] = set()
+    for link in fabric.links:
+        cable = link.cable
+        if cable is None or id(cable) in seen:
+            continue
+        seen.add(id(cable))
+        ordered.append(cable)
+        device = fabric.devices[link.a]
+        # nodes and switches grow by index; PDUs and the like are named by their rack
+        index = device.index if device.kind in ("node", "tray", "switch") else 0
+        key = (index, _natural(device.name), _natural(link.a_port), link.leg)
+        by_series[series(link, device)].append((key, cable))
+    for name, cables in by_series.items():
+        cables.sort(key=lambda item: item[0])
+        for serial, (_, cable) in enumerate(cables, 1):
+            cable.id = f"{name}-{serial:06d}"
+    fabric.cables = ordered
