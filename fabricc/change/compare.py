@@ -176,12 +176,16 @@ def _cables(old: Snapshot, new: Snapshot) -> list[CableChange]:
             left_old.append(row)
             continue
         matched.add(key)
-        if after["cable_id"] != row["cable_id"]:
-            changes.append(_cable(RENUMBERED, after, row["cable_id"], f"was {row['cable_id']}"))
         fields = [f for f in CABLE_FIELDS if row.get(f, "") != after.get(f, "")]
         if fields:
+            # a different cable on the same ends (part, length, a splitter split in two): a
+            # replacement, which may well carry a new ID
             detail = ", ".join(f"{f} {row.get(f, '')} -> {after.get(f, '')}" for f in fields)
+            if after["cable_id"] != row["cable_id"]:
+                detail += f", cable_id {row['cable_id']} -> {after['cable_id']}"
             changes.append(_cable(CHANGED, after, row["cable_id"], detail))
+        elif after["cable_id"] != row["cable_id"]:
+            changes.append(_cable(RENUMBERED, after, row["cable_id"], f"was {row['cable_id']}"))
     left_new = [row for row in new.cables if _link_key(row) not in matched]
     by_end: dict[End, Row] = {}
     for row in left_new:

@@ -1,9 +1,10 @@
 """Change management output: the work order and the files `fabricc diff -o` writes.
 
 Consumes a Diff; produces the rack-by-rack work order (per rack, in the order a crew works: take
-out cables, take out devices, move devices, install devices, re-terminate, run new cables, load configs) and the
-output files - work-order.csv and .html, devices.csv, cables.csv, bom-delta.csv (parts to order
-are the positive deltas), configs.diff - plus the summary the CLI prints.
+out cables, take out devices, move devices, install devices, re-terminate and replace cables, run
+new cables, load configs) and the output files - work-order.csv and .html, devices.csv,
+cables.csv, bom-delta.csv (parts to order are the positive deltas), configs.diff - plus the
+summary the CLI prints.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ ACTIONS = (
     "move device",
     "install device",
     "re-terminate cable",
+    "replace cable",
     "run cable",
     "load config",
 )
@@ -59,6 +61,8 @@ def _cable_step(change: CableChange) -> tuple[str, str, str, str]:
         return change.a_rack, "remove cable", span, change.part
     if change.change == ADDED:
         return change.a_rack, "run cable", span, change.part
+    if change.change == CHANGED:
+        return change.a_rack, "replace cable", span, change.detail
     rack = change.b_rack if change.moved == "b" else change.a_rack
     return rack, "re-terminate cable", span, change.detail
 
@@ -75,7 +79,7 @@ def _config_device(path: str) -> str:
 def work_order(diff: Diff) -> list[Step]:
     raw: list[tuple[str, str, str, str, str]] = []  # rack, action, item, where, detail
     for change in diff.cables:
-        if change.change in (REMOVED, ADDED, RETERMINATED):
+        if change.change in (REMOVED, ADDED, RETERMINATED, CHANGED):
             rack, action, where, detail = _cable_step(change)
             raw.append((rack or NO_RACK, action, change.cable_id, where, detail))
     for device in diff.devices:

@@ -4,8 +4,10 @@ Consumes the links with their cables; produces Cable.id for every cable and the 
 list (in link order). An ID is <NETWORK>-<SERIES>-<serial>: the series is what the lower-tier end
 of the cable is - the node group of a host cable, the tier of a switch-to-switch cable (and, in a
 network that is not the switch's own, the switch's network: OOB-COMPUTE-LEAF), the kind of any
-other device (PDU) - plus the plane from the second plane on (P2). Serials count within a
-series in the order of the lower end's index within its group or tier (by name for devices
+other device (PDU) - plus the plane from the second plane on (P2). Serials count links, not
+cables (a splitter or twin-port cable takes the serial of its first link and leaves the others
+unused, so that whether a run ends up on one cable or two never shifts the rest), within a series
+in the order of the lower end's index within its group or tier (by name for devices
 named after their rack, such as PDUs), then its port. Adding
 nodes, SUs, leaves, a node group or a plane appends to a series or opens a new one, so every
 existing cable keeps its ID; only cables whose ends move (a topology change) change.
@@ -46,21 +48,27 @@ def series(link: Link, device: Device) -> str:
 
 def number_cables(fabric: Fabric) -> None:
     ordered: list[Cable] = []
-    by_series: dict[str, list[tuple[tuple[object, ...], Cable]]] = defaultdict(list)
+    by_series: dict[str, list[tuple[tuple[object, ...], Link]]] = defaultdict(list)
     seen: set[int] = set()
     for link in fabric.links:
         cable = link.cable
-        if cable is None or id(cable) in seen:
+        if cable is None:
             continue
-        seen.add(id(cable))
-        ordered.append(cable)
+        if id(cable) not in seen:
+            seen.add(id(cable))
+            ordered.append(cable)
         device = fabric.devices[link.a]
         # nodes and switches grow by index; PDUs and the like are named by their rack
         index = device.index if device.kind in ("node", "tray", "switch") else 0
         key = (index, _natural(device.name), _natural(link.a_port), link.leg)
-        by_series[series(link, device)].append((key, cable))
-    for name, cables in by_series.items():
-        cables.sort(key=lambda item: item[0])
-        for serial, (_, cable) in enumerate(cables, 1):
-            cable.id = f"{name}-{serial:06d}"
+        by_series[series(link, device)].append((key, link))
+    named: set[int] = set()
+    for name, links in by_series.items():
+        links.sort(key=lambda item: item[0])
+        for serial, (_, link) in enumerate(links, 1):
+            cable = link.cable
+            assert cable is not None
+            if id(cable) not in named:
+                named.add(id(cable))
+                cable.id = f"{name}-{serial:06d}"
     fabric.cables = ordered
