@@ -1,16 +1,16 @@
 """Synthesis helper (pass 5): cable IDs that survive growth.
 
 Consumes the links with their cables; produces Cable.id for every cable and the fabric's cable
-list (in link order). An ID is <NETWORK>-<SERIES>-<serial>: the series is what the lower-tier end
-of the cable is - the node group of a host cable, the tier of a switch-to-switch cable (and, in a
-network that is not the switch's own, the switch's network: OOB-COMPUTE-LEAF), the kind of any
-other device (PDU) - plus the plane from the second plane on (P2). Serials count links, not
-cables (a splitter or twin-port cable takes the serial of its first link and leaves the others
-unused, so that whether a run ends up on one cable or two never shifts the rest), within a series
-in the order of the lower end's index within its group or tier (by name for devices
-named after their rack, such as PDUs), then its port. Adding
-nodes, SUs, leaves, a node group or a plane appends to a series or opens a new one, so every
-existing cable keeps its ID; only cables whose ends move (a topology change) change.
+list (in link order). An ID is <NETWORK>-<SERIES>-<serial>. The series is what the lower-tier end
+of the cable is: the node group of a host cable; the tier of a switch-to-switch cable (-PEER and
+-UPLINK apart for MLAG peer links and uplinks into another network; on a network that is not the
+switch's own, the switch's network first: OOB-COMPUTE-LEAF); the kind of any other device
+(PDU); plus the plane from the second plane on (-P2). Serials count links, not cables - a
+splitter or twin-port cable takes the serial of its first link and leaves the others unused, so
+whether a run ends up on one cable or two never shifts the rest - in the order of the lower end's
+index within its group or tier (by name for devices named after their rack, such as PDUs), then
+its port. Adding nodes, SUs, leaves, a node group or a plane appends to a series or opens a new
+one, so every existing cable keeps its ID; only cables whose ends move (a topology change) change.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
-from fabricc.ir import Cable, Device, Fabric, Link
+from fabricc.ir import PEER, UPLINK, Cable, Device, Fabric, Link
 
 _DIGITS = re.compile(r"(\d+)")
 _TOKEN = re.compile(r"[^A-Z0-9]+")
@@ -40,6 +40,8 @@ def series(link: Link, device: Device) -> str:
     elif device.kind == "switch":
         own = device.network is None or device.network == link.network
         what = device.role if own else f"{device.network}-{device.role}"
+        if link.kind in (PEER, UPLINK):  # apart from the tier's own cables, which may rewire
+            what += f"-{link.kind}"
     else:
         what = device.kind
     plane = f"-P{link.plane + 1}" if link.plane else ""
