@@ -8,7 +8,7 @@ switch's own, the switch's network first: OOB-COMPUTE-LEAF); the kind of any oth
 (PDU); plus the plane from the second plane on (-P2). Serials count links, not cables - a
 splitter or twin-port cable takes the serial of its first link and leaves the others unused, so
 whether a run ends up on one cable or two never shifts the rest - in the order of the lower end's
-index within its group or tier (by name for devices named after their rack, such as PDUs), then
+index within its group or tier (by name for trays and for devices named after their rack), then
 its port. Adding nodes, SUs, leaves, a node group or a plane appends to a series or opens a new
 one, so every existing cable keeps its ID; only cables whose ends move (a topology change) change.
 """
@@ -60,8 +60,9 @@ def number_cables(fabric: Fabric) -> None:
             seen.add(id(cable))
             ordered.append(cable)
         device = fabric.devices[link.a]
-        # nodes and switches grow by index; PDUs and the like are named by their rack
-        index = device.index if device.kind in ("node", "tray", "switch") else 0
+        # nodes and switches grow by index; trays (numbered within their system), PDUs and the
+        # like go by name
+        index = device.index if device.kind in ("node", "switch") else 0
         key = (index, _natural(device.name), _natural(link.a_port), link.leg)
         by_series[series(link, device)].append((key, link))
     named: set[int] = set()
