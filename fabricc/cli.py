@@ -219,7 +219,12 @@ def verify(
         sys.exit(EXIT_ERROR)
     click.echo(findings_text(verdict), nl=False)
     if csv_out is not None:
-        csv_out.write_text(findings_csv(verdict.findings))
+        try:
+            csv_out.write_text(findings_csv(verdict.findings))
+        except OSError as exc:
+            where = Location(csv_out.as_posix(), 1, 1)
+            print_diagnostics([error(f"cannot write file: {exc.strerror}", location=where)])
+            sys.exit(EXIT_ERROR)
     sys.exit(EXIT_ERROR if verdict.failed else EXIT_OK)
 
 

@@ -179,3 +179,23 @@ def test_unknown_network_is_an_error(tmp_path: Path) -> None:
     )
     assert result.exit_code == 1
     assert "no infiniband network 'storage'" in result.output
+
+
+@pytest.mark.tool
+def test_unwritable_csv_is_an_error(tmp_path: Path) -> None:
+    require_tool("ibsim", "ibnetdiscover")
+    spec, _, net = _compile(tmp_path)
+    (tmp_path / "ibnet.txt").write_text(_discover(net, tmp_path / "sim"))
+    target = tmp_path / "missing" / "v.csv"
+    args = [
+        "verify",
+        str(spec),
+        "--ibnetdiscover",
+        str(tmp_path / "ibnet.txt"),
+        "--csv",
+        str(target),
+    ]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 1
+    assert f"{target.as_posix()}:1:1: error: cannot write file" in result.output
+    assert "Traceback" not in result.output
