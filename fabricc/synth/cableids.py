@@ -52,6 +52,10 @@ def number_cables(fabric: Fabric) -> None:
     ordered: list[Cable] = []
     by_series: dict[str, list[tuple[tuple[object, ...], Link]]] = defaultdict(list)
     seen: set[int] = set()
+    names: dict[str, tuple[object, ...]] = {}  # device -> (index, natural name)
+    ports: dict[str, tuple[tuple[int, int | str], ...]] = {}
+    kinds: dict[tuple[object, ...], str] = {}  # what decides the series -> series
+    devices = fabric.devices
     for link in fabric.links:
         cable = link.cable
         if cable is None:
@@ -59,12 +63,22 @@ def number_cables(fabric: Fabric) -> None:
         if id(cable) not in seen:
             seen.add(id(cable))
             ordered.append(cable)
-        device = fabric.devices[link.a]
-        # nodes and switches grow by index; trays (numbered within their system), PDUs and the
-        # like go by name
-        index = device.index if device.kind in ("node", "switch") else 0
-        key = (index, _natural(device.name), _natural(link.a_port), link.leg)
-        by_series[series(link, device)].append((key, link))
+        device = devices[link.a]
+        head = names.get(device.name)
+        if head is None:
+            # nodes and switches grow by index; trays (numbered within their system), PDUs and
+            # the like go by name
+            index = device.index if device.kind in ("node", "switch") else 0
+            head = names[device.name] = (index, _natural(device.name))
+        port = ports.get(link.a_port)
+        if port is None:
+            port = ports[link.a_port] = _natural(link.a_port)
+        what = (link.network, link.kind, link.plane, device.kind, device.group, device.role,
+                device.network)  # fmt: skip
+        name = kinds.get(what)
+        if name is None:
+            name = kinds[what] = series(link, device)
+        by_series[name].append(((*head, port, link.leg), link))
     named: set[int] = set()
     for name, links in by_series.items():
         links.sort(key=lambda item: item[0])
