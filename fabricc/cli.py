@@ -1,7 +1,6 @@
 """The `fabricc` command: the only place that prints and picks exit codes.
 
-Verbs: validate, build, analyze, compare, schema, check-nccl (and the artifact checkers later
-issues add). Exit codes: 0 ok,
+Verbs: validate, build, analyze, compare, schema, check-nccl, diff, verify. Exit codes: 0 ok,
 1 spec or design error, 2 usage error. Diagnostics go to stderr, coloured on a terminal only.
 """
 
@@ -16,7 +15,15 @@ import click
 from rich.console import Console
 
 from fabricc import __version__
-from fabricc.errors import Diagnostic, FabriccError, Severity, group_alike, printable
+from fabricc.errors import (
+    Diagnostic,
+    FabriccError,
+    Location,
+    Severity,
+    error,
+    group_alike,
+    printable,
+)
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -235,6 +242,113 @@ def check_nccl(files: tuple[Path, ...]) -> None:
         else:
             click.echo(f"{shown}: ok")
     sys.exit(EXIT_ERROR if failed else EXIT_OK)
+
+
+@cli.command("diff")
+@click.argument("old", type=click.Path(exists=True, path_type=Path))
+@click.argument("new", type=click.Path(exists=True, path_type=Path))
+@click.option(
+    "-o",
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="write the work order (CSV, HTML), device, cable and BOM deltas and config diffs here",
+)
+def diff_command(old: Path, new: Path, out: Path | None) -> None:
+    """Compare two designs (each a spec or a build folder): devices, cables added, removed or
+    re-terminated, config diffs, parts to order and the rack-by-rack work order. Prints a
+    summary, naming every topology change (tiers, spine counts, rewired cables)."""
+    from fabricc.change.compare import diff
+    from fabricc.change.snapshot import load
+    from fabricc.change.workorder import files, summary_text
+    from fabricc.writer import write_tree
+
+    try:
+        result = diff(load(old), load(new))
+        if out is not None:
+            write_tree(out, files(result))
+    except FabriccError as exc:
+        print_diagnostics(exc.diagnostics)
+        sys.exit(EXIT_ERROR)
+    click.echo(summary_text(result), nl=False)
+    if out is not None:
+        click.echo(f"work order: {(out / 'work-order.html').as_posix()}")
+
+
+@cli.command()
+@click.argument("spec", type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--ibnetdiscover",
+    "ibnet",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="ibnetdiscover output of one InfiniBand subnet",
+)
+@click.option(
+    "--lldp",
+    "lldp_paths",
+    multiple=True,
+    type=click.Path(exists=True, path_type=Path),
+    help="`lldpctl -f json0` output named <device>.json, or a folder of them (repeatable)",
+)
+@click.option("--network", default=None, help="network (or network-planeN) the discovery is of")
+@click.option(
+    "--ignore-speed", is_flag=True, help="do not compare link speeds (InfiniBand widths still are)"
+)
+@click.option(
+    "--csv",
+    "csv_out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="also write every cable's finding to this CSV file",
+)
+def verify(
+    spec: Path,
+    ibnet: Path | None,
+    lldp_paths: tuple[Path, ...],
+    network: str | None,
+    ignore_speed: bool,
+    csv_out: Path | None,
+) -> None:
+    """Compare a discovered topology with the cabling plan of SPEC: every cable ok, miswired
+    (with the swap that fixes it), missing, wrong speed, and unexpected links. Exits 1 on any
+    mismatch."""
+    from fabricc.verify.output import findings_csv, findings_text, lldp_files
+    from fabricc.verify.run import verify_ibnetdiscover, verify_lldp
+
+    if (ibnet is None) == (not lldp_paths):
+        raise click.UsageError("give exactly one of --ibnetdiscover FILE or --lldp FILE")
+    from fabricc.spec.loader import load_spec
+    from fabricc.synth.pipeline import synthesize
+
+    try:
+        fabric = synthesize(load_spec(spec, spec.as_posix()))
+        if ibnet is not None:
+            verdict = verify_ibnetdiscover(
+                fabric, _read(ibnet), ibnet.as_posix(), network, not ignore_speed
+            )
+        else:
+            files = {name: (_read(path), path.as_posix()) for name, path in lldp_files(lldp_paths)}
+            verdict = verify_lldp(fabric, files, network, not ignore_speed)
+    except FabriccError as exc:
+        print_diagnostics(exc.diagnostics)
+        sys.exit(EXIT_ERROR)
+    click.echo(findings_text(verdict), nl=False)
+    if csv_out is not None:
+        try:
+            csv_out.write_text(findings_csv(verdict.findings))
+        except OSError as exc:
+            where = Location(csv_out.as_posix(), 1, 1)
+            print_diagnostics([error(f"cannot write file: {exc.strerror}", location=where)])
+            sys.exit(EXIT_ERROR)
+    sys.exit(EXIT_ERROR if verdict.failed else EXIT_OK)
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        where = Location(path.as_posix(), 1, 1)
+        raise FabriccError([error(f"cannot read file: {exc.strerror}", location=where)]) from None
 
 
 @cli.command()

@@ -27,6 +27,7 @@ from fabricc.catalog.models import FORM_ACCEPTS, CableModel, Catalog, Transceive
 from fabricc.errors import Diagnostic, error
 from fabricc.ir import U_HEIGHT_M, Cable, Device, Fabric, Link, Module, Rack
 from fabricc.spec.yamlsource import format_path
+from fabricc.synth.cableids import number_cables
 from fabricc.synth.naming import PDU_PORT, POWER_SHELF_PORT, port_cage
 
 IN_RACK_ALLOWANCE_M = 0.5  # routing from the port to the vertical manager and back
@@ -98,7 +99,6 @@ class _Cabler:
         self.ports = _PortIndex(self.catalog)
         self.families = sorted(self.catalog.cables.items())
         self.lengths = {k: sorted(v.lengths) for k, v in self.families}
-        self.serial: dict[str, int] = defaultdict(int)
         self.z_cache: dict[str, tuple[Rack, float]] = {}
         self.module_cache: dict[
             tuple[str, int, int, str, str, int | None], list[tuple[str, TransceiverModel]]
@@ -232,17 +232,7 @@ class _Cabler:
         self._number()
 
     def _number(self) -> None:
-        """Cable ids follow link order per network, so they read top to bottom in the plan."""
-        ordered: list[Cable] = []
-        for link in self.fabric.links:
-            cable = link.cable
-            if cable is None or cable.id:
-                continue
-            prefix = link.network.upper()
-            self.serial[prefix] += 1
-            cable.id = f"{prefix}-{self.serial[prefix]:06d}"
-            ordered.append(cable)
-        self.fabric.cables = ordered
+        number_cables(self.fabric)
 
     def _copper(
         self,

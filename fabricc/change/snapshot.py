@@ -1,0 +1,93 @@
+"""Change management input: one side of a diff as the files a build writes.
+
+Consumes a spec file (compiled in memory, Graphviz rendering off: only tables and configs are
+compared) or a build folder; produces a Snapshot - devices and cables (the inventory and cabling
+CSVs), BOM lines and the text of every file under configs/. Both kinds of input go through the
+same CSVs, so a spec and the folder it was built into compare equal.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fabricc.errors import Location, SpecError, error
+
+DEVICES = "inventory/devices.csv"
+CABLES = "cabling/cables.csv"
+BOM = "bom/bom.csv"
+CONFIGS = "configs/"
+SUMMARY = "summary.json"
+
+Row = dict[str, str]
+
+
+@dataclass(slots=True)
+class Snapshot:
+    label: str
+    devices: dict[str, Row] = field(default_factory=dict)  # name -> inventory row
+    cables: list[Row] = field(default_factory=list)  # cabling plan rows, one per link
+    bom: dict[str, Row] = field(default_factory=dict)  # part number -> BOM line
+    configs: dict[str, str] = field(default_factory=dict)  # path under configs/ -> text
+
+
+def _rows(text: str) -> list[Row]:
+    return list(csv.DictReader(io.StringIO(text)))
+
+
+def from_files(label: str, files: dict[str, str]) -> Snapshot:
+    snapshot = Snapshot(label)
+    snapshot.devices = {row["name"]: row for row in _rows(files.get(DEVICES, ""))}
+    snapshot.cables = _rows(files.get(CABLES, ""))
+    snapshot.bom = {row["part_number"]: row for row in _rows(files.get(BOM, ""))}
+    snapshot.configs = {
+        path[len(CONFIGS) :]: text
+        for path, text in sorted(files.items())
+        if path.startswith(CONFIGS)
+    }
+    return snapshot
+
+
+def load(path: Path) -> Snapshot:
+    """A build folder, or a spec compiled now. Raises SpecError/DesignError like `build`."""
+    label = path.as_posix()
+    if path.is_dir():
+        if not (path / DEVICES).is_file() or not (path / CABLES).is_file():
+            raise SpecError(
+                [
+                    error(
+                        f"not a fabricc build folder (no {DEVICES} or {CABLES})",
+                        location=Location(label, 1, 1),
+                        hint="give a spec file or a folder written by `fabricc build`",
+                    )
+                ]
+            )
+        files: dict[str, str] = {}
+        for file in sorted(path.rglob("*")):
+            relative = file.relative_to(path).as_posix()
+            if file.is_file() and (
+                relative in (DEVICES, CABLES, BOM) or relative.startswith(CONFIGS)
+            ):
+                files[relative] = file.read_text(encoding="utf-8", errors="replace")
+        return from_files(label, files)
+    return from_files(label, compile_files(path))
+
+
+def compile_files(spec: Path) -> dict[str, str]:
+    from fabricc.build import compile_design
+    from fabricc.spec.loader import load_spec
+
+    loaded = load_spec(spec, spec.as_posix())
+    outputs = loaded.spec.outputs
+    diagrams = outputs.diagrams.model_copy(update={"render": "never"})
+    loaded = dataclasses.replace(
+        loaded,
+        spec=loaded.spec.model_copy(
+            update={"outputs": outputs.model_copy(update={"diagrams": diagrams})}
+        ),
+    )
+    _, artifacts = compile_design(loaded)
+    return {path: content for path, content in artifacts if isinstance(content, str)}

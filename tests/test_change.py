@@ -1,0 +1,181 @@
+"""`fabricc diff`: cables matched by their ends, the work order, BOM delta and topology changes.
+
+A spec and the folder it was built into compare equal; growing roce-lab from 4 to 12 servers is
+pure addition (installs, new cables, parts to order, new and changed configs) and the work order
+lists it rack by rack; doubling the spines of an InfiniBand fabric is reported as a topology change
+with every leaf-spine cable that moves.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from fabricc.build import build
+from fabricc.change.compare import ADDED, CHANGED, REMOVED, RENUMBERED, RETERMINATED, diff
+from fabricc.change.snapshot import CABLES, DEVICES, Snapshot, from_files
+from fabricc.change.workorder import work_order
+from fabricc.cli import cli
+from tests.support import EXAMPLES
+
+ROCE = (EXAMPLES / "roce-lab.yaml").read_text()
+IB = """\
+metadata:
+  name: ib-growth
+nodes:
+  dgx:
+    model: dgx-h100
+    count: {count}
+    hostname: "dgx{{n:03d}}"
+networks:
+  compute:
+    role: compute
+    fabric: infiniband
+    endpoints:
+      dgx: {{}}
+"""
+
+
+def _rows(text: str) -> list[dict[str, str]]:
+    return list(csv.DictReader(io.StringIO(text)))
+
+
+def _spec(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_spec_and_its_build_compare_equal(tmp_path: Path) -> None:
+    spec = _spec(tmp_path, "lab.yaml", ROCE)
+    build(spec, tmp_path / "built")
+    result = CliRunner().invoke(cli, ["diff", str(spec), str(tmp_path / "built")])
+    assert result.exit_code == 0, result.output
+    assert "  devices: no change\n  cables: no change\n  configs: no change\n" in result.output
+    assert "parts to order: 0 part numbers" in result.output
+
+
+def test_growth_is_additions_rack_by_rack(tmp_path: Path) -> None:
+    old = _spec(tmp_path, "old.yaml", ROCE)
+    new = _spec(tmp_path, "new.yaml", ROCE.replace("count: 4\n", "count: 12\n"))
+    out = tmp_path / "change"
+    result = CliRunner().invoke(cli, ["diff", str(old), str(new), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    # cable IDs, loopbacks and ASNs stay; racks and management addresses follow the rack layout
+    identity = [line for line in result.output.splitlines() if "identity:" in line]
+    assert identity and all(line.endswith(("change rack", "change mgmt_ip")) for line in identity)
+    assert "network fabric: rewire" not in result.output
+
+    built = tmp_path / "new-built"
+    build(new, built)
+    plan = {row["cable_id"]: row for row in _rows((built / CABLES).read_text())}
+    devices = {row["name"]: row for row in _rows((built / DEVICES).read_text())}
+    steps = _rows((out / "work-order.csv").read_text())
+    installs = {s["item"]: s for s in steps if s["action"] == "install device"}
+    build(old, tmp_path / "old-built")
+    before = {row["name"] for row in _rows((tmp_path / "old-built" / DEVICES).read_text())}
+    assert set(installs) == set(devices) - before
+    assert {f"gpu{n:02d}" for n in range(5, 13)} <= set(installs)
+    for name, step in installs.items():  # 0U devices (PDUs) have no U
+        u = devices[name]["u"]
+        rack = devices[name]["rack"]
+        assert (step["rack"], step["where"]) == (rack, f"{rack} U{u}" if u else rack)
+    runs = {s["item"] for s in steps if s["action"] == "run cable"}
+    new_hosts = {f"gpu{n:02d}" for n in range(5, 13)}
+    assert {cid for cid, row in plan.items() if row["a_device"] in new_hosts} <= runs
+    for rack in {s["rack"] for s in steps}:  # steps count from 1 within each rack
+        numbers = [int(s["step"]) for s in steps if s["rack"] == rack]
+        assert numbers == list(range(1, len(numbers) + 1))
+
+    bom = {row["part_number"]: row for row in _rows((out / "bom-delta.csv").read_text())}
+    assert (bom["LAB-GPU-SERVER"]["old"], bom["LAB-GPU-SERVER"]["new"]) == ("4", "12")
+    assert bom["LAB-GPU-SERVER"]["delta"] == "8"
+    assert "+++ b/configs/hosts/gpu12.sh" in (out / "configs.diff").read_text()
+    html = (out / "work-order.html").read_text()
+    assert "<h2>Parts to order</h2>" in html and "LAB-GPU-SERVER" in html
+    assert all(f"<h2>Rack {rack}</h2>" in html for rack in {s["rack"] for s in steps})
+
+
+def _cable(cid: str, a: str, b: str, part: str = "P1", kind: str = "endpoint-leaf") -> str:
+    (a_dev, a_port), (b_dev, b_port) = a.split(":"), b.split(":")
+    return (
+        f"{cid},x,net,{kind},{a_dev},{a_port},R1,U1,{b_dev},{b_port},R2,U40,400,mmf,5,{part},1,,,,,"
+    )
+
+
+def _snapshot(label: str, cables: list[str]) -> Snapshot:
+    header = (
+        "cable_id,label,network,kind,a_device,a_port,a_rack,a_u,b_device,b_port,b_rack,b_u,"
+        "speed_gbps,medium,length_m,cable_part,cable_quantity,leg,a_transceiver,b_transceiver,"
+        "rail,plane"
+    )
+    return from_files(label, {CABLES: "\n".join([header, *cables]) + "\n"})
+
+
+def test_cables_are_matched_by_their_ends() -> None:
+    old = _snapshot(
+        "old",
+        [
+            _cable("N-1", "h1:p0", "l1:1"),
+            _cable("N-2", "h2:p0", "l1:2"),
+            _cable("N-3", "l1:10", "s1:1", kind="leaf-spine"),
+            _cable("N-4", "h3:p0", "l1:3"),
+            _cable("N-5", "h4:p0", "l1:4"),
+        ],
+    )
+    new = _snapshot(
+        "new",
+        [
+            _cable("N-1", "h1:p0", "l1:1"),  # unchanged
+            _cable("N-2", "h2:p0", "l2:1"),  # the host end stays, the leaf end moves
+            _cable("N-6", "h5:p0", "l1:5"),  # new; N-3 is gone
+            _cable("N-9", "h3:p0", "l1:3"),  # same ends, new ID
+            _cable("N-5", "h4:p0", "l1:4", part="P2"),  # same ends, other cable
+        ],
+    )
+    result = diff(old, new)
+    found = {(c.change, c.cable_id, c.old_id) for c in result.cables}
+    assert found == {
+        (RETERMINATED, "N-2", "N-2"),
+        (REMOVED, "N-3", ""),
+        (ADDED, "N-6", ""),
+        (RENUMBERED, "N-9", "N-4"),
+        (CHANGED, "N-5", "N-5"),
+    }
+    moved = next(c for c in result.cables if c.change == RETERMINATED)
+    assert moved.detail == "keep h2:p0; move the other end from l1:2 to l2:1"
+    assert result.topology == [
+        "network net: rewire: 1 existing endpoint-leaf cable re-terminated or removed",
+        "network net: rewire: 1 existing leaf-spine cable re-terminated or removed",
+        "identity: 1 existing cables get a new cable ID",
+    ]
+    steps = [(s.rack, s.step, s.action, s.item) for s in work_order(result)]
+    assert steps == [
+        ("R1", 1, "remove cable", "N-3"),
+        ("R1", 2, "replace cable", "N-5"),
+        ("R1", 3, "run cable", "N-6"),
+        ("R2", 1, "re-terminate cable", "N-2"),
+    ]
+
+
+def test_doubling_the_spines_is_reported_as_a_rewire(tmp_path: Path) -> None:
+    old = _spec(tmp_path, "old.yaml", IB.format(count=4))
+    new = _spec(tmp_path, "new.yaml", IB.format(count=40))
+    result = CliRunner().invoke(cli, ["diff", str(old), str(new)])
+    assert result.exit_code == 0, result.output
+    assert "network compute: spines 4 -> 8\n" in result.output
+    assert "network compute: rewire: " in result.output
+    assert "existing leaf-spine cables re-terminated or removed" in result.output
+
+
+def test_a_folder_that_is_no_build_is_an_error(tmp_path: Path) -> None:
+    spec = _spec(tmp_path, "lab.yaml", ROCE)
+    (tmp_path / "empty").mkdir()
+    result = CliRunner().invoke(cli, ["diff", str(spec), str(tmp_path / "empty")])
+    assert result.exit_code == 1
+    assert (
+        f"{(tmp_path / 'empty').as_posix()}:1:1: error: not a fabricc build folder" in result.output
+    )
