@@ -112,13 +112,13 @@ def _analysis(
     """Load, synthesize and analyse SPEC; prints diagnostics and exits 1 on a spec error."""
     from fabricc.analysis.cost import load_prices
     from fabricc.analysis.design import Options, analyze
+    from fabricc.build import design
     from fabricc.spec.loader import load_spec
-    from fabricc.synth.pipeline import synthesize
 
     try:
         price_list = load_prices(prices, prices.as_posix()) if prices is not None else None
         loaded = load_spec(spec, spec.as_posix())
-        fabric = synthesize(loaded)
+        fabric = design(loaded)
     except FabriccError as exc:
         print_diagnostics(exc.diagnostics)
         sys.exit(EXIT_ERROR)
@@ -317,11 +317,11 @@ def verify(
 
     if (ibnet is None) == (not lldp_paths):
         raise click.UsageError("give exactly one of --ibnetdiscover FILE or --lldp FILE")
+    from fabricc.build import design
     from fabricc.spec.loader import load_spec
-    from fabricc.synth.pipeline import synthesize
 
     try:
-        fabric = synthesize(load_spec(spec, spec.as_posix()))
+        fabric = design(load_spec(spec, spec.as_posix()))
         if ibnet is not None:
             verdict = verify_ibnetdiscover(
                 fabric, _read(ibnet), ibnet.as_posix(), network, not ignore_speed
@@ -343,12 +343,19 @@ def verify(
     sys.exit(EXIT_ERROR if verdict.failed else EXIT_OK)
 
 
+# ibnetdiscover of a 100k-GPU fabric is some tens of MB; the bound keeps a wrong file (a disk
+# image, /dev/zero) from exhausting memory.
+MAX_DISCOVERY_BYTES = 256 * 1024 * 1024
+
+
 def _read(path: Path) -> str:
+    from fabricc.inputs import InputError, read_limited
+
     try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        where = Location(path.as_posix(), 1, 1)
-        raise FabriccError([error(f"cannot read file: {exc.strerror}", location=where)]) from None
+        raw = read_limited(path, MAX_DISCOVERY_BYTES, what="discovery files")
+    except InputError as exc:
+        raise FabriccError([error(str(exc), location=Location(path.as_posix()))]) from None
+    return raw.decode("utf-8", errors="replace")
 
 
 @cli.command()

@@ -15,12 +15,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from fabricc.errors import Location, SpecError, error
+from fabricc.inputs import InputError, read_limited
 
 DEVICES = "inventory/devices.csv"
 CABLES = "cabling/cables.csv"
 BOM = "bom/bom.csv"
 CONFIGS = "configs/"
 SUMMARY = "summary.json"
+# The largest artifact diff reads (cables.csv of a 100k-GPU design) is some tens of MB.
+MAX_ARTIFACT_BYTES = 256 * 1024 * 1024
 
 Row = dict[str, str]
 
@@ -71,7 +74,11 @@ def load(path: Path) -> Snapshot:
             if file.is_file() and (
                 relative in (DEVICES, CABLES, BOM) or relative.startswith(CONFIGS)
             ):
-                files[relative] = file.read_text(encoding="utf-8", errors="replace")
+                try:
+                    raw = read_limited(file, MAX_ARTIFACT_BYTES, what="build artifacts")
+                except InputError as exc:
+                    raise SpecError([error(str(exc), location=Location(file.as_posix()))]) from None
+                files[relative] = raw.decode("utf-8", errors="replace")
         return from_files(label, files)
     return from_files(label, compile_files(path))
 
