@@ -207,3 +207,14 @@ def test_messages_escape_control_characters() -> None:
     assert "\x1b" not in text and "\x07" not in text and "\u2028" not in text
     assert text.count("\n") == 1
     assert text.startswith("spec.yaml:3:4: error: nodes.\\x1b]0;title\\x07: unknown key '\\x1b[2J'")
+
+
+@pytest.mark.parametrize("option", ["--ibnetdiscover", "--lldp"])
+def test_discovery_input_that_is_not_a_file_is_refused(tmp_path: Path, option: str) -> None:
+    spec = EXAMPLES / ("superpod-h100-4su.yaml" if option == "--ibnetdiscover" else "roce-lab.yaml")
+    fifo = _fifo(tmp_path)
+    for path in (Path("/dev/zero"), fifo):
+        start = time.perf_counter()
+        result = run("verify", str(spec), option, str(path))
+        assert time.perf_counter() - start < 60
+        assert_one_line_error(result, f"{path}: error: is not a regular file")
