@@ -6,8 +6,9 @@ Verbs: validate, build, analyze, compare, schema, check-nccl, diff, verify. Exit
 
 from __future__ import annotations
 
+import contextlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,16 @@ EXIT_ERROR = 1
 
 def _stderr() -> Console:
     return Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+@contextlib.contextmanager
+def _reported() -> Iterator[None]:
+    """What every verb does with a FabriccError: print its diagnostics, exit 1."""
+    try:
+        yield
+    except FabriccError as exc:
+        print_diagnostics(exc.diagnostics)
+        sys.exit(EXIT_ERROR)
 
 
 def print_diagnostics(diagnostics: Sequence[Diagnostic]) -> None:
@@ -65,12 +76,9 @@ def validate(spec: Path) -> None:
     from fabricc.build import design
     from fabricc.spec.loader import load_spec
 
-    try:
+    with _reported():
         loaded = load_spec(spec, spec.as_posix())
         fabric = design(loaded)
-    except FabriccError as exc:
-        print_diagnostics(exc.diagnostics)
-        sys.exit(EXIT_ERROR)
     print_diagnostics([*loaded.warnings, *fabric.warnings])
     click.echo(
         f"{loaded.display}: ok ({fabric.gpus()} GPUs, {len(fabric.links)} links, {len(fabric.racks)} racks)"
@@ -91,15 +99,12 @@ def build(spec: Path, out: Path | None) -> None:
     from fabricc.build import build as run_build
 
     console = _stderr()
-    try:
+    with _reported():
         if console.is_terminal:
             with console.status("building", spinner="dots") as status:
                 result = run_build(spec, out, lambda name: status.update(f"building: {name}"))
         else:
             result = run_build(spec, out)
-    except FabriccError as exc:
-        print_diagnostics(exc.diagnostics)
-        sys.exit(EXIT_ERROR)
     print_diagnostics(result.warnings)
     click.echo(f"wrote {result.file_count} files to {result.out.as_posix()}")
     for line in result.notices:
@@ -115,13 +120,10 @@ def _analysis(
     from fabricc.build import design
     from fabricc.spec.loader import load_spec
 
-    try:
+    with _reported():
         price_list = load_prices(prices, prices.as_posix()) if prices is not None else None
         loaded = load_spec(spec, spec.as_posix())
         fabric = design(loaded)
-    except FabriccError as exc:
-        print_diagnostics(exc.diagnostics)
-        sys.exit(EXIT_ERROR)
     print_diagnostics([*loaded.warnings, *fabric.warnings])
     data = analyze(fabric, Options(message_gb, gpus, price_list))
     reduce = data["all_reduce"]
@@ -263,13 +265,10 @@ def diff_command(old: Path, new: Path, out: Path | None) -> None:
     from fabricc.change.workorder import files, summary_text
     from fabricc.writer import write_tree
 
-    try:
+    with _reported():
         result = diff(load(old), load(new))
         if out is not None:
             write_tree(out, files(result))
-    except FabriccError as exc:
-        print_diagnostics(exc.diagnostics)
-        sys.exit(EXIT_ERROR)
     click.echo(summary_text(result), nl=False)
     if out is not None:
         click.echo(f"work order: {(out / 'work-order.html').as_posix()}")
@@ -320,7 +319,7 @@ def verify(
     from fabricc.build import design
     from fabricc.spec.loader import load_spec
 
-    try:
+    with _reported():
         fabric = design(load_spec(spec, spec.as_posix()))
         if ibnet is not None:
             verdict = verify_ibnetdiscover(
@@ -329,9 +328,6 @@ def verify(
         else:
             files = {name: (_read(path), path.as_posix()) for name, path in lldp_files(lldp_paths)}
             verdict = verify_lldp(fabric, files, network, not ignore_speed)
-    except FabriccError as exc:
-        print_diagnostics(exc.diagnostics)
-        sys.exit(EXIT_ERROR)
     click.echo(findings_text(verdict), nl=False)
     if csv_out is not None:
         try:

@@ -155,17 +155,22 @@ B300_XDR_TABLE = [
 ]
 
 
+def _xdr_units(tmp_path: Path, model: str, nodes: int) -> tuple[Any, list[Any]]:
+    """The B300 XDR table's design: `nodes` of `model`, 4 per rack, a Q3400 compute fabric."""
+    return compile_text(
+        f"metadata: {{name: {model}}}\n"
+        "site: {racks_per_row: 40, rack: {power_kw: 60}}\n"
+        f"nodes:\n  gpu: {{model: {model}, count: {nodes}, nodes_per_rack: 4}}\n"
+        "networks:\n  compute: {role: compute, fabric: infiniband, switches: {leaf: q3400}}\n",
+        tmp_path,
+    )
+
+
 @pytest.mark.parametrize(("sus", "nodes", "leaves", "spines", "cables"), B300_XDR_TABLE)
 def test_b300_xdr_table(
     tmp_path: Path, sus: int, nodes: int, leaves: int, spines: int, cables: int
 ) -> None:
-    fabric, _ = compile_text(
-        "metadata: {name: b300}\n"
-        "site: {racks_per_row: 40, rack: {power_kw: 60}}\n"
-        f"nodes:\n  gpu: {{model: hgx-b300, count: {nodes}, nodes_per_rack: 4}}\n"
-        "networks:\n  compute: {role: compute, fabric: infiniband, switches: {leaf: q3400}}\n",
-        tmp_path,
-    )
+    fabric, _ = _xdr_units(tmp_path, "hgx-b300", nodes)
     compute = summary(fabric)["networks"]["compute"]
     assert compute["scalable_units"] == sus
     assert compute["switches"] == {"leaf": leaves, "spine": spines, "core": 0}
@@ -181,13 +186,7 @@ def test_dgx_b300_xdr_table(
     tmp_path: Path, sus: int, nodes: int, leaves: int, spines: int, cables: int
 ) -> None:
     """The DGX B300 (8 ConnectX-8 at XDR 800G) builds the same units as the HGX B300."""
-    fabric, artifacts = compile_text(
-        "metadata: {name: dgxb300}\n"
-        "site: {racks_per_row: 40, rack: {power_kw: 60}}\n"
-        f"nodes:\n  dgx: {{model: dgx-b300, count: {nodes}, nodes_per_rack: 4}}\n"
-        "networks:\n  compute: {role: compute, fabric: infiniband, switches: {leaf: q3400}}\n",
-        tmp_path,
-    )
+    fabric, artifacts = _xdr_units(tmp_path, "dgx-b300", nodes)
     compute = summary(fabric)["networks"]["compute"]
     assert compute["scalable_units"] == sus
     assert compute["switches"] == {"leaf": leaves, "spine": spines, "core": 0}
