@@ -10,7 +10,7 @@ import contextlib
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
@@ -25,6 +25,9 @@ from fabricc.errors import (
     group_alike,
     printable,
 )
+
+if TYPE_CHECKING:  # the library loads on demand, so --help and schema stay fast
+    from fabricc.ir import Fabric
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -42,6 +45,18 @@ def _reported() -> Iterator[None]:
     except FabriccError as exc:
         print_diagnostics(exc.diagnostics)
         sys.exit(EXIT_ERROR)
+
+
+def _design(spec: Path) -> Fabric:
+    """Load SPEC and design it with every rule (what validate, analyze and compare start from);
+    errors are printed and exit 1, warnings are printed."""
+    from fabricc.build import design
+    from fabricc.spec.loader import load_spec
+
+    with _reported():
+        fabric = design(load_spec(spec, spec.as_posix()))
+    print_diagnostics([*fabric.loaded.warnings, *fabric.warnings])
+    return fabric
 
 
 def print_diagnostics(diagnostics: Sequence[Diagnostic]) -> None:
@@ -73,15 +88,9 @@ def cli() -> None:
 def validate(spec: Path) -> None:
     """Check SPEC - syntax, types, catalog references and every design rule - and report each
     problem with its file:line:col. Writes nothing."""
-    from fabricc.build import design
-    from fabricc.spec.loader import load_spec
-
-    with _reported():
-        loaded = load_spec(spec, spec.as_posix())
-        fabric = design(loaded)
-    print_diagnostics([*loaded.warnings, *fabric.warnings])
+    fabric = _design(spec)
     click.echo(
-        f"{loaded.display}: ok ({fabric.gpus()} GPUs, {len(fabric.links)} links, {len(fabric.racks)} racks)"
+        f"{fabric.loaded.display}: ok ({fabric.gpus()} GPUs, {len(fabric.links)} links, {len(fabric.racks)} racks)"
     )
 
 
@@ -117,14 +126,10 @@ def _analysis(
     """Load, synthesize and analyse SPEC; prints diagnostics and exits 1 on a spec error."""
     from fabricc.analysis.cost import load_prices
     from fabricc.analysis.design import Options, analyze
-    from fabricc.build import design
-    from fabricc.spec.loader import load_spec
 
     with _reported():
         price_list = load_prices(prices, prices.as_posix()) if prices is not None else None
-        loaded = load_spec(spec, spec.as_posix())
-        fabric = design(loaded)
-    print_diagnostics([*loaded.warnings, *fabric.warnings])
+    fabric = _design(spec)
     data = analyze(fabric, Options(message_gb, gpus, price_list))
     reduce = data["all_reduce"]
     if gpus is not None and reduce and reduce["gpus"] < gpus:
@@ -345,12 +350,9 @@ MAX_DISCOVERY_BYTES = 256 * 1024 * 1024
 
 
 def _read(path: Path) -> str:
-    from fabricc.inputs import InputError, read_limited
+    from fabricc.inputs import read_input
 
-    try:
-        raw = read_limited(path, MAX_DISCOVERY_BYTES, what="discovery files")
-    except InputError as exc:
-        raise FabriccError([error(str(exc), location=Location(path.as_posix()))]) from None
+    raw = read_input(path, MAX_DISCOVERY_BYTES, what="discovery files")
     return raw.decode("utf-8", errors="replace")
 
 

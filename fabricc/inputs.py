@@ -13,6 +13,8 @@ import os
 import stat
 from pathlib import Path
 
+from fabricc.errors import Location, SpecError, error
+
 
 class InputError(Exception):
     """A file cannot be read as input; str() is the reason, without the file's contents."""
@@ -28,6 +30,14 @@ def _reason(exc: OSError) -> str:
     if exc.errno in (errno.ENOTDIR, errno.ELOOP):
         return "not a file path (a part of it is not a folder, or links loop)"
     return f"cannot read file: {exc.strerror or exc}"
+
+
+def read_input(path: Path, limit: int, *, what: str) -> bytes:
+    """read_limited for a file the user named, its failure a SpecError naming the file."""
+    try:
+        return read_limited(path, limit, what=what)
+    except InputError as exc:
+        raise SpecError([error(str(exc), location=Location(path.as_posix()))]) from None
 
 
 def read_limited(path: Path, limit: int, *, what: str = "input files") -> bytes:

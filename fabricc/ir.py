@@ -174,6 +174,11 @@ class NetworkTopology:
     switches: dict[str, list[str]] = field(default_factory=dict)  # tier -> names
     spec_path: DataPath = ()
 
+    @property
+    def top_tier(self) -> str | None:
+        """The highest tier that has switches (where other networks uplink), if any."""
+        return next((t for t in ("core", "spine", "leaf") if self.switches.get(t)), None)
+
 
 @dataclass(slots=True)
 class Fabric:

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from fabricc.emit.diagrams.racks import rack_power
 from fabricc.ir import Fabric
 
 
 def power(fabric: Fabric) -> dict[str, Any]:
     racks: list[tuple[int, int, int, str]] = []  # (row, watts, budget, role)
     for rack in fabric.racks:
-        watts = sum(fabric.devices[name].power_w for name in rack.devices)
+        watts = rack_power(fabric, rack)
         racks.append((rack.row, watts, rack.power_budget_w, rack.role))
     rows: dict[int, list[int]] = {}
     by_role: dict[str, int] = {}

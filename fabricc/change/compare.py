@@ -108,10 +108,6 @@ class Diff:
     bom: list[PartDelta] = field(default_factory=list)
     topology: list[str] = field(default_factory=list)
 
-    @property
-    def empty(self) -> bool:
-        return not (self.devices or self.cables or self.configs or self.bom)
-
 
 def diff(old: Snapshot, new: Snapshot) -> Diff:
     result = Diff(old, new)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from fabricc.errors import Location, SpecError, error
-from fabricc.inputs import InputError, read_limited
+from fabricc.inputs import read_input
 
 DEVICES = "inventory/devices.csv"
 CABLES = "cabling/cables.csv"
@@ -74,10 +74,7 @@ def load(path: Path) -> Snapshot:
             if file.is_file() and (
                 relative in (DEVICES, CABLES, BOM) or relative.startswith(CONFIGS)
             ):
-                try:
-                    raw = read_limited(file, MAX_ARTIFACT_BYTES, what="build artifacts")
-                except InputError as exc:
-                    raise SpecError([error(str(exc), location=Location(file.as_posix()))]) from None
+                raw = read_input(file, MAX_ARTIFACT_BYTES, what="build artifacts")
                 files[relative] = raw.decode("utf-8", errors="replace")
         return from_files(label, files)
     return from_files(label, compile_files(path))

@@ -50,7 +50,16 @@ class RackPower:
 
 
 def physical(fabric: Fabric, device: Device) -> Physical | None:
-    """PSUs, inlet and weight of a device; None for PDUs and power shelves (wired to the feed)."""
+    """PSUs, inlet and weight of a device; None for PDUs and power shelves (wired to the feed).
+    Asked per device by the power check and the BOM, so kept per (kind, model) for the build."""
+    known: dict[tuple[str, str], Physical | None] = fabric.derived("power.physical", dict)
+    key = (device.kind, device.model)
+    if key not in known:
+        known[key] = _physical(fabric, device)
+    return known[key]
+
+
+def _physical(fabric: Fabric, device: Device) -> Physical | None:
     catalog = fabric.loaded.catalog.catalog
     if device.kind in ("pdu", "power-shelf"):
         return None
@@ -109,10 +118,11 @@ def _rack(fabric: Fabric, rack: Rack) -> RackPower:
         if not feeds or facts.inlet == "busbar" or facts.psus == 0:
             continue
         outlet = OUTLET_OF[facts.inlet]
+        share = device.power_w / facts.psus
         for psu in range(facts.psus):
             feed = feeds[psu % len(feeds)]
             feed.used[outlet] += 1
-            feed.load_w += device.power_w / facts.psus
+            feed.load_w += share
     return RackPower(rack.name, feeds, weight, site.rack_width_m * site.rack_depth_m)
 
 

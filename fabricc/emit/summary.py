@@ -32,12 +32,16 @@ def _endpoint_cables(fabric: Fabric, network: str) -> dict[str, int]:
     host_ports: set[tuple[str, str]] = set()
     ordered = 0
     seen: set[int] = set()
+    cages_of: dict[str, dict[str, str]] = {}  # node model -> port -> cage, built once per model
     for link in fabric.links_of(network):
         if link.kind != ENDPOINT_LEAF:
             continue
         links += 1
-        model = nodes.get(fabric.devices[link.a].model)
-        cages = {p.name: p.cage for p in model.ports} if model is not None else {}
+        name = fabric.devices[link.a].model
+        cages = cages_of.get(name)
+        if cages is None:
+            model = nodes.get(name)
+            cages = cages_of[name] = {p.name: p.cage for p in model.ports} if model else {}
         port = link.a_port if link.a_port in cages else link.a_port.rpartition("/")[0]
         host_ports.add((link.a, cages.get(port, link.a_port)))
         if link.cable is not None and id(link.cable) not in seen:

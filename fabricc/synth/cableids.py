@@ -79,13 +79,11 @@ def number_cables(fabric: Fabric) -> None:
         if name is None:
             name = kinds[what] = series(link, device)
         by_series[name].append(((*head, port, link.leg), link))
-    named: set[int] = set()
     for name, links in by_series.items():
         links.sort(key=lambda item: item[0])
         for serial, (_, link) in enumerate(links, 1):
             cable = link.cable
             assert cable is not None
-            if id(cable) not in named:
-                named.add(id(cable))
+            if not cable.id:  # a multi-leg cable is named by its first leg
                 cable.id = f"{name}-{serial:06d}"
     fabric.cables = ordered

@@ -229,9 +229,6 @@ class _Cabler:
         mediums = {name: net.spec.medium for name, net in fabric.loaded.networks.items()}
         self._copper(by_cage, info_a, info_b, done, mediums)
         self._optics(by_cage, info_a, info_b, done, mediums)
-        self._number()
-
-    def _number(self) -> None:
         number_cables(self.fabric)
 
     def _copper(

@@ -206,7 +206,8 @@ def connect_uplinks(
     if target_topology is None or not any(target_topology.switches.values()):
         fail(f"network {spec.uplink_to!r} has no switches to uplink into")
         return
-    top_tier = next(t for t in ("core", "spine", "leaf") if target_topology.switches.get(t))
+    top_tier = target_topology.top_tier
+    assert top_tier is not None  # some tier has switches (checked above)
     targets = target_topology.switches[top_tier]
     catalog = fabric.loaded.catalog.catalog
     turn = 0

@@ -72,7 +72,7 @@ def _guest_demand(fabric: Fabric) -> dict[str, Guests]:
         topology = fabric.networks.get(network.name)
         if target is None or topology is None or target not in fabric.loaded.networks:
             continue
-        top = next((t for t in ("core", "spine", "leaf") if topology.switches.get(t)), None)
+        top = topology.top_tier
         if top is None:
             continue
         switches = topology.switches[top]
@@ -128,7 +128,7 @@ def _synthesize(
     for network in networks.values():
         if network.spec.role != "oob" and network.spec.uplink_to is not None:
             topology = fabric.networks[network.name]
-            top = next((t for t in ("core", "spine", "leaf") if topology.switches.get(t)), None)
+            top = topology.top_tier
             if top is not None:
                 connect_uplinks(fabric, network, topology.switches[top], book, problems)
     for device in fabric.duplicates:

@@ -19,6 +19,3 @@ class PortBook:
             return False
         ports.add(port)
         return True
-
-    def count(self, device: str) -> int:
-        return len(self.used.get(device, ()))

@@ -324,11 +324,11 @@ def layout(
 def pdus_for(fabric: Fabric, plan: RackPlan) -> int:
     """PDUs of a rack: site.rack.pdus (A/B feeds), or more when a node's power supplies must
     be spread wider to survive the loss of one PDU (DGX H100, 4 + 2 supplies: 3)."""
+    pdus = fabric.loaded.spec.site.rack.pdus
+    if not pdus:
+        return 0
     nodes = fabric.loaded.catalog.catalog.nodes
-    feeds = [nodes[d.model].power_feeds for d in plan.devices if d.kind == "node"]
-    return (
-        max([fabric.loaded.spec.site.rack.pdus, *feeds]) if fabric.loaded.spec.site.rack.pdus else 0
-    )
+    return max([pdus, *(nodes[d.model].power_feeds for d in plan.devices if d.kind == "node")])
 
 
 def add_pdus(fabric: Fabric, plans: list[RackPlan]) -> None:

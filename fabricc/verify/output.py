@@ -7,11 +7,10 @@ one summary line) and a CSV of every finding in cable-ID order. lldp_files turns
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from fabricc.emit.tables import csv_text
 from fabricc.verify.model import OK, STATUSES, Finding
 from fabricc.verify.run import Verdict
 
@@ -19,11 +18,9 @@ HEADER = ("cable_id", "status", "planned", "found", "detail")
 
 
 def findings_csv(findings: Iterable[Finding]) -> str:
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(HEADER)
-    writer.writerows(f.row() for f in findings)
-    return buffer.getvalue()
+    """One row per finding, through the project's CSV writer (formula cells neutralised: the
+    names come from a discovered, untrusted network)."""
+    return csv_text(HEADER, (f.row() for f in findings))
 
 
 def findings_text(verdict: Verdict) -> str:

@@ -36,10 +36,6 @@ class Scope:
     def ports(self) -> frozenset[Port]:
         return frozenset(end for c in self.cables for end in (c.a, c.b))
 
-    @property
-    def devices(self) -> frozenset[str]:
-        return frozenset(device for device, _ in self.ports)
-
 
 def cable_id(link: Link) -> str:
     """The cable ID of a link; a leg of a multi-link cable (twin-port DAC, splitter) adds /leg."""
@@ -71,16 +67,17 @@ def ib_rate(fabric: Fabric, link: Link) -> str:
 
 
 def scopes(fabric: Fabric) -> list[Scope]:
-    found = _ib_scopes(fabric)
+    ctx = ConfigContext(fabric)  # indexes every link: built once for all networks
+    found = _ib_scopes(ctx)
     for name, network in fabric.loaded.networks.items():
         if network.fabric == "infiniband":
             continue
-        found.append(_ethernet_scope(fabric, name))
+        found.append(_ethernet_scope(ctx, name))
     return found
 
 
-def _ib_scopes(fabric: Fabric) -> list[Scope]:
-    ctx = ConfigContext(fabric)
+def _ib_scopes(ctx: ConfigContext) -> list[Scope]:
+    fabric = ctx.fabric
     result: list[Scope] = []
     for subnet in build_subnets(ctx):
         name = (
@@ -113,8 +110,8 @@ def _ib_scopes(fabric: Fabric) -> list[Scope]:
     return result
 
 
-def _ethernet_scope(fabric: Fabric, name: str) -> Scope:
-    ctx = ConfigContext(fabric)
+def _ethernet_scope(ctx: ConfigContext, name: str) -> Scope:
+    fabric = ctx.fabric
     catalog = fabric.loaded.catalog.catalog
     scope = Scope(name, name, "ethernet")
     for link in fabric.links_of(name):

@@ -12,9 +12,13 @@ from fabricc.emit.configs.context import ConfigContext
 
 
 def _models(ctx: ConfigContext, network: str) -> list[str]:
+    """Switch models of a network, computed once per build (asked once per switch)."""
     topology = ctx.fabric.networks[network]
-    return sorted(
-        {ctx.devices[name].model for names in topology.switches.values() for name in names}
+    return ctx.fabric.derived(
+        f"features.models.{network}",
+        lambda: sorted(
+            {ctx.devices[name].model for names in topology.switches.values() for name in names}
+        ),
     )
 
 

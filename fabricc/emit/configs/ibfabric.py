@@ -91,16 +91,24 @@ def ib_node_names(fabric: Fabric) -> set[str]:
     return known
 
 
+def guid_mappings(fabric: Fabric) -> dict[str, dict[str, int]]:
+    """The spec's GUID files checked against the IB node names, once per build: validate asks
+    through check_guid_files, the subnet builder for the GUIDs themselves."""
+    return fabric.derived(
+        "ib.guid_mappings",
+        lambda: load_mappings(fabric, ib_node_names(fabric)) if fabric.loaded.guid_files else {},
+    )
+
+
 def check_guid_files(fabric: Fabric) -> None:
     """Raise SpecError for any problem in the spec's GUID files (what validate checks)."""
-    if fabric.loaded.guid_files:
-        load_mappings(fabric, ib_node_names(fabric))
+    guid_mappings(fabric)
 
 
 def build_subnets(ctx: ConfigContext) -> list[IbSubnet]:
     fabric = ctx.fabric
     names = ib_networks(ctx)
-    mappings = load_mappings(fabric, ib_node_names(fabric))
+    mappings = guid_mappings(fabric)
     ordinals = _node_ordinals(ctx)
     groups = {group: i for i, group in enumerate(fabric.loaded.spec.nodes)}
     networks = {name: i for i, name in enumerate(fabric.loaded.networks)}
@@ -215,7 +223,7 @@ def _subnets(
         b_port = ib_port(ctx.switch_model(b), link.b_port)
         subnet.nodes[link.a].links[a_port] = (link.b, b_port)
         subnet.nodes[link.b].links[b_port] = (link.a, a_port)
-    top = next(t for t in ("core", "spine", "leaf") if topology.switches.get(t))
+    top = topology.top_tier
     forced = resolved.spec.subnet_manager.routing_engine
     for subnet in subnets:
         subnet.roots = [n for n in subnet.switches if n.tier == top]

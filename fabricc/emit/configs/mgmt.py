@@ -244,7 +244,7 @@ def _stp_priority(ctx: ConfigContext, device: Device) -> int:
     assert device.network is not None
     topology = ctx.fabric.networks[device.network]
     network = ctx.fabric.loaded.networks[device.network].spec
-    top = next(t for t in ("core", "spine", "leaf") if topology.switches.get(t))
+    top = topology.top_tier
     if network.uplink_to is not None:
         return STP_EDGE
     if device.role == top and device.index == 0:

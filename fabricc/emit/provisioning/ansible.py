@@ -18,7 +18,7 @@ from typing import Any
 
 from fabricc.emit import Artifact
 from fabricc.emit.provisioning.common import compute_networks, is_gpu_host, nvlink_domain_of
-from fabricc.ir import ENDPOINT_LEAF, Device, Fabric
+from fabricc.ir import ENDPOINT_LEAF, Device, Fabric, one_based
 
 KIND_GROUPS = {
     "node": "nodes",
@@ -34,10 +34,6 @@ def group_name(*parts: str) -> str:
     return re.sub(r"[^a-z0-9_]", "_", "_".join(parts).lower())
 
 
-def _one_based(value: int | None) -> int | None:
-    return value + 1 if value is not None else None
-
-
 def rails(fabric: Fabric) -> dict[str, list[dict[str, object]]]:
     """GPU host -> its compute rails, in link order."""
     nodes = fabric.loaded.catalog.catalog.nodes
@@ -50,8 +46,8 @@ def rails(fabric: Fabric) -> dict[str, list[dict[str, object]]]:
             rdma, netdev = nodes[host.model].port_devices(link.a_port)
             rail: dict[str, object] = {
                 "network": network,
-                "rail": _one_based(link.rail),
-                "plane": _one_based(link.plane),
+                "rail": one_based(link.rail),
+                "plane": one_based(link.plane),
                 "port": link.a_port,
                 "rdma_device": rdma,
                 "netdev": netdev,
@@ -77,7 +73,7 @@ def host_vars(
         "network": device.network,
         "rack": device.rack,
         "u": device.u,
-        "su": _one_based(device.su),
+        "su": one_based(device.su),
         "nvlink_domain": domain,
         "bmc_address": device.mgmt_ip if node else None,
         "mgmt_address": None if node else device.mgmt_ip,

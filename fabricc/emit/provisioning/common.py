@@ -46,8 +46,15 @@ def _host_leaves(fabric: Fabric, network: str) -> dict[str, list[str]]:
     for link in fabric.links_of(network):
         if link.kind == ENDPOINT_LEAF and is_gpu_host(fabric, fabric.devices[link.a]):
             leaves.setdefault(link.a, {})[link.b] = None
-    order = {name: i for i, name in enumerate(fabric.devices)}
+    order = device_order(fabric)
     return {host: list(leaves[host]) for host in sorted(leaves, key=order.__getitem__)}
+
+
+def device_order(fabric: Fabric) -> dict[str, int]:
+    """Device name -> its position in the design's device order, built once per build."""
+    return fabric.derived(
+        "provisioning.device_order", lambda: {name: i for i, name in enumerate(fabric.devices)}
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,13 +83,14 @@ def _groups(fabric: Fabric, network: str) -> list[Group]:
         nx.add_path(graph, [host, *leaves])
     found: list[tuple[list[str], list[str]]] = []
     seen: set[str] = set()
+    order = device_order(fabric)
     for host in attached:
         if host in seen:
             continue
         members = nx.node_connected_component(graph, host)
         seen |= members
-        hosts = [h for h in attached if h in members]
-        leaves = [d for d in fabric.devices if d in members and d not in attached]
+        hosts = sorted((m for m in members if m in attached), key=order.__getitem__)
+        leaves = sorted((m for m in members if m not in attached), key=order.__getitem__)
         found.append((hosts, leaves))
     sus = [_common(fabric.devices[leaf].su for leaf in leaves) for _, leaves in found]
     unique_su = len(set(sus)) == len(sus) and None not in sus

@@ -90,7 +90,11 @@ def _ends(fabric: Fabric) -> Iterator[tuple[str, str, Link, str]]:
 
 
 def inband_ports(fabric: Fabric) -> dict[str, list[str]]:
-    """Host -> its ports on in-band networks."""
+    """Host -> its ports on in-band networks (one scan of the links per build)."""
+    return fabric.derived("netbox.inband_ports", lambda: _inband_ports(fabric))
+
+
+def _inband_ports(fabric: Fabric) -> dict[str, list[str]]:
     roles = {name: n.spec.role for name, n in fabric.loaded.networks.items()}
     ports: dict[str, list[str]] = {}
     for link in fabric.links:
@@ -100,7 +104,11 @@ def inband_ports(fabric: Fabric) -> dict[str, list[str]]:
 
 
 def mgmt_ports(fabric: Fabric) -> dict[str, str]:
-    return {link.a: link.a_port for link in fabric.links if link.kind == MGMT}
+    """Managed device -> its out-of-band port (one scan of the links per build)."""
+    return fabric.derived(
+        "netbox.mgmt_ports",
+        lambda: {link.a: link.a_port for link in fabric.links if link.kind == MGMT},
+    )
 
 
 def sites(fabric: Fabric) -> list[tuple[Cell, ...]]:
