@@ -338,7 +338,7 @@ def verify(
         try:
             csv_out.write_text(findings_csv(verdict.findings))
         except OSError as exc:
-            where = Location(csv_out.as_posix(), 1, 1)
+            where = Location(csv_out.as_posix())
             print_diagnostics([error(f"cannot write file: {exc.strerror}", location=where)])
             sys.exit(EXIT_ERROR)
     sys.exit(EXIT_ERROR if verdict.failed else EXIT_OK)

@@ -197,5 +197,5 @@ def test_unwritable_csv_is_an_error(tmp_path: Path) -> None:
     ]
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 1
-    assert f"{target.as_posix()}:1:1: error: cannot write file" in result.output
+    assert f"{target.as_posix()}: error: cannot write file" in result.output
     assert "Traceback" not in result.output
