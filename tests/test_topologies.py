@@ -212,7 +212,7 @@ def test_rail_only_analysis_states_the_collectives_it_serves() -> None:
     _, artifacts = compiled("rail-only-h100")
     analysis = next(c for p, c in artifacts if p == "analysis/analysis.json")
     assert isinstance(analysis, str)
-    assert '"topology": "rail-only"' in analysis
+    assert '"family": "rail-only"' in analysis
     assert "all-to-all" in analysis and "NVLink" in analysis
 
 
