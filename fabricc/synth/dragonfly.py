@@ -167,16 +167,20 @@ class DragonflyBuilder(FamilyBuilder):
         leaves: list[list[str]] = []
         spines: list[list[str]] = []
         for group in range(groups):
+            su = self.unit_of(hosts, group * shape.nodes)
             leaves.append(
                 [
                     self.new_switch(
-                        "leaf", pod=group, plane=plane, rail=i // per_rail if rail else None
+                        "leaf", pod=group, plane=plane, su=su, rail=i // per_rail if rail else None
                     )
                     for i in range(shape.leaves)
                 ]
             )
             spines.append(
-                [self.new_switch("spine", pod=group, plane=plane) for _ in range(shape.spines)]
+                [
+                    self.new_switch("spine", pod=group, plane=plane, su=su)
+                    for _ in range(shape.spines)
+                ]
             )
         leaf_breakout = budget.down_breakout
         for number, host in enumerate(hosts):

@@ -104,6 +104,11 @@ class FamilyBuilder:
             return None
         return speeds[0]
 
+    def unit_of(self, hosts: list[Host], first: int) -> int | None:
+        """The scalable unit of the `first`-th host, if any: a switch serving it is placed in
+        that unit's network rack, near its nodes (racks.py), instead of a central rack."""
+        return hosts[first].endpoint.su if first < len(hosts) else None
+
     def rails(self) -> int:
         """Ports of the widest attached node: its rails (per plane)."""
         return max(len(a.ports) for a in self.net.attachments)
@@ -150,6 +155,7 @@ class FamilyBuilder:
                 role=role,
                 index=index,
                 network=self.net.name,
+                su=fields.get("su"),
                 rail=fields.get("rail"),
                 plane=fields.get("plane"),
                 pod=fields.get("pod"),

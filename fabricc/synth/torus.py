@@ -124,9 +124,15 @@ class TorusBuilder(FamilyBuilder):
         host_breakout: int,
         fabric_breakout: int,
     ) -> None:
-        names = [self.new_switch("leaf", plane=plane) for _ in range(shape.switches)]
+        hosts = self.hosts()
+        names = [
+            self.new_switch(
+                "leaf", plane=plane, su=self.unit_of(hosts, index * shape.nodes_per_switch)
+            )
+            for index in range(shape.switches)
+        ]
         rails = self.rails()
-        for number, host in enumerate(self.hosts()):
+        for number, host in enumerate(hosts):
             switch, slot = divmod(number, shape.nodes_per_switch)
             for k in range(len(host.attachment.ports)):
                 self.host_link(host, k, plane, names[switch], slot * rails + k, host_breakout)
