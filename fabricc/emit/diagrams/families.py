@@ -175,19 +175,19 @@ def _torus(fabric: Fabric, topology: NetworkTopology, graph: Graph) -> str:
         for dim, size, c in ((0, x_size, x), (1, y_size, y)):
             if size < 2 or (size == 2 and c == 1):
                 continue
+            if c + 1 == size and size > 2:
+                continue  # the wrap-around link would run over the row; the caption says it
             coords = [x, y]
-            coords[dim] = (c + 1) % size
+            coords[dim] = c + 1
             peer = coords[0] + x_size * coords[1]
-            wrap = c + 1 == size
             graph.edge(
                 f"s{i}",
                 f"s{peer}",
-                style="dashed" if wrap else "solid",
-                tooltip=f"{names[i]} – {names[peer]}: {w} links"
-                + (" (wrap-around)" if wrap else ""),
+                tooltip=f"{names[i]} – {names[peer]}: {w if size > 2 else 2 * w} links",
             )
+    caption += " The last switch of every row and column links back to the first (not drawn)."
     if len(dims) == 3:
-        caption += f" Drawn: the z = 0 layer of {dims[2]}; dashed lines wrap around."
+        caption += f" Drawn: the z = 0 layer of {dims[2]}."
     return caption
 
 
