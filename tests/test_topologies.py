@@ -299,3 +299,11 @@ def test_opensm_routes_a_rail_with_minhop(tmp_path: Path) -> None:
         log = sim.opensm_once("-F", str(conf), debug="0x03")
     assert "minhop tables configured on all switches" in log
     assert not re.search(r"\bERR\b", log)
+
+
+def test_dragonfly_plus_groups_without_nodes_are_an_error(tmp_path: Path) -> None:
+    # 64 DGX over 48 groups: ceil(64 / 48) = 2 per group fill 32 groups, 16 stay empty
+    text = spec("dragonfly-plus-h100", **{"groups: 4": "groups: 48\n    global_links: 1"})
+    with pytest.raises(FabriccError) as raised:
+        compile_text(text, tmp_path)
+    assert "leave the last 16 without a node" in str(raised.value)

@@ -144,6 +144,15 @@ class DragonflyBuilder(FamilyBuilder):
                 return
             if links is None:
                 links = shape.group_global_ports // (groups - 1)
+        if (groups - 1) * per_group >= len(hosts):
+            used = -(-len(hosts) // per_group)
+            self.fail(
+                f"{len(hosts)} nodes spread over {groups} groups ({per_group} per group) leave "
+                f"the last {groups - used} without a node",
+                path,
+                f"use at most {used} groups, or more nodes",
+            )
+            return
         self.topology.tiers = 2
         self.topology.pods = groups
         self.topology.spines_per_pod = shape.spines
