@@ -307,3 +307,25 @@ def test_dragonfly_plus_groups_without_nodes_are_an_error(tmp_path: Path) -> Non
     with pytest.raises(FabriccError) as raised:
         compile_text(text, tmp_path)
     assert "leave the last 16 without a node" in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("example", "replace", "switches"),
+    [
+        # 1,000 switches on a 10 x 10 x 10 torus (27 DGX on the first ones)
+        ("torus-3d-h100", {"dimensions: [3, 3, 3]": "dimensions: [10, 10, 10]"}, 1000),
+        # 32 groups of 2 DGX: 8 rail leaves + 8 spines each, 512 switches, 496 group pairs
+        ("dragonfly-plus-h100", {"groups: 4": "groups: 32\n    global_links: 8"}, 512),
+    ],
+)
+def test_topology_diagram_stays_readable_at_scale(
+    tmp_path: Path, example: str, replace: dict[str, str], switches: int
+) -> None:
+    fabric, artifacts = compile_text(spec(example, **replace), tmp_path)
+    assert sum(len(v) for v in fabric.networks["compute"].switches.values()) == switches
+    for name in ("topology-compute.dot", "overview-compute.dot"):
+        dot = next(c for p, c in artifacts if p == f"diagrams/{name}")
+        assert isinstance(dot, str)
+        boxes = len(re.findall(r"^  \"[^\"]+\" \[", dot, re.M))
+        lines = len(re.findall(r"^  \"[^\"]+\" -- ", dot, re.M))
+        assert boxes <= 40 and lines <= 40, (name, boxes, lines)
