@@ -329,3 +329,28 @@ def test_topology_diagram_stays_readable_at_scale(
         boxes = len(re.findall(r"^  \"[^\"]+\" \[", dot, re.M))
         lines = len(re.findall(r"^  \"[^\"]+\" -- ", dot, re.M))
         assert boxes <= 40 and lines <= 40, (name, boxes, lines)
+
+
+def test_torus_2qos_needs_a_torus(tmp_path: Path) -> None:
+    text = spec(
+        "dragonfly-plus-h100",
+        **{"groups: 4": "groups: 4\n    subnet_manager: {routing_engine: torus-2QoS}"},
+    )
+    with pytest.raises(FabriccError) as raised:
+        compile_text(text, tmp_path)
+    assert "torus-2QoS routes a torus" in str(raised.value)
+
+
+def test_ethernet_rail_only_is_one_routed_leaf_per_rail(tmp_path: Path) -> None:
+    # roce-lab: 4 servers with 2 rails -> 2 leaves, 8 host links, no switch-to-switch link;
+    # every leaf's BGP config has host neighbours only
+    text = spec(
+        "roce-lab",
+        **{"    tiers: 2\n    spines: 2\n": "    topology: rail-only\n"},
+    )
+    fabric, artifacts = compile_text(text, tmp_path)
+    switches, links = counts(fabric, "fabric")
+    assert switches == {"leaf": 2}
+    assert links == {ENDPOINT_LEAF: 8}
+    frr = next(c for p, c in artifacts if p == "configs/fabric-leaf001/frr.conf")
+    assert isinstance(frr, str) and "router bgp" in frr and "spine" not in frr

@@ -72,6 +72,13 @@ def _network(network: ResolvedNetwork, at: At) -> Iterator[Diagnostic]:
             (*path, "topology"),
             f"add {needed} to this network, e.g. {example}",
         )
+    if spec.subnet_manager.routing_engine == "torus-2QoS" and family != TORUS:
+        yield at(
+            "torus-2QoS routes a torus, from the torus-2QoS.conf fabricc writes for one; this "
+            f"network is topology: {family}",
+            (*path, "subnet_manager", "routing_engine"),
+            "use routing_engine: auto, or topology: torus",
+        )
     if family == FAT_TREE:
         return
     if network.fabric == "ethernet" and family not in ETHERNET_TOPOLOGIES:
