@@ -354,3 +354,14 @@ def test_ethernet_rail_only_is_one_routed_leaf_per_rail(tmp_path: Path) -> None:
     assert links == {ENDPOINT_LEAF: 8}
     frr = next(c for p, c in artifacts if p == "configs/fabric-leaf001/frr.conf")
     assert isinstance(frr, str) and "router bgp" in frr and "spine" not in frr
+
+
+def test_dragonfly_plus_without_rails_packs_leaves(tmp_path: Path) -> None:
+    # 16 DGX per group, ports packed: L = ceil(16 x 8 / 32) = 4 leaves; a = 4 spines
+    # (4 x 32 / 4 = 32 down), h = 32, a h = 128 global ports, g = floor(128 / 3) = 42;
+    # leaves 16, spines 16, leaf-spine 16 x 32 = 512, global 6 x 42 = 252
+    text = spec("dragonfly-plus-h100", **{"groups: 4": "groups: 4\n    rail_optimized: false"})
+    fabric, _ = compile_text(text, tmp_path)
+    switches, links = counts(fabric)
+    assert switches == {"leaf": 16, "spine": 16}
+    assert (links[ENDPOINT_LEAF], links[LEAF_SPINE], links[GLOBAL]) == (512, 512, 252)
