@@ -29,7 +29,9 @@ SPINE_CORE = "spine-core"
 PEER = "peer"
 UPLINK = "uplink"
 MGMT = "mgmt"
-LINK_KINDS = (ENDPOINT_LEAF, LEAF_SPINE, SPINE_CORE, PEER, UPLINK, MGMT)
+GLOBAL = "global"  # dragonfly-plus: spine to spine of another group
+TORUS = "torus"  # torus: switch to its neighbour in one dimension (wrap-around links included)
+LINK_KINDS = (ENDPOINT_LEAF, LEAF_SPINE, SPINE_CORE, PEER, UPLINK, MGMT, GLOBAL, TORUS)
 
 
 @dataclass(slots=True)
@@ -173,6 +175,9 @@ class NetworkTopology:
     leaf_classes: list[LeafClass] = field(default_factory=list)
     switches: dict[str, list[str]] = field(default_factory=dict)  # tier -> names
     spec_path: DataPath = ()
+    topology: str = "fat-tree"  # fat-tree | rail-only | dragonfly-plus | torus
+    global_links: int = 0  # dragonfly-plus: links between every pair of groups
+    dimensions: tuple[int, ...] = ()  # torus: switches per dimension (x fastest in index order)
 
     @property
     def top_tier(self) -> str | None:

@@ -24,6 +24,27 @@ EXAMPLE_NAMES = sorted(p.stem for p in EXAMPLES.glob("*.yaml"))
 # Examples whose every artifact is kept as a golden file; the larger ones keep a selection.
 GOLDEN_FULL = ("roce-lab",)
 GOLDEN_SELECTED = {
+    "dragonfly-plus-h100": (
+        "summary.json",
+        "analysis/analysis.json",
+        "bom/bom.csv",
+        "configs/compute-sm/opensm.conf",
+        "diagrams/topology-compute.dot",
+    ),
+    "torus-3d-h100": (
+        "summary.json",
+        "analysis/analysis.json",
+        "bom/bom.csv",
+        "configs/compute-sm/opensm.conf",
+        "configs/compute-sm/torus-2QoS.conf",
+        "diagrams/topology-compute.dot",
+    ),
+    "rail-only-h100": (
+        "summary.json",
+        "analysis/analysis.json",
+        "configs/compute-rail1-sm/opensm.conf",
+        "diagrams/topology-compute.dot",
+    ),
     "superpod-h100-4su": (
         "summary.json",
         "analysis/analysis.json",

@@ -19,6 +19,7 @@ from fabricc.analysis.failures import (
     switch_failure,
     switch_link_failure,
 )
+from fabricc.analysis.families import family_facts
 from fabricc.analysis.graph import ENDPOINT_KINDS, TIERED_KINDS, plane_graphs
 from fabricc.analysis.paths import path_stats
 from fabricc.analysis.refine import Weighted, refine
@@ -91,6 +92,9 @@ def analyze_network(fabric: Fabric, name: str) -> dict[str, Any]:
         "connected": all(p["connected"] for p in per_plane),
         "single_failure": failures,
     }
+    facts = family_facts(topology, len(topology.switches.get("spine", [])))
+    if facts is not None:
+        result["topology"] = facts
     lost_plane = plane_failure(planes, homes)
     if lost_plane is not None:
         result["plane_loss"] = _impact(lost_plane, bisection)

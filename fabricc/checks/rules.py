@@ -240,7 +240,9 @@ class _Rules:
                     node, leaf = devices[link.a], devices[link.b]
                     if node.su is None or node.kind not in ("node", "tray"):
                         continue
-                    if leaf.rail != link.rail or leaf.su != node.su:
+                    # a fat-tree's rail leaves serve one unit; other families' serve them all
+                    unit = leaf.su != node.su and topology.topology == "fat-tree"
+                    if leaf.rail != link.rail or unit:
                         self.once(
                             "rail",
                             f"{link.a} rail {link.rail} lands on {link.b} (rail {leaf.rail}, unit {leaf.su})",

@@ -94,6 +94,8 @@ def _summary(fabric: Fabric) -> dict[str, Any]:
                 ln.item.part_number: ln.quantity for ln in lines if ln.item.category == "cable"
             },
         }
+        if topology.topology != "fat-tree":  # fat-trees keep their summary as it was
+            networks[name]["topology"] = topology.topology
     nodes: dict[str, int] = {name: group.count for name, group in spec.nodes.items()}
     domains = Counter(d.gpus for d in fabric.nvlink_domains)
     return {

@@ -17,6 +17,7 @@ from fabricc.catalog.loader import LoadedCatalog
 from fabricc.errors import Diagnostic, error
 from fabricc.spec.models import Spec
 from fabricc.spec.resolve import ResolvedNetwork
+from fabricc.spec.topology import check_topology
 from fabricc.spec.validation import did_you_mean
 from fabricc.spec.yamlsource import DataPath, SourceMap, format_path
 
@@ -36,6 +37,7 @@ def check(
         *_site_parts(spec, catalog, at),
         *_pools(spec, networks, at),
         *_network_settings(spec, networks, at),
+        *check_topology(networks, at),
     ]
 
 

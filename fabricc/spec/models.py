@@ -197,10 +197,13 @@ class Partition(SpecModel):
 
 
 class SubnetManager(SpecModel):
-    routing_engine: Literal["auto", "ftree", "updn", "ar_updn", "minhop", "dor"] = Field(
+    routing_engine: Literal[
+        "auto", "ftree", "updn", "ar_updn", "minhop", "dor", "dfsssp", "nue", "torus-2QoS"
+    ] = Field(
         "auto",
         description="OpenSM routing engine; 'auto' picks ftree for a symmetric fat-tree, updn "
-        "otherwise",
+        "for another tree, dfsssp for dragonfly-plus, torus-2QoS for a torus and minhop for "
+        "rail-only",
     )
     partitions: dict[Name, Partition] = Field(
         default_factory=dict, description="tenant partitions besides the default one"
@@ -256,9 +259,39 @@ class CoreGroups(SpecModel):
     )
 
 
+Topology = Literal["fat-tree", "rail-only", "dragonfly-plus", "torus"]
+
+
 class NetworkSpec(SpecModel):
     role: Literal["compute", "storage", "inband", "oob"] = Field(
         description="what the network carries; decides defaults and which node ports attach"
+    )
+    topology: Topology = Field(
+        "fat-tree",
+        description="switch topology: 'fat-tree' (leaves, spines, cores), 'rail-only' (one leaf "
+        "per rail, no spines), 'dragonfly-plus' (groups of leaves and spines, spines joined "
+        "all-to-all between groups) or 'torus' (switches on a 2D/3D torus with wrap-around links)",
+    )
+    groups: int | None = Field(
+        None,
+        ge=1,
+        le=4096,
+        description="dragonfly-plus: number of groups (each a 2-tier fat-tree of leaves and "
+        "spines); nodes are spread evenly over them",
+    )
+    global_links: int | None = Field(
+        None,
+        ge=1,
+        le=4096,
+        description="dragonfly-plus: links between every pair of groups; default: as many as the "
+        "spines' global ports allow",
+    )
+    dimensions: list[Annotated[int, Field(ge=1, le=64)]] | None = Field(
+        None,
+        min_length=2,
+        max_length=3,
+        description="torus: switches along each dimension, [x, y] or [x, y, z]; nodes are "
+        "spread evenly over the switches",
     )
     fabric: Literal["infiniband", "ethernet"] | None = Field(
         None, description="link layer; default: ethernet for inband and oob, required otherwise"

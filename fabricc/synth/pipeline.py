@@ -15,12 +15,12 @@ from fabricc.spec.loader import LoadedSpec
 from fabricc.spec.yamlsource import format_path
 from fabricc.synth.addressing import assign_addresses
 from fabricc.synth.cabling import cable_design
-from fabricc.synth.fattree import build_network
 from fabricc.synth.nodes import expand_nodes, plan_groups
 from fabricc.synth.oob import UPLINK_PORTS, build_oob, connect_uplinks, uplink_speed
 from fabricc.synth.portbook import PortBook
 from fabricc.synth.racks import layout
 from fabricc.synth.sizing import Guests
+from fabricc.synth.topology import build_network
 
 
 def _raise(problems: list[Diagnostic]) -> None:

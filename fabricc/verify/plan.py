@@ -80,9 +80,7 @@ def _ib_scopes(ctx: ConfigContext) -> list[Scope]:
     fabric = ctx.fabric
     result: list[Scope] = []
     for subnet in build_subnets(ctx):
-        name = (
-            subnet.network if subnet.plane is None else f"{subnet.network}-plane{subnet.plane + 1}"
-        )
+        name = subnet.folder.removesuffix("-sm")  # network[-plane<n>][-rail<n>]
         scope = Scope(name, subnet.network, "infiniband")
         for node in subnet.nodes.values():
             target: Port | str = (

@@ -18,10 +18,21 @@ from fabricc.emit.configs.guids import ca_port_guid, load_mappings, switch_guid
 from fabricc.emit.configs.ports import ib_port, ib_port_count
 from fabricc.errors import DesignError, error
 from fabricc.ir import ENDPOINT_LEAF, Device, Fabric
+from fabricc.spec.topology import RAIL_ONLY
 from fabricc.spec.yamlsource import format_path
 
 TIER_ORDER = ("leaf", "spine", "core")
 COMPUTE_KINDS = ("gpu-node", "compute-tray")  # CAs of these nodes are ftree compute nodes
+# Routing engines of the other topology families, all shipped by upstream OpenSM 3.3 (man opensm)
+FAMILY_ENGINES = {
+    "dragonfly-plus": (
+        "dfsssp",
+        "dragonfly-plus: global links close cycles, so a deadlock-free engine (DFSSSP "
+        "spreads paths over virtual lanes)",
+    ),
+    "torus": ("torus-2QoS", "torus: dimension-order routing with datelines (torus-2QoS.conf)"),
+    "rail-only": ("minhop", "rail-only: every subnet is one rail leaf, so min-hop is exact"),
+}
 
 
 @dataclass(slots=True)
@@ -53,6 +64,7 @@ class IbSubnet:
         default_factory=dict
     )  # CAs first (SM node first), then switches
     roots: list[IbNode] = field(default_factory=list)
+    rail: int | None = None  # rail-only networks: one subnet per rail (and plane)
 
     @property
     def cas(self) -> list[IbNode]:
@@ -144,19 +156,28 @@ def _subnets(
     topology = fabric.networks[name]
     sm_groups = set(resolved.spec.subnet_manager.sm_nodes)
     planes = topology.planes
+    # Rail-only: no switch joins two rails, so every rail leaf is a subnet with its own SM.
+    rails = (
+        len(topology.switches.get("leaf", [])) // planes if topology.topology == RAIL_ONLY else 1
+    )
     subnets = [
         IbSubnet(
             network=name,
             plane=plane if planes > 1 else None,
-            folder=f"{name}-sm" if planes == 1 else f"{name}-plane{plane + 1}-sm",
+            folder=name
+            + (f"-plane{plane + 1}" if planes > 1 else "")
+            + (f"-rail{rail + 1}" if rails > 1 else "")
+            + "-sm",
             engine="",
             engine_reason="",
+            rail=rail if rails > 1 else None,
         )
         for plane in range(planes)
+        for rail in range(rails)
     ]
 
     def subnet_of(device: Device) -> IbSubnet:
-        return subnets[device.plane or 0] if planes > 1 else subnets[0]
+        return subnets[(device.plane or 0) * rails + (device.rail or 0 if rails > 1 else 0)]
 
     def guid(node: str, default: int) -> int:
         return mapping.get(node, default)
@@ -229,8 +250,11 @@ def _subnets(
         subnet.roots = [n for n in subnet.switches if n.tier == top]
         _check_unique(ctx, name, subnet)
         symmetric, reason = _symmetric_fat_tree(subnet, topology.tiers)
+        family = FAMILY_ENGINES.get(topology.topology)
         if forced != "auto":
             subnet.engine, subnet.engine_reason = forced, "set by subnet_manager.routing_engine"
+        elif family is not None:
+            subnet.engine, subnet.engine_reason = family
         elif symmetric:
             subnet.engine, subnet.engine_reason = "ftree", reason
         else:

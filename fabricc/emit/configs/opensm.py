@@ -23,6 +23,7 @@ from fabricc.emit.configs.context import ConfigContext
 from fabricc.emit.configs.features import adaptive_routing, sharp
 from fabricc.emit.configs.guids import guid_text
 from fabricc.emit.configs.ibfabric import IbSubnet
+from fabricc.emit.configs.torus2qos import torus_conf
 from fabricc.emit.templating import render
 from fabricc.errors import DesignError, error
 from fabricc.spec.yamlsource import format_path
@@ -30,11 +31,15 @@ from fabricc.spec.yamlsource import format_path
 SM_DIR = "/etc/opensm"
 DEFAULT_PKEY = 0x7FFF
 ROOTED_ENGINES = ("ftree", "updn", "ar_updn")  # engines that read root_guid_file
+TORUS_ENGINE = "torus-2QoS"  # reads torus_config
 # QoS: 8 data VLs (Quantum-2 switches and ConnectX-7 HCAs have VL0-VL7), equal low-priority
 # arbitration weights, no high-priority table, SL n on VL n mod 8.
 QOS_MAX_VLS = 8
 QOS_VLARB_WEIGHT = 64
 SLS = 16
+QOS_PREFIXES = ("qos", "qos_ca", "qos_sw0", "qos_swe", "qos_rtr")
+QOS_ENDPOINT_PREFIXES = ("qos_ca", "qos_sw0", "qos_rtr")  # links with a CA (or port 0) at one end
+TORUS_ENDPOINT_VLS = 2  # torus-2QoS: endpoint links use VLs 0-1 (weights 0 on VLs 2-7)
 MASTER_PRIORITY = 15  # highest sm_priority: the master; standbys count down from 14
 # NVIDIA SM's adaptive-routing engines over the upstream ones (InfiniBand Cluster Bring-up
 # Procedure, "Adaptive Routing": the SM default is ar_updn; ar_ftree for fat-trees)
@@ -124,6 +129,33 @@ def nvidia_sm(ctx: ConfigContext, subnet: IbSubnet) -> NvidiaSm | None:
     return NvidiaSm(engine, note, level)
 
 
+def _qos(torus: bool) -> dict[str, object]:
+    """QoS settings; under torus-2QoS (man torus-2QoS) the engine owns SL-to-VL (it picks the VL
+    that breaks each ring's cycle) and endpoint links carry VLs 0-1 only."""
+    weights = ",".join(f"{vl}:{QOS_VLARB_WEIGHT}" for vl in range(QOS_MAX_VLS))
+    endpoint = (
+        ",".join(
+            f"{vl}:{QOS_VLARB_WEIGHT if vl < TORUS_ENDPOINT_VLS else 0}"
+            for vl in range(QOS_MAX_VLS)
+        )
+        if torus
+        else weights
+    )
+    return {
+        "note": "SL-to-VL set by torus-2QoS, endpoint links on VLs 0-1"
+        if torus
+        else "the same for CAs, switch external ports and switch port 0",
+        "max_vls": QOS_MAX_VLS,
+        "high_limit": 0,
+        "vlarb_high": ",".join(f"{vl}:0" for vl in range(QOS_MAX_VLS)),
+        "sections": [
+            {"prefix": p, "vlarb_low": endpoint if p in QOS_ENDPOINT_PREFIXES else weights}
+            for p in QOS_PREFIXES
+        ],
+        "sl2vl": None if torus else ",".join(str(sl % QOS_MAX_VLS) for sl in range(SLS)),
+    }
+
+
 def opensm_files(ctx: ConfigContext, subnet: IbSubnet) -> list[Artifact]:
     design = ctx.fabric.name
     partitions = _partitions(ctx, subnet)
@@ -135,6 +167,7 @@ def opensm_files(ctx: ConfigContext, subnet: IbSubnet) -> list[Artifact]:
         "cn_guid_file": f"{SM_DIR}/cn_guids.conf"
         if subnet.engine == "ftree" and computes
         else None,
+        "torus_config": f"{SM_DIR}/torus-2QoS.conf" if subnet.engine == TORUS_ENGINE else None,
         "partition_config_file": f"{SM_DIR}/partitions.conf",
         "config_file": f"{SM_DIR}/opensm.conf",
     }
@@ -143,13 +176,7 @@ def opensm_files(ctx: ConfigContext, subnet: IbSubnet) -> list[Artifact]:
         "subnet": subnet,
         "files": files,
         "sm_nodes": sm_nodes(subnet),
-        "qos": {
-            "max_vls": QOS_MAX_VLS,
-            "high_limit": 0,
-            "vlarb_high": ",".join(f"{vl}:0" for vl in range(QOS_MAX_VLS)),
-            "vlarb_low": ",".join(f"{vl}:{QOS_VLARB_WEIGHT}" for vl in range(QOS_MAX_VLS)),
-            "sl2vl": ",".join(str(sl % QOS_MAX_VLS) for sl in range(SLS)),
-        },
+        "qos": _qos(subnet.engine == TORUS_ENGINE),
     }
     folder = f"configs/{subnet.folder}"
     artifacts: list[Artifact] = [
@@ -164,6 +191,9 @@ def opensm_files(ctx: ConfigContext, subnet: IbSubnet) -> list[Artifact]:
         artifacts.append(
             (f"{folder}/root_guids.conf", "".join(f"{guid_text(n.guid)}\n" for n in subnet.roots))
         )
+    if files["torus_config"] is not None:
+        dimensions = ctx.fabric.networks[subnet.network].dimensions
+        artifacts.append((f"{folder}/torus-2QoS.conf", torus_conf(subnet, dimensions, design)))
     if files["cn_guid_file"] is not None:
         artifacts.append(
             (f"{folder}/cn_guids.conf", "".join(f"{guid_text(n.guid)}\n" for n in computes))

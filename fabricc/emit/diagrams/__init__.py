@@ -10,6 +10,7 @@ out-of-band management, floor plan and rack elevations.
 from __future__ import annotations
 
 from fabricc.emit import Artifact
+from fabricc.emit.diagrams.families import family_diagram
 from fabricc.emit.diagrams.management import management
 from fabricc.emit.diagrams.model import DRAWN, Diagram
 from fabricc.emit.diagrams.nvlink import nvlink_diagrams
@@ -34,6 +35,8 @@ def _diagrams(fabric: Fabric) -> list[Diagram]:
     # Compute fabrics first: they are what a reviewer looks at first.
     ordered = sorted(networks, key=lambda t: t.role != "compute")
     out.extend(overview(fabric, t.name) for t in ordered)
+    # Families other than the fat-tree draw their own shape (groups, torus, rails) beside it.
+    out.extend(d for t in ordered if (d := family_diagram(fabric, t.name)) is not None)
     for topology in ordered:
         out.extend(su_diagrams(fabric, topology.name))
     for topology in ordered:

@@ -1,0 +1,209 @@
+"""Synthesis helper: what every non-fat-tree topology family shares - switches, links, endpoints.
+
+Consumes a ResolvedNetwork, the node plans and the port book; produces named switch devices,
+booked links and the NetworkTopology of one network, for the family modules (railonly.py,
+dragonfly.py, torus.py). Names come from the spec's hostname patterns (naming.py), ports from the
+cage layout (switch_port), and every port is booked once (portbook.py), as in the fat-tree pass.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fabricc.catalog.models import SwitchModel
+from fabricc.errors import Diagnostic, error
+from fabricc.ir import ENDPOINT_LEAF, Device, Fabric, LeafClass, Link, NetworkTopology
+from fabricc.spec.resolve import Attachment, ResolvedNetwork, general_cages, switch_port_speeds
+from fabricc.spec.yamlsource import DataPath, format_path
+from fabricc.synth.naming import format_name, switch_port
+from fabricc.synth.nodes import Endpoint, GroupPlan
+from fabricc.synth.portbook import PortBook
+
+
+@dataclass(frozen=True, slots=True)
+class Host:
+    """One attached node (or compute tray): its endpoint and the attachment that wires it."""
+
+    endpoint: Endpoint
+    attachment: Attachment
+
+
+class FamilyBuilder:
+    """Base of the family builders: `build()` is theirs, the plumbing is here."""
+
+    family = ""
+
+    def __init__(
+        self,
+        fabric: Fabric,
+        network: ResolvedNetwork,
+        plans: dict[str, GroupPlan],
+        book: PortBook,
+        problems: list[Diagnostic],
+    ) -> None:
+        self.fabric = fabric
+        self.net = network
+        self.spec = network.spec
+        self.plans = plans
+        self.book = book
+        self.problems = problems
+        self.catalog = fabric.loaded.catalog.catalog
+        self.source = fabric.loaded.source
+        self.leaf_model: SwitchModel = self.catalog.switches[network.switch_models["leaf"]]
+        self.topology = NetworkTopology(
+            name=network.name,
+            role=self.spec.role,
+            fabric=network.fabric,
+            tiers=1,
+            planes=self.spec.planes,
+            rail_optimized=network.rail_optimized,
+            dual_homed=False,
+            oversubscription=network.oversubscription,
+            switch_models={str(tier): model for tier, model in network.switch_models.items()},
+            spec_path=network.path,
+            topology=self.family,
+        )
+
+    def build(self) -> None:
+        raise NotImplementedError
+
+    # -- diagnostics ---------------------------------------------------------------------------
+
+    def fail(self, message: str, path: DataPath, hint: str | None = None) -> None:
+        self.problems.append(
+            error(message, path=format_path(path), location=self.source.value(path), hint=hint)
+        )
+
+    # -- endpoints -----------------------------------------------------------------------------
+
+    def hosts(self) -> list[Host]:
+        """Every attached endpoint, in attachment (spec) order, then node order."""
+        return [
+            Host(endpoint, attachment)
+            for attachment in self.net.attachments
+            for endpoint in self.plans[attachment.group].endpoints
+        ]
+
+    def endpoint_speed(self) -> int | None:
+        """The one speed of the attached node ports (a family's leaves serve one speed)."""
+        speeds = sorted({a.speed for a in self.net.attachments})
+        if not speeds:
+            self.fail(
+                "no node is attached to this network, so it has no switches",
+                self.net.path,
+                "attach a node group, or remove the network",
+            )
+            return None
+        if len(speeds) > 1:
+            self.fail(
+                f"topology: {self.family} attaches node ports of one speed; these run at "
+                f"{', '.join(f'{s}G' for s in speeds)}",
+                (*self.net.path, "topology"),
+                "attach node groups of one port speed, or use topology: fat-tree",
+            )
+            return None
+        return speeds[0]
+
+    def unit_of(self, hosts: list[Host], first: int) -> int | None:
+        """The scalable unit of the `first`-th host, if any: a switch serving it is placed in
+        that unit's network rack, near its nodes (racks.py), instead of a central rack."""
+        return hosts[first].endpoint.su if first < len(hosts) else None
+
+    def rails(self) -> int:
+        """Ports of the widest attached node: its rails (per plane)."""
+        return max(len(a.ports) for a in self.net.attachments)
+
+    def endpoint_port(self, attachment: Attachment, rail: int, plane: int) -> str:
+        port = attachment.ports[rail]
+        return f"{port}/{plane + 1}" if attachment.breakout > 1 else port
+
+    def ports_at(self, model: SwitchModel, speed: int) -> tuple[int, int]:
+        """(ports, breakout) of a switch's general cages at `speed`."""
+        breakout = switch_port_speeds(model)[speed]
+        return general_cages(model) * breakout, breakout
+
+    def leaf_class(self, down: int, up: int, speed: int, rail: bool) -> None:
+        self.topology.leaf_classes = [
+            LeafClass(
+                name=self.family,
+                groups=[a.group for a in self.net.attachments],
+                down_ports=down,
+                up_ports=up,
+                down_speed=speed,
+                up_speed=self.net.fabric_speed,
+                rail_optimized=rail,
+                leaves=list(self.topology.switches.get("leaf", [])),
+            )
+        ]
+
+    # -- devices and links ---------------------------------------------------------------------
+
+    def new_switch(self, role: str, **fields: int | None) -> str:
+        model = self.net.switch_models["leaf" if role == "leaf" else "spine"]
+        pattern = getattr(self.spec.hostnames, role)
+        index = len(self.topology.switches.setdefault(role, []))
+        values = {k: (v + 1 if v is not None else 0) for k, v in fields.items()}
+        name = format_name(
+            pattern, network=self.net.name, role=role, n=index + 1, i=index, **values
+        )
+        switch = self.catalog.switches[model]
+        self.fabric.add(
+            Device(
+                name=name,
+                kind="switch",
+                model=model,
+                role=role,
+                index=index,
+                network=self.net.name,
+                su=fields.get("su"),
+                rail=fields.get("rail"),
+                plane=fields.get("plane"),
+                pod=fields.get("pod"),
+                height_u=switch.height_u,
+                power_w=switch.power_w,
+                spec_path=(*self.net.path, "switches", role),
+            )
+        )
+        self.topology.switches[role].append(name)
+        return name
+
+    def link(self, link: Link) -> None:
+        ok_a = self.book.take(link.a, link.a_port)
+        ok_b = self.book.take(link.b, link.b_port)
+        if not (ok_a and ok_b):
+            device, port = (link.a, link.a_port) if not ok_a else (link.b, link.b_port)
+            self.fail(f"port {port} of {device} would be used twice", self.net.path)
+            return
+        self.fabric.links.append(link)
+
+    def host_link(
+        self, host: Host, rail: int, plane: int, switch: str, index: int, breakout: int
+    ) -> None:
+        """Node port `rail` of `host` (its plane share) to the `index`-th port of `switch`."""
+        self.link(
+            Link(
+                network=self.net.name,
+                kind=ENDPOINT_LEAF,
+                a=host.endpoint.device,
+                a_port=self.endpoint_port(host.attachment, rail, plane),
+                b=switch,
+                b_port=switch_port(0, index, breakout),
+                speed=host.attachment.speed,
+                rail=rail,
+                plane=plane,
+            )
+        )
+
+    def switch_link(self, kind: str, a: str, a_port: str, b: str, b_port: str, plane: int) -> None:
+        self.link(
+            Link(
+                network=self.net.name,
+                kind=kind,
+                a=a,
+                a_port=a_port,
+                b=b,
+                b_port=b_port,
+                speed=self.net.fabric_speed,
+                plane=plane,
+            )
+        )

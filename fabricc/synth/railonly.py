@@ -1,0 +1,50 @@
+"""Synthesis pass 2, rail-only family: one leaf per rail and plane, no spines.
+
+Consumes a ResolvedNetwork and the node plans; produces the rail leaves and the node links of a
+rail-only network (Wang et al. 2023, "How to Build Low-cost Networks for Large Language Models
+(without Sacrificing Performance)"): NIC k of every node, of every scalable unit, goes to the
+rail-k leaf, at the port of the node's position in the network. Traffic between rails crosses
+the nodes' NVLink domain first (NCCL PXN), so every rail's nodes must fit one leaf's ports: the
+limit is the leaf's port count at the node speed, and a larger design is an error naming it.
+"""
+
+from __future__ import annotations
+
+from fabricc.spec.topology import RAIL_ONLY
+from fabricc.synth.family import FamilyBuilder
+
+
+class RailOnlyBuilder(FamilyBuilder):
+    family = RAIL_ONLY
+
+    def build(self) -> None:
+        speed = self.endpoint_speed()
+        if speed is None:
+            return
+        ports, breakout = self.ports_at(self.leaf_model, speed)
+        hosts = self.hosts()
+        rails = self.rails()
+        per_rail = [sum(1 for h in hosts if len(h.attachment.ports) > r) for r in range(rails)]
+        if max(per_rail) > ports:
+            rail = per_rail.index(max(per_rail))
+            self.fail(
+                f"rail-only puts every node of a rail on one leaf: rail {rail + 1} has "
+                f"{per_rail[rail]} node ports, more than the {ports} ports of a "
+                f"{self.leaf_model.part_number} at {speed}G",
+                (*self.net.path, "topology"),
+                f"at most {ports} nodes per rail; use a larger leaf, fewer nodes, or topology: "
+                "fat-tree (spines join the rails' leaves)",
+            )
+            return
+        leaves = [
+            [self.new_switch("leaf", rail=rail, plane=plane) for rail in range(rails)]
+            for plane in range(self.spec.planes)
+        ]
+        for plane in range(self.spec.planes):
+            position = [0] * rails
+            for host in hosts:
+                for rail in range(len(host.attachment.ports)):
+                    self.host_link(host, rail, plane, leaves[plane][rail], position[rail], breakout)
+                    position[rail] += 1
+        self.topology.tiers = 1
+        self.leaf_class(ports, 0, speed, rail=True)
