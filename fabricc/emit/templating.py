@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +44,28 @@ def yaml_scalar(value: Any) -> str:
     if _PLAIN.match(value) and value.lower() not in _YAML_WORDS:
         return value
     return json.dumps(value, ensure_ascii=False)
+
+
+def yaml_block(tree: Mapping[str, Any], indent: int = 0) -> str:
+    """A nested mapping of yaml_scalar values as block-style YAML, keys in the mapping's order,
+    two spaces per level and an empty mapping as `{}` - the shape of NVUE's startup.yaml. One
+    pass in Python: per-scalar template filters were most of the configs stage at scale."""
+    lines: list[str] = []
+    _block(tree, " " * indent, lines)
+    return "".join(lines)
+
+
+def _block(tree: Mapping[str, Any], pad: str, lines: list[str]) -> None:
+    inner = pad + "  "
+    for key, value in tree.items():
+        if type(value) is dict:
+            if value:
+                lines.append(f"{pad}{yaml_scalar(key)}:\n")
+                _block(value, inner, lines)
+            else:
+                lines.append(f"{pad}{yaml_scalar(key)}: {{}}\n")
+        else:
+            lines.append(f"{pad}{yaml_scalar(key)}: {yaml_scalar(value)}\n")
 
 
 @functools.cache
