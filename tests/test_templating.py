@@ -15,7 +15,9 @@ from fabricc.emit.templating import yaml_block
 # Text that looks like YAML of another type ("10", "on", "null", "1e3", ": x") must stay a string.
 TEXT = st.one_of(
     st.text(st.characters(categories=("L", "N", "P", "S", "Zs")), min_size=1, max_size=12),
-    st.sampled_from(["10", "on", "off", "yes", "No", "null", "~", "1e3", "0x1f", "a: b", "-x"]),
+    st.sampled_from(
+        ["10", "on", "off", "yes", "No", "null", "~", "1e3", "0x1f", "a: b", "-x", "y\n"]
+    ),
     st.from_regex(r"[a-z][a-z0-9/:.-]{0,10}", fullmatch=True),
 )
 SCALAR = st.one_of(st.integers(), TEXT)

@@ -30,20 +30,28 @@ def templates_root() -> Path:
     raise FileNotFoundError(f"fabricc templates not found at {installed} or {source}")
 
 
-_PLAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9_./+-]*(?::[A-Za-z0-9_./+-]+)*$")
+_PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_./+-]*(?::[A-Za-z0-9_./+-]+)*")
 _YAML_WORDS = {"y", "n", "yes", "no", "on", "off", "true", "false", "null"}
+# Printable ASCII without '"' and '\\': JSON quotes such text by adding the quotes alone.
+_QUOTE_ONLY = re.compile(r"[ !#-\[\]-~]*")
 
 
 def yaml_scalar(value: Any) -> str:
     """A YAML scalar that reads back as the same value: ints as they are, strings plain where
     that is unambiguous and double-quoted (JSON string syntax, a subset of YAML) otherwise."""
+    kind = type(value)
+    if kind is str:
+        if _PLAIN.fullmatch(value):
+            if len(value) > 5 or value.lower() not in _YAML_WORDS:
+                return value  # type: ignore[no-any-return]
+        elif _QUOTE_ONLY.fullmatch(value):
+            return f'"{value}"'
+        return json.dumps(value, ensure_ascii=False)
+    if kind is int:
+        return str(value)
     if isinstance(value, bool) or not isinstance(value, int | str):
         raise TypeError(f"not a YAML scalar of fabricc's: {value!r}")
-    if isinstance(value, int):
-        return str(value)
-    if _PLAIN.match(value) and value.lower() not in _YAML_WORDS:
-        return value
-    return json.dumps(value, ensure_ascii=False)
+    return yaml_scalar(int(value) if isinstance(value, int) else str.__str__(value))
 
 
 def yaml_block(tree: Mapping[str, Any], indent: int = 0) -> str:

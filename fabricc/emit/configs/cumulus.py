@@ -25,7 +25,7 @@ from fabricc.emit.configs.frr import (
     MAXIMUM_PATHS,
     PEER_GROUP,
 )
-from fabricc.emit.configs.index import End
+from fabricc.emit.configs.index import End, point_to_point
 from fabricc.emit.configs.ports import (
     cage_group,
     cumulus_cage,
@@ -118,9 +118,9 @@ def roce_tree(ctx: ConfigContext, device: Device) -> Tree:
         if end.kind == ENDPOINT_LEAF and not end.upward:
             entry = swp(ctx, device, end, mtu)
             if end.local_ip is not None:
-                host = ipaddress.ip_interface(f"{end.local_ip}/31")
-                entry["ip"] = {"address": {str(host): {}}}
-                networks[str(host.network)] = {}
+                address, prefix = point_to_point(end.local_ip)
+                entry["ip"] = {"address": {address: {}}}
+                networks[prefix] = {}
             interfaces[name] = entry
         elif end.kind in (LEAF_SPINE, SPINE_CORE):
             entry = swp(ctx, device, end, mtu)

@@ -10,11 +10,11 @@ NICs. The values are the ones the switch configs are generated from, so NIC and 
 
 from __future__ import annotations
 
-import ipaddress
 from dataclasses import dataclass
 
 from fabricc.emit import Artifact
 from fabricc.emit.configs.context import ConfigContext
+from fabricc.emit.configs.index import point_to_point
 from fabricc.emit.configs.qos import QosPlan
 from fabricc.emit.templating import render
 from fabricc.ir import ENDPOINT_LEAF, Device
@@ -57,7 +57,7 @@ def host_nics(ctx: ConfigContext, device: Device) -> list[HostNic]:
                 port=end.port,
                 rdma_device=rdma,
                 ifname=ifname,
-                address=str(ipaddress.ip_interface(f"{end.local_ip}/31")),
+                address=point_to_point(end.local_ip)[0],
                 source=end.local_ip,
                 gateway=end.far_ip,
                 table=TABLE_BASE + len(nics),

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 import yaml
 
 from fabricc.emit import Artifact
+from fabricc.emit.configs.index import point_to_point
 from fabricc.emit.provisioning.common import compute_networks, groups, host_leaves, is_gpu_host
 from fabricc.emit.provisioning.slurm import tree
 from fabricc.ir import ENDPOINT_LEAF, Fabric
@@ -217,7 +218,7 @@ def networks(fabric: Fabric, found: list[Rail]) -> list[dict[str, object]]:
                     "staticAllocations": [
                         {
                             "nodeName": node,
-                            "prefix": str(ipaddress.ip_interface(f"{host_ip}/31").network),
+                            "prefix": point_to_point(host_ip)[1],
                             "gateway": leaf_ip,
                         }
                         for node, host_ip, leaf_ip in rail.ends
