@@ -36,6 +36,7 @@ _FORMULA_START = frozenset({"=", "+", "-", "@", "\t", "\r"})
 # writer untouched; only a column that holds floats or a formula-like text gets per-cell work.
 _CHUNK = 4096
 _FORMULA_LINE = re.compile("^[=+\\-@\t\r]", re.MULTILINE)
+_FLOAT = "{:g}".format  # cell()'s spelling of a float
 _PLAIN_TYPES = (frozenset({int}), frozenset({int, type(None)}), frozenset({type(None)}))
 
 
@@ -56,6 +57,8 @@ def _csv_column(column: tuple[Cell, ...]) -> Sequence[Cell]:
     types = frozenset(map(type, column))
     if types in _PLAIN_TYPES:
         return column
+    if types == {float}:
+        return list(map(_FLOAT, column))
     if types == {str} and not _FORMULA_LINE.search("\n".join(column)):  # type: ignore[arg-type]
         return column
     return [

@@ -63,17 +63,35 @@ def yaml_block(tree: Mapping[str, Any], indent: int = 0) -> str:
     return "".join(lines)
 
 
+# Keys (type, link, mtu...) and many values (swp, on, 9216) repeat in every interface: their
+# YAML spelling is kept, up to a bound (names and addresses are unique and fill it once).
+_SPELLED: dict[object, str] = {}
+_SPELLED_MAX = 1 << 12
+
+
+def _spell(value: Any) -> str:
+    kind = type(value)
+    if kind is not str and kind is not int:
+        return yaml_scalar(value)  # raises for what is no scalar of fabricc's
+    spelled = _SPELLED.get(value)
+    if spelled is None:
+        spelled = yaml_scalar(value)
+        if len(_SPELLED) < _SPELLED_MAX:
+            _SPELLED[value] = spelled
+    return spelled
+
+
 def _block(tree: Mapping[str, Any], pad: str, lines: list[str]) -> None:
     inner = pad + "  "
     for key, value in tree.items():
         if type(value) is dict:
             if value:
-                lines.append(f"{pad}{yaml_scalar(key)}:\n")
+                lines.append(f"{pad}{_spell(key)}:\n")
                 _block(value, inner, lines)
             else:
-                lines.append(f"{pad}{yaml_scalar(key)}: {{}}\n")
+                lines.append(f"{pad}{_spell(key)}: {{}}\n")
         else:
-            lines.append(f"{pad}{yaml_scalar(key)}: {yaml_scalar(value)}\n")
+            lines.append(f"{pad}{_spell(key)}: {_spell(value)}\n")
 
 
 @functools.cache

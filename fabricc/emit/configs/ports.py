@@ -7,17 +7,22 @@ model; produces Cumulus names (swp17, swp17s1), SONiC names and lanes (Ethernet1
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from fabricc.catalog.models import PortGroup, SwitchModel
 
 
+# Port names repeat across every switch and node of a model, and the config emitters ask these
+# per link end (a million times at 65k GPUs): the answers are kept per name (bounded).
+@functools.lru_cache(maxsize=1 << 14)
 def split_port(port: str) -> tuple[int, int | None]:
     """ "17/2" -> (17, 2); "17" -> (17, None). Raises ValueError on other names."""
     cage, _, sub = port.partition("/")
     return int(cage), (int(sub) if sub else None)
 
 
+@functools.lru_cache(maxsize=1 << 14)
 def port_key(port: str) -> tuple[int, int, int, str]:
     """Natural order for switch ports: cages and sub-ports numerically, named ports last."""
     try:
@@ -41,6 +46,7 @@ def is_mgmt_port(model: SwitchModel, port: str) -> bool:
 # -- NVIDIA Cumulus Linux ------------------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=1 << 14)
 def cumulus_name(port: str) -> str:
     """Cumulus numbers breakout ports from 0: cage 17 split in two is swp17s0 and swp17s1."""
     if not port[:1].isdigit():
