@@ -17,6 +17,7 @@ import math
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
+from operator import attrgetter
 
 from fabricc.checks.power import physical, rack_power
 from fabricc.emit import Artifact
@@ -211,8 +212,14 @@ def _bom_lines(fabric: Fabric) -> list[Line]:
         if cords is not None:
             entries.append(cords)
     entries.extend(_systems(fabric, items))
-    entries.extend((items.module(m.part), 1) for m in fabric.modules)
-    entries.extend((items.cable(c.family, c.part, c.length_m), c.quantity) for c in fabric.cables)
+    # hundreds of thousands of modules and cables: counted per part first (C-level), then one
+    # item per part (first-seen order, as one entry per module or cable would give)
+    modules = Counter(map(attrgetter("part"), fabric.modules))
+    entries.extend((items.module(part), count) for part, count in modules.items())
+    cables: Counter[tuple[str, str, float]] = Counter()
+    for cable in fabric.cables:
+        cables[cable.family, cable.part, cable.length_m] += cable.quantity
+    entries.extend((items.cable(*key), count) for key, count in cables.items())
     entries.extend(_rack_items(fabric, items))
     return _tally(entries)
 
@@ -230,17 +237,19 @@ def _network_lines(fabric: Fabric) -> dict[str, list[Line]]:
             item = items.device(device)
             assert item is not None
             per[device.network].append((item, 1))
-    for module in fabric.modules:
-        per.setdefault(module.network, []).append((items.module(module.part), 1))
+    modules = Counter(map(attrgetter("network", "part"), fabric.modules))
+    for (network, part), count in modules.items():
+        per.setdefault(network, []).append((items.module(part), count))
     counted: set[int] = set()
+    cables: Counter[tuple[str, str, str, float]] = Counter()
     for link in fabric.links:
         cable = link.cable
         if cable is None or id(cable) in counted:
             continue
         counted.add(id(cable))
-        per.setdefault(link.network, []).append(
-            (items.cable(cable.family, cable.part, cable.length_m), cable.quantity)
-        )
+        cables[link.network, cable.family, cable.part, cable.length_m] += cable.quantity
+    for (network, family, part, length), count in cables.items():
+        per.setdefault(network, []).append((items.cable(family, part, length), count))
     return {name: _tally(entries) for name, entries in per.items()}
 
 

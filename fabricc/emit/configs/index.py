@@ -7,15 +7,14 @@ the links (O(links)), so that per-switch config generation never scans the whole
 from __future__ import annotations
 
 import ipaddress
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from fabricc.emit.configs.ports import port_key
 from fabricc.ir import Fabric, Link
 
 
-@dataclass(frozen=True, slots=True)
-class End:
-    """A link seen from one of its devices."""
+class End(NamedTuple):
+    """A link seen from one of its devices (a named tuple: built twice per link, cheaply)."""
 
     link: Link
     port: str  # this device's port

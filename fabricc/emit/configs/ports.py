@@ -103,20 +103,36 @@ def sonic_port(platform: SonicPlatform, cage: int, sub: int | None, ways: int) -
 # -- InfiniBand ----------------------------------------------------------------------------------
 
 
+# (model, native ports per cage, cages) per catalog model object, asked per link end; the entry
+# holds the (frozen) model, so its id cannot be reused while it is here.
+_IB_LAYOUTS: dict[int, tuple[SwitchModel, int, int]] = {}
+
+
+def _ib_layout(model: SwitchModel) -> tuple[int, int]:
+    entry = _IB_LAYOUTS.get(id(model))
+    if entry is None or entry[0] is not model:
+        if len(_IB_LAYOUTS) >= 256:
+            _IB_LAYOUTS.clear()
+        per = min(min(g.breakouts) for g in model.port_groups)
+        entry = _IB_LAYOUTS[id(model)] = (model, per, model.cages)
+    return entry[1], entry[2]
+
+
 def ib_ports_per_cage(model: SwitchModel) -> int:
     """Native ports of a cage: the smallest split the model allows (QM9700 twin-port OSFP: 2)."""
-    return min(min(g.breakouts) for g in model.port_groups)
+    return _ib_layout(model)[0]
 
 
 def ib_port_count(model: SwitchModel) -> int:
-    return model.cages * ib_ports_per_cage(model)
+    per, cages = _ib_layout(model)
+    return cages * per
 
 
 def ib_port(model: SwitchModel, port: str) -> int:
     """IB port number of a cage sub-port: QM9700 "c/s" is 2*(c-1)+s; an unsplit cage is its
     first port."""
     cage, sub = split_port(port)
-    per = ib_ports_per_cage(model)
-    if cage > model.cages or (sub or 1) > per:
+    per, cages = _ib_layout(model)
+    if cage > cages or (sub or 1) > per:
         raise ValueError(f"{model.part_number} has no InfiniBand port {port!r}")
     return per * (cage - 1) + (sub or 1)
