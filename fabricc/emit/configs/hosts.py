@@ -10,6 +10,7 @@ NICs. The values are the ones the switch configs are generated from, so NIC and 
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from fabricc.emit import Artifact
@@ -34,6 +35,13 @@ class HostNic:
     table: int
     leaf: str  # far end, as the leaf names its port
     qos: QosPlan
+    qos_commands: str  # the NIC's QoS commands on "$IF" (the same for every NIC of the plan)
+
+
+@functools.lru_cache(maxsize=64)
+def qos_commands(plan: QosPlan) -> str:
+    """templates/host/_nic_qos.j2 for one QoS plan: rendered once, written for every NIC."""
+    return render("host/_nic_qos.j2", qos=plan)
 
 
 def host_nics(ctx: ConfigContext, device: Device) -> list[HostNic]:
@@ -51,6 +59,7 @@ def host_nics(ctx: ConfigContext, device: Device) -> list[HostNic]:
         else:
             variable = "IF_" + "".join(c if c.isalnum() else "_" for c in end.port)
             ifname = f"${{{variable}:?set {variable} to the netdev of port {end.port}}}"
+        plan = ctx.qos(end.link.network)
         nics.append(
             HostNic(
                 network=end.link.network,
@@ -62,7 +71,8 @@ def host_nics(ctx: ConfigContext, device: Device) -> list[HostNic]:
                 gateway=end.far_ip,
                 table=TABLE_BASE + len(nics),
                 leaf=ctx.far_end(end),
-                qos=ctx.qos(end.link.network),
+                qos=plan,
+                qos_commands=qos_commands(plan),
             )
         )
     return nics
