@@ -22,7 +22,7 @@ from operator import attrgetter
 from fabricc.checks.power import physical, rack_power
 from fabricc.emit import Artifact
 from fabricc.emit.tables import Cell, csv_text, json_text, markdown_table
-from fabricc.ir import Device, Fabric
+from fabricc.ir import Cable, Device, Fabric, Link
 
 CATEGORY_ORDER = (
     "node",
@@ -240,17 +240,23 @@ def _network_lines(fabric: Fabric) -> dict[str, list[Line]]:
     modules = Counter(map(attrgetter("network", "part"), fabric.modules))
     for (network, part), count in modules.items():
         per.setdefault(network, []).append((items.module(part), count))
-    counted: set[int] = set()
     cables: Counter[tuple[str, str, str, float]] = Counter()
-    for link in fabric.links:
-        cable = link.cable
-        if cable is None or id(cable) in counted:
-            continue
-        counted.add(id(cable))
-        cables[link.network, cable.family, cable.part, cable.length_m] += cable.quantity
+    # a cable's links are all of one network (legs of one DAC, splitter or fiber pair)
+    for network in dict.fromkeys(map(attrgetter("network"), fabric.links)):
+        for cable in unique_cables(fabric.links_of(network)):
+            cables[network, cable.family, cable.part, cable.length_m] += cable.quantity
     for (network, family, part, length), count in cables.items():
         per.setdefault(network, []).append((items.cable(family, part, length), count))
     return {name: _tally(entries) for name, entries in per.items()}
+
+
+def unique_cables(links: Iterable[Link]) -> Iterable[Cable]:
+    """The cables of these links, each once (a twin-port DAC or splitter carries several links),
+    in first-link order; deduplicated by identity in C (cables compare by value)."""
+    cables = [link.cable for link in links]
+    unique = dict(zip(map(id, cables), cables, strict=True))
+    unique.pop(id(None), None)
+    return unique.values()  # type: ignore[return-value]
 
 
 def rack_lines(fabric: Fabric) -> list[tuple[str, Line]]:
