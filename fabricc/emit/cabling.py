@@ -146,17 +146,19 @@ def ibnl_files(fabric: Fabric) -> list[Artifact]:
     single-port NODE CA per HCA port the design cables into InfiniBand."""
     switches: dict[str, Device] = {}
     hca_ports: dict[str, set[str]] = {}
+    seen_models: set[str] = set()
     for name, network in fabric.loaded.networks.items():
         if network.fabric != "infiniband" or name not in fabric.networks:
             continue
         for link in fabric.links_of(name):
             for device_name, port in ((link.a, link.a_port), (link.b, link.b_port)):
                 device = fabric.devices[device_name]
-                kind = ibdm_system_type(fabric, device)
                 if device.kind == "switch":
-                    switches.setdefault(kind, device)
+                    if device.model not in seen_models:  # a type per model, not per port
+                        seen_models.add(device.model)
+                        switches.setdefault(ibdm_system_type(fabric, device), device)
                 else:
-                    hca_ports.setdefault(kind, set()).add(port)
+                    hca_ports.setdefault(ibdm_system_type(fabric, device), set()).add(port)
     catalog = fabric.loaded.catalog.catalog
     out: list[Artifact] = []
     for kind, device in sorted(switches.items()):
