@@ -83,15 +83,19 @@ def _spell(value: Any) -> str:
 
 def _block(tree: Mapping[str, Any], pad: str, lines: list[str]) -> None:
     inner = pad + "  "
+    spelled = _SPELLED
     for key, value in tree.items():
+        # the cache inline for text (the usual key): a dict lookup, not a call per scalar
+        name = (spelled.get(key) if type(key) is str else None) or _spell(key)
         if type(value) is dict:
             if value:
-                lines.append(f"{pad}{_spell(key)}:\n")
+                lines.append(f"{pad}{name}:\n")
                 _block(value, inner, lines)
             else:
-                lines.append(f"{pad}{_spell(key)}: {{}}\n")
+                lines.append(f"{pad}{name}: {{}}\n")
         else:
-            lines.append(f"{pad}{_spell(key)}: {_spell(value)}\n")
+            text = (spelled.get(value) if type(value) is str else None) or _spell(value)
+            lines.append(f"{pad}{name}: {text}\n")
 
 
 @functools.cache

@@ -40,7 +40,21 @@ def cage_group(model: SwitchModel, cage: int) -> PortGroup:
 
 
 def is_mgmt_port(model: SwitchModel, port: str) -> bool:
-    return any(m.name == port for m in model.mgmt_ports)
+    return port in _mgmt_names(model)
+
+
+# Names of a model's management ports per catalog model object (asked per link end); an entry
+# holds its (frozen) model, so the id cannot be reused while it is here.
+_MGMT_NAMES: dict[int, tuple[SwitchModel, frozenset[str]]] = {}
+
+
+def _mgmt_names(model: SwitchModel) -> frozenset[str]:
+    entry = _MGMT_NAMES.get(id(model))
+    if entry is None or entry[0] is not model:
+        if len(_MGMT_NAMES) >= 256:
+            _MGMT_NAMES.clear()
+        entry = _MGMT_NAMES[id(model)] = (model, frozenset(m.name for m in model.mgmt_ports))
+    return entry[1]
 
 
 # -- NVIDIA Cumulus Linux ------------------------------------------------------------------------
