@@ -107,9 +107,12 @@ def _write(out: Path, files: Iterable[tuple[str, str | bytes]]) -> None:
         (staging / MARKER).write_text(
             "written by fabricc; the whole folder is replaced on rebuild\n"
         )
+        made: set[Path] = set()  # folders made so far: one mkdir per folder, not per file
         for relative, content in files:
             target = staging / _safe_relative(relative)
-            target.parent.mkdir(parents=True, exist_ok=True)
+            if target.parent not in made:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                made.add(target.parent)
             if isinstance(content, str):
                 target.write_text(content, encoding="utf-8", newline="\n")
             else:

@@ -158,6 +158,11 @@ def check_invariants(fabric: Fabric) -> None:
                 assert {family.a_form, family.b_form} & FORM_ACCEPTS[form], (end, port, family)
         assert link.cable is not None and link.cable.length_m >= link.distance_m
         assert link.cable.length_m in catalog.cables[link.cable.family].lengths
+    # the BOM counts each cable under one network: a cable's legs never span networks
+    cable_networks: dict[int, set[str]] = {}
+    for link in fabric.links:
+        cable_networks.setdefault(id(link.cable), set()).add(link.network)
+    assert all(len(networks) == 1 for networks in cable_networks.values())
 
     # no switch beyond its radix: every cage exists and carries at most its breakout of ports
     per_cage: Counter[tuple[str, str]] = Counter()

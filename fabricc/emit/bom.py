@@ -17,11 +17,12 @@ import math
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
+from operator import attrgetter
 
 from fabricc.checks.power import physical, rack_power
 from fabricc.emit import Artifact
 from fabricc.emit.tables import Cell, csv_text, json_text, markdown_table
-from fabricc.ir import Device, Fabric
+from fabricc.ir import Cable, Device, Fabric, Link
 
 CATEGORY_ORDER = (
     "node",
@@ -211,8 +212,14 @@ def _bom_lines(fabric: Fabric) -> list[Line]:
         if cords is not None:
             entries.append(cords)
     entries.extend(_systems(fabric, items))
-    entries.extend((items.module(m.part), 1) for m in fabric.modules)
-    entries.extend((items.cable(c.family, c.part, c.length_m), c.quantity) for c in fabric.cables)
+    # hundreds of thousands of modules and cables: counted per part first (C-level), then one
+    # item per part (first-seen order, as one entry per module or cable would give)
+    modules = Counter(map(attrgetter("part"), fabric.modules))
+    entries.extend((items.module(part), count) for part, count in modules.items())
+    cables: Counter[tuple[str, str, float]] = Counter()
+    for cable in fabric.cables:
+        cables[cable.family, cable.part, cable.length_m] += cable.quantity
+    entries.extend((items.cable(*key), count) for key, count in cables.items())
     entries.extend(_rack_items(fabric, items))
     return _tally(entries)
 
@@ -230,18 +237,26 @@ def _network_lines(fabric: Fabric) -> dict[str, list[Line]]:
             item = items.device(device)
             assert item is not None
             per[device.network].append((item, 1))
-    for module in fabric.modules:
-        per.setdefault(module.network, []).append((items.module(module.part), 1))
-    counted: set[int] = set()
-    for link in fabric.links:
-        cable = link.cable
-        if cable is None or id(cable) in counted:
-            continue
-        counted.add(id(cable))
-        per.setdefault(link.network, []).append(
-            (items.cable(cable.family, cable.part, cable.length_m), cable.quantity)
-        )
+    modules = Counter(map(attrgetter("network", "part"), fabric.modules))
+    for (network, part), count in modules.items():
+        per.setdefault(network, []).append((items.module(part), count))
+    cables: Counter[tuple[str, str, str, float]] = Counter()
+    # a cable's links are all of one network (legs of one DAC, splitter or fiber pair)
+    for network in dict.fromkeys(map(attrgetter("network"), fabric.links)):
+        for cable in unique_cables(fabric.links_of(network)):
+            cables[network, cable.family, cable.part, cable.length_m] += cable.quantity
+    for (network, family, part, length), count in cables.items():
+        per.setdefault(network, []).append((items.cable(family, part, length), count))
     return {name: _tally(entries) for name, entries in per.items()}
+
+
+def unique_cables(links: Iterable[Link]) -> Iterable[Cable]:
+    """The cables of these links, each once (a twin-port DAC or splitter carries several links),
+    in first-link order; deduplicated by identity in C (cables compare by value)."""
+    cables = [link.cable for link in links]
+    unique = dict(zip(map(id, cables), cables, strict=True))
+    unique.pop(id(None), None)
+    return unique.values()  # type: ignore[return-value]
 
 
 def rack_lines(fabric: Fabric) -> list[tuple[str, Line]]:

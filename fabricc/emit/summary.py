@@ -12,7 +12,7 @@ from collections import Counter
 from typing import Any
 
 from fabricc.emit import Artifact
-from fabricc.emit.bom import bom_lines, network_lines
+from fabricc.emit.bom import bom_lines, network_lines, unique_cables
 from fabricc.emit.tables import json_text
 from fabricc.ir import ENDPOINT_LEAF, LEAF_SPINE, SPINE_CORE, Fabric
 
@@ -30,8 +30,6 @@ def _endpoint_cables(fabric: Fabric, network: str) -> dict[str, int]:
     nodes = fabric.loaded.catalog.catalog.nodes
     links = 0
     host_ports: set[tuple[str, str]] = set()
-    ordered = 0
-    seen: set[int] = set()
     cages_of: dict[str, dict[str, str]] = {}  # node model -> port -> cage, built once per model
     for link in fabric.links_of(network):
         if link.kind != ENDPOINT_LEAF:
@@ -44,9 +42,8 @@ def _endpoint_cables(fabric: Fabric, network: str) -> dict[str, int]:
             cages = cages_of[name] = {p.name: p.cage for p in model.ports} if model else {}
         port = link.a_port if link.a_port in cages else link.a_port.rpartition("/")[0]
         host_ports.add((link.a, cages.get(port, link.a_port)))
-        if link.cable is not None and id(link.cable) not in seen:
-            seen.add(id(link.cable))
-            ordered += link.cable.quantity
+    endpoint_links = [link for link in fabric.links_of(network) if link.kind == ENDPOINT_LEAF]
+    ordered = sum(cable.quantity for cable in unique_cables(endpoint_links))
     return {"by_link": links, "by_host_cage": len(host_ports), "ordered": ordered}
 
 
@@ -57,11 +54,8 @@ def _summary(fabric: Fabric) -> dict[str, Any]:
     for name, topology in fabric.networks.items():
         counts = fabric.link_counts(name)
         media: Counter[str] = Counter()
-        seen: set[int] = set()
-        for link in fabric.links_of(name):
-            if link.cable is not None and id(link.cable) not in seen:
-                seen.add(id(link.cable))
-                media[link.cable.media] += link.cable.quantity
+        for cable in unique_cables(fabric.links_of(name)):
+            media[cable.media] += cable.quantity
         lines = per_network.get(name, [])
         networks[name] = {
             "role": topology.role,

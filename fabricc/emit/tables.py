@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import json
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -29,22 +31,42 @@ def cell(value: Cell) -> str:
 _FORMULA_START = frozenset({"=", "+", "-", "@", "\t", "\r"})
 
 
+# Rows are written in chunks, column by column: a column of only text, or only numbers, is checked
+# with a few C-level passes (its types, one regex over its joined text) and handed to the csv
+# writer untouched; only a column that holds floats or a formula-like text gets per-cell work.
+_CHUNK = 4096
+_FORMULA_LINE = re.compile("^[=+\\-@\t\r]", re.MULTILINE)
+_FLOAT = "{:g}".format  # cell()'s spelling of a float
+_PLAIN_TYPES = (frozenset({int}), frozenset({int, type(None)}), frozenset({type(None)}))
+
+
 def csv_text(header: Sequence[str], rows: Iterable[Sequence[Cell]]) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(header)
-    # One expression per cell, no call: csv formats str and int itself; None and floats need our
-    # spelling; text that starts like a formula gets its apostrophe.
-    writer.writerows(
-        [
-            ("'" + v if v[:1] in _FORMULA_START else v)
-            if type(v) is str
-            else (v if type(v) is int else cell(v))
-            for v in row
-        ]
-        for row in rows
-    )
+    iterator = iter(rows)
+    while chunk := list(itertools.islice(iterator, _CHUNK)):
+        writer.writerows(zip(*map(_csv_column, zip(*chunk, strict=True)), strict=True))
     return buffer.getvalue()
+
+
+def _csv_column(column: tuple[Cell, ...]) -> Sequence[Cell]:
+    """The column's cells as the csv writer should see them: csv itself writes str, int and None
+    (as empty) the way cell() does; floats need our spelling and formula-like text its
+    apostrophe."""
+    types = frozenset(map(type, column))
+    if types in _PLAIN_TYPES:
+        return column
+    if types == {float}:
+        return list(map(_FLOAT, column))
+    if types == {str} and not _FORMULA_LINE.search("\n".join(column)):  # type: ignore[arg-type]
+        return column
+    return [
+        ("'" + v if v[:1] in _FORMULA_START else v)
+        if type(v) is str
+        else (v if type(v) is int else cell(v))
+        for v in column
+    ]
 
 
 def json_text(data: Any) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -29,20 +30,72 @@ def templates_root() -> Path:
     raise FileNotFoundError(f"fabricc templates not found at {installed} or {source}")
 
 
-_PLAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9_./+-]*(?::[A-Za-z0-9_./+-]+)*$")
+_PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_./+-]*(?::[A-Za-z0-9_./+-]+)*")
 _YAML_WORDS = {"y", "n", "yes", "no", "on", "off", "true", "false", "null"}
+# Printable ASCII without '"' and '\\': JSON quotes such text by adding the quotes alone.
+_QUOTE_ONLY = re.compile(r"[ !#-\[\]-~]*")
 
 
 def yaml_scalar(value: Any) -> str:
     """A YAML scalar that reads back as the same value: ints as they are, strings plain where
     that is unambiguous and double-quoted (JSON string syntax, a subset of YAML) otherwise."""
+    kind = type(value)
+    if kind is str:
+        if _PLAIN.fullmatch(value):
+            if len(value) > 5 or value.lower() not in _YAML_WORDS:
+                return value  # type: ignore[no-any-return]
+        elif _QUOTE_ONLY.fullmatch(value):
+            return f'"{value}"'
+        return json.dumps(value, ensure_ascii=False)
+    if kind is int:
+        return str(value)
     if isinstance(value, bool) or not isinstance(value, int | str):
         raise TypeError(f"not a YAML scalar of fabricc's: {value!r}")
-    if isinstance(value, int):
-        return str(value)
-    if _PLAIN.match(value) and value.lower() not in _YAML_WORDS:
-        return value
-    return json.dumps(value, ensure_ascii=False)
+    return yaml_scalar(int(value) if isinstance(value, int) else str.__str__(value))
+
+
+def yaml_block(tree: Mapping[str, Any], indent: int = 0) -> str:
+    """A nested mapping of yaml_scalar values as block-style YAML, keys in the mapping's order,
+    two spaces per level and an empty mapping as `{}` - the shape of NVUE's startup.yaml. One
+    pass in Python: per-scalar template filters were most of the configs stage at scale."""
+    lines: list[str] = []
+    _block(tree, " " * indent, lines)
+    return "".join(lines)
+
+
+# Keys (type, link, mtu...) and many values (swp, on, 9216) repeat in every interface: their
+# YAML spelling is kept, up to a bound (names and addresses are unique and fill it once).
+_SPELLED: dict[object, str] = {}
+_SPELLED_MAX = 1 << 12
+
+
+def _spell(value: Any) -> str:
+    kind = type(value)
+    if kind is not str and kind is not int:
+        return yaml_scalar(value)  # raises for what is no scalar of fabricc's
+    spelled = _SPELLED.get(value)
+    if spelled is None:
+        spelled = yaml_scalar(value)
+        if len(_SPELLED) < _SPELLED_MAX:
+            _SPELLED[value] = spelled
+    return spelled
+
+
+def _block(tree: Mapping[str, Any], pad: str, lines: list[str]) -> None:
+    inner = pad + "  "
+    spelled = _SPELLED
+    for key, value in tree.items():
+        # the cache inline for text (the usual key): a dict lookup, not a call per scalar
+        name = (spelled.get(key) if type(key) is str else None) or _spell(key)
+        if type(value) is dict:
+            if value:
+                lines.append(f"{pad}{name}:\n")
+                _block(value, inner, lines)
+            else:
+                lines.append(f"{pad}{name}: {{}}\n")
+        else:
+            text = (spelled.get(value) if type(value) is str else None) or _spell(value)
+            lines.append(f"{pad}{name}: {text}\n")
 
 
 @functools.cache

@@ -6,9 +6,9 @@ system, management interface, breakouts, host /31s, loopback, router bgp with un
 numbered) neighbors in one peer group, adaptive routing (Spectrum-X: globally and on every
 switch-to-switch port, where the network and the switch model have it), and lossless RoCE -
 `qos roce` plus every value it implies written out (trust, DSCP -> switch priority, PFC, ECN
-thresholds, egress queues and scheduler). The NVUE file is rendered by
-templates/cumulus/startup.yaml.j2; the helpers at the top are shared with the management switch
-builder.
+thresholds, egress queues and scheduler). Keys are inserted in the order the file lists them;
+nvue_text writes the tree as YAML into templates/cumulus/startup.yaml.j2. The helpers at the top
+are shared with the management switch builder.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from fabricc.emit.configs.frr import (
     MAXIMUM_PATHS,
     PEER_GROUP,
 )
-from fabricc.emit.configs.index import End
+from fabricc.emit.configs.index import End, point_to_point
 from fabricc.emit.configs.ports import (
     cage_group,
     cumulus_cage,
@@ -34,7 +34,7 @@ from fabricc.emit.configs.ports import (
     split_port,
 )
 from fabricc.emit.configs.qos import DSCPS, PRIORITIES, QosPlan
-from fabricc.emit.templating import render
+from fabricc.emit.templating import render, yaml_block
 from fabricc.ir import ENDPOINT_LEAF, LEAF_SPINE, SPINE_CORE, Device
 
 ON = "on"
@@ -44,9 +44,10 @@ Tree = dict[str, Any]
 
 
 def nvue_text(device: Device, design: str, tree: Tree) -> str:
-    """The NVUE `set` tree as startup.yaml (templates/cumulus/; the tests check that it reads
-    back as exactly this tree)."""
-    return render("cumulus/startup.yaml.j2", hostname=device.name, design=design, tree=tree)
+    """The NVUE `set` tree as startup.yaml (templates/cumulus/startup.yaml.j2 around the tree's
+    YAML, in the tree's key order; the tests check that it reads back as exactly this tree)."""
+    body = yaml_block(tree, 4)
+    return render("cumulus/startup.yaml.j2", hostname=device.name, design=design, body=body)
 
 
 def mgmt_port_end(ctx: ConfigContext, device: Device) -> End | None:
@@ -117,9 +118,9 @@ def roce_tree(ctx: ConfigContext, device: Device) -> Tree:
         if end.kind == ENDPOINT_LEAF and not end.upward:
             entry = swp(ctx, device, end, mtu)
             if end.local_ip is not None:
-                host = ipaddress.ip_interface(f"{end.local_ip}/31")
-                entry["ip"] = {"address": {str(host): {}}}
-                networks[str(host.network)] = {}
+                address, prefix = point_to_point(end.local_ip)
+                entry["ip"] = {"address": {address: {}}}
+                networks[prefix] = {}
             interfaces[name] = entry
         elif end.kind in (LEAF_SPINE, SPINE_CORE):
             entry = swp(ctx, device, end, mtu)

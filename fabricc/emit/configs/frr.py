@@ -10,10 +10,10 @@ with `network`, ECMP over all equal paths. SONiC (docker_routing_config_mode spl
 
 from __future__ import annotations
 
-import ipaddress
 from dataclasses import dataclass, field
 
 from fabricc.emit.configs.context import ConfigContext
+from fabricc.emit.configs.index import point_to_point
 from fabricc.emit.templating import render
 from fabricc.ir import ENDPOINT_LEAF, LEAF_SPINE, SPINE_CORE, Device
 
@@ -77,9 +77,9 @@ def frr_config(ctx: ConfigContext, device: Device) -> FrrConfig:
         if end.kind == ENDPOINT_LEAF and not end.upward:
             interface = FrrInterface(name, description)
             if end.local_ip is not None:
-                host = ipaddress.ip_interface(f"{end.local_ip}/31")
-                interface.addresses.append(str(host))
-                networks_v4.append(str(host.network))
+                address, network = point_to_point(end.local_ip)
+                interface.addresses.append(address)
+                networks_v4.append(network)
             interfaces.append(interface)
         elif end.kind in SWITCH_LINKS:
             interface = FrrInterface(name, description)

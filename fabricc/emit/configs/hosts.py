@@ -10,11 +10,12 @@ NICs. The values are the ones the switch configs are generated from, so NIC and 
 
 from __future__ import annotations
 
-import ipaddress
+import functools
 from dataclasses import dataclass
 
 from fabricc.emit import Artifact
 from fabricc.emit.configs.context import ConfigContext
+from fabricc.emit.configs.index import point_to_point
 from fabricc.emit.configs.qos import QosPlan
 from fabricc.emit.templating import render
 from fabricc.ir import ENDPOINT_LEAF, Device
@@ -34,6 +35,13 @@ class HostNic:
     table: int
     leaf: str  # far end, as the leaf names its port
     qos: QosPlan
+    qos_commands: str  # the NIC's QoS commands on "$IF" (the same for every NIC of the plan)
+
+
+@functools.lru_cache(maxsize=64)
+def qos_commands(plan: QosPlan) -> str:
+    """templates/host/_nic_qos.j2 for one QoS plan: rendered once, written for every NIC."""
+    return render("host/_nic_qos.j2", qos=plan)
 
 
 def host_nics(ctx: ConfigContext, device: Device) -> list[HostNic]:
@@ -51,18 +59,20 @@ def host_nics(ctx: ConfigContext, device: Device) -> list[HostNic]:
         else:
             variable = "IF_" + "".join(c if c.isalnum() else "_" for c in end.port)
             ifname = f"${{{variable}:?set {variable} to the netdev of port {end.port}}}"
+        plan = ctx.qos(end.link.network)
         nics.append(
             HostNic(
                 network=end.link.network,
                 port=end.port,
                 rdma_device=rdma,
                 ifname=ifname,
-                address=str(ipaddress.ip_interface(f"{end.local_ip}/31")),
+                address=point_to_point(end.local_ip)[0],
                 source=end.local_ip,
                 gateway=end.far_ip,
                 table=TABLE_BASE + len(nics),
                 leaf=ctx.far_end(end),
-                qos=ctx.qos(end.link.network),
+                qos=plan,
+                qos_commands=qos_commands(plan),
             )
         )
     return nics

@@ -22,7 +22,10 @@ def ibsim_file(design: str, subnet: IbSubnet) -> Artifact:
             "Switch" if node.switch else "Ca",
             node.port_count,
             node.name,
-            sorted(node.links.items()),
+            "".join(
+                f'[{port}]\t"{far}"[{far_port}]\n'
+                for port, (far, far_port) in sorted(node.links.items())
+            ),
         )
         for node in subnet.nodes.values()
     ]

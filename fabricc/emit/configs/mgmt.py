@@ -9,7 +9,8 @@ switch (per far leaf pair on the upper side) that trunk the VLANs, uplinks from 
 (oob -> inband spines) carrying that network's VLAN, and RSTP with the first top-tier switch as
 root. Every port is described with its far end. Management addresses come from the OOB pool: on
 eth0 in the mgmt VRF where the switch's own management port is cabled, otherwise (OOB access
-switches) on the access VLAN's SVI with a default route to the pool's gateway.
+switches) on the access VLAN's SVI with a default route to the pool's gateway. Keys are inserted
+in the order startup.yaml lists them (type, description, vlan, link, bond, ip, bridge).
 """
 
 from __future__ import annotations
@@ -173,12 +174,12 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
         interfaces[f"bond{mlag_id}"] = {
             "type": "bond",
             "description": host,
+            "link": {"mtu": mtu},
             "bond": {
                 "member": {cumulus_name(e.port): {} for e in ends},
                 "mlag": {"id": mlag_id},
                 "lacp-bypass": ON,
             },
-            "link": {"mtu": mtu},
             "bridge": {"domain": {BRIDGE: access}},
         }
     counters = {True: 0, False: 0}
@@ -193,8 +194,8 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
         interfaces[name] = {
             "type": "bond",
             "description": description,
-            "bond": bond,
             "link": {"mtu": mtu},
+            "bond": bond,
             "bridge": {"domain": {BRIDGE: {}}},
         }
     if pair is not None:

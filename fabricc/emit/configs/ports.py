@@ -7,17 +7,22 @@ model; produces Cumulus names (swp17, swp17s1), SONiC names and lanes (Ethernet1
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from fabricc.catalog.models import PortGroup, SwitchModel
 
 
+# Port names repeat across every switch and node of a model, and the config emitters ask these
+# per link end (a million times at 65k GPUs): the answers are kept per name (bounded).
+@functools.lru_cache(maxsize=1 << 14)
 def split_port(port: str) -> tuple[int, int | None]:
     """ "17/2" -> (17, 2); "17" -> (17, None). Raises ValueError on other names."""
     cage, _, sub = port.partition("/")
     return int(cage), (int(sub) if sub else None)
 
 
+@functools.lru_cache(maxsize=1 << 14)
 def port_key(port: str) -> tuple[int, int, int, str]:
     """Natural order for switch ports: cages and sub-ports numerically, named ports last."""
     try:
@@ -35,12 +40,27 @@ def cage_group(model: SwitchModel, cage: int) -> PortGroup:
 
 
 def is_mgmt_port(model: SwitchModel, port: str) -> bool:
-    return any(m.name == port for m in model.mgmt_ports)
+    return port in _mgmt_names(model)
+
+
+# Names of a model's management ports per catalog model object (asked per link end); an entry
+# holds its (frozen) model, so the id cannot be reused while it is here.
+_MGMT_NAMES: dict[int, tuple[SwitchModel, frozenset[str]]] = {}
+
+
+def _mgmt_names(model: SwitchModel) -> frozenset[str]:
+    entry = _MGMT_NAMES.get(id(model))
+    if entry is None or entry[0] is not model:
+        if len(_MGMT_NAMES) >= 256:
+            _MGMT_NAMES.clear()
+        entry = _MGMT_NAMES[id(model)] = (model, frozenset(m.name for m in model.mgmt_ports))
+    return entry[1]
 
 
 # -- NVIDIA Cumulus Linux ------------------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=1 << 14)
 def cumulus_name(port: str) -> str:
     """Cumulus numbers breakout ports from 0: cage 17 split in two is swp17s0 and swp17s1."""
     if not port[:1].isdigit():
@@ -97,20 +117,36 @@ def sonic_port(platform: SonicPlatform, cage: int, sub: int | None, ways: int) -
 # -- InfiniBand ----------------------------------------------------------------------------------
 
 
+# (model, native ports per cage, cages) per catalog model object, asked per link end; the entry
+# holds the (frozen) model, so its id cannot be reused while it is here.
+_IB_LAYOUTS: dict[int, tuple[SwitchModel, int, int]] = {}
+
+
+def _ib_layout(model: SwitchModel) -> tuple[int, int]:
+    entry = _IB_LAYOUTS.get(id(model))
+    if entry is None or entry[0] is not model:
+        if len(_IB_LAYOUTS) >= 256:
+            _IB_LAYOUTS.clear()
+        per = min(min(g.breakouts) for g in model.port_groups)
+        entry = _IB_LAYOUTS[id(model)] = (model, per, model.cages)
+    return entry[1], entry[2]
+
+
 def ib_ports_per_cage(model: SwitchModel) -> int:
     """Native ports of a cage: the smallest split the model allows (QM9700 twin-port OSFP: 2)."""
-    return min(min(g.breakouts) for g in model.port_groups)
+    return _ib_layout(model)[0]
 
 
 def ib_port_count(model: SwitchModel) -> int:
-    return model.cages * ib_ports_per_cage(model)
+    per, cages = _ib_layout(model)
+    return cages * per
 
 
 def ib_port(model: SwitchModel, port: str) -> int:
     """IB port number of a cage sub-port: QM9700 "c/s" is 2*(c-1)+s; an unsplit cage is its
     first port."""
     cage, sub = split_port(port)
-    per = ib_ports_per_cage(model)
-    if cage > model.cages or (sub or 1) > per:
+    per, cages = _ib_layout(model)
+    if cage > cages or (sub or 1) > per:
         raise ValueError(f"{model.part_number} has no InfiniBand port {port!r}")
     return per * (cage - 1) + (sub or 1)

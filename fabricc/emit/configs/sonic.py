@@ -23,7 +23,7 @@ import math
 from typing import Any
 
 from fabricc.emit.configs.context import ConfigContext
-from fabricc.emit.configs.index import End
+from fabricc.emit.configs.index import End, point_to_point
 from fabricc.emit.configs.ports import cage_group, is_mgmt_port, sonic_port
 from fabricc.emit.configs.qos import DSCPS, PRIORITIES, QosPlan
 from fabricc.errors import DesignError, error
@@ -110,7 +110,7 @@ def config_db(ctx: ConfigContext, device: Device) -> dict[str, Any]:
             fabric_ports.append(name)
             interfaces[name] = {}
             if end.local_ip is not None:
-                interfaces[f"{name}|{ipaddress.ip_interface(f'{end.local_ip}/31')}"] = {}
+                interfaces[f"{name}|{point_to_point(end.local_ip)[0]}"] = {}
         elif end.kind in (LEAF_SPINE, SPINE_CORE):
             fabric_ports.append(name)
             if end.local_ip is not None and end.far_ip is not None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 from fabricc.emit import Artifact
@@ -126,21 +127,34 @@ def yaml_text(data: dict[str, Any]) -> str:
     yaml.safe_load gives back `data`."""
     top = data["all"]
     lines = ["all:", "  vars:"]
-    lines += [f"    {key}: {json.dumps(value)}" for key, value in top["vars"].items()]
+    lines += [f"    {key}: {_json(value)}" for key, value in top["vars"].items()]
     lines.append("  hosts:")
     for host, values in top["hosts"].items():
-        lines.append(f"    {json.dumps(host)}:")
+        lines.append(f"    {_json(host)}:")
         for key, value in values.items():
             if isinstance(value, list):
                 lines.append(f"      {key}:")
                 lines += [f"      - {json.dumps(item)}" for item in value]
             else:
-                lines.append(f"      {key}: {json.dumps(value)}")
+                lines.append(f"      {key}: {_json(value)}")
     lines.append("  children:")
     for group, entry in top["children"].items():
         lines += [f"    {group}:", "      hosts:"]
-        lines += [f"        {json.dumps(member)}:" for member in entry["hosts"]]
+        lines += [f"        {_quoted(member)}:" for member in entry["hosts"]]
     return "\n".join(lines) + "\n"
+
+
+# json.dumps of a str is this C function's answer (ensure_ascii); called directly, without
+# dumps' per-call setup, for the million names and addresses of a large inventory.
+_quoted: Callable[[str], str] = json.encoder.encode_basestring_ascii
+
+
+def _json(value: object) -> str:
+    if type(value) is str:
+        return _quoted(value)
+    if type(value) is int:
+        return str(value)
+    return json.dumps(value)
 
 
 def emit(fabric: Fabric) -> list[Artifact]:

@@ -24,10 +24,12 @@ from __future__ import annotations
 import ipaddress
 import json
 from dataclasses import dataclass, field
+from typing import Any
 
 import yaml
 
 from fabricc.emit import Artifact
+from fabricc.emit.configs.index import point_to_point
 from fabricc.emit.provisioning.common import compute_networks, groups, host_leaves, is_gpu_host
 from fabricc.emit.provisioning.slurm import tree
 from fabricc.ir import ENDPOINT_LEAF, Fabric
@@ -217,7 +219,7 @@ def networks(fabric: Fabric, found: list[Rail]) -> list[dict[str, object]]:
                     "staticAllocations": [
                         {
                             "nodeName": node,
-                            "prefix": str(ipaddress.ip_interface(f"{host_ip}/31").network),
+                            "prefix": point_to_point(host_ip)[1],
                             "gateway": leaf_ip,
                         }
                         for node, host_ip, leaf_ip in rail.ends
@@ -285,8 +287,43 @@ def node_labels(fabric: Fabric) -> list[dict[str, object]]:
 _Base: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
+_STR, _INT = "tag:yaml.org,2002:str", "tag:yaml.org,2002:int"
+_MAP, _SEQ = "tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"
+
+
 class _Dumper(_Base):  # type: ignore[misc,valid-type]
-    """Multi-line strings (the JSON configs) as literal blocks."""
+    """Multi-line strings (the JSON configs) as literal blocks. The documents' own types (dict,
+    list, str, int) get the nodes PyYAML's representer would give them (block style, aliases for
+    a repeated dict or list), built directly: its generic dispatch per scalar was most of this
+    emitter's time at scale."""
+
+    def represent_data(self, data: Any) -> yaml.Node:
+        kind = type(data)
+        if kind is str:
+            return yaml.ScalarNode(_STR, data, style="|" if "\n" in data else None)
+        if kind is int:
+            return yaml.ScalarNode(_INT, str(data))
+        if (kind is not dict and kind is not list) or self.default_flow_style is not False:
+            return super().represent_data(data)  # type: ignore[no-any-return]
+        known = self.represented_objects.get(id(data))
+        if known is not None:
+            return known  # type: ignore[no-any-return]
+        self.object_keeper.append(data)
+        node: yaml.MappingNode | yaml.SequenceNode
+        if kind is dict:
+            pairs: list[tuple[yaml.Node, yaml.Node]] = []
+            node = self.represented_objects[id(data)] = yaml.MappingNode(
+                _MAP, pairs, flow_style=False
+            )
+            for key, value in data.items():
+                pairs.append((self.represent_data(key), self.represent_data(value)))
+        else:
+            items: list[yaml.Node] = []
+            node = self.represented_objects[id(data)] = yaml.SequenceNode(
+                _SEQ, items, flow_style=False
+            )
+            items.extend(self.represent_data(item) for item in data)
+        return node
 
 
 def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:

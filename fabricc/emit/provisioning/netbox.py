@@ -177,13 +177,17 @@ def interfaces(fabric: Fabric) -> list[tuple[Cell, ...]]:
     bonded = {host: ports for host, ports in inband_ports(fabric).items() if len(ports) > 1}
     for host in bonded:
         rows[host][BOND] = (host, BOND, "lag", "false", None, "in-band bond")
+    types: dict[tuple[str, int], str] = {}  # per network and speed, not per link end
     for device, port, link, far in _ends(fabric):
         own = rows[device]
         if port in own:
             continue
         lag = BOND if device in bonded and port in bonded[device] else None
         mgmt = "true" if link.kind == MGMT and device == link.a else "false"
-        own[port] = (device, port, interface_type(fabric, link), mgmt, lag, far)
+        kind = types.get((link.network, link.speed))
+        if kind is None:
+            kind = types[link.network, link.speed] = interface_type(fabric, link)
+        own[port] = (device, port, kind, mgmt, lag, far)
     cabled_mgmt = mgmt_ports(fabric)
     svi = _svi(fabric)
     for d in fabric.devices.values():

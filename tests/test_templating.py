@@ -1,0 +1,52 @@
+"""YAML formatting of the config emitters (fabricc.emit.templating): yaml_scalar and yaml_block
+read back, through a YAML parser, as exactly the values they were given (hypothesis)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import yaml
+from hypothesis import given
+from hypothesis import strategies as st
+
+from fabricc.emit.templating import yaml_block
+
+# Text that looks like YAML of another type ("10", "on", "null", "1e3", ": x") must stay a string.
+TEXT = st.one_of(
+    st.text(st.characters(categories=("L", "N", "P", "S", "Zs")), min_size=1, max_size=12),
+    st.sampled_from(
+        ["10", "on", "off", "yes", "No", "null", "~", "1e3", "0x1f", "a: b", "-x", "y\n"]
+    ),
+    st.from_regex(r"[a-z][a-z0-9/:.-]{0,10}", fullmatch=True),
+)
+SCALAR = st.one_of(st.integers(), TEXT)
+TREE = st.recursive(
+    st.dictionaries(TEXT, SCALAR, max_size=4),
+    lambda inner: st.dictionaries(TEXT, st.one_of(SCALAR, inner), max_size=4),
+    max_leaves=20,
+)
+
+
+@given(TREE)
+def test_yaml_block_reads_back_as_the_tree_in_its_key_order(tree: dict[str, Any]) -> None:
+    text = "top:\n" + yaml_block(tree, 2) if tree else "top: {}\n"
+    loaded = yaml.safe_load(text)
+    assert loaded == {"top": tree}
+    assert json.dumps(loaded) == json.dumps({"top": tree})  # same order at every level
+
+
+def test_yaml_block_shape() -> None:
+    tree = {"interface": {"swp1": {"type": "swp", "link": {"mtu": 9216, "state": {"up": {}}}}}}
+    assert yaml_block(tree, 4) == (
+        "    interface:\n"
+        "      swp1:\n"
+        "        type: swp\n"
+        "        link:\n"
+        "          mtu: 9216\n"
+        "          state:\n"
+        "            up: {}\n"
+    )
+    assert yaml_block({"10": "on", "ip": {"10.0.0.1/31": {}}}) == (
+        '"10": "on"\nip:\n  "10.0.0.1/31": {}\n'
+    )
