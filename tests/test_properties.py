@@ -35,6 +35,7 @@ class Case:
     inband: bool
     oob: bool
     su_size: int | None
+    storage: int = 0  # storage arrays (central, on the in-band and out-of-band networks)
 
     def text(self) -> str:
         group = f"  gpu: {{model: {self.model}, count: {self.count}"
@@ -47,6 +48,8 @@ class Case:
         ]
         if self.ufm:
             lines.append(f"  ufm: {{model: ufm-3.1, count: {self.ufm}}}")
+        if self.storage:
+            lines.append(f"  storage: {{model: storage-array, count: {self.storage}}}")
         compute = [
             f"role: compute, fabric: {self.fabric}",
             f"oversubscription: '{self.ratio[0]}:{self.ratio[1]}'",

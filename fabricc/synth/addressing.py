@@ -1,11 +1,14 @@
 """Synthesis pass 6: management and in-band addresses, loopbacks, ASNs and routed-link subnets.
 
 Consumes the wired design and spec.addressing; produces addresses on devices and links. Every
-value derives from a stable order (links and devices in synthesis order), so the same spec always
-gives the same addresses and growing a design appends instead of renumbering:
-  * oob: one address per managed device, in management-link order (the pool's first host
+value derives from stable indices, so the same spec always gives the same addresses and growing
+a design fills or appends instead of renumbering:
+  * oob: every access switch a block of the pool (its own address, then one per port), in the
+    order of its number; a managed device takes the address of its port (the pool's first host
     address is left for the gateway);
-  * inband: one address per host attached to an in-band network (its bond);
+  * inband: one address per host attached to an in-band network (its bond); the pool is split
+    in equal blocks, one per node group in spec order (as many blocks as the next power of two),
+    and a host takes the address of its index in its group's block;
   * loopbacks and ASNs for switches of routed (ethernet compute/storage) fabrics, RFC 7938 style:
     leaves one ASN each, the spines of one pod and plane share one, the cores of a plane one;
   * /31s for host and switch-to-switch links of routed fabrics (switch links only when
@@ -15,11 +18,13 @@ gives the same addresses and growing a design appends instead of renumbering:
 from __future__ import annotations
 
 import ipaddress
+from collections import Counter
 from collections.abc import Iterator
 
 from fabricc.errors import Diagnostic, error
 from fabricc.ir import ENDPOINT_LEAF, LEAF_SPINE, MGMT, SPINE_CORE, Fabric
 from fabricc.spec.yamlsource import format_path
+from fabricc.synth.oob import access_ports
 
 ROUTED_ROLES = ("compute", "storage")
 
@@ -67,32 +72,70 @@ def _routed_networks(fabric: Fabric) -> Iterator[str]:
             yield name
 
 
+def _management(fabric: Fabric, problems: list[Diagnostic]) -> None:
+    pool = _Pool(fabric.loaded.spec.addressing.oob, skip_first=2)  # network address and gateway
+    catalog = fabric.loaded.catalog.catalog
+    offsets: dict[str, int] = {}
+    base = pool.next
+    for name, network in fabric.loaded.networks.items():
+        topology = fabric.networks.get(name)
+        if network.spec.role != "oob" or topology is None:
+            continue
+        switches = [fabric.devices[s] for s in topology.switches.get("leaf", [])]
+        if not switches:
+            continue
+        stride = 1 + max(access_ports(catalog.switches[s.model]) for s in switches)
+        for switch in switches:
+            offsets[switch.name] = base + switch.index * stride
+        base += (1 + max(s.index for s in switches)) * stride
+    addresses = dict(offsets)
+    for link in fabric.links:
+        if link.kind == MGMT and link.b in offsets:
+            addresses.setdefault(link.a, offsets[link.b] + int(link.b_port))
+    if addresses and max(addresses.values()) >= pool.size:
+        _fail(fabric, problems, "oob", f"{len(addresses)} managed devices", "more addresses")
+        return
+    for name, offset in addresses.items():
+        fabric.devices[name].mgmt_ip = pool.text(pool.base + offset)
+
+
+def _inband(fabric: Fabric, problems: list[Diagnostic]) -> None:
+    inband_nets = {n for n, net in fabric.loaded.networks.items() if net.spec.role == "inband"}
+    if not inband_nets:
+        return
+    pool = _Pool(fabric.loaded.spec.addressing.inband, skip_first=2)
+    groups = list(fabric.loaded.spec.nodes)
+    block = pool.size >> max(0, len(groups) - 1).bit_length()
+    hosts = dict.fromkeys(
+        link.a
+        for link in fabric.links
+        if link.network in inband_nets and link.kind == ENDPOINT_LEAF
+    )
+    # a host's place in its group: nodes by index, trays system after system
+    places: dict[str, int] = {}
+    counts: Counter[str | None] = Counter()
+    for device in fabric.devices.values():
+        if device.name in hosts:
+            places[device.name] = counts[device.group]
+            counts[device.group] += 1
+    offsets: dict[str, int] = {}
+    for name in hosts:
+        device = fabric.devices[name]
+        group = groups.index(device.group) if device.group in groups else 0
+        offsets[name] = group * block + pool.next + places[name]
+        if places[name] + pool.next >= block:
+            _fail(fabric, problems, "inband", f"{len(hosts)} in-band hosts", "more addresses")
+            return
+    for name, offset in offsets.items():
+        fabric.devices[name].inband_ip = pool.text(pool.base + offset)
+
+
 def assign_addresses(fabric: Fabric, problems: list[Diagnostic]) -> None:
     spec = fabric.loaded.spec.addressing
     devices = fabric.devices
 
-    oob = _Pool(spec.oob, skip_first=2)  # network address and gateway
-    managed = [link.a for link in fabric.links if link.kind == MGMT]
-    managed += list(dict.fromkeys(link.b for link in fabric.links if link.kind == MGMT))
-    try:
-        for name in dict.fromkeys(managed):
-            devices[name].mgmt_ip = oob.text(oob.take())
-    except PoolExhausted:
-        _fail(fabric, problems, "oob", f"{len(set(managed))} managed devices", "more addresses")
-
-    inband_nets = {n for n, net in fabric.loaded.networks.items() if net.spec.role == "inband"}
-    if inband_nets:
-        pool = _Pool(spec.inband, skip_first=2)
-        hosts = dict.fromkeys(
-            link.a
-            for link in fabric.links
-            if link.network in inband_nets and link.kind == ENDPOINT_LEAF
-        )
-        try:
-            for name in hosts:
-                devices[name].inband_ip = pool.text(pool.take())
-        except PoolExhausted:
-            _fail(fabric, problems, "inband", f"{len(hosts)} in-band hosts", "more addresses")
+    _management(fabric, problems)
+    _inband(fabric, problems)
 
     routed = list(_routed_networks(fabric))
     if not routed:

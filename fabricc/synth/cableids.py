@@ -8,9 +8,10 @@ switch's own, the switch's network first: OOB-COMPUTE-LEAF); the kind of any oth
 (PDU); plus the plane from the second plane on (-P2). Serials count links, not cables - a
 splitter or twin-port cable takes the serial of its first link and leaves the others unused, so
 whether a run ends up on one cable or two never shifts the rest - in the order of the lower end's
-index within its group or tier (by name for trays and for devices named after their rack), then
-its port. Adding nodes, SUs, leaves, a node group or a plane appends to a series or opens a new
-one, so every existing cable keeps its ID; only cables whose ends move (a topology change) change.
+index within its group or tier (by name for trays), then its port; PDUs and the uplinks of
+access switches take serials from their rack's place and the switch's number. Adding
+nodes, SUs, leaves, a node group or a plane appends to a series or opens a new one, so every
+existing cable keeps its ID; only cables whose ends move (a topology change) change.
 """
 
 from __future__ import annotations
@@ -79,11 +80,42 @@ def number_cables(fabric: Fabric) -> None:
         if name is None:
             name = kinds[what] = series(link, device)
         by_series[name].append(((*head, port, link.leg), link))
+    fixed = _fixed_serials(fabric)
     for name, links in by_series.items():
         links.sort(key=lambda item: item[0])
         for serial, (_, link) in enumerate(links, 1):
             cable = link.cable
             assert cable is not None
             if not cable.id:  # a multi-leg cable is named by its first leg
-                cable.id = f"{name}-{serial:06d}"
+                cable.id = f"{name}-{fixed.get(id(link), serial):06d}"
     fabric.cables = ordered
+
+
+def _fixed_serials(fabric: Fabric) -> dict[int, int]:
+    """Serials (by link) that come from a place rather than a count, where a count would shift
+    when a design grows: a PDU's from its rack's place on the floor (row by row) and its number
+    in the rack - a rack may fill a place reserved before existing racks (a partial unit
+    growing); an access switch's uplinks from the switch's number - the floor regions number
+    their switches in turns, so a new one may come before existing ones."""
+    loaded = fabric.loaded
+    site = loaded.spec.site
+    nodes = loaded.catalog.catalog.nodes.values()
+    stride = max([site.rack.pdus, *(model.power_feeds for model in nodes)])
+    uplinks = {
+        name: network.spec.uplinks_per_switch
+        for network in loaded.networks.values()
+        if network.spec.role == "oob" and network.name in fabric.networks
+        for name in fabric.networks[network.name].switches.get("leaf", [])
+    }
+    serials: dict[int, int] = {}
+    taken: dict[str, int] = defaultdict(int)
+    for link in fabric.links:
+        device = fabric.devices[link.a]
+        if device.kind == "pdu" and device.rack is not None:
+            rack = fabric.rack_by_name[device.rack]
+            place = rack.row * site.racks_per_row + rack.position
+            serials[id(link)] = place * stride + device.index + 1
+        elif link.kind == UPLINK and link.a in uplinks:
+            serials[id(link)] = device.index * uplinks[link.a] + taken[link.a] + 1
+            taken[link.a] += 1
+    return serials

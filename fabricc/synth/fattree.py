@@ -436,8 +436,11 @@ class FatTreeBuilder:
     def _wire_top_of_rack(self, cls: _Class, plane: int, leaves: list[str]) -> None:
         b = cls.budget
         position = 0
-        units: dict[str, set[int | None]] = {}
-        for attachment in cls.attachments:
+        # Groups built in units (the ones that grow) after the others, so that growth appends.
+        # The leaves belong to no unit (they sit in central racks): which units a leaf serves
+        # changes as the groups before it grow, and a leaf must not change racks.
+        attachments = sorted(cls.attachments, key=lambda a: self.plans[a.group].in_units)
+        for attachment in attachments:
             for endpoint in self.plans[attachment.group].endpoints:
                 slot_group, slot = divmod(position, cls.nodes_per_leaf)
                 position += 1
@@ -449,7 +452,6 @@ class FatTreeBuilder:
                     else:
                         leaf = leaves[slot_group]
                         port_index = slot * ports + k
-                    units.setdefault(leaf, set()).add(endpoint.su)
                     self._link(
                         Link(
                             network=self.net.name,
@@ -462,10 +464,6 @@ class FatTreeBuilder:
                             plane=plane,
                         )
                     )
-        # A top-of-rack leaf whose nodes all sit in one scalable unit belongs to that unit.
-        for leaf, sus in units.items():
-            if len(sus) == 1:
-                self.fabric.devices[leaf].su = next(iter(sus))
 
     def _wire_reserved(self, classes: list[_Class]) -> None:
         reserved = [a for a in self.net.attachments if a.reserved]

@@ -4,10 +4,14 @@ Consumes the placed design (racks with their devices) and the oob network spec; 
 switches, one copper link from every BMC, switch management port, NVLink tray, power shelf and
 PDU to an access switch, and the access switches' uplinks into another network's top tier
 (uplink_to). Access switches serve runs of neighbouring racks (at most max_racks_per_switch),
-so that patch cords stay short, and sit at the top of one of the racks they serve.
+so that patch cords stay short, and sit at the top of a network rack or the first rack they
+serve. Runs and ports count the ports racks reserve for nodes to come, so growing a design keeps
+every existing port.
 """
 
 from __future__ import annotations
+
+from collections import Counter
 
 from fabricc.catalog.models import NodeModel, SwitchModel
 from fabricc.errors import Diagnostic, error
@@ -38,6 +42,11 @@ def mgmt_port(fabric: Fabric, device: Device) -> str | None:
     return None
 
 
+def access_ports(switch: SwitchModel) -> int:
+    """Ports an access switch has for managed devices (its RJ45 ports of any use)."""
+    return sum(g.count for g in switch.port_groups if g.use == "any" and g.form == "rj45")
+
+
 def build_oob(
     fabric: Fabric,
     network: ResolvedNetwork,
@@ -61,38 +70,8 @@ def build_oob(
             )
         )
         return
-    capacity = sum(g.count for g in access)
-    max_racks = spec.max_racks_per_switch or 1_000_000
-    managed: list[tuple[RackPlan, list[tuple[Device, str]]]] = []
-    for rack in racks:
-        ports = [(d, p) for d in rack.devices if (p := mgmt_port(fabric, d)) is not None]
-        managed.append((rack, ports))
-
-    runs: list[tuple[list[RackPlan], list[tuple[Device, str]]]] = []
-    current_racks: list[RackPlan] = []
-    current_ports: list[tuple[Device, str]] = []
-    for rack, ports in managed:
-        if current_racks and (
-            len(current_ports) + len(ports) > capacity
-            or len(current_racks) >= max_racks
-            or rack.oob_switches
-        ):
-            runs.append((current_racks, current_ports))
-            current_racks, current_ports = [], []
-        if rack.oob_switches:
-            # a rack-scale system with management switches of its own: they serve it alone,
-            # its ports split evenly over them (more only if they lack ports)
-            count = max(rack.oob_switches, -(-len(ports) // capacity))
-            share = -(-len(ports) // count)
-            runs.extend(([rack], ports[i : i + share]) for i in range(0, len(ports), share))
-            continue
-        current_racks.append(rack)
-        current_ports.extend(ports)
-        while len(current_ports) > capacity:  # one rack alone needs several switches
-            runs.append((list(current_racks), current_ports[:capacity]))
-            current_ports = current_ports[capacity:]
-    if current_racks:
-        runs.append((current_racks, current_ports))
+    capacity = access_ports(switch)
+    runs = _runs(fabric, racks, capacity, spec.max_racks_per_switch or 1_000_000)
 
     topology = NetworkTopology(
         name=network.name,
@@ -109,8 +88,7 @@ def build_oob(
     fabric.networks[network.name] = topology
     names: list[str] = topology.switches.setdefault("leaf", [])
     budget = int(fabric.loaded.spec.site.rack.power_kw * 1000)
-    for run_racks, ports in runs:
-        index = len(names)
+    for index, run_racks, ports in runs:
         name = format_name(
             spec.hostnames.leaf, network=network.name, role="leaf", n=index + 1, i=index
         )
@@ -143,13 +121,112 @@ def build_oob(
         device.rack = home.name
         device.su = home.su
         fabric.rack_by_name[home.name].devices.append(name)
-        for position, (managed_device, port) in enumerate(ports):
+        for position, managed_device, port in ports:
             if book.take(managed_device.name, port) and book.take(name, str(position + 1)):
                 fabric.links.append(
                     Link(network.name, MGMT, managed_device.name, port, name, str(position + 1), 1)
                 )
     if spec.uplink_to is not None:
-        connect_uplinks(fabric, network, names, book, problems)
+        regions = max((rack.regions for rack in racks), default=1)
+        connect_uplinks(fabric, network, names, book, problems, regions)
+
+
+Run = tuple[int, list[RackPlan], list[tuple[int, Device, str]]]  # switch index, racks, ports
+
+
+def _managed(
+    fabric: Fabric, rack: RackPlan, capacity: int
+) -> tuple[list[tuple[int, Device, str]], int]:
+    """A rack's managed ports, each at its offset in the rack's share of an access switch, and
+    the size of that share.
+
+    A central rack takes a whole switch: PDUs and nodes count up from its first port, switches
+    down from its last, so what either side adds later keeps the ports of what is there now.
+    Other racks number PDUs and switches first, then nodes, and reserve a port for every node
+    still to come into their free places."""
+    ports = [(d, p) for d in rack.devices if (p := mgmt_port(fabric, d)) is not None]
+    ports.sort(key=lambda port: (port[0].kind == "switch", port[0].kind == "node"))
+    if rack.role == "central" and len(ports) <= capacity:
+        up = [port for port in ports if port[0].kind != "switch"]
+        down = [port for port in ports if port[0].kind == "switch"]
+        placed = [(k, d, p) for k, (d, p) in enumerate(up)]
+        placed += [(capacity - 1 - k, d, p) for k, (d, p) in enumerate(down)]
+        return sorted(placed, key=lambda port: port[0]), capacity
+    ports.sort(key=lambda port: port[0].kind == "node")
+    placed = [(k, d, p) for k, (d, p) in enumerate(ports)]
+    nodes = [d for d in rack.devices if d.kind == "node"]
+    per_node = 1 if nodes and mgmt_port(fabric, nodes[0]) is not None else 0
+    return placed, len(ports) + max(0, rack.capacity - len(nodes)) * per_node
+
+
+def _runs(fabric: Fabric, racks: list[RackPlan], capacity: int, max_racks: int) -> list[Run]:
+    """Access switches and the ports they serve, numbered along the floor.
+
+    A switch serves a run of neighbouring places of one floor region: at most max_racks places
+    and `capacity` ports, counting for every rack the ports it reserves (a partial rack its
+    nodes to come, a compute rack still to come in a partial unit those of a full one). A
+    device's port is its place in its run, so growth only fills reserved ports or appends runs;
+    a run of places still empty keeps its switch number free."""
+    runs: list[Run] = []
+    numbers: Counter[int] = Counter()  # switches so far per region
+    regions = max((rack.regions for rack in racks), default=1)
+
+    def number(region: int) -> int:
+        """Regions take turns (central 0, 2, ...; units 1, 3, ... with two regions), so that one
+        growing never renumbers another's switches."""
+        numbers[region] += 1
+        return (numbers[region] - 1) * regions + region
+
+    run_racks: list[RackPlan] = []
+    run_ports: list[tuple[int, Device, str]] = []
+    places, used, region = 0, 0, -1
+    full_rack: dict[int | None, int] = {}  # per unit: the ports a full compute rack reserves
+
+    def close() -> None:
+        nonlocal run_racks, run_ports, places, used
+        if places:
+            index = number(region)
+            if run_racks:
+                runs.append((index, run_racks, run_ports))
+        run_racks, run_ports, places, used = [], [], 0, 0
+
+    for rack in racks:
+        ports, reserve = _managed(fabric, rack, capacity)
+        if rack.oob_switches:
+            # a rack-scale system with management switches of its own: they serve it alone,
+            # its ports split evenly over them (more only if they lack ports)
+            close()
+            count = max(rack.oob_switches, -(-len(ports) // capacity))
+            share = -(-len(ports) // count)
+            for i in range(0, len(ports), share):
+                chunk = ports[i : i + share]
+                runs.append(
+                    (number(rack.region), [rack], [(k, d, p) for k, (_, d, p) in enumerate(chunk)])
+                )
+            region = rack.region
+            continue
+        if rack.role == "compute":
+            full_rack.setdefault(rack.su, reserve)
+        places_to_come = [full_rack.get(rack.su, reserve)] * rack.gap_before
+        for share, real in [*((r, False) for r in places_to_come), (reserve, True)]:
+            if places and (used + share > capacity or places >= max_racks or rack.region != region):
+                close()
+            region = rack.region
+            places += 1
+            if not real:
+                used += share
+                continue
+            run_racks.append(rack)
+            start = used
+            for offset, device, port in ports:
+                while start + offset >= capacity:  # one rack alone needs several switches
+                    close()
+                    places, start = 1, start - capacity
+                    run_racks.append(rack)
+                run_ports.append((start + offset, device, port))
+            used = start + reserve
+    close()
+    return runs
 
 
 def _nearest_with_room(
@@ -160,18 +237,17 @@ def _nearest_with_room(
     order = sorted(range(len(racks)), key=lambda i: (abs(i - centre), i))
     # a rack-scale system's free units are its own: switches serving other racks stay out
     candidates = [racks[i] for i in order if not racks[i].oob_switches or racks[i] in run]
-    return _home_rack(candidates, device, budget_w, keep_order=True)
+    return _home_rack(candidates, device, budget_w)
 
 
-def _home_rack(
-    run: list[RackPlan], device: Device, budget_w: int, *, keep_order: bool = False
-) -> RackPlan | None:
-    order = (
-        run
-        if keep_order
-        else sorted(run, key=lambda r: (r.role not in ("network", "central"), run.index(r)))
-    )
-    for rack in order:
+def _home_rack(run: list[RackPlan], device: Device, budget_w: int) -> RackPlan | None:
+    """A network rack of the run's first unit (central rack, with central racks) if the run has
+    one, else the first rack with room: racks a run keeps as it grows (a run grows only at its
+    end, and its first unit's network rack exists from the start)."""
+    network = [r for r in run if r.role in ("network", "central") and r.su == run[0].su]
+    for rack in network + [r for r in run if r not in network]:
+        if rack.held >= device.height_u:
+            rack.release()
         if rack.fixed:
             if rack.power_w + device.power_w <= budget_w and rack.place(device, top=True):
                 return rack
@@ -187,9 +263,11 @@ def connect_uplinks(
     switches: list[str],
     book: PortBook,
     problems: list[Diagnostic],
+    regions: int = 1,
 ) -> None:
     """Join `switches` (a network's top tier) to the top tier of network.spec.uplink_to,
-    uplinks_per_switch each, round-robin over the target switches."""
+    uplinks_per_switch each, round-robin over the target switches. Access switches go by
+    their number (the floor `regions` taking turns, see _runs), not by their order."""
     spec = network.spec
     assert spec.uplink_to is not None
     target_topology = fabric.networks.get(spec.uplink_to)
@@ -210,12 +288,42 @@ def connect_uplinks(
     assert top_tier is not None  # some tier has switches (checked above)
     targets = target_topology.switches[top_tier]
     catalog = fabric.loaded.catalog.catalog
-    turn = 0
-    for name in switches:
+    # Access switches keep their targets and target ports when more are added between them
+    # (growth): uplink k of the j-th switch of floor region r is the (j * uplinks + k)-th of its
+    # region, round-robin from target r, and takes the place that gives it on its target
+    # (regions taking turns), claimed for all of them before any other uplink is made.
+    oob = spec.role == "oob"
+    width = len(targets)
+
+    def turn_of(name: str, k: int) -> tuple[int, int]:
+        """(target, place on it) of uplink k of access switch `name`."""
+        j, r = divmod(fabric.devices[name].index, regions)
+        turn = j * spec.uplinks_per_switch + k
+        return (turn + r) % width, (turn // width) * regions + r
+
+    claimed: dict[tuple[str, int], str] = {}
+    places = PortBook()  # the target ports free before any uplink: where the places count
+    places.used = {target: set(book.used.get(target, set())) for target in targets}
+    for name in switches if oob else []:
+        model = catalog.switches[fabric.devices[name].model]
+        for k in range(spec.uplinks_per_switch):
+            at, nth = turn_of(name, k)
+            target = targets[at]
+            target_model = catalog.switches[fabric.devices[target].model]
+            speed = uplink_speed(model, target_model)
+            if speed is not None:
+                breakout = switch_port_speeds(target_model)[speed]
+                port = _free_port(places, target, target_model, breakout, nth)
+                if port is not None:
+                    places.used[target].discard(port)  # the places stay as they were
+                if port is not None and book.take(target, port):
+                    claimed[(name, k)] = port
+    for position, name in enumerate(switches):
+        turn = position * spec.uplinks_per_switch
         model = catalog.switches[fabric.devices[name].model]
         up_groups = [g for g in model.port_groups if g.use == "uplink"]
         for k in range(spec.uplinks_per_switch):
-            target = targets[turn % len(targets)]
+            target = targets[turn_of(name, k)[0] if oob else turn % width]
             turn += 1
             target_model = catalog.switches[fabric.devices[target].model]
             target_speeds = switch_port_speeds(target_model)
@@ -238,7 +346,9 @@ def connect_uplinks(
                 book.take(name, switch_port(first_cage, k, 1))
             else:
                 local = _free_port(book, name, model, own_speeds[speed])
-            remote = _free_port(book, target, target_model, target_speeds[speed])
+            remote = claimed.get((name, k)) or _free_port(
+                book, target, target_model, target_speeds[speed]
+            )
             if local is None or remote is None:
                 fail(
                     f"{target if remote is None else name} has no free port left for an uplink",
@@ -258,19 +368,21 @@ def uplink_speed(model: SwitchModel, target: SwitchModel) -> int | None:
     return max(common) if common else None
 
 
-def _free_port(book: PortBook, device: str, model: SwitchModel, breakout: int) -> str | None:
-    """The highest-numbered free port, so uplinks stay clear of the fabric's own ports."""
+def _free_port(
+    book: PortBook, device: str, model: SwitchModel, breakout: int, nth: int | None = None
+) -> str | None:
+    """The highest-numbered free port, so uplinks stay clear of the fabric's own ports; with
+    `nth`, the nth of those from the top, or None if there are fewer."""
     used = book.used.get(device, set())
     cages = sum(g.count for g in model.port_groups if g.use == "any")
+    free: list[str] = []
     for cage in range(cages, 0, -1):
         names = [f"{cage}/{s}" for s in range(1, breakout + 1)] if breakout > 1 else [str(cage)]
         whole = {str(cage)} | {f"{cage}/{s}" for s in range(1, 9)}
-        if breakout > 1 and str(cage) in used:
+        if str(cage) in used if breakout > 1 else bool(whole & used):
             continue
-        if breakout == 1 and whole & used:
-            continue
-        for port in names:
-            if port not in used:
-                book.take(device, port)
-                return port
+        free += [port for port in names if port not in used]
+        if len(free) > (nth or 0):
+            book.take(device, free[nth or 0])
+            return free[nth or 0]
     return None

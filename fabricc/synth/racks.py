@@ -1,14 +1,18 @@
 """Synthesis pass 3: racks, rows and rack-unit positions.
 
 Consumes the node and switch devices; produces Racks (with floor coordinates) and a rack and U
-for every device. Layout, in order along the rows:
+for every device. The floor is laid out in regions, each starting on a row of its own, so that a
+region grows along its rows without moving the racks of another:
   1. central racks: spines, cores, switches that serve no single scalable unit, appliances and
      storage, packed first-fit by height and power;
-  2. one block per scalable unit: its compute racks with (site.network_racks = per-su) a network
-     rack in the middle for the unit's leaves - the SuperPOD layout, which keeps node cables short;
-  3. racks of groups placed in racks of their own that are not built in units.
-A block starts a new row when the current row cannot hold it. Nodes fill racks from the bottom,
-switches from the top; rack-scale systems keep their catalog positions. Every rack gets its PDUs.
+  2. per group placed in racks of its own but not built in units: its racks;
+  3. one block per scalable unit: its compute racks with (site.network_racks = per-su) a network
+     rack in the middle for the unit's leaves - the SuperPOD layout, which keeps node cables short.
+Every unit block takes the width of a full unit, also while its unit is partial: the network
+rack sits at the middle of the full unit and compute racks to come keep their places, so adding
+nodes or units only fills reserved places and appends. A block starts a new row when the rest of
+the current row cannot hold a full unit. Nodes fill racks from the bottom, switches from the top;
+rack-scale systems keep their catalog positions. Every rack gets its PDUs.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from fabricc.spec.yamlsource import DataPath, format_path
 from fabricc.synth.nodes import GroupPlan
 
 TOP_OF_RACK_U = 2  # kept free in node racks by default (OOB access switch, patch panel)
+CENTRAL_HELD_U = 1  # held at the top of a central rack for its out-of-band access switch
 
 
 def row_name(row: int) -> str:
@@ -46,6 +51,17 @@ class RackPlan:
     power_w: int = 0
     fixed: bool = False  # rack-scale system: positions come from the catalog
     oob_switches: int = 0  # access switches of its own (rack-scale systems that ship them)
+    region: int = 0  # floor region (central, a group's own racks, the units): see the docstring
+    regions: int = 1  # floor regions of the design
+    capacity: int = 0  # nodes a compute rack holds when full (its places to come)
+    gap_before: int = 0  # reserved places of compute racks to come just before this rack
+    held: int = 0  # units held free at the top for an out-of-band access switch
+
+    def release(self) -> None:
+        """Free the units held at the top (for the access switch about to be placed)."""
+        if self.held:
+            self.used[-self.held :] = [False] * self.held
+            self.held = 0
 
     def fits(self, device: Device, budget_w: int) -> bool:
         return (
@@ -96,13 +112,18 @@ class _Layout:
 
     def new_rack(self, role: str, su: int | None = None) -> RackPlan:
         site = self.spec.site
-        return RackPlan(
+        rack = RackPlan(
             role,
             su=su,
             height_u=site.rack.height_u,
             part=site.rack.model,
             used=[False] * self.usable_u,
         )
+        if role == "central" and self.usable_u > CENTRAL_HELD_U:
+            # the top unit waits for the access switch, so more central switches go below it
+            rack.held = CENTRAL_HELD_U
+            rack.used[-CENTRAL_HELD_U:] = [True] * CENTRAL_HELD_U
+        return rack
 
     def nodes_per_rack(self, group: str, plan: GroupPlan) -> int:
         spec = self.spec.nodes[group]
@@ -130,6 +151,7 @@ class _Layout:
         racks: list[RackPlan] = []
         for start in range(0, len(nodes), per_rack):
             rack = self.new_rack("compute", su)
+            rack.capacity = per_rack
             for node in nodes[start : start + per_rack]:
                 if not rack.place(node, top=False):
                     self.fail(
@@ -164,14 +186,19 @@ class _Layout:
             rack.power_w += device.power_w
         return rack
 
-    def unit_blocks(self) -> tuple[list[list[RackPlan]], list[RackPlan]]:
-        """Blocks of racks per scalable unit, and racks of non-unit groups with racks of their own."""
-        units: dict[int, list[RackPlan]] = {}
-        own: list[RackPlan] = []
+    def unit_blocks(self) -> tuple[list[UnitBlock], list[list[RackPlan]]]:
+        """Blocks of racks per scalable unit, and per non-unit group placed in racks of its own,
+        its racks."""
+        units: dict[int, UnitBlock] = {}
+        own: dict[str, list[RackPlan]] = {}
         by_system: dict[str, list[Device]] = {}
         for device in self.fabric.devices.values():
             if device.system is not None:
                 by_system.setdefault(device.system, []).append(device)
+
+        def unit(group: str, su: int, full: int) -> UnitBlock:
+            return units.setdefault(su, UnitBlock(group, su, full))
+
         for group, plan in self.plans.items():
             spec = self.spec.nodes[group]
             placement = spec.placement
@@ -183,36 +210,36 @@ class _Layout:
                 for system in plan.systems:
                     members = by_system[system]
                     su = members[0].su
-                    racks = units.setdefault(su, []) if su is not None else own
-                    racks.append(self.system_rack(plan, system, members, su))
+                    rack = self.system_rack(plan, system, members, su)
+                    if su is None:
+                        own.setdefault(group, []).append(rack)
+                    else:
+                        unit(group, su, plan.su_size).compute.append(rack)
                 continue
             per_rack = self.nodes_per_rack(group, plan)
             nodes = [
                 d for d in self.fabric.devices.values() if d.group == group and d.kind == "node"
             ]
             if not plan.in_units:
-                own.extend(self.node_racks(group, nodes, per_rack, None))
+                own.setdefault(group, []).extend(self.node_racks(group, nodes, per_rack, None))
                 continue
             by_unit: dict[int, list[Device]] = {}
             for node in nodes:
                 assert node.su is not None
                 by_unit.setdefault(node.su, []).append(node)
             for su, members in by_unit.items():
-                units.setdefault(su, []).extend(self.node_racks(group, members, per_rack, su))
-        return [units[su] for su in sorted(units)], own
+                # the first unit of a group gives up its reserved slots (nodes.py)
+                full_nodes = plan.su_size - (plan.reserved if su == plan.su_offset else 0)
+                block = unit(group, su, -(-full_nodes // per_rack))
+                block.compute.extend(self.node_racks(group, members, per_rack, su))
+        return [units[su] for su in sorted(units)], list(own.values())
 
-    def place_switches(self, blocks: list[list[RackPlan]], central: list[RackPlan]) -> None:
+    def place_switches(self, blocks: list[UnitBlock], central: list[RackPlan]) -> None:
         per_su = self.spec.site.network_racks == "per-su"
-        unit_network_racks: dict[int, list[RackPlan]] = {}
-        blocks_by_unit: dict[int, list[RackPlan]] = {}
+        by_unit = {block.su: block for block in blocks}
         if per_su:
             for block in blocks:
-                su = block[0].su
-                assert su is not None
-                rack = self.new_rack("network", su)
-                block.insert(len(block) // 2, rack)
-                unit_network_racks[su] = [rack]
-                blocks_by_unit[su] = block
+                block.network.append(self.new_rack("network", block.su))
         central_devices: list[Device] = []
         for device in self.fabric.devices.values():
             if device.kind != "switch" or device.rack is not None:
@@ -220,25 +247,34 @@ class _Layout:
             if (
                 per_su
                 and device.su is not None
-                and device.su in unit_network_racks
+                and device.su in by_unit
                 and device.role != "access"
             ):
-                racks = unit_network_racks[device.su]
+                racks = by_unit[device.su].network
                 if not self.place_in(racks, device, top=True):
                     # The unit's network rack is full: add another right beside the last one.
                     rack = self.new_rack("network", device.su)
-                    block = blocks_by_unit[device.su]
-                    block.insert(block.index(racks[-1]) + 1, rack)
                     racks.append(rack)
                     rack.place(device, top=True)
             else:
                 central_devices.append(device)
+        # Every unit of a group reserves as many network racks as its fullest unit needs.
+        reserve: dict[str, int] = {}
+        for block in blocks:
+            reserve[block.group] = max(reserve.get(block.group, 0), len(block.network))
+        for block in blocks:
+            block.network_places = reserve[block.group]
         for group, plan in self.plans.items():
             placement = self.spec.nodes[group].placement
             if placement == "central" or (placement == "auto" and not plan.in_units):
                 central_devices.extend(
                     d for d in self.fabric.devices.values() if d.group == group and d.kind == "node"
                 )
+        # Upper tiers first, leaves after them: leaves (and nodes, from the bottom) are what grows
+        # without a change of shape, and first-fit keeps whatever was placed before them.
+        central_devices.sort(
+            key=lambda d: 2 if d.kind != "switch" else d.role not in ("spine", "core")
+        )
         for device in central_devices:
             if device.power_w > self.budget_w:
                 self.fail(
@@ -263,42 +299,54 @@ class _Layout:
 
     # -- rows ---------------------------------------------------------------------------------
 
-    def assign(self, blocks: list[list[RackPlan]]) -> None:
+    def assign(self, regions: list[list[tuple[int, list[tuple[int, RackPlan]]]]]) -> None:
+        """Give racks their places. A region is a list of blocks (width in places, racks at
+        their offsets); every region starts on a new row, a block on a new row when the rest of
+        the row cannot hold its width."""
         site = self.spec.site
         per_row = site.racks_per_row
         row, position = 0, 0
         index = 0
-        for block in blocks:
-            if not block:
+        last_row = -1
+        for number, blocks in enumerate(regions):
+            if not any(places for _, places in blocks):
                 continue
-            if position and position + len(block) > per_row and len(block) <= per_row:
+            if position:
                 row, position = row + 1, 0
-            for plan in block:
-                if position >= per_row:
+            for width, places in blocks:
+                if position and position + width > per_row and width <= per_row:
                     row, position = row + 1, 0
-                name = f"{row_name(row)}{position + 1:02d}"
-                plan.name = name
-                rack = Rack(
-                    name=name,
-                    index=index,
-                    row=row,
-                    position=position,
-                    role=plan.role,
-                    x_m=position * site.rack_width_m,
-                    y_m=row * site.row_pitch_m,
-                    height_u=plan.height_u,
-                    power_budget_w=self.budget_w,
-                    part=plan.part,
-                    su=plan.su,
-                )
-                for device in plan.devices:
-                    device.rack = name
-                    rack.devices.append(device.name)
-                self.fabric.racks.append(rack)
-                self.fabric.rack_by_name[name] = rack
-                index += 1
-                position += 1
-        rows = row + 1 if self.fabric.racks else 0
+                first = row * per_row + position
+                gap_from = 0
+                for offset, plan in places:
+                    plan.region, plan.regions = number, len(regions)
+                    plan.gap_before = offset - gap_from
+                    gap_from = offset + 1
+                    at_row, at = divmod(first + offset, per_row)
+                    last_row = max(last_row, at_row)
+                    name = f"{row_name(at_row)}{at + 1:02d}"
+                    plan.name = name
+                    rack = Rack(
+                        name=name,
+                        index=index,
+                        row=at_row,
+                        position=at,
+                        role=plan.role,
+                        x_m=at * site.rack_width_m,
+                        y_m=at_row * site.row_pitch_m,
+                        height_u=plan.height_u,
+                        power_budget_w=self.budget_w,
+                        part=plan.part,
+                        su=plan.su,
+                    )
+                    for device in plan.devices:
+                        device.rack = name
+                        rack.devices.append(device.name)
+                    self.fabric.racks.append(rack)
+                    self.fabric.rack_by_name[name] = rack
+                    index += 1
+                row, position = divmod(first + width, per_row)
+        rows = last_row + 1
         if site.rows is not None and rows > site.rows:
             self.fail(
                 f"the design needs {len(self.fabric.racks)} racks in {rows} rows of {per_row}, "
@@ -308,16 +356,46 @@ class _Layout:
             )
 
 
+@dataclass(slots=True)
+class UnitBlock:
+    """The racks of one scalable unit, in places reserved for the full unit: compute racks in
+    order, the network racks at the middle of the full unit's compute racks."""
+
+    group: str
+    su: int
+    full: int  # compute racks of the full unit
+    compute: list[RackPlan] = field(default_factory=list)
+    network: list[RackPlan] = field(default_factory=list)
+    network_places: int = 0  # network racks reserved (the group's fullest unit)
+
+    @property
+    def width(self) -> int:
+        return max(self.full, len(self.compute)) + max(self.network_places, len(self.network))
+
+    def places(self) -> list[tuple[int, RackPlan]]:
+        middle = self.full // 2
+        shift = max(self.network_places, len(self.network))
+        placed = [(j if j < middle else j + shift, r) for j, r in enumerate(self.compute)]
+        placed += [(middle + k, r) for k, r in enumerate(self.network)]
+        return sorted(placed, key=lambda place: place[0])
+
+
 def layout(
     fabric: Fabric, plans: dict[str, GroupPlan], problems: list[Diagnostic]
 ) -> list[list[RackPlan]]:
+    """Place every rack; returns the racks per floor region, in floor order."""
     planner = _Layout(fabric, plans, problems)
     blocks, own = planner.unit_blocks()
     central: list[RackPlan] = []
     planner.place_switches(blocks, central)
-    ordered = [central, *blocks, own]
-    planner.assign(ordered)
-    add_pdus(fabric, [plan for block in ordered for plan in block])
+    regions = [
+        [(1, [(0, rack)]) for rack in central],
+        *([(1, [(0, rack)]) for rack in racks] for racks in own),
+        [(block.width, block.places()) for block in blocks],
+    ]
+    planner.assign(regions)
+    ordered = [[plan for _, places in region for _, plan in places] for region in regions]
+    add_pdus(fabric, [plan for region in ordered for plan in region])
     return ordered
 
 

@@ -9,7 +9,7 @@ netdev_of() {  # the netdev of an RDMA device
   ls "/sys/class/infiniband/$1/device/net" | head -n 1
 }
 
-# BF3-1/P1 on network storage -> storage-leaf001:swp1s0
+# BF3-1/P1 on network storage -> storage-leaf001:swp17s0
 # RoCE DSCP 26 -> priority 3 (PFC), CNP DSCP 48 -> priority 6, ToS 104
 IF=${IF_BF3_1_P1:?set IF_BF3_1_P1 to the netdev of port BF3-1/P1}
 mlnx_qos -i "$IF" --trust dscp
@@ -20,14 +20,14 @@ echo 1 > "/sys/class/net/$IF/ecn/roce_np/enable/3"
 echo 1 > "/sys/class/net/$IF/ecn/roce_rp/enable/3"
 echo 48 > "/sys/class/net/$IF/ecn/roce_np/cnp_dscp"
 echo 6 > "/sys/class/net/$IF/ecn/roce_np/cnp_802p_prio"
-ip address replace 10.192.9.1/31 dev "$IF"
+ip address replace 10.192.9.65/31 dev "$IF"
 ip link set dev "$IF" up
 sysctl -qw "net.ipv4.conf.$IF.arp_ignore=1" "net.ipv4.conf.$IF.arp_announce=2"
-ip route replace default via 10.192.9.0 dev "$IF" table 100
+ip route replace default via 10.192.9.64 dev "$IF" table 100
 ip rule del priority 100 2>/dev/null || true
-ip rule add from 10.192.9.1 table 100 priority 100
+ip rule add from 10.192.9.65 table 100 priority 100
 
-# BF3-2/P1 on network storage -> storage-leaf001:swp1s1
+# BF3-2/P1 on network storage -> storage-leaf001:swp17s1
 # RoCE DSCP 26 -> priority 3 (PFC), CNP DSCP 48 -> priority 6, ToS 104
 IF=${IF_BF3_2_P1:?set IF_BF3_2_P1 to the netdev of port BF3-2/P1}
 mlnx_qos -i "$IF" --trust dscp
@@ -38,12 +38,12 @@ echo 1 > "/sys/class/net/$IF/ecn/roce_np/enable/3"
 echo 1 > "/sys/class/net/$IF/ecn/roce_rp/enable/3"
 echo 48 > "/sys/class/net/$IF/ecn/roce_np/cnp_dscp"
 echo 6 > "/sys/class/net/$IF/ecn/roce_np/cnp_802p_prio"
-ip address replace 10.192.9.3/31 dev "$IF"
+ip address replace 10.192.9.67/31 dev "$IF"
 ip link set dev "$IF" up
 sysctl -qw "net.ipv4.conf.$IF.arp_ignore=1" "net.ipv4.conf.$IF.arp_announce=2"
-ip route replace default via 10.192.9.2 dev "$IF" table 101
+ip route replace default via 10.192.9.66 dev "$IF" table 101
 ip rule del priority 101 2>/dev/null || true
-ip rule add from 10.192.9.3 table 101 priority 101
+ip rule add from 10.192.9.67 table 101 priority 101
 
 # OSFP1/1 on network compute -> p1-leaf01:swp1s0
 # RoCE DSCP 26 -> priority 3 (PFC), CNP DSCP 48 -> priority 6, ToS 104
