@@ -34,8 +34,11 @@ IN_RACK_ALLOWANCE_M = 0.5  # routing from the port to the vertical manager and b
 MEDIA_ORDER = {"copper": 0, "cat6": 0, "mmf": 1, "smf": 2}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class CageInfo:
+    """One cage as a link end sees it; one object per (model, port, speed), compared by
+    identity (links are grouped by the pair of their ends' objects)."""
+
     cage: str
     form: str
     ports: int  # logical ports the cage runs
@@ -99,7 +102,7 @@ class _Cabler:
         self.ports = _PortIndex(self.catalog)
         self.families = sorted(self.catalog.cables.items())
         self.lengths = {k: sorted(v.lengths) for k, v in self.families}
-        self.z_cache: dict[str, tuple[Rack, float, float]] = {}
+        self.z_cache: dict[str, tuple[Rack, float, float, Device]] = {}
         self.module_cache: dict[
             tuple[str, int, int, str, str, int | None], list[tuple[float, str]]
         ] = {}
@@ -129,8 +132,9 @@ class _Cabler:
 
     # -- geometry -----------------------------------------------------------------------------
 
-    def where(self, name: str) -> tuple[Rack, float, float]:
-        """A device's rack, the height of its middle and its drop to the top of the rack."""
+    def where(self, name: str) -> tuple[Rack, float, float, Device]:
+        """A device's rack, the height of its middle, its drop to the top of the rack, and the
+        device."""
         found = self.z_cache.get(name)
         if found is not None:
             return found
@@ -143,7 +147,7 @@ class _Cabler:
             if device.u is None
             else (device.u - 1 + device.height_u / 2) * U_HEIGHT_M
         )
-        found = self.z_cache[name] = (rack, z, rack.top_m - z)
+        found = self.z_cache[name] = (rack, z, rack.top_m - z, device)
         return found
 
     # -- cables -------------------------------------------------------------------------------
@@ -223,10 +227,9 @@ class _Cabler:
     def run(self) -> None:
         """Geometry and cage of both ends of every link, then copper, then optics. Cages are
         numbered in order of their first link: cage_a[i] and cage_b[i] are the cages of link
-        i's ends, members[c] the links of cage c (in link order)."""
+        i's ends, members[c] the links of cage c (in link order), longest[c] its longest run."""
         fabric = self.fabric
         links = fabric.links
-        devices = fabric.devices
         info = self.ports.info
         known = self.ports.cache
         where = self.where
@@ -237,12 +240,14 @@ class _Cabler:
         ids: dict[tuple[str, str], int] = {}
         keys: list[tuple[str, str]] = []
         members: list[list[int]] = []
+        longest: list[float] = []
+        placed = self.z_cache
         tray, slack = 2 * self.site.tray_height_m, self.site.slack_m
         # One loop over the links, inlined: at 100k GPUs it runs 400k times.
         for i, link in enumerate(links):
             a, b, speed = link.a, link.b, link.speed
-            rack_a, z_a, drop_a = self.z_cache.get(a) or where(a)
-            rack_b, z_b, drop_b = self.z_cache.get(b) or where(b)
+            rack_a, z_a, drop_a, device_a = placed.get(a) or where(a)
+            rack_b, z_b, drop_b, device_b = placed.get(b) or where(b)
             # Inside one rack: the vertical distance plus an allowance; otherwise both drops to
             # the tray, the tray run along and across the rows, and the slack.
             if rack_a is rack_b:
@@ -251,12 +256,12 @@ class _Cabler:
                 drops = drop_a + drop_b + tray
                 distance = drops + (abs(rack_a.x_m - rack_b.x_m) + abs(rack_a.y_m - rack_b.y_m))
                 distance += slack
-            link.distance_m = round(distance, 2)
-            end_a = known.get((devices[a].model, link.a_port, speed)) or info(
-                devices[a], link.a_port, speed
+            link.distance_m = distance = round(distance, 2)
+            end_a = known.get((device_a.model, link.a_port, speed)) or info(
+                device_a, link.a_port, speed
             )
-            end_b = known.get((devices[b].model, link.b_port, speed)) or info(
-                devices[b], link.b_port, speed
+            end_b = known.get((device_b.model, link.b_port, speed)) or info(
+                device_b, link.b_port, speed
             )
             info_a.append(end_a)
             info_b.append(end_b)
@@ -265,18 +270,26 @@ class _Cabler:
             if cage is None:
                 cage = ids[key] = len(keys)
                 keys.append(key)
-                members.append([])
-            members[cage].append(i)
+                members.append([i])
+                longest.append(distance)
+            else:
+                members[cage].append(i)
+                if distance > longest[cage]:
+                    longest[cage] = distance
             cage_a.append(cage)
             key = (b, end_b.cage)
             cage = ids.get(key)
             if cage is None:
                 cage = ids[key] = len(keys)
                 keys.append(key)
-                members.append([])
-            members[cage].append(i)
+                members.append([i])
+                longest.append(distance)
+            else:
+                members[cage].append(i)
+                if distance > longest[cage]:
+                    longest[cage] = distance
             cage_b.append(cage)
-        ends = _Ends(info_a, info_b, cage_a, cage_b, keys, members)
+        ends = _Ends(info_a, info_b, cage_a, cage_b, keys, members, longest)
         done = [False] * len(links)
         mediums = {name: net.spec.medium for name, net in fabric.loaded.networks.items()}
         self._copper(ends, done, mediums)
@@ -287,10 +300,16 @@ class _Cabler:
         links = self.fabric.links
         devices = self.fabric.devices
         info_a, info_b, cage_a, cage_b = ends.info_a, ends.info_b, ends.cage_a, ends.cage_b
-        members = ends.members
+        members, longest = ends.members, ends.longest
+        # No copper cable is longer: runs beyond it are left to optics without a closer look.
+        reach = max(
+            (max(f.lengths) for _, f in self.families if f.media in ("copper", "cat6")),
+            default=0.0,
+        )
+        reach += 1e-9  # as _round_up
         # RJ45 management links: one patch cord each.
-        for i, link in enumerate(links):
-            if info_a[i].form == "rj45" and info_b[i].form == "rj45":
+        for i, (link, end_a, end_b) in enumerate(zip(links, info_a, info_b, strict=True)):
+            if end_a.form == "rj45" and end_b.form == "rj45":
                 found = self.copper_for("rj45", "rj45", 1, 1, link.speed, link.distance_m, None)
                 if found is None:
                     self.fail(
@@ -305,6 +324,8 @@ class _Cabler:
         # Switch cages first (in order of their first link): straight DACs and splitters start
         # there.
         for cage, own in enumerate(members):
+            if longest[cage] > reach:
+                continue
             device = ends.keys[cage][0]
             if devices[device].kind != "switch" or any(done[i] for i in own):
                 continue
@@ -316,7 +337,6 @@ class _Cabler:
                 for i in own
             ]
             peer_cages = {peer for peer, _ in peers}
-            longest = max(links[i].distance_m for i in own)
             speed = links[own[0]].speed
             form = own_info[0].form
             if len(peer_cages) == 1:
@@ -324,7 +344,7 @@ class _Cabler:
                 if len(members[peer]) != len(own):
                     continue
                 found = self.copper_for(
-                    form, peer_info.form, 1, len(own), speed, longest, own_info[0].lane_speed
+                    form, peer_info.form, 1, len(own), speed, longest[cage], own_info[0].lane_speed
                 )
             elif (
                 len(peer_cages) == len(own)
@@ -335,7 +355,9 @@ class _Cabler:
                 if len(forms) != 1:
                     continue
                 lane = own_info[0].lane_speed
-                found = self.copper_for(form, forms.pop(), len(own), len(own), speed, longest, lane)
+                found = self.copper_for(
+                    form, forms.pop(), len(own), len(own), speed, longest[cage], lane
+                )
             else:
                 continue
             if found is None:
@@ -348,7 +370,9 @@ class _Cabler:
                 done[i] = True
         # Single-port to single-port copper (e.g. 100G QSFP28 DAC).
         for i, link in enumerate(links):
-            if done[i] or mediums.get(link.network, "auto") not in ("auto", "copper"):
+            if done[i] or link.distance_m > reach:
+                continue
+            if mediums.get(link.network, "auto") not in ("auto", "copper"):
                 continue
             if info_a[i].ports != 1 or info_b[i].ports != 1:
                 continue
@@ -364,7 +388,7 @@ class _Cabler:
             link.cable = self.new_cable(key, family, length, 1)
             done[i] = True
         impossible: dict[str, list[Link]] = defaultdict(list)
-        for i, link in enumerate(links):
+        for i, link in enumerate(links if "copper" in mediums.values() else ()):
             if not done[i] and mediums.get(link.network) == "copper":
                 impossible[link.network].append(link)
                 done[i] = True
@@ -481,12 +505,12 @@ class _Cabler:
             part_a = chosen.get(cage_a[i])
             if part_a is None:
                 part_a = chosen[cage_a[i]] = self._module(
-                    link, link.a, info_a[i], ends.members[cage_a[i]], media, lane
+                    link, link.a, info_a[i], ends.longest[cage_a[i]], media, lane
                 )
             part_b = chosen.get(cage_b[i])
             if part_b is None:
                 part_b = chosen[cage_b[i]] = self._module(
-                    link, link.b, info_b[i], ends.members[cage_b[i]], media, lane
+                    link, link.b, info_b[i], ends.longest[cage_b[i]], media, lane
                 )
             link.a_module, link.b_module = part_a, part_b
             if not part_a or not part_b:
@@ -520,15 +544,13 @@ class _Cabler:
         link: Link,
         device: str,
         info: CageInfo,
-        members: list[int],
+        longest: float,
         media: str,
         lane: int | None,
     ) -> str:
         """The transceiver of one cage: the shortest-reach module (then the first part) that
         fits it, carries its bandwidth and reaches its longest link; "" (and a problem) when
         none does."""
-        links = self.fabric.links
-        longest = max(links[j].distance_m for j in members)
         network = self.fabric.loaded.networks.get(link.network)
         kind = network.fabric if network is not None else "ethernet"
         modules = self.modules_for(info, link.speed, media, kind, lane)
@@ -580,6 +602,7 @@ class _Ends:
     cage_b: list[int]
     keys: list[tuple[str, str]]  # cage -> (device, cage name)
     members: list[list[int]]  # cage -> its links
+    longest: list[float]  # cage -> its longest run
 
 
 def cable_design(fabric: Fabric, problems: list[Diagnostic]) -> None:
