@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from fabricc.checks.rules import check
+from fabricc.collector import fewer_collections
 from fabricc.emit import Artifact, emitters
 from fabricc.emit.configs.ibfabric import check_guid_files
 from fabricc.emit.diagrams.render import notices as diagram_notices
@@ -33,12 +34,13 @@ def design(loaded: LoadedSpec, stage: Stage = quiet) -> Fabric:
     """Synthesis, then the design rules over the finished IR (an independent second look that
     raises on any error and keeps the warnings on the fabric), then the GUID files against the
     IB node names: everything that build would read, writing nothing (validate runs this)."""
-    fabric = synthesize(loaded, stage)
-    stage("design rules")
-    findings = check(fabric)
-    raise_if_errors(findings, DesignError)
-    fabric.warnings.extend(d for d in findings if d.severity is Severity.WARNING)
-    check_guid_files(fabric)
+    with fewer_collections():
+        fabric = synthesize(loaded, stage)
+        stage("design rules")
+        findings = check(fabric)
+        raise_if_errors(findings, DesignError)
+        fabric.warnings.extend(d for d in findings if d.severity is Severity.WARNING)
+        check_guid_files(fabric)
     return fabric
 
 
