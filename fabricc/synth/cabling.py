@@ -227,7 +227,7 @@ class _Cabler:
     def run(self) -> None:
         """Geometry and cage of both ends of every link, then copper, then optics. Cages are
         numbered in order of their first link: cage_a[i] and cage_b[i] are the cages of link
-        i's ends, members[c] the links of cage c (in link order), longest[c] its longest run."""
+        i's ends, members[c] the links of cage c (in link order), longest[c] its longest run, forms[c] its form."""
         fabric = self.fabric
         links = fabric.links
         info = self.ports.info
@@ -241,6 +241,7 @@ class _Cabler:
         keys: list[tuple[str, str]] = []
         members: list[list[int]] = []
         longest: list[float] = []
+        forms: list[str] = []
         placed = self.z_cache
         tray, slack = 2 * self.site.tray_height_m, self.site.slack_m
         # One loop over the links, inlined: at 100k GPUs it runs 400k times.
@@ -272,6 +273,7 @@ class _Cabler:
                 keys.append(key)
                 members.append([i])
                 longest.append(distance)
+                forms.append(end_a.form)
             else:
                 members[cage].append(i)
                 if distance > longest[cage]:
@@ -284,12 +286,13 @@ class _Cabler:
                 keys.append(key)
                 members.append([i])
                 longest.append(distance)
+                forms.append(end_b.form)
             else:
                 members[cage].append(i)
                 if distance > longest[cage]:
                     longest[cage] = distance
             cage_b.append(cage)
-        ends = _Ends(info_a, info_b, cage_a, cage_b, keys, members, longest)
+        ends = _Ends(info_a, info_b, cage_a, cage_b, keys, members, longest, forms)
         done = [False] * len(links)
         mediums = {name: net.spec.medium for name, net in fabric.loaded.networks.items()}
         self._copper(ends, done, mediums)
@@ -301,12 +304,7 @@ class _Cabler:
         devices = self.fabric.devices
         info_a, info_b, cage_a, cage_b = ends.info_a, ends.info_b, ends.cage_a, ends.cage_b
         members, longest = ends.members, ends.longest
-        # No copper cable is longer: runs beyond it are left to optics without a closer look.
-        reach = max(
-            (max(f.lengths) for _, f in self.families if f.media in ("copper", "cat6")),
-            default=0.0,
-        )
-        reach += 1e-9  # as _round_up
+        reach = self._copper_reach()
         # RJ45 management links: one patch cord each.
         for i, (link, end_a, end_b) in enumerate(zip(links, info_a, info_b, strict=True)):
             if end_a.form == "rj45" and end_b.form == "rj45":
@@ -324,7 +322,7 @@ class _Cabler:
         # Switch cages first (in order of their first link): straight DACs and splitters start
         # there.
         for cage, own in enumerate(members):
-            if longest[cage] > reach:
+            if longest[cage] > reach[ends.forms[cage]]:
                 continue
             device = ends.keys[cage][0]
             if devices[device].kind != "switch" or any(done[i] for i in own):
@@ -370,7 +368,7 @@ class _Cabler:
                 done[i] = True
         # Single-port to single-port copper (e.g. 100G QSFP28 DAC).
         for i, link in enumerate(links):
-            if done[i] or link.distance_m > reach:
+            if done[i] or link.distance_m > reach[info_b[i].form]:  # B is the cable's A end
                 continue
             if mediums.get(link.network, "auto") not in ("auto", "copper"):
                 continue
@@ -400,6 +398,19 @@ class _Cabler:
                 first,
                 "copper reaches 2-5 m and needs matching cages; use 'medium: auto'",
             )
+
+    def _copper_reach(self) -> dict[str, float]:
+        """Per cage form, the longest copper cable whose A end plugs into it (and a rounding
+        margin, as _round_up): a longer run from that cage is left to optics without a closer
+        look."""
+        reach: dict[str, float] = defaultdict(float)
+        for _, family in self.families:
+            if family.media not in ("copper", "cat6"):
+                continue
+            for form, accepts in FORM_ACCEPTS.items():
+                if family.a_form in accepts:
+                    reach[form] = max(reach[form], max(family.lengths) + 1e-9)
+        return reach
 
     # -- optics -------------------------------------------------------------------------------
 
@@ -494,50 +505,50 @@ class _Cabler:
                 need[root] = wanted
         media_of = {1: "mmf", 2: "smf"}
         chosen: dict[int, str] = {}
-        # What a pair of modules needs between them, per (modules, media, speed); fiber lengths
-        # per (family, run).
-        plans: dict[tuple[str, str, str, int], _FiberPlan] = {}
-        rounded: dict[tuple[str, float], float | None] = {}
+        # What a pair of modules needs between them, per (modules, speed): a cage's module
+        # carries the media of its connected set, so both ends of a link share it.
+        plans: dict[tuple[str, str, int], _FiberPlan] = {}
         for i in optical:
             link = links[i]
-            media = media_of[need[find(cage_a[i])]]
-            lane = info_a[i].lane_speed or info_b[i].lane_speed
             part_a = chosen.get(cage_a[i])
-            if part_a is None:
-                part_a = chosen[cage_a[i]] = self._module(
-                    link, link.a, info_a[i], ends.longest[cage_a[i]], media, lane
-                )
             part_b = chosen.get(cage_b[i])
-            if part_b is None:
-                part_b = chosen[cage_b[i]] = self._module(
-                    link, link.b, info_b[i], ends.longest[cage_b[i]], media, lane
-                )
+            if part_a is None or part_b is None:
+                media = media_of[need[find(cage_a[i])]]
+                lane = info_a[i].lane_speed or info_b[i].lane_speed
+                if part_a is None:
+                    part_a = chosen[cage_a[i]] = self._module(
+                        link, link.a, info_a[i], ends.longest[cage_a[i]], media, lane
+                    )
+                if part_b is None:
+                    part_b = chosen[cage_b[i]] = self._module(
+                        link, link.b, info_b[i], ends.longest[cage_b[i]], media, lane
+                    )
             link.a_module, link.b_module = part_a, part_b
             if not part_a or not part_b:
                 continue
-            question = (part_a, part_b, media, link.speed)
+            question = (part_a, part_b, link.speed)
             plan = plans.get(question)
             if plan is None:
-                plan = plans[question] = self._fiber_plan(part_a, part_b, media, link.speed)
+                plan = plans[question] = self._fiber_plan(part_a, part_b, link.speed)
             if plan.fibers:
                 link.fibers = plan.fibers
             if plan.problem:
                 self.fail(plan.problem, link)
                 continue
             distance = link.distance_m
-            length = rounded.get((plan.family, distance))
-            if length is None:
-                length = rounded[(plan.family, distance)] = _round_up(plan.lengths, distance)
-            if length is None:
+            cut = plan.cuts.get(distance)
+            if cut is None:
+                length = _round_up(plan.lengths, distance)
+                cut = plan.cuts[distance] = () if length is None else (length, plan.parts[length])
+            if not cut:
                 self.fail(
                     f"{link.a} -> {link.b} needs {distance} m of fiber; the longest "
                     f"{plan.family} is {plan.lengths[-1]} m",
                     link,
                 )
                 continue
-            link.cable = self.new_cable(
-                plan.family, self.catalog.cables[plan.family], length, 1, plan.fibers
-            )
+            length, part = cut
+            link.cable = Cable("", part, plan.family, plan.media, "fiber", length, 1, plan.fibers)
 
     def _module(
         self,
@@ -567,7 +578,7 @@ class _Cabler:
         self.fabric.modules.append(Module(device, info.cage, part, link.network))
         return part
 
-    def _fiber_plan(self, part_a: str, part_b: str, media: str, speed: int) -> _FiberPlan:
+    def _fiber_plan(self, part_a: str, part_b: str, speed: int) -> _FiberPlan:
         """Fibers per link between two modules (an unsplit 800G over twin-port optics: 2) and
         the fiber family that joins them, or the problem."""
         mod_a = self.catalog.transceivers[part_a]
@@ -577,19 +588,27 @@ class _Cabler:
                 problem=f"{part_a} ({mod_a.connector}) and {part_b} ({mod_b.connector}) "
                 "cannot be joined by one fiber"
             )
+        media = mod_a.media
         fibers = max(1, (mod_a.connectors or mod_a.ports) * speed // (mod_a.ports * mod_a.speed))
         family = self.fiber_for(media, mod_a.connector)
         if family is None:
             return _FiberPlan(fibers, problem=f"no {media} {mod_a.connector} fiber in the catalog")
-        return _FiberPlan(fibers, family, self.lengths[family])
+        parts = self.catalog.cables[family].lengths
+        return _FiberPlan(fibers, family, media, self.lengths[family], parts)
 
 
 @dataclass(frozen=True, slots=True)
 class _FiberPlan:
+    """The fiber between a pair of modules, with the (length, part) of each run seen so far
+    (() when none reaches)."""
+
     fibers: int = 0  # 0: the modules do not meet
     family: str = ""
+    media: str = ""
     lengths: list[float] = field(default_factory=list)
+    parts: Mapping[float, str] = field(default_factory=dict)
     problem: str = ""
+    cuts: dict[float, tuple[float, str] | tuple[()]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -603,6 +622,7 @@ class _Ends:
     keys: list[tuple[str, str]]  # cage -> (device, cage name)
     members: list[list[int]]  # cage -> its links
     longest: list[float]  # cage -> its longest run
+    forms: list[str]  # cage -> its form (as its first link sees it)
 
 
 def cable_design(fabric: Fabric, problems: list[Diagnostic]) -> None:
