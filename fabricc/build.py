@@ -13,8 +13,6 @@ from fabricc.checks.rules import check
 from fabricc.collector import fewer_collections
 from fabricc.emit import Artifact, emitters
 from fabricc.emit.configs.ibfabric import check_guid_files
-from fabricc.emit.diagrams.render import notices as diagram_notices
-from fabricc.emit.report import PATH as REPORT
 from fabricc.errors import DesignError, Diagnostic, Severity, raise_if_errors
 from fabricc.ir import Fabric
 from fabricc.spec.loader import LoadedSpec, load_spec
@@ -55,6 +53,10 @@ def compile_design(loaded: LoadedSpec, stage: Stage = quiet) -> tuple[Fabric, li
 
 def build(spec: Path, out: Path | None = None, stage: Stage = quiet) -> BuildResult:
     """Load, compile and write; `stage` is told each phase as it starts (the CLI shows it)."""
+    # The emitters load here, not at import: validate, analyze and compare never need them.
+    from fabricc.emit.diagrams.render import notices as diagram_notices
+    from fabricc.emit.report import PATH as REPORT
+
     stage("load")
     loaded = load_spec(spec, spec.as_posix())
     fabric, artifacts = compile_design(loaded, stage)
