@@ -113,6 +113,7 @@ class _Cabler:
             tuple[str, str, int, int, int, int | None], list[tuple[int, str, CableModel]]
         ] = {}
         self.fiber_cache: dict[tuple[str, str], str | None] = {}
+        self.picks: dict[tuple[CageInfo, int, str, str, int | None, float], str] = {}
 
     def fail(self, message: str, link: Link, hint: str | None = None) -> None:
         path = (
@@ -227,7 +228,8 @@ class _Cabler:
     def run(self) -> None:
         """Geometry and cage of both ends of every link, then copper, then optics. Cages are
         numbered in order of their first link: cage_a[i] and cage_b[i] are the cages of link
-        i's ends, members[c] the links of cage c (in link order), longest[c] its longest run, forms[c] its form."""
+        i's ends, members[c] the links of cage c (in link order), longest[c] its longest run,
+        forms[c] its form."""
         fabric = self.fabric
         links = fabric.links
         info = self.ports.info
@@ -559,9 +561,26 @@ class _Cabler:
         media: str,
         lane: int | None,
     ) -> str:
-        """The transceiver of one cage: the shortest-reach module (then the first part) that
-        fits it, carries its bandwidth and reaches its longest link; "" (and a problem) when
-        none does."""
+        """The transceiver of one cage, plugged in: the shortest-reach module (then the first
+        part) that fits it, carries its bandwidth and reaches its longest link; "" (and a
+        problem) when none does. Memoized per question: cages repeat by the thousand."""
+        question = (info, link.speed, media, link.network, lane, longest)
+        part = self.picks.get(question)
+        if not part:
+            part = self.picks[question] = self._pick(link, device, info, longest, media, lane)
+        if part:
+            self.fabric.modules.append(Module(device, info.cage, part, link.network))
+        return part
+
+    def _pick(
+        self,
+        link: Link,
+        device: str,
+        info: CageInfo,
+        longest: float,
+        media: str,
+        lane: int | None,
+    ) -> str:
         network = self.fabric.loaded.networks.get(link.network)
         kind = network.fabric if network is not None else "ethernet"
         modules = self.modules_for(info, link.speed, media, kind, lane)
@@ -574,9 +593,7 @@ class _Cabler:
                 "move the racks closer, or add a longer-reach module to the catalog",
             )
             return ""
-        part = modules[at][1]
-        self.fabric.modules.append(Module(device, info.cage, part, link.network))
-        return part
+        return modules[at][1]
 
     def _fiber_plan(self, part_a: str, part_b: str, speed: int) -> _FiberPlan:
         """Fibers per link between two modules (an unsplit 800G over twin-port optics: 2) and
