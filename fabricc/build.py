@@ -10,10 +10,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from fabricc.checks.rules import check
+from fabricc.collector import fewer_collections
 from fabricc.emit import Artifact, emitters
 from fabricc.emit.configs.ibfabric import check_guid_files
-from fabricc.emit.diagrams.render import notices as diagram_notices
-from fabricc.emit.report import PATH as REPORT
 from fabricc.errors import DesignError, Diagnostic, Severity, raise_if_errors
 from fabricc.ir import Fabric
 from fabricc.spec.loader import LoadedSpec, load_spec
@@ -33,12 +32,13 @@ def design(loaded: LoadedSpec, stage: Stage = quiet) -> Fabric:
     """Synthesis, then the design rules over the finished IR (an independent second look that
     raises on any error and keeps the warnings on the fabric), then the GUID files against the
     IB node names: everything that build would read, writing nothing (validate runs this)."""
-    fabric = synthesize(loaded, stage)
-    stage("design rules")
-    findings = check(fabric)
-    raise_if_errors(findings, DesignError)
-    fabric.warnings.extend(d for d in findings if d.severity is Severity.WARNING)
-    check_guid_files(fabric)
+    with fewer_collections():
+        fabric = synthesize(loaded, stage)
+        stage("design rules")
+        findings = check(fabric)
+        raise_if_errors(findings, DesignError)
+        fabric.warnings.extend(d for d in findings if d.severity is Severity.WARNING)
+        check_guid_files(fabric)
     return fabric
 
 
@@ -53,6 +53,10 @@ def compile_design(loaded: LoadedSpec, stage: Stage = quiet) -> tuple[Fabric, li
 
 def build(spec: Path, out: Path | None = None, stage: Stage = quiet) -> BuildResult:
     """Load, compile and write; `stage` is told each phase as it starts (the CLI shows it)."""
+    # The emitters load here, not at import: validate, analyze and compare never need them.
+    from fabricc.emit.diagrams.render import notices as diagram_notices
+    from fabricc.emit.report import PATH as REPORT
+
     stage("load")
     loaded = load_spec(spec, spec.as_posix())
     fabric, artifacts = compile_design(loaded, stage)

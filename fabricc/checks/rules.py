@@ -79,6 +79,26 @@ class _Rules:
         return None
 
     def ports_and_speeds(self) -> None:
+        """Every link end is a port of its device that runs the link's speed, and no port is
+        used twice. The links are first checked in bulk (distinct ports per model and speed,
+        one set of link ends); only a design that fails is walked link by link to report."""
+        links = self.fabric.links
+        devices = self.fabric.devices
+        ends = [(link.a, link.a_port) for link in links]
+        ends.extend((link.b, link.b_port) for link in links)
+        kinds = {(devices[link.a].model, link.a_port, link.speed) for link in links}
+        kinds.update((devices[link.b].model, link.b_port, link.speed) for link in links)
+        models = {device.model: device for device in devices.values()}
+        for model, port, speed in kinds:
+            found = self.port_speeds(models[model], port)
+            if found is None or speed not in found[0]:
+                break
+        else:
+            if len(set(ends)) == len(ends):
+                return
+        self._report_ports_and_speeds()
+
+    def _report_ports_and_speeds(self) -> None:
         used: set[tuple[str, str]] = set()
         cache: dict[tuple[str, str], tuple[set[int], str] | None] = {}
         for link in self.fabric.links:
@@ -112,57 +132,75 @@ class _Rules:
 
     # -- reach and connectors -------------------------------------------------------------------
 
+    def medium_path(self, link: Link) -> DataPath:
+        return (*self.network_path(link), "medium")
+
     def reach(self) -> None:
+        transceivers = self.catalog.transceivers
+        # Families whose cables need a transceiver at both ends.
+        optical = {
+            key: family.media not in ("copper", "cat6")
+            for key, family in self.catalog.cables.items()
+        }
         for link in self.fabric.links:
-            path = (*self.network_path(link), "medium")
             cable = link.cable
             if cable is None:
                 self.once(
                     "uncabled",
                     f"{link.a} {link.a_port} -> {link.b} {link.b_port} has no cable",
-                    path,
+                    self.medium_path(link),
                 )
                 continue
             if cable.length_m + 1e-9 < link.distance_m:
                 self.once(
                     "reach",
                     f"cable {cable.id} is {cable.length_m} m for a {link.distance_m} m run",
-                    path,
+                    self.medium_path(link),
                 )
             for part in (link.a_module, link.b_module):
                 if part is None:
                     continue
-                module = self.catalog.transceivers[part]
+                module = transceivers[part]
                 if module.reach_m + 1e-9 < link.distance_m:
                     self.once(
                         "module-reach",
                         f"{part} reaches {module.reach_m} m, the run is {link.distance_m} m",
-                        path,
+                        self.medium_path(link),
                     )
                 if module.media != cable.media:
                     self.once(
                         "media",
                         f"{part} is {module.media} but cable {cable.part} is {cable.media}",
-                        path,
+                        self.medium_path(link),
                     )
-            family = self.catalog.cables[cable.family]
-            if family.media in ("copper", "cat6"):
+            if not optical[cable.family]:
                 continue
             if link.a_module is None or link.b_module is None:
-                self.once("optics", f"fiber {cable.id} has no transceiver at one end", path)
+                self.once(
+                    "optics",
+                    f"fiber {cable.id} has no transceiver at one end",
+                    self.medium_path(link),
+                )
+
+    def cage_form(self, device: Device, cage: str) -> str:
+        """The form of a device's cage ("" when it has no such cage)."""
+        if device.kind == "switch":
+            group = self.catalog.switches[device.model].group_of_cage(int(cage))
+            return group.form if group is not None else ""
+        forms = {p.form for p in self.catalog.nodes[device.model].ports if p.cage == cage}
+        return forms.pop() if forms else ""
 
     def module_forms(self) -> None:
+        devices = self.fabric.devices
+        transceivers = self.catalog.transceivers
+        forms: dict[tuple[str, str], str] = {}  # (model, cage) -> form
         for module in self.fabric.modules:
-            device = self.fabric.devices[module.device]
-            part = self.catalog.transceivers[module.part]
-            if device.kind == "switch":
-                group = self.catalog.switches[device.model].group_of_cage(int(module.cage))
-                form = group.form if group is not None else ""
-            else:
-                forms = {
-                    p.form for p in self.catalog.nodes[device.model].ports if p.cage == module.cage
-                }
-                form = forms.pop() if forms else ""
+            device = devices[module.device]
+            key = (device.model, module.cage)
+            form = forms.get(key)
+            if form is None:
+                form = forms[key] = self.cage_form(device, module.cage)
+            part = transceivers[module.part]
             if part.form not in FORM_ACCEPTS.get(form, frozenset()):
                 network = self.fabric.loaded.networks.get(module.network)
                 self.once(

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from operator import itemgetter
 
 from fabricc.ir import PEER, UPLINK, Cable, Device, Fabric, Link
 
@@ -52,8 +53,10 @@ def series(link: Link, device: Device) -> str:
 def number_cables(fabric: Fabric) -> None:
     ordered: list[Cable] = []
     by_series: dict[str, list[tuple[tuple[object, ...], Link]]] = defaultdict(list)
-    seen: set[int] = set()
-    names: dict[str, tuple[object, ...]] = {}  # device -> (index, natural name)
+    seen: set[int] = set()  # cables of several links (leg 1, 2, ...); leg 0 is a cable's only link
+    # device -> ((index, natural name), the class of devices whose links share their series)
+    heads: dict[str, tuple[tuple[object, ...], int]] = {}
+    classes: dict[tuple[object, ...], int] = {}
     ports: dict[str, tuple[tuple[int, int | str], ...]] = {}
     kinds: dict[tuple[object, ...], str] = {}  # what decides the series -> series
     devices = fabric.devices
@@ -61,28 +64,34 @@ def number_cables(fabric: Fabric) -> None:
         cable = link.cable
         if cable is None:
             continue
-        if id(cable) not in seen:
+        if not link.leg:
+            ordered.append(cable)
+        elif id(cable) not in seen:
             seen.add(id(cable))
             ordered.append(cable)
-        device = devices[link.a]
-        head = names.get(device.name)
-        if head is None:
+        found = heads.get(link.a)
+        if found is None:
+            device = devices[link.a]
             # nodes and switches grow by index; trays (numbered within their system), PDUs and
             # the like go by name
             index = device.index if device.kind in ("node", "switch") else 0
-            head = names[device.name] = (index, _natural(device.name))
+            alike = (device.kind, device.group, device.role, device.network)
+            found = heads[link.a] = (
+                (index, _natural(link.a)),
+                classes.setdefault(alike, len(classes)),
+            )
+        head, category = found
         port = ports.get(link.a_port)
         if port is None:
             port = ports[link.a_port] = _natural(link.a_port)
-        what = (link.network, link.kind, link.plane, device.kind, device.group, device.role,
-                device.network)  # fmt: skip
+        what = (link.network, link.kind, link.plane, category)
         name = kinds.get(what)
         if name is None:
-            name = kinds[what] = series(link, device)
-        by_series[name].append(((*head, port, link.leg), link))
+            name = kinds[what] = series(link, devices[link.a])
+        by_series[name].append(((head, port, link.leg), link))
     fixed = _fixed_serials(fabric)
     for name, links in by_series.items():
-        links.sort(key=lambda item: item[0])
+        links.sort(key=itemgetter(0))
         for serial, (_, link) in enumerate(links, 1):
             cable = link.cable
             assert cable is not None

@@ -21,9 +21,9 @@ from __future__ import annotations
 import bisect
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from fabricc.catalog.models import FORM_ACCEPTS, CableModel, Catalog, TransceiverModel
+from fabricc.catalog.models import FORM_ACCEPTS, CableModel, Catalog
 from fabricc.errors import Diagnostic, error
 from fabricc.ir import U_HEIGHT_M, Cable, Device, Fabric, Link, Module, Rack
 from fabricc.spec.yamlsource import format_path
@@ -34,8 +34,11 @@ IN_RACK_ALLOWANCE_M = 0.5  # routing from the port to the vertical manager and b
 MEDIA_ORDER = {"copper": 0, "cat6": 0, "mmf": 1, "smf": 2}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class CageInfo:
+    """One cage as a link end sees it; one object per (model, port, speed), compared by
+    identity (links are grouped by the pair of their ends' objects)."""
+
     cage: str
     form: str
     ports: int  # logical ports the cage runs
@@ -48,10 +51,10 @@ class _PortIndex:
 
     def __init__(self, catalog: Catalog) -> None:
         self.catalog = catalog
-        self.cache: dict[tuple[str, str, str], CageInfo] = {}
+        self.cache: dict[tuple[str, str, int], CageInfo] = {}
 
     def info(self, device: Device, port: str, link_speed: int) -> CageInfo:
-        key = (device.model, port, str(link_speed))
+        key = (device.model, port, link_speed)
         found = self.cache.get(key)
         if found is not None:
             return found
@@ -99,10 +102,18 @@ class _Cabler:
         self.ports = _PortIndex(self.catalog)
         self.families = sorted(self.catalog.cables.items())
         self.lengths = {k: sorted(v.lengths) for k, v in self.families}
-        self.z_cache: dict[str, tuple[Rack, float]] = {}
+        self.z_cache: dict[str, tuple[Rack, float, float, Device]] = {}
         self.module_cache: dict[
-            tuple[str, int, int, str, str, int | None], list[tuple[str, TransceiverModel]]
+            tuple[str, int, int, str, str, int | None], list[tuple[float, str]]
         ] = {}
+        self.copper_cache: dict[
+            tuple[str, str, int, int, int, float, int | None], tuple[str, CableModel, float] | None
+        ] = {}
+        self.family_cache: dict[
+            tuple[str, str, int, int, int, int | None], list[tuple[int, str, CableModel]]
+        ] = {}
+        self.fiber_cache: dict[tuple[str, str], str | None] = {}
+        self.picks: dict[tuple[CageInfo, int, str, str, int | None, float], str] = {}
 
     def fail(self, message: str, link: Link, hint: str | None = None) -> None:
         path = (
@@ -122,7 +133,9 @@ class _Cabler:
 
     # -- geometry -----------------------------------------------------------------------------
 
-    def where(self, name: str) -> tuple[Rack, float]:
+    def where(self, name: str) -> tuple[Rack, float, float, Device]:
+        """A device's rack, the height of its middle, its drop to the top of the rack, and the
+        device."""
         found = self.z_cache.get(name)
         if found is not None:
             return found
@@ -135,41 +148,18 @@ class _Cabler:
             if device.u is None
             else (device.u - 1 + device.height_u / 2) * U_HEIGHT_M
         )
-        self.z_cache[name] = (rack, z)
-        return rack, z
-
-    def distance(self, link: Link) -> float:
-        rack_a, z_a = self.where(link.a)
-        rack_b, z_b = self.where(link.b)
-        if rack_a is rack_b:
-            return abs(z_a - z_b) + IN_RACK_ALLOWANCE_M
-        drops = (rack_a.top_m - z_a) + (rack_b.top_m - z_b) + 2 * self.site.tray_height_m
-        run = abs(rack_a.x_m - rack_b.x_m) + abs(rack_a.y_m - rack_b.y_m)
-        return drops + run + self.site.slack_m
+        found = self.z_cache[name] = (rack, z, rack.top_m - z, device)
+        return found
 
     # -- cables -------------------------------------------------------------------------------
 
+    @staticmethod
     def new_cable(
-        self,
-        link: Link,
-        family_key: str,
-        family: CableModel,
-        length: float,
-        links: int,
-        quantity: int = 1,
+        family_key: str, family: CableModel, length: float, links: int, quantity: int = 1
     ) -> Cable:
-        cable = Cable(
-            id="",  # numbered in link order once every link has its cable
-            part=family.lengths[length],
-            family=family_key,
-            media=family.media,
-            kind=family.kind,
-            length_m=length,
-            links=links,
-            quantity=quantity,
-        )
-        self.fabric.cables.append(cable)
-        return cable
+        """A cable with no ID yet: number_cables names every cable once all links have one."""
+        part = family.lengths[length]
+        return Cable("", part, family_key, family.media, family.kind, length, links, quantity)
 
     def copper_for(
         self,
@@ -181,7 +171,35 @@ class _Cabler:
         length: float,
         lane: int | None,
     ) -> tuple[str, CableModel, float] | None:
+        """The copper cable for a run: passive before active, then the shortest orderable
+        length, then the catalog key. Memoized per question: a fabric asks a handful of
+        distinct ones (cage forms, speeds, a few hundred distances) hundreds of thousands of
+        times."""
+        question = (a_form, b_form, legs, ports, speed, length, lane)
+        if question in self.copper_cache:
+            return self.copper_cache[question]
         best: tuple[int, float, str, CableModel] | None = None
+        for rank, key, family in self._copper_families(a_form, b_form, legs, ports, speed, lane):
+            rounded = _round_up(self.lengths[key], length)
+            if rounded is None:
+                continue
+            candidate = (rank, rounded, key, family)
+            if best is None or candidate[:3] < best[:3]:
+                best = candidate
+        found = (best[2], best[3], best[1]) if best else None
+        self.copper_cache[question] = found
+        return found
+
+    def _copper_families(
+        self, a_form: str, b_form: str, legs: int, ports: int, speed: int, lane: int | None
+    ) -> list[tuple[int, str, CableModel]]:
+        """Copper families that join these cages at this speed, whatever the length, with their
+        rank (0 passive, 1 active)."""
+        question = (a_form, b_form, legs, ports, speed, lane)
+        found = self.family_cache.get(question)
+        if found is not None:
+            return found
+        found = []
         for key, family in self.families:
             if family.media not in ("copper", "cat6"):
                 continue
@@ -203,47 +221,95 @@ class _Cabler:
                 continue
             if legs > 1 and family.speed != speed:
                 continue
-            rounded = _round_up(self.lengths[key], length)
-            if rounded is None:
-                continue
-            rank = 0 if family.kind in ("dac", "patch") else 1
-            candidate = (rank, rounded, key, family)
-            if best is None or candidate[:3] < best[:3]:
-                best = candidate
-        return (best[2], best[3], best[1]) if best else None
+            found.append((0 if family.kind in ("dac", "patch") else 1, key, family))
+        self.family_cache[question] = found
+        return found
 
     def run(self) -> None:
+        """Geometry and cage of both ends of every link, then copper, then optics. Cages are
+        numbered in order of their first link: cage_a[i] and cage_b[i] are the cages of link
+        i's ends, members[c] the links of cage c (in link order), longest[c] its longest run,
+        forms[c] its form."""
         fabric = self.fabric
         links = fabric.links
+        info = self.ports.info
+        known = self.ports.cache
+        where = self.where
         info_a: list[CageInfo] = []
         info_b: list[CageInfo] = []
-        for link in links:
-            link.distance_m = round(self.distance(link), 2)
-            info_a.append(self.ports.info(fabric.devices[link.a], link.a_port, link.speed))
-            info_b.append(self.ports.info(fabric.devices[link.b], link.b_port, link.speed))
-        by_cage: dict[tuple[str, str], list[int]] = defaultdict(list)
+        cage_a: list[int] = []
+        cage_b: list[int] = []
+        ids: dict[tuple[str, str], int] = {}
+        keys: list[tuple[str, str]] = []
+        members: list[list[int]] = []
+        longest: list[float] = []
+        forms: list[str] = []
+        placed = self.z_cache
+        tray, slack = 2 * self.site.tray_height_m, self.site.slack_m
+        # One loop over the links, inlined: at 100k GPUs it runs 400k times.
         for i, link in enumerate(links):
-            by_cage[(link.a, info_a[i].cage)].append(i)
-            by_cage[(link.b, info_b[i].cage)].append(i)
+            a, b, speed = link.a, link.b, link.speed
+            rack_a, z_a, drop_a, device_a = placed.get(a) or where(a)
+            rack_b, z_b, drop_b, device_b = placed.get(b) or where(b)
+            # Inside one rack: the vertical distance plus an allowance; otherwise both drops to
+            # the tray, the tray run along and across the rows, and the slack.
+            if rack_a is rack_b:
+                distance = abs(z_a - z_b) + IN_RACK_ALLOWANCE_M
+            else:
+                drops = drop_a + drop_b + tray
+                distance = drops + (abs(rack_a.x_m - rack_b.x_m) + abs(rack_a.y_m - rack_b.y_m))
+                distance += slack
+            link.distance_m = distance = round(distance, 2)
+            end_a = known.get((device_a.model, link.a_port, speed)) or info(
+                device_a, link.a_port, speed
+            )
+            end_b = known.get((device_b.model, link.b_port, speed)) or info(
+                device_b, link.b_port, speed
+            )
+            info_a.append(end_a)
+            info_b.append(end_b)
+            key = (a, end_a.cage)
+            cage = ids.get(key)
+            if cage is None:
+                cage = ids[key] = len(keys)
+                keys.append(key)
+                members.append([i])
+                longest.append(distance)
+                forms.append(end_a.form)
+            else:
+                members[cage].append(i)
+                if distance > longest[cage]:
+                    longest[cage] = distance
+            cage_a.append(cage)
+            key = (b, end_b.cage)
+            cage = ids.get(key)
+            if cage is None:
+                cage = ids[key] = len(keys)
+                keys.append(key)
+                members.append([i])
+                longest.append(distance)
+                forms.append(end_b.form)
+            else:
+                members[cage].append(i)
+                if distance > longest[cage]:
+                    longest[cage] = distance
+            cage_b.append(cage)
+        ends = _Ends(info_a, info_b, cage_a, cage_b, keys, members, longest, forms)
         done = [False] * len(links)
         mediums = {name: net.spec.medium for name, net in fabric.loaded.networks.items()}
-        self._copper(by_cage, info_a, info_b, done, mediums)
-        self._optics(by_cage, info_a, info_b, done, mediums)
+        self._copper(ends, done, mediums)
+        self._optics(ends, done, mediums)
         number_cables(self.fabric)
 
-    def _copper(
-        self,
-        by_cage: dict[tuple[str, str], list[int]],
-        info_a: list[CageInfo],
-        info_b: list[CageInfo],
-        done: list[bool],
-        mediums: Mapping[str, str],
-    ) -> None:
+    def _copper(self, ends: _Ends, done: list[bool], mediums: Mapping[str, str]) -> None:
         links = self.fabric.links
         devices = self.fabric.devices
+        info_a, info_b, cage_a, cage_b = ends.info_a, ends.info_b, ends.cage_a, ends.cage_b
+        members, longest = ends.members, ends.longest
+        reach = self._copper_reach()
         # RJ45 management links: one patch cord each.
-        for i, link in enumerate(links):
-            if info_a[i].form == "rj45" and info_b[i].form == "rj45":
+        for i, (link, end_a, end_b) in enumerate(zip(links, info_a, info_b, strict=True)):
+            if end_a.form == "rj45" and end_b.form == "rj45":
                 found = self.copper_for("rj45", "rj45", 1, 1, link.speed, link.distance_m, None)
                 if found is None:
                     self.fail(
@@ -253,33 +319,36 @@ class _Cabler:
                     done[i] = True
                     continue
                 key, family, length = found
-                link.cable = self.new_cable(link, key, family, length, 1)
+                link.cable = self.new_cable(key, family, length, 1)
                 done[i] = True
-        # Switch cages first: straight DACs and splitters start there.
-        for (device, _cage), members in sorted(by_cage.items(), key=lambda kv: kv[1][0]):
-            if devices[device].kind != "switch" or any(done[i] for i in members):
+        # Switch cages first (in order of their first link): straight DACs and splitters start
+        # there.
+        for cage, own in enumerate(members):
+            if longest[cage] > reach[ends.forms[cage]]:
                 continue
-            if mediums.get(links[members[0]].network, "auto") not in ("auto", "copper"):
+            device = ends.keys[cage][0]
+            if devices[device].kind != "switch" or any(done[i] for i in own):
                 continue
-            own_info = [info_a[i] if links[i].a == device else info_b[i] for i in members]
+            if mediums.get(links[own[0]].network, "auto") not in ("auto", "copper"):
+                continue
+            own_info = [info_a[i] if links[i].a == device else info_b[i] for i in own]
             peers = [
-                (links[i].b, info_b[i]) if links[i].a == device else (links[i].a, info_a[i])
-                for i in members
+                (cage_b[i], info_b[i]) if links[i].a == device else (cage_a[i], info_a[i])
+                for i in own
             ]
-            peer_cages = {(name, info.cage) for name, info in peers}
-            longest = max(links[i].distance_m for i in members)
-            speed = links[members[0]].speed
+            peer_cages = {peer for peer, _ in peers}
+            speed = links[own[0]].speed
             form = own_info[0].form
             if len(peer_cages) == 1:
-                peer_name, peer_info = peers[0]
-                if len(by_cage[(peer_name, peer_info.cage)]) != len(members):
+                peer, peer_info = peers[0]
+                if len(members[peer]) != len(own):
                     continue
                 found = self.copper_for(
-                    form, peer_info.form, 1, len(members), speed, longest, own_info[0].lane_speed
+                    form, peer_info.form, 1, len(own), speed, longest[cage], own_info[0].lane_speed
                 )
             elif (
-                len(peer_cages) == len(members)
-                and all(len(by_cage[pc]) == 1 for pc in peer_cages)
+                len(peer_cages) == len(own)
+                and all(len(members[peer]) == 1 for peer in peer_cages)
                 and all(info.ports == 1 for _, info in peers)
             ):
                 forms = {info.form for _, info in peers}
@@ -287,28 +356,27 @@ class _Cabler:
                     continue
                 lane = own_info[0].lane_speed
                 found = self.copper_for(
-                    form, forms.pop(), len(members), len(members), speed, longest, lane
+                    form, forms.pop(), len(own), len(own), speed, longest[cage], lane
                 )
             else:
                 continue
             if found is None:
                 continue
             key, family, length = found
-            cable = self.new_cable(links[members[0]], key, family, length, len(members))
-            for leg, i in enumerate(members):
+            cable = self.new_cable(key, family, length, len(own))
+            for leg, i in enumerate(own):
                 links[i].cable = cable
-                links[i].leg = leg + 1 if len(members) > 1 else 0
+                links[i].leg = leg + 1 if len(own) > 1 else 0
                 done[i] = True
         # Single-port to single-port copper (e.g. 100G QSFP28 DAC).
         for i, link in enumerate(links):
-            if done[i] or mediums.get(link.network, "auto") not in ("auto", "copper"):
+            if done[i] or link.distance_m > reach[info_b[i].form]:  # B is the cable's A end
+                continue
+            if mediums.get(link.network, "auto") not in ("auto", "copper"):
                 continue
             if info_a[i].ports != 1 or info_b[i].ports != 1:
                 continue
-            if (
-                len(by_cage[(link.a, info_a[i].cage)]) != 1
-                or len(by_cage[(link.b, info_b[i].cage)]) != 1
-            ):
+            if len(members[cage_a[i]]) != 1 or len(members[cage_b[i]]) != 1:
                 continue
             lane = info_a[i].lane_speed or info_b[i].lane_speed
             found = self.copper_for(
@@ -317,10 +385,10 @@ class _Cabler:
             if found is None:
                 continue
             key, family, length = found
-            link.cable = self.new_cable(link, key, family, length, 1)
+            link.cable = self.new_cable(key, family, length, 1)
             done[i] = True
         impossible: dict[str, list[Link]] = defaultdict(list)
-        for i, link in enumerate(links):
+        for i, link in enumerate(links if "copper" in mediums.values() else ()):
             if not done[i] and mediums.get(link.network) == "copper":
                 impossible[link.network].append(link)
                 done[i] = True
@@ -333,18 +401,32 @@ class _Cabler:
                 "copper reaches 2-5 m and needs matching cages; use 'medium: auto'",
             )
 
+    def _copper_reach(self) -> dict[str, float]:
+        """Per cage form, the longest copper cable whose A end plugs into it (and a rounding
+        margin, as _round_up): a longer run from that cage is left to optics without a closer
+        look."""
+        reach: dict[str, float] = defaultdict(float)
+        for _, family in self.families:
+            if family.media not in ("copper", "cat6"):
+                continue
+            for form, accepts in FORM_ACCEPTS.items():
+                if family.a_form in accepts:
+                    reach[form] = max(reach[form], max(family.lengths) + 1e-9)
+        return reach
+
     # -- optics -------------------------------------------------------------------------------
 
     def modules_for(
         self, info: CageInfo, speed: int, media: str, fabric_kind: str, lane: int | None
-    ) -> list[tuple[str, TransceiverModel]]:
-        """Modules that fit the cage and carry its bandwidth at the link's lane rate."""
+    ) -> list[tuple[float, str]]:
+        """Modules that fit the cage and carry its bandwidth at the link's lane rate, as
+        (reach, part), shortest reach first."""
         key = (info.form, info.ports, speed, media, fabric_kind, lane)
         found = self.module_cache.get(key)
         if found is not None:
             return found
         out = []
-        for part, module in sorted(self.catalog.transceivers.items()):
+        for part, module in self.catalog.transceivers.items():
             if lane is not None and module.lane_speed != lane:
                 continue
             if module.form not in FORM_ACCEPTS.get(info.form, frozenset()):
@@ -355,129 +437,209 @@ class _Cabler:
                 continue
             if module.speed != speed and info.ports != 1:
                 continue
-            out.append((part, module))
+            out.append((module.reach_m, part))
+        out.sort()
         self.module_cache[key] = out
         return out
 
-    def _optics(
-        self,
-        by_cage: dict[tuple[str, str], list[int]],
-        info_a: list[CageInfo],
-        info_b: list[CageInfo],
-        done: list[bool],
-        mediums: Mapping[str, str],
-    ) -> None:
+    def fiber_for(self, media: str, connector: str) -> str | None:
+        """The first fiber family (by catalog key) of this media and connector."""
+        key = (media, connector)
+        if key not in self.fiber_cache:
+            self.fiber_cache[key] = next(
+                (
+                    k
+                    for k, f in self.families
+                    if f.kind == "fiber" and f.media == media and f.a_form == connector
+                ),
+                None,
+            )
+        return self.fiber_cache[key]
+
+    def _optics(self, ends: _Ends, done: list[bool], mediums: Mapping[str, str]) -> None:
         links = self.fabric.links
+        info_a, info_b, cage_a, cage_b = ends.info_a, ends.info_b, ends.cage_a, ends.cage_b
         fabrics = {name: net.fabric for name, net in self.fabric.loaded.networks.items()}
-        parent: dict[tuple[str, str], tuple[str, str]] = {}
+        parent = list(range(len(ends.keys)))
 
-        def find(key: tuple[str, str]) -> tuple[str, str]:
-            root = key
-            while parent.get(root, root) != root:
+        def find(cage: int) -> int:
+            root = cage
+            while parent[root] != root:
                 root = parent[root]
-            while parent.get(key, key) != root:
-                parent[key], key = root, parent[key]
+            while parent[cage] != root:
+                parent[cage], cage = root, parent[cage]
             return root
-
-        reach_cache: dict[tuple[str, int, int, str, str, int | None], float] = {}
 
         def best_reach(
             info: CageInfo, speed: int, media: str, kind: str, lane: int | None
         ) -> float:
-            key = (info.form, info.ports, speed, media, kind, lane)
-            if key not in reach_cache:
-                modules = self.modules_for(info, speed, media, kind, lane)
-                reach_cache[key] = max((m.reach_m for _, m in modules), default=0.0)
-            return reach_cache[key]
+            modules = self.modules_for(info, speed, media, kind, lane)
+            return modules[-1][0] if modules else 0.0
 
-        def lane_of(i: int) -> int | None:
-            """A link runs at the SerDes rate of its switch end(s)."""
-            return info_a[i].lane_speed or info_b[i].lane_speed
-
+        # Multimode reach of a link's two ends, per kind of link.
+        mmf_cache: dict[tuple[CageInfo, CageInfo, int, str], float] = {}
         optical = [i for i in range(len(links)) if not done[i]]
         for i in optical:
-            ra, rb = find((links[i].a, info_a[i].cage)), find((links[i].b, info_b[i].cage))
+            ra, rb = find(cage_a[i]), find(cage_b[i])
             if ra != rb:
                 parent[ra] = rb
-        need: dict[tuple[str, str], int] = {}
+        need = [0] * len(parent)
         for i in optical:
             link = links[i]
-            kind = fabrics.get(link.network, "ethernet")
             forced = mediums.get(link.network, "auto")
             if forced == "multimode":
                 wanted = 1
             elif forced == "singlemode":
                 wanted = 2
             else:
-                mmf = min(
-                    best_reach(info_a[i], link.speed, "mmf", kind, lane_of(i)),
-                    best_reach(info_b[i], link.speed, "mmf", kind, lane_of(i)),
-                )
+                pair = (info_a[i], info_b[i], link.speed, link.network)
+                mmf = mmf_cache.get(pair)
+                if mmf is None:
+                    kind = fabrics.get(link.network, "ethernet")
+                    lane = info_a[i].lane_speed or info_b[i].lane_speed
+                    mmf = mmf_cache[pair] = min(
+                        best_reach(info_a[i], link.speed, "mmf", kind, lane),
+                        best_reach(info_b[i], link.speed, "mmf", kind, lane),
+                    )
                 wanted = 1 if link.distance_m <= mmf else 2
-            root = find((link.a, info_a[i].cage))
-            need[root] = max(need.get(root, 0), wanted)
+            root = find(cage_a[i])
+            if wanted > need[root]:
+                need[root] = wanted
         media_of = {1: "mmf", 2: "smf"}
-        chosen: dict[tuple[str, str], str] = {}
+        chosen: dict[int, str] = {}
+        # What a pair of modules needs between them, per (modules, speed): a cage's module
+        # carries the media of its connected set, so both ends of a link share it.
+        plans: dict[tuple[str, str, int], _FiberPlan] = {}
         for i in optical:
             link = links[i]
-            media = media_of[need[find((link.a, info_a[i].cage))]]
-            kind = fabrics.get(link.network, "ethernet")
-            parts = []
-            for device, info in ((link.a, info_a[i]), (link.b, info_b[i])):
-                key = (device, info.cage)
-                if key not in chosen:
-                    longest = max(links[j].distance_m for j in by_cage[key])
-                    modules = self.modules_for(info, link.speed, media, kind, lane_of(i))
-                    options = [(m.reach_m, p) for p, m in modules if m.reach_m >= longest]
-                    if not options:
-                        self.fail(
-                            f"no {media} transceiver for {device} cage {info.cage} ({info.form}, "
-                            f"{info.ports}x{link.speed}G) reaches {longest} m",
-                            link,
-                            "move the racks closer, or add a longer-reach module to the catalog",
-                        )
-                        chosen[key] = ""
-                    else:
-                        part = min(options)[1]
-                        chosen[key] = part
-                        self.fabric.modules.append(Module(device, info.cage, part, link.network))
-                parts.append(chosen[key])
-            link.a_module, link.b_module = parts
-            if not all(parts):
+            part_a = chosen.get(cage_a[i])
+            part_b = chosen.get(cage_b[i])
+            if part_a is None or part_b is None:
+                media = media_of[need[find(cage_a[i])]]
+                lane = info_a[i].lane_speed or info_b[i].lane_speed
+                if part_a is None:
+                    part_a = chosen[cage_a[i]] = self._module(
+                        link, link.a, info_a[i], ends.longest[cage_a[i]], media, lane
+                    )
+                if part_b is None:
+                    part_b = chosen[cage_b[i]] = self._module(
+                        link, link.b, info_b[i], ends.longest[cage_b[i]], media, lane
+                    )
+            link.a_module, link.b_module = part_a, part_b
+            if not part_a or not part_b:
                 continue
-            mod_a = self.catalog.transceivers[parts[0]]
-            mod_b = self.catalog.transceivers[parts[1]]
-            if mod_a.connector != mod_b.connector:
+            question = (part_a, part_b, link.speed)
+            plan = plans.get(question)
+            if plan is None:
+                plan = plans[question] = self._fiber_plan(part_a, part_b, link.speed)
+            if plan.fibers:
+                link.fibers = plan.fibers
+            if plan.problem:
+                self.fail(plan.problem, link)
+                continue
+            distance = link.distance_m
+            cut = plan.cuts.get(distance)
+            if cut is None:
+                length = _round_up(plan.lengths, distance)
+                cut = plan.cuts[distance] = () if length is None else (length, plan.parts[length])
+            if not cut:
                 self.fail(
-                    f"{parts[0]} ({mod_a.connector}) and {parts[1]} ({mod_b.connector}) cannot be joined by one fiber",
+                    f"{link.a} -> {link.b} needs {distance} m of fiber; the longest "
+                    f"{plan.family} is {plan.lengths[-1]} m",
                     link,
                 )
                 continue
-            fibers = max(
-                1, (mod_a.connectors or mod_a.ports) * link.speed // (mod_a.ports * mod_a.speed)
+            length, part = cut
+            link.cable = Cable("", part, plan.family, plan.media, "fiber", length, 1, plan.fibers)
+
+    def _module(
+        self,
+        link: Link,
+        device: str,
+        info: CageInfo,
+        longest: float,
+        media: str,
+        lane: int | None,
+    ) -> str:
+        """The transceiver of one cage, plugged in: the shortest-reach module (then the first
+        part) that fits it, carries its bandwidth and reaches its longest link; "" (and a
+        problem) when none does. Memoized per question: cages repeat by the thousand."""
+        question = (info, link.speed, media, link.network, lane, longest)
+        part = self.picks.get(question)
+        if not part:
+            part = self.picks[question] = self._pick(link, device, info, longest, media, lane)
+        if part:
+            self.fabric.modules.append(Module(device, info.cage, part, link.network))
+        return part
+
+    def _pick(
+        self,
+        link: Link,
+        device: str,
+        info: CageInfo,
+        longest: float,
+        media: str,
+        lane: int | None,
+    ) -> str:
+        network = self.fabric.loaded.networks.get(link.network)
+        kind = network.fabric if network is not None else "ethernet"
+        modules = self.modules_for(info, link.speed, media, kind, lane)
+        at = bisect.bisect_left(modules, (longest,))
+        if at == len(modules):
+            self.fail(
+                f"no {media} transceiver for {device} cage {info.cage} ({info.form}, "
+                f"{info.ports}x{link.speed}G) reaches {longest} m",
+                link,
+                "move the racks closer, or add a longer-reach module to the catalog",
             )
-            link.fibers = fibers
-            family_key = next(
-                (
-                    k
-                    for k, f in self.families
-                    if f.kind == "fiber" and f.media == media and f.a_form == mod_a.connector
-                ),
-                None,
+            return ""
+        return modules[at][1]
+
+    def _fiber_plan(self, part_a: str, part_b: str, speed: int) -> _FiberPlan:
+        """Fibers per link between two modules (an unsplit 800G over twin-port optics: 2) and
+        the fiber family that joins them, or the problem."""
+        mod_a = self.catalog.transceivers[part_a]
+        mod_b = self.catalog.transceivers[part_b]
+        if mod_a.connector != mod_b.connector:
+            return _FiberPlan(
+                problem=f"{part_a} ({mod_a.connector}) and {part_b} ({mod_b.connector}) "
+                "cannot be joined by one fiber"
             )
-            if family_key is None:
-                self.fail(f"no {media} {mod_a.connector} fiber in the catalog", link)
-                continue
-            family = self.catalog.cables[family_key]
-            length = _round_up(self.lengths[family_key], link.distance_m)
-            if length is None:
-                self.fail(
-                    f"{link.a} -> {link.b} needs {link.distance_m} m of fiber; the longest "
-                    f"{family_key} is {self.lengths[family_key][-1]} m",
-                    link,
-                )
-                continue
-            link.cable = self.new_cable(link, family_key, family, length, 1, fibers)
+        media = mod_a.media
+        fibers = max(1, (mod_a.connectors or mod_a.ports) * speed // (mod_a.ports * mod_a.speed))
+        family = self.fiber_for(media, mod_a.connector)
+        if family is None:
+            return _FiberPlan(fibers, problem=f"no {media} {mod_a.connector} fiber in the catalog")
+        parts = self.catalog.cables[family].lengths
+        return _FiberPlan(fibers, family, media, self.lengths[family], parts)
+
+
+@dataclass(frozen=True, slots=True)
+class _FiberPlan:
+    """The fiber between a pair of modules, with the (length, part) of each run seen so far
+    (() when none reaches)."""
+
+    fibers: int = 0  # 0: the modules do not meet
+    family: str = ""
+    media: str = ""
+    lengths: list[float] = field(default_factory=list)
+    parts: Mapping[float, str] = field(default_factory=dict)
+    problem: str = ""
+    cuts: dict[float, tuple[float, str] | tuple[()]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class _Ends:
+    """Both ends of every link (see _Cabler.run)."""
+
+    info_a: list[CageInfo]
+    info_b: list[CageInfo]
+    cage_a: list[int]
+    cage_b: list[int]
+    keys: list[tuple[str, str]]  # cage -> (device, cage name)
+    members: list[list[int]]  # cage -> its links
+    longest: list[float]  # cage -> its longest run
+    forms: list[str]  # cage -> its form (as its first link sees it)
 
 
 def cable_design(fabric: Fabric, problems: list[Diagnostic]) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from fabricc.collector import fewer_collections
 from fabricc.errors import DesignError, Diagnostic, error, raise_if_errors
 from fabricc.ir import Fabric
 from fabricc.spec.loader import LoadedSpec
@@ -55,12 +56,13 @@ def synthesize(loaded: LoadedSpec, stage: Stage = quiet) -> Fabric:
     tier) instead of failing.
     """
     guests: dict[str, Guests] = {}
-    for _ in range(MAX_PASSES):
-        try:
-            return _synthesize(loaded, stage, guests)
-        except _MoreGuests as more:
-            guests = more.guests
-    return _synthesize(loaded, stage, guests, last=True)
+    with fewer_collections():
+        for _ in range(MAX_PASSES):
+            try:
+                return _synthesize(loaded, stage, guests)
+            except _MoreGuests as more:
+                guests = more.guests
+        return _synthesize(loaded, stage, guests, last=True)
 
 
 def _guest_demand(fabric: Fabric) -> dict[str, Guests]:

@@ -14,7 +14,10 @@ class PortBook:
         self.used: dict[str, set[str]] = {}
 
     def take(self, device: str, port: str) -> bool:
-        ports = self.used.setdefault(device, set())
+        ports = self.used.get(device)
+        if ports is None:  # no empty set made per call: fabrics take a million ports
+            self.used[device] = {port}
+            return True
         if port in ports:
             return False
         ports.add(port)

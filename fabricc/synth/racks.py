@@ -66,6 +66,7 @@ class RackPlan:
     def fits(self, device: Device, budget_w: int) -> bool:
         return (
             self.power_w + device.power_w <= budget_w
+            and self.used.count(False) >= device.height_u  # a full rack is passed over at once
             and self._slot(device.height_u, top=True) is not None
         )
 
