@@ -10,7 +10,10 @@ a design fills or appends instead of renumbering:
     in equal blocks, one per node group in spec order (as many blocks as the next power of two),
     and a host takes the address of its index in its group's block;
   * loopbacks and ASNs for switches of routed (ethernet compute/storage) fabrics, RFC 7938 style:
-    leaves one ASN each, the spines of one pod and plane share one, the cores of a plane one;
+    leaves one ASN each, the spines of one pod and plane share one, the cores of a plane one.
+    Leaves count up from the start of each pool and spines, then cores, down from its end, so
+    adding leaves never moves a spine's values and adding spines (a growth that doubles them)
+    or a core tier never moves a leaf's;
   * /31s for host and switch-to-switch links of routed fabrics (switch links only when
     addressing.p2p is set; otherwise BGP unnumbered).
 """
@@ -34,21 +37,29 @@ class PoolExhausted(Exception):
 
 
 class _Pool:
-    def __init__(self, cidr: str, *, skip_first: int = 0) -> None:
+    def __init__(self, cidr: str, *, skip_first: int = 0, skip_last: int = 0) -> None:
         self.network = ipaddress.ip_network(cidr)
         self.base = int(self.network.network_address)
         self.size = self.network.num_addresses
         self.next = skip_first
+        self.end = self.size - skip_last  # take_last() hands out addresses below this offset
         self.cls = type(self.network.network_address)
 
     def take(self, block: int = 1) -> int:
         if self.next % block:
             self.next += block - self.next % block
-        if self.next + block > self.size:
+        if self.next + block > self.end:
             raise PoolExhausted
         value = self.base + self.next
         self.next += block
         return value
+
+    def take_last(self) -> int:
+        """One address from the top of the pool, below those taken from the top before."""
+        if self.end <= self.next:
+            raise PoolExhausted
+        self.end -= 1
+        return self.base + self.end
 
     def text(self, value: int) -> str:
         return str(self.cls(value))
@@ -130,9 +141,46 @@ def _inband(fabric: Fabric, problems: list[Diagnostic]) -> None:
         fabric.devices[name].inband_ip = pool.text(pool.base + offset)
 
 
+class _AsnsExhausted(Exception):
+    def __init__(self, needed: int) -> None:
+        super().__init__(needed)
+        self.needed = needed
+
+
+def _routed_identities(
+    fabric: Fabric, name: str, loopbacks: _Pool, loopbacks_v6: _Pool | None, asns: range
+) -> None:
+    """Loopbacks and ASNs of one routed network from its share of the pools: leaves count up
+    from the start of each share, spines and then cores down from its end."""
+    devices = fabric.devices
+    topology = fabric.networks[name]
+    up, down = 0, len(asns) - 1  # next leaf ASN, next spine or core ASN (indices into asns)
+    shared: dict[tuple[str, int | None, int | None], int] = {}
+    for tier in ("leaf", "spine", "core"):
+        leaf = tier == "leaf"
+        for switch_name in topology.switches.get(tier, []):
+            device = devices[switch_name]
+            device.loopback = loopbacks.text(loopbacks.take() if leaf else loopbacks.take_last())
+            if loopbacks_v6 is not None:
+                device.loopback_v6 = loopbacks_v6.text(
+                    loopbacks_v6.take() if leaf else loopbacks_v6.take_last()
+                )
+            if leaf:
+                number = up
+                up += 1
+            else:
+                key = (tier, device.plane, device.pod if tier == "spine" else None)
+                if key not in shared:
+                    shared[key] = down
+                    down -= 1
+                number = shared[key]
+            if up > down + 1:
+                raise _AsnsExhausted(up + len(asns) - 1 - down)
+            device.asn = asns[number]
+
+
 def assign_addresses(fabric: Fabric, problems: list[Diagnostic]) -> None:
     spec = fabric.loaded.spec.addressing
-    devices = fabric.devices
 
     _management(fabric, problems)
     _inband(fabric, problems)
@@ -140,43 +188,50 @@ def assign_addresses(fabric: Fabric, problems: list[Diagnostic]) -> None:
     routed = list(_routed_networks(fabric))
     if not routed:
         return
-    # Skip the pool's network address: a /32 loopback on 10.0.0.0 works but confuses people.
-    loopbacks = _Pool(spec.loopbacks, skip_first=1)
-    loopbacks_v6 = _Pool(spec.loopbacks_v6, skip_first=1) if spec.loopbacks_v6 else None
-    asn_next = spec.asn.first
-    shared: dict[tuple[str, str, int | None, int | None], int] = {}
+    # Each routed network gets an equal share of the loopback and ASN pools (as many shares as
+    # the next power of two), so growing one network never moves another's values.
+    shares = max(0, len(routed) - 1).bit_length()
     try:
-        for name in routed:
-            topology = fabric.networks.get(name)
-            if topology is None:
-                continue
-            for tier in ("core", "spine", "leaf"):
-                for switch_name in topology.switches.get(tier, []):
-                    device = devices[switch_name]
-                    device.loopback = loopbacks.text(loopbacks.take())
-                    if loopbacks_v6 is not None:
-                        device.loopback_v6 = loopbacks_v6.text(loopbacks_v6.take())
-                    key = (name, tier, device.plane, device.pod if tier == "spine" else None)
-                    if tier == "leaf":
-                        device.asn = asn_next
-                        asn_next += 1
-                    else:
-                        if key not in shared:
-                            shared[key] = asn_next
-                            asn_next += 1
-                        device.asn = shared[key]
-    except PoolExhausted:
-        _fail(fabric, problems, "loopbacks", "the switches of routed fabrics", "more loopbacks")
-    if asn_next - 1 > spec.asn.last:
-        path = ("addressing", "asn", "last")
-        problems.append(
-            error(
-                f"ASN pool exhausted: {asn_next - spec.asn.first} ASNs needed, "
-                f"{spec.asn.last - spec.asn.first + 1} available",
-                path=format_path(path),
-                location=fabric.loaded.source.value(path),
-            )
+        loopback_blocks = list(ipaddress.ip_network(spec.loopbacks).subnets(shares))
+        loopback_v6_blocks = (
+            list(ipaddress.ip_network(spec.loopbacks_v6).subnets(shares))
+            if spec.loopbacks_v6
+            else []
         )
+    except ValueError:  # a pool too small to split
+        _fail(fabric, problems, "loopbacks", f"{len(routed)} routed networks", "a share each")
+        return
+    asn_share = (spec.asn.last - spec.asn.first + 1) >> shares
+    for number, name in enumerate(routed):
+        topology = fabric.networks.get(name)
+        if topology is None:
+            continue
+        first_asn = spec.asn.first + number * asn_share
+        try:
+            _routed_identities(
+                fabric,
+                name,
+                # skip each block's first and last addresses: a /32 loopback on 10.0.0.0 or on
+                # a broadcast address works but confuses people
+                _Pool(str(loopback_blocks[number]), skip_first=1, skip_last=1),
+                _Pool(str(loopback_v6_blocks[number]), skip_first=1, skip_last=1)
+                if loopback_v6_blocks
+                else None,
+                range(first_asn, first_asn + asn_share),
+            )
+        except PoolExhausted:
+            _fail(fabric, problems, "loopbacks", f"the switches of {name}", "more loopbacks")
+        except _AsnsExhausted as exc:
+            path = ("addressing", "asn", "last")
+            problems.append(
+                error(
+                    f"ASN pool exhausted: the switches of {name} need {exc.needed} ASNs, its "
+                    f"share of the pool has {asn_share}",
+                    path=format_path(path),
+                    location=fabric.loaded.source.value(path),
+                    hint="widen addressing.asn (first..last)",
+                )
+            )
 
     host_pool = _Pool(spec.hosts)
     p2p_pool = _Pool(spec.p2p) if spec.p2p else None

@@ -1,0 +1,66 @@
+"""Loopbacks and ASNs of routed fabrics: where each tier takes its values from its network's
+share of the pools, and the error when a share runs out."""
+
+from __future__ import annotations
+
+import ipaddress
+from pathlib import Path
+
+import pytest
+
+from fabricc.errors import FabriccError
+from fabricc.ir import Fabric
+from tests.support import EXAMPLES, compile_text, compiled
+
+
+def switches(fabric: Fabric, network: str, role: str) -> list[tuple[str, int]]:
+    return [
+        (str(d.loopback), int(d.asn or 0))
+        for d in fabric.devices.values()
+        if d.kind == "switch" and d.network == network and d.role == role
+    ]
+
+
+def test_leaves_count_up_and_spines_down_within_one_network() -> None:
+    fabric, _ = compiled("roce-lab")
+    spec = fabric.loaded.spec.addressing
+    pool = ipaddress.ip_network(spec.loopbacks)
+    leaves = switches(fabric, "fabric", "leaf")
+    spines = switches(fabric, "fabric", "spine")
+    # one routed network: the whole pool is its share; first and last addresses skipped
+    assert [lo for lo, _ in leaves] == [str(pool[1 + i]) for i in range(len(leaves))]
+    assert [lo for lo, _ in spines] == [str(pool[-2 - i]) for i in range(len(spines))]
+    assert [asn for _, asn in leaves] == [spec.asn.first + i for i in range(len(leaves))]
+    # the spines of one plane and pod share the last ASN (RFC 7938)
+    assert {asn for _, asn in spines} == {spec.asn.last}
+
+
+def test_each_routed_network_has_its_own_share() -> None:
+    fabric, _ = compiled("gb300-nvl72-spectrum-x")
+    spec = fabric.loaded.spec.addressing
+    routed = sorted({str(d.network) for d in fabric.devices.values() if d.asn is not None})
+    assert routed == ["compute", "storage"]
+    # two networks: the pools split in halves, in spec order (compute first)
+    half = (spec.asn.last - spec.asn.first + 1) // 2
+    low, high = ipaddress.ip_network(spec.loopbacks).subnets(1)
+    for network, block, first in (("compute", low, spec.asn.first), ("storage", high, None)):
+        first = spec.asn.first + half if first is None else first
+        leaves = switches(fabric, network, "leaf")
+        assert min(asn for _, asn in leaves) == first
+        assert max(asn for _, asn in switches(fabric, network, "spine")) == first + half - 1
+        assert all(ipaddress.ip_address(lo) in block for lo, _ in leaves)
+
+
+def test_asn_share_exhausted_is_an_error(tmp_path: Path) -> None:
+    text = (EXAMPLES / "roce-lab.yaml").read_text()
+    fabric, _ = compiled("roce-lab")
+    asn = fabric.loaded.spec.addressing.asn
+    leaves = len(switches(fabric, "fabric", "leaf"))
+    # the leaves fit, the spines' shared ASN does not
+    assert "\naddressing:" not in text
+    text += f"addressing:\n  asn: {{first: {asn.first}, last: {asn.first + leaves - 1}}}\n"
+    with pytest.raises(FabriccError) as caught:
+        compile_text(text, tmp_path)
+    message = str(caught.value)
+    assert f"the switches of fabric need {leaves + 1} ASNs" in message
+    assert f"its share of the pool has {leaves}" in message
