@@ -12,12 +12,13 @@ from dataclasses import dataclass
 
 from fabricc.catalog.models import SwitchModel
 from fabricc.errors import Diagnostic, error
-from fabricc.ir import ENDPOINT_LEAF, Device, Fabric, LeafClass, Link, NetworkTopology
+from fabricc.ir import ENDPOINT_LEAF, Fabric, LeafClass, Link, NetworkTopology
 from fabricc.spec.resolve import Attachment, ResolvedNetwork, general_cages, switch_port_speeds
 from fabricc.spec.yamlsource import DataPath, format_path
-from fabricc.synth.naming import format_name, switch_port
+from fabricc.synth.naming import switch_port
 from fabricc.synth.nodes import Endpoint, GroupPlan
 from fabricc.synth.portbook import PortBook
+from fabricc.synth.switches import add_switch
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,32 +141,7 @@ class FamilyBuilder:
 
     def new_switch(self, role: str, **fields: int | None) -> str:
         model = self.net.switch_models["leaf" if role == "leaf" else "spine"]
-        pattern = getattr(self.spec.hostnames, role)
-        index = len(self.topology.switches.setdefault(role, []))
-        values = {k: (v + 1 if v is not None else 0) for k, v in fields.items()}
-        name = format_name(
-            pattern, network=self.net.name, role=role, n=index + 1, i=index, **values
-        )
-        switch = self.catalog.switches[model]
-        self.fabric.add(
-            Device(
-                name=name,
-                kind="switch",
-                model=model,
-                role=role,
-                index=index,
-                network=self.net.name,
-                su=fields.get("su"),
-                rail=fields.get("rail"),
-                plane=fields.get("plane"),
-                pod=fields.get("pod"),
-                height_u=switch.height_u,
-                power_w=switch.power_w,
-                spec_path=(*self.net.path, "switches", role),
-            )
-        )
-        self.topology.switches[role].append(name)
-        return name
+        return add_switch(self.fabric, self.topology, self.net, role, model, **fields)
 
     def link(self, link: Link) -> None:
         ok_a = self.book.take(link.a, link.a_port)

@@ -35,7 +35,6 @@ from fabricc.ir import (
     LEAF_SPINE,
     PEER,
     SPINE_CORE,
-    Device,
     Fabric,
     LeafClass,
     Link,
@@ -51,10 +50,11 @@ from fabricc.spec.resolve import (
     switch_port_speeds,
 )
 from fabricc.spec.yamlsource import DataPath, format_path
-from fabricc.synth.naming import format_name, switch_port
+from fabricc.synth.naming import switch_port
 from fabricc.synth.nodes import Endpoint, GroupPlan
 from fabricc.synth.portbook import PortBook
 from fabricc.synth.sizing import MIN_SPINES, Guests, symmetric_width
+from fabricc.synth.switches import add_switch
 
 
 @dataclass(slots=True)
@@ -346,32 +346,7 @@ class FatTreeBuilder:
     # -- leaves and endpoint links ---------------------------------------------------------------
 
     def _new_switch(self, role: str, model: str, **fields: int | None) -> str:
-        pattern = getattr(self.spec.hostnames, role)
-        index = len(self.topology.switches.setdefault(role, []))
-        values = {k: (v + 1 if v is not None else 0) for k, v in fields.items()}
-        name = format_name(
-            pattern, network=self.net.name, role=role, n=index + 1, i=index, **values
-        )
-        switch = self.catalog.switches[model]
-        self.fabric.add(
-            Device(
-                name=name,
-                kind="switch",
-                model=model,
-                role=role,
-                index=index,
-                network=self.net.name,
-                su=fields.get("su"),
-                rail=fields.get("rail"),
-                plane=fields.get("plane"),
-                pod=fields.get("pod"),
-                height_u=switch.height_u,
-                power_w=switch.power_w,
-                spec_path=(*self.net.path, "switches", role),
-            )
-        )
-        self.topology.switches[role].append(name)
-        return name
+        return add_switch(self.fabric, self.topology, self.net, role, model, **fields)
 
     def _make_leaves(self, cls: _Class, plane: int) -> list[str]:
         model = self.net.switch_models["leaf"]
@@ -906,18 +881,4 @@ class _Block:
     target: int  # groups the core is sized for (spines_for_sus adds future ones)
 
 
-def build_network(
-    fabric: Fabric,
-    network: ResolvedNetwork,
-    plans: dict[str, GroupPlan],
-    book: PortBook,
-    problems: list[Diagnostic],
-    guests: Guests | None = None,
-) -> NetworkTopology:
-    builder = FatTreeBuilder(fabric, network, plans, book, problems, guests)
-    builder.build()
-    fabric.networks[network.name] = builder.topology
-    return builder.topology
-
-
-__all__ = ["Endpoint", "build_network"]
+__all__ = ["Endpoint", "FatTreeBuilder"]

@@ -10,9 +10,9 @@ from fabricc.errors import Diagnostic
 from fabricc.ir import Fabric, NetworkTopology
 from fabricc.spec.resolve import ResolvedNetwork
 from fabricc.spec.topology import DRAGONFLY_PLUS, RAIL_ONLY, TORUS
-from fabricc.synth import fattree
 from fabricc.synth.dragonfly import DragonflyBuilder
 from fabricc.synth.family import FamilyBuilder
+from fabricc.synth.fattree import FatTreeBuilder
 from fabricc.synth.nodes import GroupPlan
 from fabricc.synth.portbook import PortBook
 from fabricc.synth.railonly import RailOnlyBuilder
@@ -35,9 +35,11 @@ def build_network(
     guests: Guests | None = None,
 ) -> NetworkTopology:
     family = FAMILIES.get(network.spec.topology)
-    if family is None:
-        return fattree.build_network(fabric, network, plans, book, problems, guests)
-    builder = family(fabric, network, plans, book, problems)
+    builder: FatTreeBuilder | FamilyBuilder = (
+        FatTreeBuilder(fabric, network, plans, book, problems, guests)
+        if family is None
+        else family(fabric, network, plans, book, problems)
+    )
     builder.build()
     fabric.networks[network.name] = builder.topology
     return builder.topology
