@@ -365,3 +365,20 @@ def test_dragonfly_plus_without_rails_packs_leaves(tmp_path: Path) -> None:
     switches, links = counts(fabric)
     assert switches == {"leaf": 16, "spine": 16}
     assert (links[ENDPOINT_LEAF], links[LEAF_SPINE], links[GLOBAL]) == (512, 512, 252)
+
+
+@pytest.mark.parametrize(
+    ("example", "family"),
+    [
+        ("torus-3d-h100", "torus"),
+        ("dragonfly-plus-h100", "dragonfly-plus"),
+        ("roce-lab", "fat-tree"),
+    ],
+)
+def test_report_names_each_network_topology(example: str, family: str) -> None:
+    from fabricc.emit.report import network_rows
+    from fabricc.emit.summary import summary
+
+    fabric, _ = compiled(example)
+    rows = network_rows(summary(fabric))
+    assert family in {row["topology"] for row in rows}

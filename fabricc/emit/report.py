@@ -149,6 +149,7 @@ def network_rows(data: dict[str, Any]) -> list[dict[str, Any]]:
                 "name": name,
                 "role": net["role"],
                 "fabric": net["fabric"],
+                "topology": net.get("topology", "fat-tree"),
                 "tiers": net["tiers"],
                 "planes": net["planes"],
                 "sus": net["scalable_units"] or "",
