@@ -16,7 +16,7 @@ from collections import Counter
 from fabricc.catalog.models import NodeModel, SwitchModel
 from fabricc.errors import Diagnostic, error
 from fabricc.ir import MGMT, UPLINK, Device, Fabric, Link, NetworkTopology
-from fabricc.spec.resolve import ResolvedNetwork, switch_port_speeds
+from fabricc.spec.resolve import ResolvedNetwork, best_speed, switch_port_speeds
 from fabricc.spec.yamlsource import format_path
 from fabricc.synth.naming import PDU_PORT, POWER_SHELF_PORT, format_name, switch_port
 from fabricc.synth.portbook import PortBook
@@ -301,16 +301,26 @@ def connect_uplinks(
         turn = j * spec.uplinks_per_switch + k
         return (turn + r) % width, (turn // width) * regions + r
 
+    pairs: dict[tuple[str, str], int | None] = {}  # (model, target model) -> uplink speed
+
+    def speed_between(model: str, target_model: str) -> int | None:
+        found = pairs.get((model, target_model), -1)
+        if found == -1:
+            found = pairs[(model, target_model)] = uplink_speed(
+                catalog.switches[model], catalog.switches[target_model]
+            )
+        return found
+
     claimed: dict[tuple[str, int], str] = {}
     places = PortBook()  # the target ports free before any uplink: where the places count
     places.used = {target: set(book.used.get(target, set())) for target in targets}
     for name in switches if oob else []:
-        model = catalog.switches[fabric.devices[name].model]
+        model_name = fabric.devices[name].model
         for k in range(spec.uplinks_per_switch):
             at, nth = turn_of(name, k)
             target = targets[at]
             target_model = catalog.switches[fabric.devices[target].model]
-            speed = uplink_speed(model, target_model)
+            speed = speed_between(model_name, fabric.devices[target].model)
             if speed is not None:
                 breakout = switch_port_speeds(target_model)[speed]
                 port = _free_port(places, target, target_model, breakout, nth)
@@ -320,34 +330,38 @@ def connect_uplinks(
                     claimed[(name, k)] = port
     for position, name in enumerate(switches):
         turn = position * spec.uplinks_per_switch
-        model = catalog.switches[fabric.devices[name].model]
+        model_name = fabric.devices[name].model
+        model = catalog.switches[model_name]
         up_groups = [g for g in model.port_groups if g.use == "uplink"]
+        own_speeds = switch_port_speeds(model, uplink_group=bool(up_groups))
+        up_ports = sum(g.count for g in up_groups)
+        first_cage = (
+            sum(g.count for g in model.port_groups[: model.port_groups.index(up_groups[0])])
+            if up_groups
+            else 0
+        )
         for k in range(spec.uplinks_per_switch):
             target = targets[turn_of(name, k)[0] if oob else turn % width]
             turn += 1
             target_model = catalog.switches[fabric.devices[target].model]
-            target_speeds = switch_port_speeds(target_model)
-            own_speeds = switch_port_speeds(model, uplink_group=bool(up_groups))
-            speed = uplink_speed(model, target_model)
+            speed = speed_between(model_name, fabric.devices[target].model)
             if speed is None:
                 fail(f"{name} and {target} share no port speed for an uplink")
                 return
             if up_groups:
-                first_cage = sum(
-                    g.count for g in model.port_groups[: model.port_groups.index(up_groups[0])]
-                )
-                if k >= sum(g.count for g in up_groups):
+                if k >= up_ports:
                     fail(
-                        f"{model.part_number} has only {sum(g.count for g in up_groups)} uplink ports",
+                        f"{model.part_number} has only {up_ports} uplink ports",
                         (*network.path, "uplinks_per_switch"),
                     )
                     return
-                local: str | None = switch_port(first_cage, k, 1)
-                book.take(name, switch_port(first_cage, k, 1))
+                own = switch_port(first_cage, k, 1)
+                book.take(name, own)
+                local: str | None = own
             else:
                 local = _free_port(book, name, model, own_speeds[speed])
             remote = claimed.get((name, k)) or _free_port(
-                book, target, target_model, target_speeds[speed]
+                book, target, target_model, switch_port_speeds(target_model)[speed]
             )
             if local is None or remote is None:
                 fail(
@@ -364,8 +378,7 @@ def uplink_speed(model: SwitchModel, target: SwitchModel) -> int | None:
     highest both can run."""
     up_groups = any(g.use == "uplink" for g in model.port_groups)
     own = switch_port_speeds(model, uplink_group=up_groups)
-    common = set(own) & set(switch_port_speeds(target))
-    return max(common) if common else None
+    return best_speed(list(own), switch_port_speeds(target))
 
 
 def _free_port(
