@@ -26,6 +26,8 @@ SINK = -2
 class Split:
     name: str  # "units" (endpoints in design order) or "rails"
     first: frozenset[int]  # attachment indices of the first half
+    first_gbps: tuple[int, ...]  # per switch, endpoint Gb/s of the first half attached to it
+    second_gbps: tuple[int, ...]  # the same for the second half
 
 
 def splits(graph: PlaneGraph) -> list[Split]:
@@ -35,15 +37,28 @@ def splits(graph: PlaneGraph) -> list[Split]:
     if len(ports) < 2:
         return []
     found = [
-        Split("units", _half(ports, sorted(range(len(ports)), key=lambda i: _unit_key(ports[i]))))
+        _split(
+            graph,
+            "units",
+            _half(ports, sorted(range(len(ports)), key=lambda i: _unit_key(ports[i]))),
+        )
     ]
     rails = {p.rail for p in ports if p.rail is not None}
     if len(rails) > 1:
         ordered = sorted(
             range(len(ports)), key=lambda i: (_rail_key(ports[i]), _unit_key(ports[i]))
         )
-        found.append(Split("rails", _half(ports, ordered)))
+        found.append(_split(graph, "rails", _half(ports, ordered)))
     return found
+
+
+def _split(graph: PlaneGraph, name: str, first: frozenset[int]) -> Split:
+    """The split with its per-switch endpoint Gb/s on either side, summed once."""
+    one = [0] * len(graph.names)
+    two = [0] * len(graph.names)
+    for number, port in enumerate(graph.attachments):
+        (one if number in first else two)[port.switch] += port.gbps
+    return Split(name, first, tuple(one), tuple(two))
 
 
 def _unit_key(port: Attachment) -> tuple[int, str]:
@@ -78,17 +93,12 @@ def max_flow(
     `start` is any colouring of the switches (the refinement classes of the undamaged graph
     make it fast); refining it with each switch's endpoint bandwidth on either side gives an
     equitable partition, and max-flow on its quotient graph is max-flow on the whole."""
-    size = len(weighted.neighbours)
-    first = [0] * size
-    second = [0] * size
-    for number, port in enumerate(graph.attachments):
-        if number in lost:
-            continue
-        if number in split.first:
-            first[port.switch] += port.gbps
-        else:
-            second[port.switch] += port.gbps
-    classes = refine(weighted, [(start[v], first[v], second[v]) for v in range(size)])
+    first = list(split.first_gbps)
+    second = list(split.second_gbps)
+    for number in lost:
+        port = graph.attachments[number]
+        (first if number in split.first else second)[port.switch] -= port.gbps
+    classes = refine(weighted, list(zip(start, first, second, strict=True)))
     colours = classes.colours
     if not any(first) or not any(second):
         return 0, colours
