@@ -36,18 +36,12 @@ def splits(graph: PlaneGraph) -> list[Split]:
     ports = graph.attachments
     if len(ports) < 2:
         return []
-    found = [
-        _split(
-            graph,
-            "units",
-            _half(ports, sorted(range(len(ports)), key=lambda i: _unit_key(ports[i]))),
-        )
-    ]
+    units = [_unit_key(port) for port in ports]
+    found = [_split(graph, "units", _half(ports, sorted(range(len(ports)), key=units.__getitem__)))]
     rails = {p.rail for p in ports if p.rail is not None}
     if len(rails) > 1:
-        ordered = sorted(
-            range(len(ports)), key=lambda i: (_rail_key(ports[i]), _unit_key(ports[i]))
-        )
+        keyed = [(_rail_key(port), unit) for port, unit in zip(ports, units, strict=True)]
+        ordered = sorted(range(len(ports)), key=keyed.__getitem__)
         found.append(_split(graph, "rails", _half(ports, ordered)))
     return found
 
