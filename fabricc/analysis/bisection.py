@@ -10,7 +10,7 @@ that quotient, which has the same value as on the full graph.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 import networkx as nx
@@ -80,19 +80,23 @@ def max_flow(
     start: Sequence[int],
     split: Split,
     lost: frozenset[int] = frozenset(),
+    touched: Collection[int] | None = None,
 ) -> tuple[int, list[int]]:
     """Gb/s from the first half of the endpoints to the second (`lost` attachments are gone),
     and the refinement classes used.
 
     `start` is any colouring of the switches (the refinement classes of the undamaged graph
     make it fast); refining it with each switch's endpoint bandwidth on either side gives an
-    equitable partition, and max-flow on its quotient graph is max-flow on the whole."""
+    equitable partition, and max-flow on its quotient graph is max-flow on the whole.
+    `touched` (when given) says `start` is equitable for `weighted` but at those switches,
+    which lets refinement begin where the halves and the changes are."""
     first = list(split.first_gbps)
     second = list(split.second_gbps)
     for number in lost:
         port = graph.attachments[number]
         (first if number in split.first else second)[port.switch] -= port.gbps
-    classes = refine(weighted, list(zip(start, first, second, strict=True)))
+    coloured = list(zip(start, first, second, strict=True))
+    classes = refine(weighted, coloured, None if touched is None else start, touched or ())
     colours = classes.colours
     if not any(first) or not any(second):
         return 0, colours
