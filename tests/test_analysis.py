@@ -146,6 +146,29 @@ def test_refinement_classes_are_equitable() -> None:
                 assert seen.setdefault(colours[v], totals) == totals
 
 
+@pytest.mark.parametrize("example", ["superpod-h100-4su", "spectrum-x-2plane"])
+def test_refinement_from_a_stable_colouring_equals_refinement_from_scratch(example: str) -> None:
+    """Starting from an equitable colouring (touched: the switches whose links changed since)
+    gives the very same classes, numbered alike, as refining from the start colours alone."""
+    fabric, _ = compiled(example, "never")
+    for name in fabric.networks:
+        for graph in plane_graphs(fabric, name):
+            whole = Weighted.of(graph.adjacency)
+            attached = graph.attached()
+            base = refine(whole, list(zip(graph.roles, attached, strict=True))).colours
+            damaged: list[tuple[Weighted, set[int]]] = [(whole, set())]
+            for v in (0, len(graph.names) // 2, len(graph.names) - 1):
+                damaged.append((whole.without_node(v), {v, *whole.neighbours[v]}))
+                for u in whole.neighbours[v][:1]:
+                    damaged.append((whole.with_weight(v, u, 1), {v, u}))
+                    damaged.append((whole.with_weight(v, u, 0), {v, u}))
+            for split in splits(graph):
+                start = list(zip(base, split.first_gbps, split.second_gbps, strict=True))
+                for weighted, touched in damaged:
+                    scratch = refine(weighted, start)
+                    assert refine(weighted, start, base, touched) == scratch, name
+
+
 def test_switch_hops_by_tiers(tmp_path: Path) -> None:
     one_leaf = compute_of(fabric_of(tmp_path, 4))
     assert one_leaf["max_switch_hops"] == 3  # 4 nodes, 8 rail leaves: rail to rail via a spine

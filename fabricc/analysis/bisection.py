@@ -10,7 +10,7 @@ that quotient, which has the same value as on the full graph.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 import networkx as nx
@@ -26,6 +26,8 @@ SINK = -2
 class Split:
     name: str  # "units" (endpoints in design order) or "rails"
     first: frozenset[int]  # attachment indices of the first half
+    first_gbps: tuple[int, ...]  # per switch, endpoint Gb/s of the first half attached to it
+    second_gbps: tuple[int, ...]  # the same for the second half
 
 
 def splits(graph: PlaneGraph) -> list[Split]:
@@ -34,16 +36,23 @@ def splits(graph: PlaneGraph) -> list[Split]:
     ports = graph.attachments
     if len(ports) < 2:
         return []
-    found = [
-        Split("units", _half(ports, sorted(range(len(ports)), key=lambda i: _unit_key(ports[i]))))
-    ]
+    units = [_unit_key(port) for port in ports]
+    found = [_split(graph, "units", _half(ports, sorted(range(len(ports)), key=units.__getitem__)))]
     rails = {p.rail for p in ports if p.rail is not None}
     if len(rails) > 1:
-        ordered = sorted(
-            range(len(ports)), key=lambda i: (_rail_key(ports[i]), _unit_key(ports[i]))
-        )
-        found.append(Split("rails", _half(ports, ordered)))
+        keyed = [(_rail_key(port), unit) for port, unit in zip(ports, units, strict=True)]
+        ordered = sorted(range(len(ports)), key=keyed.__getitem__)
+        found.append(_split(graph, "rails", _half(ports, ordered)))
     return found
+
+
+def _split(graph: PlaneGraph, name: str, first: frozenset[int]) -> Split:
+    """The split with its per-switch endpoint Gb/s on either side, summed once."""
+    one = [0] * len(graph.names)
+    two = [0] * len(graph.names)
+    for number, port in enumerate(graph.attachments):
+        (one if number in first else two)[port.switch] += port.gbps
+    return Split(name, first, tuple(one), tuple(two))
 
 
 def _unit_key(port: Attachment) -> tuple[int, str]:
@@ -71,24 +80,23 @@ def max_flow(
     start: Sequence[int],
     split: Split,
     lost: frozenset[int] = frozenset(),
+    touched: Collection[int] | None = None,
 ) -> tuple[int, list[int]]:
     """Gb/s from the first half of the endpoints to the second (`lost` attachments are gone),
     and the refinement classes used.
 
     `start` is any colouring of the switches (the refinement classes of the undamaged graph
     make it fast); refining it with each switch's endpoint bandwidth on either side gives an
-    equitable partition, and max-flow on its quotient graph is max-flow on the whole."""
-    size = len(weighted.neighbours)
-    first = [0] * size
-    second = [0] * size
-    for number, port in enumerate(graph.attachments):
-        if number in lost:
-            continue
-        if number in split.first:
-            first[port.switch] += port.gbps
-        else:
-            second[port.switch] += port.gbps
-    classes = refine(weighted, [(start[v], first[v], second[v]) for v in range(size)])
+    equitable partition, and max-flow on its quotient graph is max-flow on the whole.
+    `touched` (when given) says `start` is equitable for `weighted` but at those switches,
+    which lets refinement begin where the halves and the changes are."""
+    first = list(split.first_gbps)
+    second = list(split.second_gbps)
+    for number in lost:
+        port = graph.attachments[number]
+        (first if number in split.first else second)[port.switch] -= port.gbps
+    coloured = list(zip(start, first, second, strict=True))
+    classes = refine(weighted, coloured, None if touched is None else start, touched or ())
     colours = classes.colours
     if not any(first) or not any(second):
         return 0, colours

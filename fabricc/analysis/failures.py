@@ -10,7 +10,7 @@ first in design order.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from fabricc.analysis.bisection import Split, max_flow
@@ -47,10 +47,15 @@ def endpoint_switches(planes: Sequence[Plane]) -> dict[str, set[tuple[int, int]]
     return found
 
 
-def _bisection_after(plane: Plane, weighted: Weighted, lost: frozenset[int]) -> int:
+def _bisection_after(
+    plane: Plane, weighted: Weighted, lost: frozenset[int], touched: Collection[int]
+) -> int:
     """The smallest max-flow between the same halves once part of the plane is gone (every
-    pair of halves again: a failure can hurt one more than another)."""
-    values = [max_flow(plane.graph, weighted, c, split, lost)[0] for split, c in plane.halves]
+    pair of halves again: a failure can hurt one more than another). `touched`: the switches
+    whose links differ between `weighted` and the plane's."""
+    values = [
+        max_flow(plane.graph, weighted, c, split, lost, touched)[0] for split, c in plane.halves
+    ]
     return min(values, default=0)
 
 
@@ -84,7 +89,7 @@ def switch_failure(
     plane = planes[position]
     weighted = plane.weighted.without_node(v)
     lost = frozenset(i for i, p in enumerate(plane.graph.attachments) if p.switch == v)
-    after = _bisection_after(plane, weighted, lost)
+    after = _bisection_after(plane, weighted, lost, {v, *plane.weighted.neighbours[v]})
     others = sum(p.bisection_gbps for i, p in enumerate(planes) if i != position)
     return Impact(plane.graph.names[v], ports_lost, nodes, gbps_lost, others + after)
 
@@ -107,7 +112,7 @@ def switch_link_failure(planes: Sequence[Plane]) -> Impact | None:
             tried.add((pair[1], pair[0]))
             links, gbps = neighbours[u]
             damaged = plane.weighted.with_weight(v, u, gbps - gbps // links)
-            after = _bisection_after(plane, damaged, frozenset())
+            after = _bisection_after(plane, damaged, frozenset(), (v, u))
             others = sum(p.bisection_gbps for p in planes[1:])
             impact = Impact(f"{graph.names[v]} - {graph.names[u]}", 0, 0, 0, others + after)
             if worst is None or impact.bisection_gbps_after < worst.bisection_gbps_after:
@@ -133,7 +138,7 @@ def endpoint_link_failure(planes: Sequence[Plane]) -> Impact | None:
     (nodes, gbps), position, number = best
     plane = planes[position]
     port = plane.graph.attachments[number]
-    after = _bisection_after(plane, plane.weighted, frozenset({number}))
+    after = _bisection_after(plane, plane.weighted, frozenset({number}), ())
     others = sum(p.bisection_gbps for i, p in enumerate(planes) if i != position)
     where = f"{port.device}/{port.port}"
     return Impact(where, 1, nodes, gbps, others + after)

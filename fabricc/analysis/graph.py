@@ -69,12 +69,21 @@ class _Builder:
         return number
 
     def edge(self, a: str, b: str, gbps: int) -> None:
-        u, v = self.node(a), self.node(b)
+        index = self.index
+        u = index.get(a)
+        if u is None:
+            u = self.node(a)
+        v = index.get(b)
+        if v is None:
+            v = self.node(b)
         if u == v:
             return
-        links, total = self.graph.adjacency[u].get(v, (0, 0))
-        self.graph.adjacency[u][v] = (links + 1, total + gbps)
-        self.graph.adjacency[v][u] = (links + 1, total + gbps)
+        adjacency = self.graph.adjacency
+        near = adjacency[u]
+        found = near.get(v)
+        merged = (1, gbps) if found is None else (found[0] + 1, found[1] + gbps)
+        near[v] = merged
+        adjacency[v][u] = merged
 
 
 def plane_graphs(fabric: Fabric, network: str) -> list[PlaneGraph]:

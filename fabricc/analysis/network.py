@@ -41,7 +41,7 @@ def analyze_network(fabric: Fabric, name: str) -> dict[str, Any]:
         cuts: dict[str, int] = {}
         halves: list[tuple[Split, list[int]]] = []
         for split in splits(graph):
-            gbps, colours = max_flow(graph, weighted, base, split)
+            gbps, colours = max_flow(graph, weighted, base, split, touched=())
             cuts[split.name] = gbps
             halves.append((split, colours))
         planes.append(Plane(graph, weighted, halves, min(cuts.values(), default=0)))

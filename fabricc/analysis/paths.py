@@ -38,17 +38,18 @@ def path_stats(graph: PlaneGraph, base: Sequence[int]) -> PathStats | None:
         for v in targets:
             first.setdefault(base[v], v)
         sources = sorted(first.values())
+    links = [tuple((u, n) for u, (n, _) in near.items()) for near in graph.adjacency]
     farthest = -1
     paths = 0
     link_paths = 0
     connected = True
     for source in sources:
-        dist, count, link_count = _search(graph, source)
+        dist, count, link_count = _search(links, source)
         for target in targets:
-            if target not in dist:
+            d = dist[target]
+            if d < 0:
                 connected = False
                 continue
-            d = dist[target]
             if d > farthest:
                 farthest, paths, link_paths = d, count[target], link_count[target]
             elif d == farthest:
@@ -58,24 +59,32 @@ def path_stats(graph: PlaneGraph, base: Sequence[int]) -> PathStats | None:
 
 
 def _search(
-    graph: PlaneGraph, source: int
-) -> tuple[dict[int, int], dict[int, int], dict[int, int]]:
-    dist = {source: 0}
-    count = {source: 1}
-    link_count = {source: 1}
+    links: Sequence[tuple[tuple[int, int], ...]], source: int
+) -> tuple[list[int], list[int], list[int]]:
+    """Breadth-first from `source`: per node its distance (-1: unreachable) and the number of
+    shortest paths to it, by switch sequence and by link (`links`: per node, its neighbours
+    with the number of parallel links to each)."""
+    size = len(links)
+    dist = [-1] * size
+    count = [0] * size
+    link_count = [0] * size
+    dist[source], count[source], link_count[source] = 0, 1, 1
     frontier = [source]
+    step = 0
     while frontier:
+        step += 1
         following: list[int] = []
         for v in frontier:
-            step = dist[v] + 1
-            for u, (links, _) in graph.adjacency[v].items():
-                if u not in dist:
+            paths, link_paths = count[v], link_count[v]
+            for u, parallel in links[v]:
+                d = dist[u]
+                if d < 0:
                     dist[u] = step
-                    count[u] = 0
-                    link_count[u] = 0
+                    count[u] = paths
+                    link_count[u] = link_paths * parallel
                     following.append(u)
-                if dist[u] == step:
-                    count[u] += count[v]
-                    link_count[u] += link_count[v] * links
+                elif d == step:
+                    count[u] += paths
+                    link_count[u] += link_paths * parallel
         frontier = following
     return dist, count, link_count

@@ -7,12 +7,14 @@ Max-flow on the quotient graph of an equitable partition equals max-flow on the 
 (spread each quotient flow evenly over the members of a class: conservation and capacities
 hold because every member sees the same capacities), so a symmetric fat-tree of 6,000 switches
 reduces to a handful of classes. Refinement is incremental: after the first round only the
-neighbours of switches whose class changed are looked at again.
+neighbours of switches whose class changed are looked at again, and given a colouring already
+equitable for the graph (the classes before the halves were coloured, or before a failure), the
+first round too looks only at the switches near what changed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from operator import add, itemgetter
 from typing import Any
@@ -69,7 +71,18 @@ class Classes:
     capacity: dict[tuple[int, int], int]  # (class, other class) -> total Gb/s between them
 
 
-def refine(graph: Weighted, start: Sequence[Any]) -> Classes:
+def refine(
+    graph: Weighted,
+    start: Sequence[Any],
+    stable: Sequence[int] | None = None,
+    touched: Collection[int] = (),
+) -> Classes:
+    """The coarsest equitable partition that refines `start`.
+
+    `stable`, when given, is a colouring that `start` refines and that is equitable for this
+    graph except at the `touched` nodes (whose links changed since). The first round then
+    looks only at the touched nodes and the neighbours of classes that `start` splits: every
+    other member of a class has the same signature as any other such member."""
     neighbours, weights = graph.neighbours, graph.weights
     colours = _number(start)
     members: dict[int, list[int]] = {}
@@ -80,6 +93,19 @@ def refine(graph: Weighted, start: Sequence[Any]) -> Classes:
     lookup = scaled.__getitem__
     signatures: list[tuple[int, ...]] = [()] * len(colours)
     dirty: Sequence[int] = range(len(colours))
+    if stable is not None:
+        dirty = _first_dirty(graph, colours, stable, touched)
+        shared: dict[int, tuple[int, ...]] = {}
+        marked = set(dirty)
+        for v, colour in enumerate(colours):
+            if v in marked:
+                continue
+            found = shared.get(colour)
+            if found is None:
+                found = shared[colour] = tuple(
+                    sorted(map(add, map(lookup, neighbours[v]), weights[v]))
+                )
+            signatures[v] = found
     while True:
         for v in dirty:
             signatures[v] = tuple(sorted(map(add, map(lookup, neighbours[v]), weights[v])))
@@ -102,6 +128,24 @@ def refine(graph: Weighted, start: Sequence[Any]) -> Classes:
         if not changed:
             return Classes(colours, _quotient(members, signatures))
         dirty = sorted({u for v in changed for u in neighbours[v]})
+
+
+def _first_dirty(
+    graph: Weighted, colours: Sequence[int], stable: Sequence[int], touched: Collection[int]
+) -> list[int]:
+    """The touched nodes and the neighbours of every node in a class of `stable` that the
+    starting colours split."""
+    first: dict[int, int] = {}
+    split: set[int] = set()
+    for old, colour in zip(stable, colours, strict=True):
+        if first.setdefault(old, colour) != colour:
+            split.add(old)
+    found = set(touched)
+    neighbours = graph.neighbours
+    for v, old in enumerate(stable):
+        if old in split:
+            found.update(neighbours[v])
+    return sorted(found)
 
 
 def _number(values: Sequence[Any]) -> list[int]:

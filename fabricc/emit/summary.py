@@ -28,21 +28,23 @@ def _endpoint_cables(fabric: Fabric, network: str) -> dict[str, int]:
     (a node cage split over planes or leaves counts once - how the Spectrum-X RA counts, one
     per GPU), and as ordered (the cables and fibers in the BOM)."""
     nodes = fabric.loaded.catalog.catalog.nodes
-    links = 0
+    devices = fabric.devices
+    endpoint_links = [link for link in fabric.links_of(network) if link.kind == ENDPOINT_LEAF]
     host_ports: set[tuple[str, str]] = set()
     cages_of: dict[str, dict[str, str]] = {}  # node model -> port -> cage, built once per model
-    for link in fabric.links_of(network):
-        if link.kind != ENDPOINT_LEAF:
-            continue
-        links += 1
-        name = fabric.devices[link.a].model
-        cages = cages_of.get(name)
-        if cages is None:
-            model = nodes.get(name)
-            cages = cages_of[name] = {p.name: p.cage for p in model.ports} if model else {}
-        port = link.a_port if link.a_port in cages else link.a_port.rpartition("/")[0]
-        host_ports.add((link.a, cages.get(port, link.a_port)))
-    endpoint_links = [link for link in fabric.links_of(network) if link.kind == ENDPOINT_LEAF]
+    cage_of: dict[tuple[str, str], str] = {}  # (node model, link port) -> cage, looked up once
+    for link in endpoint_links:
+        name = devices[link.a].model
+        cage = cage_of.get((name, link.a_port))
+        if cage is None:
+            cages = cages_of.get(name)
+            if cages is None:
+                model = nodes.get(name)
+                cages = cages_of[name] = {p.name: p.cage for p in model.ports} if model else {}
+            port = link.a_port if link.a_port in cages else link.a_port.rpartition("/")[0]
+            cage = cage_of[(name, link.a_port)] = cages.get(port, link.a_port)
+        host_ports.add((link.a, cage))
+    links = len(endpoint_links)
     ordered = sum(cable.quantity for cable in unique_cables(endpoint_links))
     return {"by_link": links, "by_host_cage": len(host_ports), "ordered": ordered}
 

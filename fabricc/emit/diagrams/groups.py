@@ -11,11 +11,15 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import TypeVar
 
 from fabricc.ir import Link
 
 K = TypeVar("K", bound=Hashable)
+_speed = attrgetter("speed")
+_rail = attrgetter("rail")
+_kind = attrgetter("kind")
 
 
 @dataclass(slots=True)
@@ -80,20 +84,28 @@ class Bundle:
 
 def bundle(links: Iterable[Link], box_of: Mapping[str, str]) -> list[Bundle]:
     """Links between boxes, one bundle per pair; links inside one box are left out."""
-    bundles: dict[tuple[str, str], Bundle] = {}
+    members: dict[tuple[str, str], list[Link]] = {}
     for link in links:
         a, b = box_of.get(link.a), box_of.get(link.b)
         if a is None or b is None or a == b:
             continue
-        entry = bundles.get((a, b))
-        if entry is None:
-            entry = bundles[(a, b)] = Bundle(a, b)
-        entry.links += 1
-        entry.gbps += link.speed
-        entry.speeds[link.speed] += 1
-        entry.rails[link.rail] += 1
-        entry.kinds[link.kind] += 1
-    return list(bundles.values())
+        found = members.get((a, b))
+        if found is None:
+            members[(a, b)] = [link]
+        else:
+            found.append(link)
+    return [
+        Bundle(
+            a,
+            b,
+            len(group),
+            sum(map(_speed, group)),
+            Counter(map(_speed, group)),
+            Counter(map(_rail, group)),
+            Counter(map(_kind, group)),
+        )
+        for (a, b), group in members.items()
+    ]
 
 
 def ordinal_range(first: int, last: int) -> str:

@@ -18,9 +18,19 @@ def esc(text: str) -> str:
     )
 
 
+_NUMS: dict[float, str] = {}  # drawings repeat their coordinates: each is formatted once
+_NUMS_CAP = 200_000
+
+
 def num(value: float) -> str:
+    found = _NUMS.get(value)
+    if found is not None:
+        return found
     text = f"{value:.1f}"
-    return text[:-2] if text.endswith(".0") else text
+    text = text[:-2] if text.endswith(".0") else text
+    if value and len(_NUMS) < _NUMS_CAP:  # -0.0 == 0.0 as keys, but written differently
+        _NUMS[value] = text
+    return text
 
 
 @dataclass(slots=True)
