@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from fabricc.emit import Artifact
+from fabricc.emit.jsontext import json_flow
 from fabricc.emit.provisioning.common import compute_networks, is_gpu_host, nvlink_domain_of
 from fabricc.ir import ENDPOINT_LEAF, Device, Fabric, one_based
 
@@ -134,7 +135,7 @@ def yaml_text(data: dict[str, Any]) -> str:
         for key, value in values.items():
             if isinstance(value, list):
                 lines.append(f"      {key}:")
-                lines += [f"      - {json.dumps(item)}" for item in value]
+                lines += [f"      - {json_flow(item)}" for item in value]
             else:
                 lines.append(f"      {key}: {_json(value)}")
     lines.append("  children:")
@@ -154,7 +155,7 @@ def _json(value: object) -> str:
         return _quoted(value)
     if type(value) is int:
         return str(value)
-    return json.dumps(value)
+    return json_flow(value)
 
 
 def emit(fabric: Fabric) -> list[Artifact]:
