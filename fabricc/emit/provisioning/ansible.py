@@ -19,8 +19,13 @@ from typing import Any
 
 from fabricc.emit import Artifact
 from fabricc.emit.jsontext import json_flow
-from fabricc.emit.provisioning.common import compute_networks, is_gpu_host, nvlink_domain_of
-from fabricc.ir import ENDPOINT_LEAF, Device, Fabric, one_based
+from fabricc.emit.provisioning.common import (
+    compute_networks,
+    host_links,
+    nvlink_domain_of,
+    port_devices,
+)
+from fabricc.ir import Device, Fabric, one_based
 
 KIND_GROUPS = {
     "node": "nodes",
@@ -38,14 +43,11 @@ def group_name(*parts: str) -> str:
 
 def rails(fabric: Fabric) -> dict[str, list[dict[str, object]]]:
     """GPU host -> its compute rails, in link order."""
-    nodes = fabric.loaded.catalog.catalog.nodes
+    devices = fabric.devices
     out: dict[str, list[dict[str, object]]] = {}
     for network in compute_networks(fabric):
-        for link in fabric.links_of(network):
-            host = fabric.devices[link.a]
-            if link.kind != ENDPOINT_LEAF or not is_gpu_host(fabric, host):
-                continue
-            rdma, netdev = nodes[host.model].port_devices(link.a_port)
+        for link in host_links(fabric, network):
+            rdma, netdev = port_devices(fabric, devices[link.a].model, link.a_port)
             rail: dict[str, object] = {
                 "network": network,
                 "rail": one_based(link.rail),

@@ -30,9 +30,15 @@ import yaml
 
 from fabricc.emit import Artifact
 from fabricc.emit.configs.index import point_to_point
-from fabricc.emit.provisioning.common import compute_networks, groups, host_leaves, is_gpu_host
+from fabricc.emit.provisioning.common import (
+    compute_networks,
+    groups,
+    host_leaves,
+    host_links,
+    port_devices,
+)
 from fabricc.emit.provisioning.slurm import tree
-from fabricc.ir import ENDPOINT_LEAF, Fabric
+from fabricc.ir import Fabric
 
 NAMESPACE = "nvidia-network-operator"
 RESOURCE_PREFIX = "rdma"
@@ -66,7 +72,6 @@ class Rail:
 
 
 def rails(fabric: Fabric) -> list[Rail]:
-    nodes = fabric.loaded.catalog.catalog.nodes
     networks = compute_networks(fabric)
     found: dict[tuple[str, int, int], Rail] = {}
     for index, network in enumerate(networks):
@@ -74,10 +79,8 @@ def rails(fabric: Fabric) -> list[Rail]:
         prefix = f"n{index + 1}" if len(networks) > 1 else ""
         kind = fabric.loaded.networks[network].fabric or "ethernet"
         seen: dict[tuple[str, int], int] = {}  # (host, plane) -> its cables so far
-        for link in fabric.links_of(network):
+        for link in host_links(fabric, network):
             host = fabric.devices[link.a]
-            if link.kind != ENDPOINT_LEAF or not is_gpu_host(fabric, host):
-                continue
             plane = link.plane or 0
             # not rail-optimized: a host's k-th cable of a plane is its rail k
             number = link.rail if link.rail is not None else seen.get((host.name, plane), 0)
@@ -87,7 +90,7 @@ def rails(fabric: Fabric) -> list[Rail]:
                 name = f"{prefix}rail{number + 1}" + (f"p{plane + 1}" if planes > 1 else "")
                 found[key] = Rail(network, number, plane, name, kind)
             rail = found[key]
-            rdma, _ = nodes[host.model].port_devices(link.a_port)
+            rdma, _ = port_devices(fabric, host.model, link.a_port)
             if rdma is not None:
                 rail.devices.setdefault(host.model, rdma)
             if link.a_ip is not None and link.b_ip is not None:
