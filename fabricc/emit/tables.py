@@ -33,14 +33,15 @@ _FORMULA_START = frozenset({"=", "+", "-", "@", "\t", "\r"})
 
 
 # Rows are written in chunks, column by column: a column of only text, or only numbers, is checked
-# with a few C-level passes (its types, one regex over its joined text) and turned into its cells'
-# text in one go; only a column that holds floats or a formula-like text gets per-cell work. A chunk
-# none of whose cells needs quoting (no comma, quote or line break: nearly always) is joined into
-# lines directly, which gives the csv writer's bytes at a fraction of its per-row cost; any other
-# chunk goes through the csv writer.
+# with a few C-level passes (its types, one regex and a few character scans over its joined text)
+# and turned into its cells' text in one go; only a column that holds floats or a formula-like text
+# gets per-cell work. A chunk none of whose cells needs quoting (no comma, quote or line break:
+# nearly always) is joined into lines directly, which gives the csv writer's bytes at a fraction of
+# its per-row cost; any other chunk goes through the csv writer.
 _CHUNK = 4096
-_FORMULA_LINE = re.compile("^[=+\\-@\t\r]", re.MULTILINE)
-_QUOTED = re.compile('[,"\r\n]')  # a cell with one of these is quoted by the csv writer
+# Searched in "\n" + the column's cells joined by "\n": a cell that starts like a formula. (A literal
+# first character lets the regex engine skip ahead; "^" with MULTILINE tries every position.)
+_FORMULA_LINE = re.compile("\n[=+\\-@\t\r]")
 _FLOAT = "{:g}".format  # cell()'s spelling of a float
 _TEXT = frozenset({str})
 _INT = frozenset({int})
@@ -55,33 +56,42 @@ def csv_text(header: Sequence[str], rows: Iterable[Sequence[Cell]]) -> str:
     iterator = iter(rows)
     while chunk := list(itertools.islice(iterator, _CHUNK)):
         columns = [_csv_column(column) for column in zip(*chunk, strict=True)]
-        if direct and not any(_QUOTED.search("\0".join(column)) for column in columns):
-            buffer.write("\n".join(map(",".join, zip(*columns, strict=True))))
+        if direct and not any(quoted for _, quoted in columns):
+            buffer.write("\n".join(map(",".join, zip(*(c for c, _ in columns), strict=True))))
             buffer.write("\n")
         else:
-            writer.writerows(zip(*columns, strict=True))
+            writer.writerows(zip(*(c for c, _ in columns), strict=True))
     return buffer.getvalue()
 
 
-def _csv_column(column: tuple[Cell, ...]) -> Sequence[str]:
+def _csv_column(column: tuple[Cell, ...]) -> tuple[Sequence[str], bool]:
     """The column's cells as the text the csv writer would write for them (before quoting):
     str and int as themselves, None as empty; floats need our spelling and formula-like text its
-    apostrophe."""
+    apostrophe. And whether a cell needs the csv writer's quotes."""
     types = frozenset(map(type, column))
-    if types == _TEXT and not _FORMULA_LINE.search("\n".join(column)):  # type: ignore[arg-type]
-        return column  # type: ignore[return-value]
-    if types == _INT:
-        return list(map(str, column))
-    if types == {float}:
-        return list(map(_FLOAT, column))
-    if types == {type(None)}:
-        return [""] * len(column)
-    return [
+    if types == _TEXT:
+        text = "\n" + "\n".join(column)  # type: ignore[arg-type]
+        if not _FORMULA_LINE.search(text):
+            return column, _needs_quotes(text, len(column))  # type: ignore[return-value]
+    elif types == _INT:
+        return list(map(str, column)), False
+    elif types == {float}:
+        return list(map(_FLOAT, column)), False
+    elif types == {type(None)}:
+        return [""] * len(column), False
+    cells = [
         ("'" + v if v[:1] in _FORMULA_START else v)
         if type(v) is str
         else ("" if v is None else (str(v) if type(v) is int else cell(v)))
         for v in column
     ]
+    return cells, _needs_quotes("\n" + "\n".join(cells), len(cells))
+
+
+def _needs_quotes(text: str, count: int) -> bool:
+    """Whether one of `count` cells, joined after a line break each, holds a comma, a quote or a
+    line break: a few single-character scans."""
+    return text.count("\n") != count or "," in text or '"' in text or "\r" in text
 
 
 def json_text(data: Any) -> str:
