@@ -91,21 +91,29 @@ def host_vars(
 
 def groups(fabric: Fabric, domains: dict[str, str]) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
+    named: dict[tuple[str, ...], str] = {}  # group names repeat: one regex per distinct name
+
+    def name_of(*parts: str) -> str:
+        found = named.get(parts)
+        if found is None:
+            found = named[parts] = group_name(*parts)
+        return found
+
     for device in fabric.devices.values():
-        names = [KIND_GROUPS.get(device.kind, group_name(device.kind))]
+        names = [KIND_GROUPS.get(device.kind) or name_of(device.kind)]
         if device.kind == "switch" and device.network is not None:
             names += [
-                group_name(device.network, device.role),
-                group_name("network", device.network),
+                name_of(device.network, device.role),
+                name_of("network", device.network),
             ]
         else:
-            names.append(group_name(device.role))
+            names.append(name_of(device.role))
         if device.rack is not None:
-            names.append(group_name("rack", device.rack))
+            names.append(name_of("rack", device.rack))
         if device.su is not None:
             names.append(f"su{device.su + 1}")
         if device.name in domains:
-            names.append(group_name("nvlink", domains[device.name]))
+            names.append(name_of("nvlink", domains[device.name]))
         for name in dict.fromkeys(names):
             out.setdefault(name, []).append(device.name)
     return dict(sorted(out.items()))

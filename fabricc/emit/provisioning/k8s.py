@@ -328,6 +328,24 @@ class _Dumper(_Base):  # type: ignore[misc,valid-type]
             items.extend(self.represent_data(item) for item in data)
         return node
 
+    def resolve(self, kind: type[yaml.Node], value: Any, implicit: Any) -> str:
+        """The tag a scalar would resolve to, which decides whether it may be written plain:
+        the same answer for the same text, so kept (keys, labels and values repeat in every
+        node's document) up to a bound."""
+        if kind is not yaml.ScalarNode or self.yaml_path_resolvers:
+            return super().resolve(kind, value, implicit)  # type: ignore[no-any-return]
+        key = (value, implicit)
+        tag = _RESOLVED.get(key)
+        if tag is None:
+            tag = super().resolve(kind, value, implicit)
+            if len(_RESOLVED) < _RESOLVED_MAX:
+                _RESOLVED[key] = tag
+        return tag
+
+
+_RESOLVED: dict[tuple[str, Any], str] = {}
+_RESOLVED_MAX = 1 << 16
+
 
 def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
     style = "|" if "\n" in value else None
