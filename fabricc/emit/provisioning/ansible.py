@@ -44,10 +44,11 @@ def group_name(*parts: str) -> str:
 def rails(fabric: Fabric) -> dict[str, list[dict[str, object]]]:
     """GPU host -> its compute rails, in link order."""
     devices = fabric.devices
+    of_port = port_devices(fabric)
     out: dict[str, list[dict[str, object]]] = {}
     for network in compute_networks(fabric):
         for link in host_links(fabric, network):
-            rdma, netdev = port_devices(fabric, devices[link.a].model, link.a_port)
+            rdma, netdev = of_port[devices[link.a].model, link.a_port]
             rail: dict[str, object] = {
                 "network": network,
                 "rail": one_based(link.rail),

@@ -52,15 +52,22 @@ def host_links(fabric: Fabric, network: str) -> list[Link]:
     return fabric.derived(f"provisioning.host_links.{network}", compute)
 
 
-def port_devices(fabric: Fabric, model: str, port: str) -> tuple[str | None, str | None]:
-    """(RDMA device, netdev) of a node model's cabled port, looked up once per model and port."""
-    known: dict[tuple[str, str], tuple[str | None, str | None]] = fabric.derived(
-        "provisioning.port_devices", dict
-    )
-    found = known.get((model, port))
-    if found is None:
-        found = known[model, port] = fabric.loaded.catalog.catalog.nodes[model].port_devices(port)
-    return found
+class PortDevices(dict[tuple[str, str], tuple[str | None, str | None]]):
+    """(node model, port) -> (RDMA device, netdev) of that cabled port, each looked up in the
+    catalog once (per link it was a search of the model's ports)."""
+
+    def __init__(self, fabric: Fabric) -> None:
+        super().__init__()
+        self._nodes = fabric.loaded.catalog.catalog.nodes
+
+    def __missing__(self, key: tuple[str, str]) -> tuple[str | None, str | None]:
+        model, port = key
+        found = self[key] = self._nodes[model].port_devices(port)
+        return found
+
+
+def port_devices(fabric: Fabric) -> PortDevices:
+    return fabric.derived("provisioning.port_devices", lambda: PortDevices(fabric))
 
 
 def host_leaves(fabric: Fabric, network: str) -> dict[str, list[str]]:

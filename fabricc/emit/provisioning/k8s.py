@@ -73,6 +73,7 @@ class Rail:
 
 def rails(fabric: Fabric) -> list[Rail]:
     networks = compute_networks(fabric)
+    of_port = port_devices(fabric)
     found: dict[tuple[str, int, int], Rail] = {}
     for index, network in enumerate(networks):
         planes = fabric.networks[network].planes
@@ -90,7 +91,7 @@ def rails(fabric: Fabric) -> list[Rail]:
                 name = f"{prefix}rail{number + 1}" + (f"p{plane + 1}" if planes > 1 else "")
                 found[key] = Rail(network, number, plane, name, kind)
             rail = found[key]
-            rdma, _ = port_devices(fabric, host.model, link.a_port)
+            rdma, _ = of_port[host.model, link.a_port]
             if rdma is not None:
                 rail.devices.setdefault(host.model, rdma)
             if link.a_ip is not None and link.b_ip is not None:
