@@ -46,7 +46,7 @@ def test_flow_is_json_dumps(data: Any) -> None:
 def test_nested_and_flat_containers_line_breaks_in_strings() -> None:
     data = {
         "a": [{"x": "line\nbreak", "y": [1, 2.5, None]}, [], {}],
-        "b": {"c": {"d": "ü\u2028\"q\""}},
+        "b": {"c": {"d": 'ü\u2028"q"'}},
         7: (True, False),
     }
     assert json_dumps(data) == expected(data)
