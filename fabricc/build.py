@@ -59,10 +59,13 @@ def build(spec: Path, out: Path | None = None, stage: Stage = quiet) -> BuildRes
 
     stage("load")
     loaded = load_spec(spec, spec.as_posix())
-    fabric, artifacts = compile_design(loaded, stage)
-    target = out if out is not None else Path("out") / loaded.spec.metadata.name
-    stage("write")
-    write_tree(target, artifacts)
+    # The emitters and the write, too, make next to no reference cycles (tests/test_collector.py)
+    # while they hold millions of rows and strings: no cyclic collections over them either.
+    with fewer_collections():
+        fabric, artifacts = compile_design(loaded, stage)
+        target = out if out is not None else Path("out") / loaded.spec.metadata.name
+        stage("write")
+        write_tree(target, artifacts)
     notices = diagram_notices(fabric)
     if any(path == REPORT for path, _ in artifacts):
         notices.append(f"report: {(target / REPORT).as_posix()}")

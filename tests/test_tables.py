@@ -47,3 +47,17 @@ def test_csv_text_over_chunk_borders() -> None:
     header = ("name", "i", "note", "quarter")
     assert csv_text(header, rows) == expected(header, rows)
     assert csv_text(header, iter(rows)).count("\n") == count + 1
+
+
+def test_csv_text_quotes_only_where_the_csv_writer_does() -> None:
+    """Chunks with no cell to quote are joined directly, the others go through the csv writer;
+    both give its bytes, and a one-column table keeps its quoted empty rows."""
+    count = tables._CHUNK + 5
+    rows: list[tuple[Cell, ...]] = [
+        (f"d{i}", "a,b" if i == count - 1 else "x", i) for i in range(count)
+    ]
+    header = ("name", "note", "i")
+    text = csv_text(header, rows)
+    assert text == expected(header, rows)
+    assert text.endswith(f'd{count - 1},"a,b",{count - 1}\n')
+    assert csv_text(("only",), [("",), ("x",)]) == 'only\n""\nx\n'

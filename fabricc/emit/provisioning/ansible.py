@@ -18,8 +18,14 @@ from collections.abc import Callable
 from typing import Any
 
 from fabricc.emit import Artifact
-from fabricc.emit.provisioning.common import compute_networks, is_gpu_host, nvlink_domain_of
-from fabricc.ir import ENDPOINT_LEAF, Device, Fabric, one_based
+from fabricc.emit.jsontext import json_flow
+from fabricc.emit.provisioning.common import (
+    compute_networks,
+    host_links,
+    nvlink_domain_of,
+    port_devices,
+)
+from fabricc.ir import Device, Fabric, one_based
 
 KIND_GROUPS = {
     "node": "nodes",
@@ -37,14 +43,12 @@ def group_name(*parts: str) -> str:
 
 def rails(fabric: Fabric) -> dict[str, list[dict[str, object]]]:
     """GPU host -> its compute rails, in link order."""
-    nodes = fabric.loaded.catalog.catalog.nodes
+    devices = fabric.devices
+    of_port = port_devices(fabric)
     out: dict[str, list[dict[str, object]]] = {}
     for network in compute_networks(fabric):
-        for link in fabric.links_of(network):
-            host = fabric.devices[link.a]
-            if link.kind != ENDPOINT_LEAF or not is_gpu_host(fabric, host):
-                continue
-            rdma, netdev = nodes[host.model].port_devices(link.a_port)
+        for link in host_links(fabric, network):
+            rdma, netdev = of_port[devices[link.a].model, link.a_port]
             rail: dict[str, object] = {
                 "network": network,
                 "rail": one_based(link.rail),
@@ -88,21 +92,29 @@ def host_vars(
 
 def groups(fabric: Fabric, domains: dict[str, str]) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
+    named: dict[tuple[str, ...], str] = {}  # group names repeat: one regex per distinct name
+
+    def name_of(*parts: str) -> str:
+        found = named.get(parts)
+        if found is None:
+            found = named[parts] = group_name(*parts)
+        return found
+
     for device in fabric.devices.values():
-        names = [KIND_GROUPS.get(device.kind, group_name(device.kind))]
+        names = [KIND_GROUPS.get(device.kind) or name_of(device.kind)]
         if device.kind == "switch" and device.network is not None:
             names += [
-                group_name(device.network, device.role),
-                group_name("network", device.network),
+                name_of(device.network, device.role),
+                name_of("network", device.network),
             ]
         else:
-            names.append(group_name(device.role))
+            names.append(name_of(device.role))
         if device.rack is not None:
-            names.append(group_name("rack", device.rack))
+            names.append(name_of("rack", device.rack))
         if device.su is not None:
             names.append(f"su{device.su + 1}")
         if device.name in domains:
-            names.append(group_name("nvlink", domains[device.name]))
+            names.append(name_of("nvlink", domains[device.name]))
         for name in dict.fromkeys(names):
             out.setdefault(name, []).append(device.name)
     return dict(sorted(out.items()))
@@ -134,7 +146,7 @@ def yaml_text(data: dict[str, Any]) -> str:
         for key, value in values.items():
             if isinstance(value, list):
                 lines.append(f"      {key}:")
-                lines += [f"      - {json.dumps(item)}" for item in value]
+                lines += [f"      - {json_flow(item)}" for item in value]
             else:
                 lines.append(f"      {key}: {_json(value)}")
     lines.append("  children:")
@@ -154,7 +166,7 @@ def _json(value: object) -> str:
         return _quoted(value)
     if type(value) is int:
         return str(value)
-    return json.dumps(value)
+    return json_flow(value)
 
 
 def emit(fabric: Fabric) -> list[Artifact]:

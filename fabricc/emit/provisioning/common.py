@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import networkx as nx
 
-from fabricc.ir import ENDPOINT_LEAF, Device, Fabric
+from fabricc.ir import ENDPOINT_LEAF, Device, Fabric, Link
 
 HOST_KINDS = ("node", "tray")
 _NUMBERED = re.compile(r"^(.*?)(\d+)$")
@@ -34,6 +34,42 @@ def is_gpu_host(fabric: Fabric, device: Device) -> bool:
     return device.kind in HOST_KINDS and device.model in nodes and nodes[device.model].gpus > 0
 
 
+def host_links(fabric: Fabric, network: str) -> list[Link]:
+    """The links of `network` from a GPU host to a leaf, in link order (one scan per build)."""
+
+    def compute() -> list[Link]:
+        nodes = fabric.loaded.catalog.catalog.nodes
+        gpu_models = {name for name, node in nodes.items() if node.gpus > 0}
+        devices = fabric.devices
+        out = []
+        for link in fabric.links_of(network):
+            if link.kind == ENDPOINT_LEAF:
+                host = devices[link.a]
+                if host.kind in HOST_KINDS and host.model in gpu_models:
+                    out.append(link)
+        return out
+
+    return fabric.derived(f"provisioning.host_links.{network}", compute)
+
+
+class PortDevices(dict[tuple[str, str], tuple[str | None, str | None]]):
+    """(node model, port) -> (RDMA device, netdev) of that cabled port, each looked up in the
+    catalog once (per link it was a search of the model's ports)."""
+
+    def __init__(self, fabric: Fabric) -> None:
+        super().__init__()
+        self._nodes = fabric.loaded.catalog.catalog.nodes
+
+    def __missing__(self, key: tuple[str, str]) -> tuple[str | None, str | None]:
+        model, port = key
+        found = self[key] = self._nodes[model].port_devices(port)
+        return found
+
+
+def port_devices(fabric: Fabric) -> PortDevices:
+    return fabric.derived("provisioning.port_devices", lambda: PortDevices(fabric))
+
+
 def host_leaves(fabric: Fabric, network: str) -> dict[str, list[str]]:
     """GPU host -> the leaves of `network` it is cabled to (link order), hosts in device order."""
     return fabric.derived(
@@ -43,9 +79,8 @@ def host_leaves(fabric: Fabric, network: str) -> dict[str, list[str]]:
 
 def _host_leaves(fabric: Fabric, network: str) -> dict[str, list[str]]:
     leaves: dict[str, dict[str, None]] = {}
-    for link in fabric.links_of(network):
-        if link.kind == ENDPOINT_LEAF and is_gpu_host(fabric, fabric.devices[link.a]):
-            leaves.setdefault(link.a, {})[link.b] = None
+    for link in host_links(fabric, network):
+        leaves.setdefault(link.a, {})[link.b] = None
     order = device_order(fabric)
     return {host: list(leaves[host]) for host in sorted(leaves, key=order.__getitem__)}
 

@@ -30,9 +30,15 @@ import yaml
 
 from fabricc.emit import Artifact
 from fabricc.emit.configs.index import point_to_point
-from fabricc.emit.provisioning.common import compute_networks, groups, host_leaves, is_gpu_host
+from fabricc.emit.provisioning.common import (
+    compute_networks,
+    groups,
+    host_leaves,
+    host_links,
+    port_devices,
+)
 from fabricc.emit.provisioning.slurm import tree
-from fabricc.ir import ENDPOINT_LEAF, Fabric
+from fabricc.ir import Fabric
 
 NAMESPACE = "nvidia-network-operator"
 RESOURCE_PREFIX = "rdma"
@@ -66,18 +72,16 @@ class Rail:
 
 
 def rails(fabric: Fabric) -> list[Rail]:
-    nodes = fabric.loaded.catalog.catalog.nodes
     networks = compute_networks(fabric)
+    of_port = port_devices(fabric)
     found: dict[tuple[str, int, int], Rail] = {}
     for index, network in enumerate(networks):
         planes = fabric.networks[network].planes
         prefix = f"n{index + 1}" if len(networks) > 1 else ""
         kind = fabric.loaded.networks[network].fabric or "ethernet"
         seen: dict[tuple[str, int], int] = {}  # (host, plane) -> its cables so far
-        for link in fabric.links_of(network):
+        for link in host_links(fabric, network):
             host = fabric.devices[link.a]
-            if link.kind != ENDPOINT_LEAF or not is_gpu_host(fabric, host):
-                continue
             plane = link.plane or 0
             # not rail-optimized: a host's k-th cable of a plane is its rail k
             number = link.rail if link.rail is not None else seen.get((host.name, plane), 0)
@@ -87,7 +91,7 @@ def rails(fabric: Fabric) -> list[Rail]:
                 name = f"{prefix}rail{number + 1}" + (f"p{plane + 1}" if planes > 1 else "")
                 found[key] = Rail(network, number, plane, name, kind)
             rail = found[key]
-            rdma, _ = nodes[host.model].port_devices(link.a_port)
+            rdma, _ = of_port[host.model, link.a_port]
             if rdma is not None:
                 rail.devices.setdefault(host.model, rdma)
             if link.a_ip is not None and link.b_ip is not None:
@@ -324,6 +328,24 @@ class _Dumper(_Base):  # type: ignore[misc,valid-type]
             )
             items.extend(self.represent_data(item) for item in data)
         return node
+
+    def resolve(self, kind: type[yaml.Node], value: Any, implicit: Any) -> str:
+        """The tag a scalar would resolve to, which decides whether it may be written plain:
+        the same answer for the same text, so kept (keys, labels and values repeat in every
+        node's document) up to a bound."""
+        if kind is not yaml.ScalarNode or self.yaml_path_resolvers:
+            return super().resolve(kind, value, implicit)  # type: ignore[no-any-return]
+        key = (value, implicit)
+        tag = _RESOLVED.get(key)
+        if tag is None:
+            tag = super().resolve(kind, value, implicit)
+            if len(_RESOLVED) < _RESOLVED_MAX:
+                _RESOLVED[key] = tag
+        return tag
+
+
+_RESOLVED: dict[tuple[str, Any], str] = {}
+_RESOLVED_MAX = 1 << 16
 
 
 def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from collections.abc import Iterator
 
 from fabricc.emit import Artifact
 from fabricc.emit.cabling import rail_color
@@ -80,13 +79,6 @@ def interface_type(fabric: Fabric, link: Link) -> str:
     network = fabric.loaded.networks[link.network]
     table = INFINIBAND_TYPES if network.fabric == "infiniband" else ETHERNET_TYPES
     return table.get(link.speed, "other")
-
-
-def _ends(fabric: Fabric) -> Iterator[tuple[str, str, Link, str]]:
-    """(device, port, link, far end) for both ends of every link."""
-    for link in fabric.links:
-        yield link.a, link.a_port, link, f"{link.b}:{link.b_port}"
-        yield link.b, link.b_port, link, f"{link.a}:{link.a_port}"
 
 
 def inband_ports(fabric: Fabric) -> dict[str, list[str]]:
@@ -178,16 +170,21 @@ def interfaces(fabric: Fabric) -> list[tuple[Cell, ...]]:
     for host in bonded:
         rows[host][BOND] = (host, BOND, "lag", "false", None, "in-band bond")
     types: dict[tuple[str, int], str] = {}  # per network and speed, not per link end
-    for device, port, link, far in _ends(fabric):
-        own = rows[device]
-        if port in own:
-            continue
-        lag = BOND if device in bonded and port in bonded[device] else None
-        mgmt = "true" if link.kind == MGMT and device == link.a else "false"
+    for link in fabric.links:
         kind = types.get((link.network, link.speed))
         if kind is None:
             kind = types[link.network, link.speed] = interface_type(fabric, link)
-        own[port] = (device, port, kind, mgmt, lag, far)
+        a, a_port, b, b_port = link.a, link.a_port, link.b, link.b_port
+        own = rows[a]
+        if a_port not in own:
+            lag = BOND if a in bonded and a_port in bonded[a] else None
+            mgmt = "true" if link.kind == MGMT else "false"
+            own[a_port] = (a, a_port, kind, mgmt, lag, f"{b}:{b_port}")
+        own = rows[b]
+        if b_port not in own:
+            lag = BOND if b in bonded and b_port in bonded[b] else None
+            mgmt = "true" if link.kind == MGMT and b == a else "false"
+            own[b_port] = (b, b_port, kind, mgmt, lag, f"{a}:{a_port}")
     cabled_mgmt = mgmt_ports(fabric)
     svi = _svi(fabric)
     for d in fabric.devices.values():
@@ -231,10 +228,15 @@ def ip_addresses(fabric: Fabric) -> list[tuple[Cell, ...]]:
 
 def cables(fabric: Fabric) -> list[tuple[Cell, ...]]:
     out: list[tuple[Cell, ...]] = []
+    colors: dict[int | None, str] = {}  # per rail, not per cable
     for link in fabric.links:
         cable = link.cable
         if cable is None:
             continue
+        rail = link.rail
+        color = colors.get(rail)
+        if color is None:
+            color = colors[rail] = rail_color(rail)
         out.append(
             (
                 link.a,
@@ -245,8 +247,8 @@ def cables(fabric: Fabric) -> list[tuple[Cell, ...]]:
                 link.b_port,
                 CABLE_TYPES.get((cable.media, cable.kind), ""),
                 STATUS,
-                cable.id + (f"-{link.leg}" if link.leg else ""),
-                rail_color(link.rail),
+                f"{cable.id}-{link.leg}" if link.leg else cable.id,
+                color,
                 cable.length_m,
                 "m",
             )
