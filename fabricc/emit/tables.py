@@ -38,6 +38,8 @@ _CHUNK = 4096
 _FORMULA_LINE = re.compile("^[=+\\-@\t\r]", re.MULTILINE)
 _FLOAT = "{:g}".format  # cell()'s spelling of a float
 _PLAIN_TYPES = (frozenset({int}), frozenset({int, type(None)}), frozenset({type(None)}))
+_TEXT_AND_NUMBERS = frozenset({str, int, type(None)})
+_FLOATS = frozenset({float, type(None)})
 
 
 def csv_text(header: Sequence[str], rows: Iterable[Sequence[Cell]]) -> str:
@@ -61,6 +63,12 @@ def _csv_column(column: tuple[Cell, ...]) -> Sequence[Cell]:
         return list(map(_FLOAT, column))
     if types == {str} and not _FORMULA_LINE.search("\n".join(column)):  # type: ignore[arg-type]
         return column
+    if types <= _TEXT_AND_NUMBERS and not _FORMULA_LINE.search(
+        "\n".join([v for v in column if type(v) is str])
+    ):
+        return column  # e.g. a leg column: 1, 2 or ""; only its text can look like a formula
+    if types <= _FLOATS:
+        return [None if v is None else _FLOAT(v) for v in column]
     return [
         ("'" + v if v[:1] in _FORMULA_START else v)
         if type(v) is str
