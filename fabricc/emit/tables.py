@@ -10,7 +10,6 @@ import csv
 import io
 import itertools
 import json
-import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -31,48 +30,77 @@ def cell(value: Cell) -> str:
 _FORMULA_START = frozenset({"=", "+", "-", "@", "\t", "\r"})
 
 
-# Rows are written in chunks, column by column: a column of only text, or only numbers, is checked
-# with a few C-level passes (its types, one regex over its joined text) and handed to the csv
-# writer untouched; only a column that holds floats or a formula-like text gets per-cell work.
+# Rows are written in chunks, column by column: each column is spelled as text with a few C-level
+# passes (its types, then str() or the float format over it), and the chunk joined by commas and
+# lines. When that text holds nothing the csv writer would quote (a delimiter, a quote, a line
+# break inside a cell) and no cell starts like a formula - a few substring searches - it is the
+# output. Any other chunk (a negative number, a comma in a cell...) gets the exact rule cell by
+# cell and the csv writer.
 _CHUNK = 4096
-_FORMULA_LINE = re.compile("^[=+\\-@\t\r]", re.MULTILINE)
 _FLOAT = "{:g}".format  # cell()'s spelling of a float
-_PLAIN_TYPES = (frozenset({int}), frozenset({int, type(None)}), frozenset({type(None)}))
-_TEXT_AND_NUMBERS = frozenset({str, int, type(None)})
-_FLOATS = frozenset({float, type(None)})
+_NONE = type(None)
+_SPELLED_TYPES = frozenset({str, int, float, _NONE})
 
 
 def csv_text(header: Sequence[str], rows: Iterable[Sequence[Cell]]) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(header)
+    width = len(header)
     iterator = iter(rows)
     while chunk := list(itertools.islice(iterator, _CHUNK)):
-        writer.writerows(zip(*map(_csv_column, zip(*chunk, strict=True)), strict=True))
+        columns = list(zip(*chunk, strict=True))
+        if width > 1:  # (the writer quotes a row of one empty cell)
+            spelled = list(map(_spelled, columns))
+            if None not in spelled:
+                text = "\n".join(map(",".join, zip(*spelled, strict=True)))
+                if _plain(text, len(chunk), width):
+                    buffer.write(text)
+                    buffer.write("\n")
+                    continue
+        writer.writerows(zip(*map(_csv_column, columns), strict=True))
     return buffer.getvalue()
 
 
-def _csv_column(column: tuple[Cell, ...]) -> Sequence[Cell]:
-    """The column's cells as the csv writer should see them: csv itself writes str, int and None
-    (as empty) the way cell() does; floats need our spelling and formula-like text its
-    apostrophe."""
+def _spelled(column: tuple[Cell, ...]) -> Sequence[str] | None:
+    """The column's cells as the csv writer and cell() spell them, formula-like text untouched;
+    None for a column of other types."""
     types = frozenset(map(type, column))
-    if types in _PLAIN_TYPES:
-        return column
+    if types == {str}:
+        return column  # type: ignore[return-value]
+    if types == {int}:
+        return list(map(str, column))
     if types == {float}:
         return list(map(_FLOAT, column))
-    if types == {str} and not _FORMULA_LINE.search("\n".join(column)):  # type: ignore[arg-type]
-        return column
-    if types <= _TEXT_AND_NUMBERS and not _FORMULA_LINE.search(
-        "\n".join([v for v in column if type(v) is str])
-    ):
-        return column  # e.g. a leg column: 1, 2 or ""; only its text can look like a formula
-    if types <= _FLOATS:
-        return [None if v is None else _FLOAT(v) for v in column]
+    if not types <= _SPELLED_TYPES:
+        return None
+    return [
+        v if type(v) is str else ("" if v is None else (_FLOAT(v) if type(v) is float else str(v)))
+        for v in column
+    ]
+
+
+def _plain(text: str, rows: int, width: int) -> bool:
+    """Whether the joined chunk is the csv writer's output and cell()'s: no cell holds a quote, a
+    line break or a comma (the counts tell), and none starts like a formula."""
+    return (
+        '"' not in text
+        and "\r" not in text
+        and text.count("\n") == rows - 1
+        and text.count(",") == rows * (width - 1)
+        and text[:1] not in _FORMULA_START
+        # a one-character search (memchr) first: most formula characters never occur at all
+        and not any(c in text and ("\n" + c in text or "," + c in text) for c in _FORMULA_START)
+    )
+
+
+def _csv_column(column: tuple[Cell, ...]) -> list[str]:
+    """The exact rule for one column, cell by cell: cell()'s spelling, an apostrophe before
+    formula-like text."""
     return [
         ("'" + v if v[:1] in _FORMULA_START else v)
         if type(v) is str
-        else (v if type(v) is int else cell(v))
+        else ("" if v is None else (str(v) if type(v) is int else cell(v)))
         for v in column
     ]
 
