@@ -61,3 +61,19 @@ def test_csv_text_quotes_only_where_the_csv_writer_does() -> None:
     assert text == expected(header, rows)
     assert text.endswith(f'd{count - 1},"a,b",{count - 1}\n')
     assert csv_text(("only",), [("",), ("x",)]) == 'only\n""\nx\n'
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.one_of(st.none(), st.integers(), st.text(max_size=4), st.just("-x")),
+            st.one_of(st.none(), st.floats(allow_nan=False)),
+        ),
+        max_size=12,
+    )
+)
+def test_csv_text_columns_of_text_and_numbers_or_of_floats(rows: list[tuple[Cell, ...]]) -> None:
+    """The column shapes with their own fast path: text mixed with whole numbers (a leg column:
+    1, 2 or "") and floats with gaps (a length column)."""
+    header = ("mixed", "floats")
+    assert csv_text(header, rows) == expected(header, rows)

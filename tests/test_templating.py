@@ -50,3 +50,14 @@ def test_yaml_block_shape() -> None:
     assert yaml_block({"10": "on", "ip": {"10.0.0.1/31": {}}}) == (
         '"10": "on"\nip:\n  "10.0.0.1/31": {}\n'
     )
+
+
+@given(TREE, TREE)
+def test_yaml_block_shared_subtrees_read_as_copies(
+    tree: dict[str, Any], shared: dict[str, Any]
+) -> None:
+    """One mapping object at several places and depths of the tree (as the config builders share
+    per-port subtrees) is written as if each place held its own copy."""
+    with_shared = {"a": shared, "b": {"c": shared, "d": shared}, "e": tree, "f": shared}
+    copies = json.loads(json.dumps(with_shared))
+    assert yaml_block(with_shared, 2) == yaml_block(copies, 2)

@@ -263,7 +263,7 @@ def rack_lines(fabric: Fabric) -> list[tuple[str, Line]]:
     items = _Items(fabric)
     out: list[tuple[str, Line]] = []
     modules_by_device: Counter[tuple[str, str]] = Counter(
-        (m.device, m.part) for m in fabric.modules
+        map(attrgetter("device", "part"), fabric.modules)  # counted in C
     )
     modules_of: dict[str, list[tuple[str, int]]] = {}
     for (holder, part), count in modules_by_device.items():

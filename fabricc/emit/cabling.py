@@ -14,7 +14,7 @@ from fabricc.catalog.models import SwitchModel
 from fabricc.emit import Artifact
 from fabricc.emit.configs.ports import ib_port_count, ib_ports_per_cage
 from fabricc.emit.tables import Cell, csv_text
-from fabricc.ir import Device, Fabric, Link, one_based
+from fabricc.ir import Device, Fabric, Link
 
 HEADER = (
     "cable_id",
@@ -58,25 +58,31 @@ def _u(device: Device) -> str:
 
 
 def rows(fabric: Fabric) -> list[tuple[Cell, ...]]:
-    devices = fabric.devices
+    # Rack and unit of each device, once per device rather than per link end.
+    place = {name: (device.rack, _u(device)) for name, device in fabric.devices.items()}
     out: list[tuple[Cell, ...]] = []
+    append = out.append
     for link in fabric.links:
-        a, b = devices[link.a], devices[link.b]
+        a, b = link.a, link.b
+        a_port, b_port = link.a_port, link.b_port
+        a_rack, a_u = place[a]
+        b_rack, b_u = place[b]
         cable = link.cable
-        out.append(
+        rail, plane = link.rail, link.plane
+        append(
             (
                 cable.id if cable else "",
-                label(link),
+                f"{a}:{a_port} > {b}:{b_port}",  # label(link)
                 link.network,
                 link.kind,
-                link.a,
-                link.a_port,
-                a.rack,
-                _u(a),
-                link.b,
-                link.b_port,
-                b.rack,
-                _u(b),
+                a,
+                a_port,
+                a_rack,
+                a_u,
+                b,
+                b_port,
+                b_rack,
+                b_u,
                 link.speed,
                 cable.media if cable else "",
                 cable.length_m if cable else None,
@@ -85,8 +91,8 @@ def rows(fabric: Fabric) -> list[tuple[Cell, ...]]:
                 link.leg or "",
                 link.a_module or "",
                 link.b_module or "",
-                one_based(link.rail),
-                one_based(link.plane),
+                None if rail is None else rail + 1,  # one_based
+                None if plane is None else plane + 1,
             )
         )
     return out

@@ -57,9 +57,11 @@ def yaml_scalar(value: Any) -> str:
 def yaml_block(tree: Mapping[str, Any], indent: int = 0) -> str:
     """A nested mapping of yaml_scalar values as block-style YAML, keys in the mapping's order,
     two spaces per level and an empty mapping as `{}` - the shape of NVUE's startup.yaml. One
-    pass in Python: per-scalar template filters were most of the configs stage at scale."""
+    pass in Python: per-scalar template filters were most of the configs stage at scale. A
+    mapping object that occurs more than once in the tree (tree builders share the subtrees
+    every port repeats) is spelled once and its lines reused."""
     lines: list[str] = []
-    _block(tree, " " * indent, lines)
+    _block(tree, " " * indent, lines, {})
     return "".join(lines)
 
 
@@ -81,7 +83,12 @@ def _spell(value: Any) -> str:
     return spelled
 
 
-def _block(tree: Mapping[str, Any], pad: str, lines: list[str]) -> None:
+# id of a mapping in the tree -> (its indent, its first and end line): the tree is alive and
+# unchanged while yaml_block runs, so an id stands for one mapping throughout.
+_Seen = dict[int, tuple[str, int, int]]
+
+
+def _block(tree: Mapping[str, Any], pad: str, lines: list[str], seen: _Seen) -> None:
     inner = pad + "  "
     spelled = _SPELLED
     for key, value in tree.items():
@@ -90,7 +97,13 @@ def _block(tree: Mapping[str, Any], pad: str, lines: list[str]) -> None:
         if type(value) is dict:
             if value:
                 lines.append(f"{pad}{name}:\n")
-                _block(value, inner, lines)
+                found = seen.get(id(value))
+                if found is not None and found[0] == inner:
+                    lines.extend(lines[found[1] : found[2]])
+                else:
+                    start = len(lines)
+                    _block(value, inner, lines, seen)
+                    seen[id(value)] = (inner, start, len(lines))
             else:
                 lines.append(f"{pad}{name}: {{}}\n")
         else:

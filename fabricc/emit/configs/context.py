@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 from importlib import resources
+from typing import Any
 
 import yaml
 
@@ -57,6 +58,8 @@ class ConfigContext:
         self.index = LinkIndex(fabric)
         self._ways: dict[str, dict[int, int]] = {}
         self._qos: dict[str, QosPlan] = {}
+        # Config subtrees that many ports repeat, built once and shared (see templating.yaml_block)
+        self.subtrees: dict[tuple[object, ...], dict[str, Any]] = {}
 
     # -- what a switch is ------------------------------------------------------------------------
 

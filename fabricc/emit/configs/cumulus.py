@@ -86,11 +86,11 @@ def swp(ctx: ConfigContext, device: Device, end: End, mtu: int) -> Tree:
     cage, sub = split_port(end.port)
     model = ctx.switch_model(device)
     speed = end.link.speed if sub else cage_group(model, cage).cage_speed
-    return {
-        "type": "swp",
-        "description": ctx.far_end(end),
-        "link": {"mtu": mtu, "speed": f"{speed}G", "state": {"up": {}}},
-    }
+    key = ("link", mtu, speed)
+    link = ctx.subtrees.get(key)
+    if link is None:  # one object per MTU and speed, shared by the ports (never changed)
+        link = ctx.subtrees[key] = {"mtu": mtu, "speed": f"{speed}G", "state": {"up": {}}}
+    return {"type": "swp", "description": ctx.far_end(end), "link": link}
 
 
 def roce_tree(ctx: ConfigContext, device: Device) -> Tree:

@@ -182,6 +182,19 @@ def _subnets(
     def guid(node: str, default: int) -> int:
         return mapping.get(node, default)
 
+    # IB port numbers per (switch model, port name) and node port ordinals per (node model,
+    # port name): asked per link end, answered once per model and port.
+    numbers: dict[tuple[str, str], int] = {}
+
+    def port_number(device: Device, port: str) -> int:
+        key = (device.model, port)
+        number = numbers.get(key)
+        if number is None:
+            number = numbers[key] = ib_port(ctx.switch_model(device), port)
+        return number
+
+    bases: dict[tuple[str, str], tuple[int, int]] = {}
+
     switches: dict[str, IbNode] = {}
     for tier in TIER_ORDER:
         for switch_name in topology.switches.get(tier, []):
@@ -202,7 +215,11 @@ def _subnets(
         leaf = fabric.devices[link.b]
         assert host.group is not None
         model = ctx.catalog.nodes[host.model]
-        base, plane_index = _base_port(model.ports, link.a_port)
+        base_key = (host.model, link.a_port)
+        found = bases.get(base_key)
+        if found is None:
+            found = bases[base_key] = _base_port(model.ports, link.a_port)
+        base, plane_index = found
         node = ca_name(link.a, link.a_port)
         try:
             default = ca_port_guid(
@@ -229,7 +246,7 @@ def _subnets(
             compute=model.kind in COMPUTE_KINDS,
             sm=host.group in sm_groups,
         )
-        leaf_port = ib_port(ctx.switch_model(leaf), link.b_port)
+        leaf_port = port_number(leaf, link.b_port)
         ca.links[1] = (leaf.name, leaf_port)
         switches[leaf.name].links[leaf_port] = (node, 1)
         subnet_of(leaf).nodes[node] = ca
@@ -240,8 +257,8 @@ def _subnets(
             continue
         a, b = fabric.devices[link.a], fabric.devices[link.b]
         subnet = subnet_of(a)
-        a_port = ib_port(ctx.switch_model(a), link.a_port)
-        b_port = ib_port(ctx.switch_model(b), link.b_port)
+        a_port = port_number(a, link.a_port)
+        b_port = port_number(b, link.b_port)
         subnet.nodes[link.a].links[a_port] = (link.b, b_port)
         subnet.nodes[link.b].links[b_port] = (link.a, a_port)
     top = topology.top_tier

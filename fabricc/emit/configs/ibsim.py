@@ -22,9 +22,11 @@ def ibsim_file(design: str, subnet: IbSubnet) -> Artifact:
             "Switch" if node.switch else "Ca",
             node.port_count,
             node.name,
-            "".join(
-                f'[{port}]\t"{far}"[{far_port}]\n'
-                for port, (far, far_port) in sorted(node.links.items())
+            "".join(  # a list, not a generator: join builds one anyway
+                [
+                    f'[{port}]\t"{far}"[{far_port}]\n'
+                    for port, (far, far_port) in sorted(node.links.items())
+                ]
             ),
         )
         for node in subnet.nodes.values()

@@ -32,15 +32,28 @@ class End(NamedTuple):
 class LinkIndex:
     def __init__(self, fabric: Fabric) -> None:
         ends: dict[str, list[End]] = {}
+        new = tuple.__new__  # End(...) without the named tuple's Python-level __new__
         for link in fabric.links:
-            ends.setdefault(link.a, []).append(
-                End(link, link.a_port, link.b, link.b_port, link.a_ip, link.b_ip, True)
+            a, b, a_port, b_port, a_ip, b_ip = (
+                link.a,
+                link.b,
+                link.a_port,
+                link.b_port,
+                link.a_ip,
+                link.b_ip,
             )
-            ends.setdefault(link.b, []).append(
-                End(link, link.b_port, link.a, link.a_port, link.b_ip, link.a_ip, False)
-            )
-        for items in ends.values():
-            items.sort(key=lambda e: port_key(e.port))
+            found = ends.get(a)
+            if found is None:
+                found = ends[a] = []
+            found.append(new(End, (link, a_port, b, b_port, a_ip, b_ip, True)))
+            found = ends.get(b)
+            if found is None:
+                found = ends[b] = []
+            found.append(new(End, (link, b_port, a, a_port, b_ip, a_ip, False)))
+        for name, items in ends.items():
+            # Port order (stable), the keys through the C-level cache without a Python call each.
+            keys = list(map(port_key, [end.port for end in items]))
+            ends[name] = [items[i] for i in sorted(range(len(items)), key=keys.__getitem__)]
         self._ends = ends
 
     def ends(self, device: str) -> list[End]:

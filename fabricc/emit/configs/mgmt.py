@@ -131,6 +131,7 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
     interfaces.update(breakouts(ctx, device))
 
     access = {"access": vlan, "stp": {"admin-edge": ON, "bpdu-guard": ON}}
+    bridge = {"domain": {BRIDGE: access}}  # shared by the access ports (never changed)
     host_bonds: dict[str, list[End]] = {}
     switch_bonds: dict[tuple[bool, str], list[End]] = {}
     for end in ctx.ends(device.name):
@@ -142,10 +143,7 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
                 host_bonds.setdefault(end.far, []).append(end)
                 interfaces[name] = swp(ctx, device, end, mtu)
             else:
-                interfaces[name] = {
-                    **swp(ctx, device, end, mtu),
-                    "bridge": {"domain": {BRIDGE: access}},
-                }
+                interfaces[name] = {**swp(ctx, device, end, mtu), "bridge": bridge}
         elif end.kind == PEER:
             interfaces[name] = swp(ctx, device, end, mtu)
         elif end.kind == UPLINK and end.upward:
