@@ -11,13 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fabricc.catalog.models import SwitchModel
-from fabricc.errors import Diagnostic, error
-from fabricc.ir import ENDPOINT_LEAF, Fabric, LeafClass, Link, NetworkTopology
-from fabricc.spec.resolve import Attachment, ResolvedNetwork, general_cages, switch_port_speeds
-from fabricc.spec.yamlsource import DataPath, format_path
+from fabricc.ir import ENDPOINT_LEAF, LeafClass, Link
+from fabricc.spec.resolve import Attachment, general_cages, switch_port_speeds
+from fabricc.synth.builder import NetworkBuilder
 from fabricc.synth.naming import switch_port
-from fabricc.synth.nodes import Endpoint, GroupPlan
-from fabricc.synth.portbook import PortBook
+from fabricc.synth.nodes import Endpoint
 from fabricc.synth.switches import add_switch
 
 
@@ -29,51 +27,9 @@ class Host:
     attachment: Attachment
 
 
-class FamilyBuilder:
-    """Base of the family builders: `build()` is theirs, the plumbing is here."""
-
-    family = ""
-
-    def __init__(
-        self,
-        fabric: Fabric,
-        network: ResolvedNetwork,
-        plans: dict[str, GroupPlan],
-        book: PortBook,
-        problems: list[Diagnostic],
-    ) -> None:
-        self.fabric = fabric
-        self.net = network
-        self.spec = network.spec
-        self.plans = plans
-        self.book = book
-        self.problems = problems
-        self.catalog = fabric.loaded.catalog.catalog
-        self.source = fabric.loaded.source
-        self.leaf_model: SwitchModel = self.catalog.switches[network.switch_models["leaf"]]
-        self.topology = NetworkTopology(
-            name=network.name,
-            role=self.spec.role,
-            fabric=network.fabric,
-            tiers=1,
-            planes=self.spec.planes,
-            rail_optimized=network.rail_optimized,
-            dual_homed=False,
-            oversubscription=network.oversubscription,
-            switch_models={str(tier): model for tier, model in network.switch_models.items()},
-            spec_path=network.path,
-            topology=self.family,
-        )
-
-    def build(self) -> None:
-        raise NotImplementedError
-
-    # -- diagnostics ---------------------------------------------------------------------------
-
-    def fail(self, message: str, path: DataPath, hint: str | None = None) -> None:
-        self.problems.append(
-            error(message, path=format_path(path), location=self.source.value(path), hint=hint)
-        )
+class FamilyBuilder(NetworkBuilder):
+    """Base of the family builders (rail-only, dragonfly-plus, torus): the plumbing they share
+    beyond NetworkBuilder's."""
 
     # -- endpoints -----------------------------------------------------------------------------
 

@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from fabricc.catalog.models import SwitchModel
-from fabricc.errors import Diagnostic, error, warning
+from fabricc.errors import Diagnostic
 from fabricc.ir import (
     ENDPOINT_LEAF,
     LEAF_SPINE,
@@ -38,7 +38,6 @@ from fabricc.ir import (
     Fabric,
     LeafClass,
     Link,
-    NetworkTopology,
 )
 from fabricc.spec.resolve import (
     PEER_LINK_CAGES,
@@ -49,7 +48,8 @@ from fabricc.spec.resolve import (
     leaf_budget,
     switch_port_speeds,
 )
-from fabricc.spec.yamlsource import DataPath, format_path
+from fabricc.spec.yamlsource import DataPath
+from fabricc.synth.builder import NetworkBuilder
 from fabricc.synth.naming import switch_port
 from fabricc.synth.nodes import Endpoint, GroupPlan
 from fabricc.synth.portbook import PortBook
@@ -74,7 +74,7 @@ class _Class:
     leaves: list[list[str]] = field(default_factory=list)  # per plane
 
 
-class FatTreeBuilder:
+class FatTreeBuilder(NetworkBuilder):
     def __init__(
         self,
         fabric: Fabric,
@@ -84,41 +84,9 @@ class FatTreeBuilder:
         problems: list[Diagnostic],
         guests: Guests | None = None,
     ) -> None:
-        self.fabric = fabric
+        super().__init__(fabric, network, plans, book, problems, dual_homed=network.spec.dual_homed)
         self.guests = guests
-        self.net = network
-        self.spec = network.spec
-        self.plans = plans
-        self.book = book
-        self.problems = problems
-        self.catalog = fabric.loaded.catalog.catalog
-        self.source = fabric.loaded.source
-        self.leaf_model: SwitchModel = self.catalog.switches[network.switch_models["leaf"]]
-        self.topology = NetworkTopology(
-            name=network.name,
-            role=self.spec.role,
-            fabric=network.fabric,
-            tiers=1,
-            planes=self.spec.planes,
-            rail_optimized=network.rail_optimized,
-            dual_homed=self.spec.dual_homed,
-            oversubscription=network.oversubscription,
-            switch_models={str(tier): model for tier, model in network.switch_models.items()},
-            spec_path=network.path,
-        )
         self.leaf_counter = 0
-
-    # -- diagnostics ---------------------------------------------------------------------------
-
-    def fail(self, message: str, path: DataPath, hint: str | None = None) -> None:
-        self.problems.append(
-            error(message, path=format_path(path), location=self.source.value(path), hint=hint)
-        )
-
-    def warn(self, message: str, path: DataPath, hint: str | None = None) -> None:
-        self.fabric.warnings.append(
-            warning(message, path=format_path(path), location=self.source.value(path), hint=hint)
-        )
 
     # -- planning ------------------------------------------------------------------------------
 
