@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench import SCENARIOS
+from bench import SCENARIOS, print_table
 
 CHILD = (
     "import sys, json, time, resource; from pathlib import Path;"
@@ -82,11 +82,7 @@ def main() -> None:
             row = run_one(name, Path(tmp))
             rows.append(row)
             print(json.dumps(row), file=sys.stderr, flush=True)
-    print("| " + " | ".join(header) + " |")
-    print("|" + "|".join("---" if h == "scenario" else "---:" for h in header) + "|")
-    for row in rows:
-        cells = [f"{row[h]:,}" if isinstance(row[h], int) else str(row[h]) for h in header]
-        print("| " + " | ".join(cells) + " |")
+    print_table(header, rows)
 
 
 if __name__ == "__main__":

@@ -17,6 +17,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
+
+from fabricc.emit.tables import markdown_table
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -188,14 +191,17 @@ def main() -> None:
         "x_floor",
         "peak_mib",
     ]
-    print("| " + " | ".join(header) + " |")
-    print("|" + "|".join("---:" if h not in ("scenario",) else "---" for h in header) + "|")
-    for row in rows:
-        print(
-            "| "
-            + " | ".join(f"{row[h]:,}" if isinstance(row[h], int) else str(row[h]) for h in header)
-            + " |"
-        )
+    print_table(header, rows)
+
+
+def print_table(header: list[str], rows: list[dict[str, Any]]) -> None:
+    """The benchmarks' result table in Markdown: whole numbers with thousands separators, every
+    column but the scenario's right-aligned."""
+    cells = [
+        [f"{row[h]:,}" if isinstance(row[h], int) else str(row[h]) for h in header] for row in rows
+    ]
+    right = [i for i, h in enumerate(header) if h != "scenario"]
+    print(markdown_table(header, cells, right), end="")
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench import BENCH_CATALOG, SCENARIOS
+from bench import BENCH_CATALOG, SCENARIOS, print_table
 
 # The child times each stage by the stage callback (CPU time: the machine is shared).
 CHILD = """\
@@ -92,11 +92,7 @@ def main() -> None:
             rows.append(row)
             print(json.dumps(row), file=sys.stderr, flush=True)
     print("us_per_link: CPU time of load, synthesis and design rules over the link count")
-    print("| " + " | ".join(header) + " |")
-    print("|" + "|".join("---" if h == "scenario" else "---:" for h in header) + "|")
-    for row in rows:
-        cells = [f"{row[h]:,}" if isinstance(row[h], int) else str(row[h]) for h in header]
-        print("| " + " | ".join(cells) + " |")
+    print_table(header, rows)
 
 
 if __name__ == "__main__":
