@@ -66,7 +66,7 @@ class Device:
     kind: str  # node | tray | nvlink-switch | switch | pdu | power-shelf
     model: str  # catalog key: node model, switch model or part
     role: str  # node kind (gpu-node, appliance, ...) or switch tier (leaf, spine, core, access)
-    index: int  # 0-based within its group or within (network, role)
+    index: int  # 0-based within its group, or within its switch series (see synth/switches.py)
     group: str | None = None  # node group
     network: str | None = None  # owning network (switches)
     system: str | None = None  # rack-system instance a tray belongs to
@@ -74,6 +74,7 @@ class Device:
     rail: int | None = None
     plane: int | None = None
     pod: int | None = None
+    series: str | None = None  # a switch's leaf class, from its network's second class on
     rack: str | None = None
     u: int | None = None  # bottom rack unit
     height_u: int = 0

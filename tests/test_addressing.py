@@ -10,6 +10,7 @@ import pytest
 
 from fabricc.errors import FabriccError
 from fabricc.ir import Fabric
+from fabricc.synth.addressing import halving_part
 from tests.support import EXAMPLES, compile_text, compiled
 
 
@@ -64,3 +65,43 @@ def test_asn_share_exhausted_is_an_error(tmp_path: Path) -> None:
     message = str(caught.value)
     assert f"the switches of fabric need {leaves + 1} ASNs" in message
     assert f"its share of the pool has {leaves}" in message
+
+
+def test_halving_parts_keep_their_place_whatever_follows() -> None:
+    parts = [halving_part(1024, k) for k in range(4)]
+    assert parts == [range(512), range(512, 768), range(768, 896), range(896, 960)]
+
+
+STORAGE_FABRIC = """\
+metadata: {{name: two-classes}}
+site: {{racks_per_row: 12, rack: {{power_kw: 140}}}}
+nodes:
+  dgx: {{model: dgx-h100, count: {dgx}, nodes_per_rack: 4}}
+  array: {{model: storage-node, count: {arrays}}}
+networks:
+  storage:
+    role: storage
+    fabric: ethernet
+    rail_optimized: true
+    endpoints: {{dgx: {{}}, array: {{leaf_downlinks: 16, oversubscription: '1:1'}}}}
+"""
+
+
+def test_a_later_leaf_class_counts_from_its_own_part(tmp_path: Path) -> None:
+    """The storage arrays' leaves are a class of their own: their names, loopbacks and ASNs
+    come from their own series and part of the share, so more DGX leave them as they were."""
+
+    def leaves(dgx: int) -> dict[str, tuple[str | None, int | None]]:
+        fabric, _ = compile_text(STORAGE_FABRIC.format(dgx=dgx, arrays=20), tmp_path)
+        return {
+            d.name: (d.loopback, d.asn)
+            for d in fabric.devices.values()
+            if d.kind == "switch" and d.role == "leaf" and d.series == "array"
+        }
+
+    small, large = leaves(32), leaves(64)
+    assert sorted(small) == [f"storage-array-leaf{n:03d}" for n in range(1, len(small) + 1)]
+    assert small == {name: large[name] for name in small}
+    pool = ipaddress.ip_network("10.0.0.0/20")  # the default pool, one routed network
+    # the share skips the pool's first address; the second class starts at its middle
+    assert min(ipaddress.ip_address(lo) for lo, _ in small.values() if lo) == pool[1 + 4094 // 2]

@@ -14,25 +14,22 @@ from __future__ import annotations
 
 import dataclasses
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fabricc.change.compare import ADDED, CHANGED, IDENTITY_FIELDS, RENUMBERED, Diff, diff
-from fabricc.change.snapshot import Snapshot, compile_files, from_files
+from fabricc.change.snapshot import compile_files, from_files
 from tests.test_properties import Case, cases
 
 
-def snapshot(case: Case, folder: Path, name: str) -> Snapshot:
-    spec = folder / f"{name}.yaml"
-    spec.write_text(case.text())
-    return from_files(name, compile_files(spec))
-
-
 def topology_changed(result: Diff, network: str) -> bool:
+    """The network changes shape: its tier or plane count, or its spines or cores."""
     return any(
-        note.startswith(f"network {network}: ") and ("tiers" in note or "s " in note.split(": ")[1])
+        note.startswith(f"network {network}: ")
+        and ("topology change" in note or "s " in note.split(": ")[1])
         for note in result.topology
         if "rewire" not in note
     )
@@ -64,9 +61,19 @@ def growths(draw: st.DrawFn) -> tuple[Case, Case]:
 @given(growths())
 def test_growth_keeps_identities(pair: tuple[Case, Case]) -> None:
     small, large = pair
+    # On a top-of-rack (in-band) network, groups outside units come first so that the growing
+    # GPU groups append; more storage arrays there move the GPU nodes' ports (a reported rewire).
+    shifted = {"inband"} if large.inband and large.storage > small.storage else set()
+    check_growth(small.text(), large.text(), shifted)
+
+
+def check_growth(small: str, large: str, shifted: set[str]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        old = snapshot(small, Path(tmp), "old")
-        new = snapshot(large, Path(tmp), "new")
+        folder = Path(tmp)
+        (folder / "old.yaml").write_text(small)
+        (folder / "new.yaml").write_text(large)
+        old = from_files("old", compile_files(folder / "old.yaml"))
+        new = from_files("new", compile_files(folder / "new.yaml"))
     result = diff(old, new)
 
     assert set(old.devices) <= set(new.devices)
@@ -75,9 +82,6 @@ def test_growth_keeps_identities(pair: tuple[Case, Case]) -> None:
             after = new.devices[name]
             fields = {f: (row[f], after[f]) for f in IDENTITY_FIELDS if row[f] != after[f]}
             assert not fields, f"{name} ({row['kind']} in {row['rack']}): {fields}"
-    # On a top-of-rack (in-band) network, groups outside units come first so that the growing
-    # GPU groups append; more storage arrays there move the GPU nodes' ports (a reported rewire).
-    shifted = {"inband"} if large.inband and large.storage > small.storage else set()
     # Access switches are numbered per floor region, the regions taking turns; a new central
     # rack's switch may so number below existing ones and take the uplink ports theirs had on
     # a target with no more free (a reported rewire).
@@ -118,3 +122,56 @@ def test_growth_keeps_identities(pair: tuple[Case, Case]) -> None:
             after = new.devices[name]
             assert (after["loopback"], after["asn"]) == (row["loopback"], row["asn"]), name
     assert set(new.devices) - set(old.devices)
+
+
+@dataclass(frozen=True)
+class StorageCase:
+    """A storage fabric with two leaf classes: the DGX storage ports in scalable units, and
+    storage arrays on leaves of their own at 1:1 - each class a name series of its own."""
+
+    fabric: str
+    count: int
+    arrays: int
+    oob: bool
+
+    def text(self) -> str:
+        model = "storage-array" if self.fabric == "infiniband" else "storage-node"
+        lines = [
+            "metadata: {name: grow}",
+            "site: {racks_per_row: 12, rack: {power_kw: 140}}",
+            "nodes:",
+            f"  dgx: {{model: dgx-h100, count: {self.count}, nodes_per_rack: 4}}",
+            f"  storage: {{model: {model}, count: {self.arrays}}}",
+            "networks:",
+            f"  compute: {{role: compute, fabric: {self.fabric}, endpoints: {{dgx: {{}}}}}}",
+            f"  storage: {{role: storage, fabric: {self.fabric}, rail_optimized: true,"
+            " oversubscription: '4:3', endpoints: {dgx: {}, storage: {leaf_downlinks: 16,"
+            " oversubscription: '1:1'}}}",
+        ]
+        if self.oob:
+            lines.append("  oob: {role: oob}")
+        return "\n".join(lines) + "\n"
+
+
+@st.composite
+def storage_growths(draw: st.DrawFn) -> tuple[StorageCase, StorageCase]:
+    case = StorageCase(
+        draw(st.sampled_from(["infiniband", "ethernet"])),
+        draw(st.integers(1, 96)),
+        draw(st.integers(1, 24)),
+        draw(st.booleans()),
+    )
+    if draw(st.booleans()):
+        grown = dataclasses.replace(case, arrays=case.arrays + draw(st.integers(1, 24)))
+    else:
+        grown = dataclasses.replace(case, count=draw(st.integers(case.count + 1, 127)))
+    return case, grown
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(storage_growths())
+def test_growth_of_one_leaf_class_keeps_the_others(pair: tuple[StorageCase, StorageCase]) -> None:
+    """More DGX (scalable units) or more storage arrays grow one leaf class of the storage
+    fabric; the other class keeps its switch names, spine ports, cable IDs, loopbacks and ASNs."""
+    small, large = pair
+    check_growth(small.text(), large.text(), set())

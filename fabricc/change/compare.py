@@ -257,10 +257,15 @@ def _bom(old: Snapshot, new: Snapshot) -> list[PartDelta]:
 
 
 def _tiers(snapshot: Snapshot) -> dict[str, Counter[str]]:
+    """Switches per network and tier, and (under "planes") the network's planes."""
     tiers: dict[str, Counter[str]] = {}
+    planes: dict[str, set[str]] = {}
     for row in snapshot.devices.values():
         if row.get("kind") == "switch" and row.get("network") and row.get("role") in SWITCH_TIERS:
             tiers.setdefault(row["network"], Counter())[row["role"]] += 1
+            planes.setdefault(row["network"], set()).add(row.get("plane") or "1")
+    for network, counts in tiers.items():
+        counts["planes"] = len(planes[network])
     return tiers
 
 
@@ -277,6 +282,11 @@ def _topology(old: Snapshot, new: Snapshot, result: Diff) -> list[str]:
         now_tiers = sum(1 for t in SWITCH_TIERS if now[t])
         if was_tiers != now_tiers:
             notes.append(f"network {network}: topology change: {was_tiers} to {now_tiers} tiers")
+        if was["planes"] != now["planes"]:
+            # every endpoint port splits (or joins) across planes: the fabric is re-derived
+            notes.append(
+                f"network {network}: topology change: {was['planes']} to {now['planes']} planes"
+            )
         for tier in ("spine", "core"):
             if was[tier] and now[tier] and was[tier] != now[tier]:
                 notes.append(f"network {network}: {tier}s {was[tier]} -> {now[tier]}")

@@ -168,7 +168,12 @@ class SwitchModels(SpecModel):
 
 
 class Hostnames(SpecModel):
-    leaf: HostnamePattern = Field("{network}-leaf{n:03d}", description="leaf hostname pattern")
+    """Switch hostname patterns; {n} counts per series: tier, plane and leaf class (see README)."""
+
+    leaf: HostnamePattern = Field(
+        "{network}-leaf{n:03d}",
+        description="leaf hostname pattern ({group}: the leaf class's first node group)",
+    )
     spine: HostnamePattern = Field("{network}-spine{n:03d}", description="spine hostname pattern")
     core: HostnamePattern = Field("{network}-core{n:03d}", description="core hostname pattern")
 

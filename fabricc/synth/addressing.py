@@ -6,14 +6,17 @@ a design fills or appends instead of renumbering:
   * oob: every access switch a block of the pool (its own address, then one per port), in the
     order of its number; a managed device takes the address of its port (the pool's first host
     address is left for the gateway);
-  * inband: one address per host attached to an in-band network (its bond); the pool is split
-    in equal blocks, one per node group in spec order (as many blocks as the next power of two),
-    and a host takes the address of its index in its group's block;
+  * inband: one address per host attached to an in-band network (its bond); the pool is cut in
+    halving parts, one per node group in spec order (the first half, the next quarter, ...), so
+    a new group never moves another's, and a host takes the address of its index in its group's
+    part (equal blocks, as many as the next power of two, where a group outgrows its part);
   * loopbacks and ASNs for switches of routed (ethernet compute/storage) fabrics, RFC 7938 style:
     leaves one ASN each, the spines of one pod and plane share one, the cores of a plane one.
-    Leaves count up from the start of each pool and spines, then cores, down from its end, so
-    adding leaves never moves a spine's values and adding spines (a growth that doubles them)
-    or a core tier never moves a leaf's;
+    Each routed network takes an equal share of the pools. Leaves count up from the start of
+    the share - a network's later leaf classes each from a halving part of their own, a leaf's
+    planes side by side - and spines, then cores, down from its end, so adding leaves never
+    moves a spine's values, a class's leaves never move another's, and adding spines (a growth
+    that doubles them) or a core tier never moves a leaf's;
   * /31s for host and switch-to-switch links of routed fabrics (switch links only when
     addressing.p2p is set; otherwise BGP unnumbered).
 """
@@ -116,7 +119,6 @@ def _inband(fabric: Fabric, problems: list[Diagnostic]) -> None:
         return
     pool = _Pool(fabric.loaded.spec.addressing.inband, skip_first=2)
     groups = list(fabric.loaded.spec.nodes)
-    block = pool.size >> max(0, len(groups) - 1).bit_length()
     hosts = dict.fromkeys(
         link.a
         for link in fabric.links
@@ -129,14 +131,22 @@ def _inband(fabric: Fabric, problems: list[Diagnostic]) -> None:
         if device.name in hosts:
             places[device.name] = counts[device.group]
             counts[device.group] += 1
+    number = {group: k for k, group in enumerate(groups)}
+    needed = Counter(number.get(fabric.devices[name].group or "", 0) for name in hosts)
+    # halving parts where every group fits its part, else equal blocks (as many as the next
+    # power of two): a new group then moves the others (diff says so)
+    parts = {k: halving_part(pool.size, k) for k in needed}
+    if any(pool.next + needed[k] > len(part) for k, part in parts.items()):
+        block = pool.size >> max(0, len(groups) - 1).bit_length()
+        parts = {k: range(k * block, (k + 1) * block) for k in needed}
     offsets: dict[str, int] = {}
     for name in hosts:
-        device = fabric.devices[name]
-        group = groups.index(device.group) if device.group in groups else 0
-        offsets[name] = group * block + pool.next + places[name]
-        if places[name] + pool.next >= block:
+        part = parts[number.get(fabric.devices[name].group or "", 0)]
+        offset = pool.next + places[name]
+        if offset >= len(part):
             _fail(fabric, problems, "inband", f"{len(hosts)} in-band hosts", "more addresses")
             return
+        offsets[name] = part[offset]
     for name, offset in offsets.items():
         fabric.devices[name].inband_ip = pool.text(pool.base + offset)
 
@@ -147,36 +157,77 @@ class _AsnsExhausted(Exception):
         self.needed = needed
 
 
+def halving_part(size: int, k: int) -> range:
+    """The k-th part of `size` values cut in halves: the first half, the next quarter, the next
+    eighth and so on. Part k starts where it starts whatever the number of parts, so a new part
+    (a node group, a leaf class) never moves an existing one."""
+    start = size - (size >> k) if k else 0
+    return range(start, start + (size >> (k + 1)))
+
+
+def _leaf_slots(fabric: Fabric, leaves: list[str], size: int) -> dict[str, int]:
+    """Each leaf's place in a share of `size` values: the network's first leaf class counts up
+    from the start, its k-th later class from the start of the share's last 1/2**k (halves,
+    quarters, ...), so that each class grows without moving another; a leaf's planes sit side
+    by side (index * planes + plane). Where a class outgrows its part, the leaves count up class
+    after class instead (a tight pool: growing then renumbers, and `diff` says so)."""
+    devices = fabric.devices
+    planes = 1 + max((devices[n].plane or 0 for n in leaves), default=0)
+    classes = {devices[n].series: 0 for n in leaves}
+    slots = {n: devices[n].index * planes + (devices[n].plane or 0) for n in leaves}
+    if len(classes) == 1:
+        return slots
+    parts = {series: halving_part(size, k) for k, series in enumerate(classes)}
+    for name, slot in slots.items():
+        part = parts[devices[name].series]
+        if slot >= len(part):
+            return {name: place for place, name in enumerate(leaves)}
+        slots[name] = part.start + slot
+    return slots
+
+
 def _routed_identities(
     fabric: Fabric, name: str, loopbacks: _Pool, loopbacks_v6: _Pool | None, asns: range
 ) -> None:
-    """Loopbacks and ASNs of one routed network from its share of the pools: leaves count up
-    from the start of each share, spines and then cores down from its end."""
+    """Loopbacks and ASNs of one routed network from its share of the pools: leaves from the
+    start of each share (_leaf_slots), spines and then cores down from its end."""
     devices = fabric.devices
     topology = fabric.networks[name]
-    up, down = 0, len(asns) - 1  # next leaf ASN, next spine or core ASN (indices into asns)
+    leaves = topology.switches.get("leaf", [])
+    pools = [loopbacks] if loopbacks_v6 is None else [loopbacks, loopbacks_v6]
+    for pool in pools:
+        slots = _leaf_slots(fabric, leaves, pool.end - pool.next)
+        start = pool.base + pool.next
+        pool.next += 1 + max(slots.values(), default=-1)  # spines take from the end down to here
+        if pool.next > pool.end:
+            raise PoolExhausted
+        v4 = pool is loopbacks
+        for leaf, slot in slots.items():
+            if v4:
+                devices[leaf].loopback = pool.text(start + slot)
+            else:
+                devices[leaf].loopback_v6 = pool.text(start + slot)
+    asn_slots = _leaf_slots(fabric, leaves, len(asns))
+    up = 1 + max(asn_slots.values(), default=-1)  # leaf ASNs below this index
+    for leaf, slot in asn_slots.items():
+        devices[leaf].asn = asns[slot]
+    down = len(asns) - 1  # next spine or core ASN (index into asns)
     shared: dict[tuple[str, int | None, int | None], int] = {}
-    for tier in ("leaf", "spine", "core"):
-        leaf = tier == "leaf"
+    for tier in ("spine", "core"):
         for switch_name in topology.switches.get(tier, []):
             device = devices[switch_name]
-            device.loopback = loopbacks.text(loopbacks.take() if leaf else loopbacks.take_last())
+            device.loopback = loopbacks.text(loopbacks.take_last())
             if loopbacks_v6 is not None:
-                device.loopback_v6 = loopbacks_v6.text(
-                    loopbacks_v6.take() if leaf else loopbacks_v6.take_last()
-                )
-            if leaf:
-                number = up
-                up += 1
-            else:
-                key = (tier, device.plane, device.pod if tier == "spine" else None)
-                if key not in shared:
-                    shared[key] = down
-                    down -= 1
-                number = shared[key]
+                device.loopback_v6 = loopbacks_v6.text(loopbacks_v6.take_last())
+            key = (tier, device.plane, device.pod if tier == "spine" else None)
+            if key not in shared:
+                shared[key] = down
+                down -= 1
             if up > down + 1:
                 raise _AsnsExhausted(up + len(asns) - 1 - down)
-            device.asn = asns[number]
+            device.asn = asns[shared[key]]
+    if up > down + 1:
+        raise _AsnsExhausted(up + len(asns) - 1 - down)
 
 
 def assign_addresses(fabric: Fabric, problems: list[Diagnostic]) -> None:

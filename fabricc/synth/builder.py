@@ -15,6 +15,7 @@ from fabricc.spec.topology import FAT_TREE
 from fabricc.spec.yamlsource import DataPath, format_path
 from fabricc.synth.nodes import GroupPlan
 from fabricc.synth.portbook import PortBook
+from fabricc.synth.switches import SeriesKey
 
 
 class NetworkBuilder:
@@ -41,6 +42,7 @@ class NetworkBuilder:
         self.catalog = fabric.loaded.catalog.catalog
         self.source = fabric.loaded.source
         self.leaf_model: SwitchModel = self.catalog.switches[network.switch_models["leaf"]]
+        self.counts: dict[SeriesKey, int] = {}  # switches added per series (synth/switches.py)
         self.topology = NetworkTopology(
             name=network.name,
             role=self.spec.role,

@@ -4,7 +4,8 @@ Consumes the links with their cables; produces Cable.id for every cable and the 
 list (in link order). An ID is <NETWORK>-<SERIES>-<serial>. The series is what the lower-tier end
 of the cable is: the node group of a host cable; the tier of a switch-to-switch cable (-PEER and
 -UPLINK apart for MLAG peer links and uplinks into another network; on a network that is not the
-switch's own, the switch's network first: OOB-COMPUTE-LEAF); the kind of any other device
+switch's own, the switch's network first: OOB-COMPUTE-LEAF; a leaf class with a name series of
+its own, its name: STORAGE-STORAGE-ARRAY-LEAF); the kind of any other device
 (PDU); plus the plane from the second plane on (-P2). Serials count links, not cables - a
 splitter or twin-port cable takes the serial of its first link and leaves the others unused, so
 whether a run ends up on one cable or two never shifts the rest - in the order of the lower end's
@@ -41,7 +42,8 @@ def series(link: Link, device: Device) -> str:
         what = device.group
     elif device.kind == "switch":
         own = device.network is None or device.network == link.network
-        what = device.role if own else f"{device.network}-{device.role}"
+        role = f"{device.series}-{device.role}" if device.series else device.role
+        what = role if own else f"{device.network}-{role}"
         if link.kind in (PEER, UPLINK):  # apart from the tier's own cables, which may rewire
             what += f"-{link.kind}"
     else:
@@ -75,7 +77,7 @@ def number_cables(fabric: Fabric) -> None:
             # nodes and switches grow by index; trays (numbered within their system), PDUs and
             # the like go by name
             index = device.index if device.kind in ("node", "switch") else 0
-            alike = (device.kind, device.group, device.role, device.network)
+            alike = (device.kind, device.group, device.role, device.network, device.series)
             found = heads[link.a] = (
                 (index, _natural(link.a)),
                 classes.setdefault(alike, len(classes)),

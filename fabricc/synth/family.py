@@ -16,7 +16,7 @@ from fabricc.spec.resolve import Attachment, general_cages, switch_port_speeds
 from fabricc.synth.builder import NetworkBuilder
 from fabricc.synth.naming import switch_port
 from fabricc.synth.nodes import Endpoint
-from fabricc.synth.switches import add_switch
+from fabricc.synth.switches import Place, add_switch
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +97,9 @@ class FamilyBuilder(NetworkBuilder):
 
     def new_switch(self, role: str, **fields: int | None) -> str:
         model = self.net.switch_models["leaf" if role == "leaf" else "spine"]
-        return add_switch(self.fabric, self.topology, self.net, role, model, **fields)
+        return add_switch(
+            self.fabric, self.topology, self.net, self.counts, role, model, Place(**fields)
+        )
 
     def link(self, link: Link) -> None:
         ok_a = self.book.take(link.a, link.a_port)

@@ -54,7 +54,7 @@ from fabricc.synth.naming import switch_port
 from fabricc.synth.nodes import Endpoint, GroupPlan
 from fabricc.synth.portbook import PortBook
 from fabricc.synth.sizing import MIN_SPINES, Guests, symmetric_width
-from fabricc.synth.switches import add_switch
+from fabricc.synth.switches import Place, add_switch
 
 
 @dataclass(slots=True)
@@ -86,7 +86,6 @@ class FatTreeBuilder(NetworkBuilder):
     ) -> None:
         super().__init__(fabric, network, plans, book, problems, dual_homed=network.spec.dual_homed)
         self.guests = guests
-        self.leaf_counter = 0
 
     # -- planning ------------------------------------------------------------------------------
 
@@ -252,8 +251,8 @@ class FatTreeBuilder(NetworkBuilder):
         ]
         self._check_ratio(classes)
         for plane in range(self.spec.planes):
-            for cls in classes:
-                cls.leaves.append(self._make_leaves(cls, plane))
+            for number, cls in enumerate(classes):
+                cls.leaves.append(self._make_leaves(cls, plane, first=number == 0))
         for index, cls in enumerate(classes):
             self.topology.leaf_classes[index].leaves = [n for plane in cls.leaves for n in plane]
         self._wire_endpoints(classes)
@@ -313,11 +312,32 @@ class FatTreeBuilder(NetworkBuilder):
 
     # -- leaves and endpoint links ---------------------------------------------------------------
 
-    def _new_switch(self, role: str, model: str, **fields: int | None) -> str:
-        return add_switch(self.fabric, self.topology, self.net, role, model, **fields)
+    def _new_switch(
+        self,
+        role: str,
+        model: str,
+        series: str | None = None,
+        group: str | None = None,
+        **fields: int | None,
+    ) -> str:
+        return add_switch(
+            self.fabric,
+            self.topology,
+            self.net,
+            self.counts,
+            role,
+            model,
+            Place(**fields),
+            series=series,
+            group=group,
+        )
 
-    def _make_leaves(self, cls: _Class, plane: int) -> list[str]:
+    def _make_leaves(self, cls: _Class, plane: int, first: bool) -> list[str]:
+        """The leaves of one class in one plane; every class after the network's first is a
+        name series of its own (synth/switches.py), so that each grows without renaming another."""
         model = self.net.switch_models["leaf"]
+        group = cls.attachments[0].group
+        series = None if first else group
         names: list[str] = []
         if cls.rail:
             for su in range(cls.sus):
@@ -325,12 +345,18 @@ class FatTreeBuilder(NetworkBuilder):
                     for _ in range(cls.leaves_per_rail):
                         names.append(
                             self._new_switch(
-                                "leaf", model, su=cls.su_offset + su, rail=rail, plane=plane
+                                "leaf",
+                                model,
+                                series,
+                                group,
+                                su=cls.su_offset + su,
+                                rail=rail,
+                                plane=plane,
                             )
                         )
             return names
         for _ in range(cls.leaf_count):
-            names.append(self._new_switch("leaf", model, plane=plane))
+            names.append(self._new_switch("leaf", model, series, group, plane=plane))
         return names
 
     def _endpoint_port(self, attachment: Attachment, rail: int, plane: int) -> str:
@@ -528,7 +554,7 @@ class FatTreeBuilder(NetworkBuilder):
                     self._new_switch("spine", self.net.switch_models["spine"], plane=plane)
                     for _ in range(width)
                 ]
-                self._connect(leaves, spines, LEAF_SPINE, spine_breakout)
+                self._connect(leaves, spines, LEAF_SPINE, spine_breakout, spine_ports)
             return
         self._three_tiers(classes, spine_model, spine_breakout, spine_ports)
 
@@ -608,13 +634,24 @@ class FatTreeBuilder(NetworkBuilder):
         upper: list[str],
         kind: str,
         upper_breakout: int,
+        upper_ports: int,
     ) -> None:
-        """Spread each lower switch's uplinks evenly over `upper`, cage-aligned, in order."""
-        offset = 0
+        """Spread each lower switch's uplinks evenly over `upper`, cage-aligned, in order: the
+        first leaf class from the upper switches' first port up, the classes after it from
+        their last down-facing port (of `upper_ports`) down, so that each class grows into the
+        free ports between them without moving the other's cables."""
+        first = lower[0][1] if lower else None
+        rising = falling = 0
         for name, cls in lower:
             up = cls.budget.up_ports
             per = up // len(upper)
             b = cls.budget
+            if cls is first:
+                offset = rising
+                rising += per
+            else:
+                falling += per
+                offset = upper_ports - falling
             for s, top in enumerate(upper):
                 for j in range(per):
                     u = s * per + j
@@ -630,7 +667,6 @@ class FatTreeBuilder(NetworkBuilder):
                             plane=self.fabric.devices[name].plane,
                         )
                     )
-            offset += per
 
     def _units(self, classes: list[_Class], plane: int) -> list[list[tuple[str, _Class]]]:
         """The building blocks of spine-leaf groups: the leaves of one scalable unit for
@@ -753,7 +789,13 @@ class FatTreeBuilder(NetworkBuilder):
                         )
                         for _ in range(block.width)
                     ]
-                    self._connect(members, spines, LEAF_SPINE, spine_breakout)
+                    self._connect(
+                        members,
+                        spines,
+                        LEAF_SPINE,
+                        spine_breakout,
+                        spine_down_cages * spine_breakout,
+                    )
                     for j, spine in enumerate(spines):
                         for c, core in enumerate(cores[j]):
                             for k in range(per):

@@ -95,6 +95,33 @@ def _guest_demand(fabric: Fabric) -> dict[str, Guests]:
     return demand
 
 
+def _duplicate_names(fabric: Fabric) -> list[Diagnostic]:
+    """An error per device whose name another took, at the pattern that named it."""
+    loaded = fabric.loaded
+    problems: list[Diagnostic] = []
+    for device in fabric.duplicates:
+        path = device.spec_path
+        hint = "make the hostname patterns of different groups and networks distinct"
+        if device.kind == "switch" and device.network is not None:
+            # a written pattern that names the switches of two series alike (synth/switches.py)
+            network = loaded.networks[device.network]
+            if device.role in network.spec.hostnames.model_fields_set:
+                path = (*network.path, "hostnames", device.role)
+                hint = (
+                    "n counts within each leaf class and plane: add {group} (the leaf class's "
+                    "first node group) or {plane} to the pattern, or another network's name"
+                )
+        problems.append(
+            error(
+                f"hostname {device.name!r} is generated twice",
+                path=format_path(path),
+                location=loaded.source.value(path),
+                hint=hint,
+            )
+        )
+    return problems
+
+
 def _synthesize(
     loaded: LoadedSpec, stage: Stage, guests: dict[str, Guests], *, last: bool = False
 ) -> Fabric:
@@ -107,14 +134,15 @@ def _synthesize(
     # 1. Scalable units and nodes first: every network wires node ports by unit and slot.
     plans = plan_groups(fabric, problems)
     expand_nodes(fabric, plans)
-    _raise(problems)
+    _raise(problems + _duplicate_names(fabric))
 
     stage("networks")
     # 2. Data and in-band networks. Out-of-band waits: it manages every switch built here.
     for network in networks.values():
         if network.spec.role != "oob":
             build_network(fabric, network, plans, book, problems, guests.get(network.name))
-    _raise(problems)
+    # a name generated twice wires two switches' links to one: report the cause, not the ports
+    _raise(_duplicate_names(fabric) or problems)
 
     stage("racks")
     # 3. Racks and U positions: needs every node and switch; OOB switches later take free space.
@@ -133,16 +161,7 @@ def _synthesize(
             top = topology.top_tier
             if top is not None:
                 connect_uplinks(fabric, network, topology.switches[top], book, problems)
-    for device in fabric.duplicates:
-        path = device.spec_path
-        problems.append(
-            error(
-                f"hostname {device.name!r} is generated twice",
-                path=format_path(path),
-                location=loaded.source.value(path),
-                hint="make the hostname patterns of different groups and networks distinct",
-            )
-        )
+    problems.extend(_duplicate_names(fabric))
     if not last and any(p.code == UPLINK_PORTS for p in problems):
         demand = _guest_demand(fabric)
         grown = {

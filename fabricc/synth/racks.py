@@ -6,8 +6,10 @@ region grows along its rows without moving the racks of another:
   1. central racks: spines, cores, switches that serve no single scalable unit, appliances and
      storage, packed first-fit by height and power;
   2. per group placed in racks of its own but not built in units: its racks;
-  3. one block per scalable unit: its compute racks with (site.network_racks = per-su) a network
-     rack in the middle for the unit's leaves - the SuperPOD layout, which keeps node cables short.
+  3. per group built in units, a region of its own (so that one group's new units never move
+     another's racks): one block per scalable unit, its compute racks with (site.network_racks =
+     per-su) a network rack in the middle for the unit's leaves - the SuperPOD layout, which
+     keeps node cables short.
 Every unit block takes the width of a full unit, also while its unit is partial: the network
 rack sits at the middle of the full unit and compute racks to come keep their places, so adding
 nodes or units only fills reserved places and appends. A block starts a new row when the rest of
@@ -389,10 +391,11 @@ def layout(
     blocks, own = planner.unit_blocks()
     central: list[RackPlan] = []
     planner.place_switches(blocks, central)
+    groups = dict.fromkeys(block.group for block in blocks)
     regions = [
         [(1, [(0, rack)]) for rack in central],
         *([(1, [(0, rack)]) for rack in racks] for racks in own),
-        [(block.width, block.places()) for block in blocks],
+        *([(b.width, b.places()) for b in blocks if b.group == group] for group in groups),
     ]
     planner.assign(regions)
     ordered = [[plan for _, places in region for _, plan in places] for region in regions]

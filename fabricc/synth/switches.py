@@ -4,27 +4,83 @@ Consumes the network (hostname patterns, spec path), the switch model and the sw
 fields (su, rail, plane, pod; 0-based); produces the Device in the fabric and its name at the end
 of the topology's list for its tier. Every topology family (fat-tree, rail-only, dragonfly-plus,
 torus) adds its switches here, so they are named and indexed alike.
+
+A switch's number `n` (and `Device.index`) counts within its series: its network, tier, plane
+and - for leaves - leaf class. Each series grows on its own, so adding scalable units, nodes,
+storage arrays or a plane appends to a series or opens a new one and never renames a switch of
+another. The default patterns tell the series apart: the network's second and later leaf classes
+add their name ("storage-array-leaf001" beside "storage-leaf001"), and the second and later
+planes add "p<plane>" ("compute-p2-leaf001"), as cable IDs add "-P2". A written pattern applies
+to every series; where it does not tell them apart (no {group} or {plane}), the build reports the
+name generated twice at the pattern.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from fabricc.ir import Device, Fabric, NetworkTopology
+from fabricc.spec.models import Hostnames
 from fabricc.spec.resolve import ResolvedNetwork
 from fabricc.synth.naming import format_name
+
+SeriesKey = tuple[str, str | None, int | None]  # (tier, leaf class from the second on, plane)
+
+
+def default_pattern(role: str, series: str | None, plane: int | None) -> str:
+    """The unwritten pattern of a tier, with the marks of a series other than the first."""
+    pattern: str = Hostnames.model_fields[role].default
+    marks = (f"-{series}" if series else "") + (f"-p{plane + 1}" if plane else "")
+    return pattern.replace("{network}", "{network}" + marks, 1)
+
+
+@dataclass(frozen=True, slots=True)
+class Place:
+    """A switch's stable fields (0-based): what a hostname pattern may show besides `n`."""
+
+    su: int | None = None
+    rail: int | None = None
+    plane: int | None = None
+    pod: int | None = None
 
 
 def add_switch(
     fabric: Fabric,
     topology: NetworkTopology,
     network: ResolvedNetwork,
+    counts: dict[SeriesKey, int],
     role: str,
     model: str,
-    **fields: int | None,
+    place: Place,
+    *,
+    series: str | None = None,
+    group: str | None = None,
 ) -> str:
-    pattern = getattr(network.spec.hostnames, role)
-    index = len(topology.switches.setdefault(role, []))
-    values = {k: (v + 1 if v is not None else 0) for k, v in fields.items()}
-    name = format_name(pattern, network=network.name, role=role, n=index + 1, i=index, **values)
+    """Add a switch; `series` names its leaf class from the network's second on, `group` is
+    what a written pattern's {group} gives (the leaf class's first node group)."""
+    plane = place.plane
+    key = (role, series, plane)
+    index = counts.get(key, 0)
+    counts[key] = index + 1
+    hostnames = network.spec.hostnames
+    pattern = (
+        getattr(hostnames, role)
+        if role in hostnames.model_fields_set
+        else default_pattern(role, series, plane)
+    )
+    values = {
+        field: (value + 1 if value is not None else 0)
+        for field, value in (
+            ("su", place.su),
+            ("rail", place.rail),
+            ("plane", plane),
+            ("pod", place.pod),
+        )
+    }
+    text = {"group": group} if group is not None else {}
+    name = format_name(
+        pattern, network=network.name, role=role, n=index + 1, i=index, **text, **values
+    )
     switch = fabric.loaded.catalog.catalog.switches[model]
     fabric.add(
         Device(
@@ -34,14 +90,15 @@ def add_switch(
             role=role,
             index=index,
             network=network.name,
-            su=fields.get("su"),
-            rail=fields.get("rail"),
-            plane=fields.get("plane"),
-            pod=fields.get("pod"),
+            su=place.su,
+            rail=place.rail,
+            plane=plane,
+            pod=place.pod,
+            series=series,
             height_u=switch.height_u,
             power_w=switch.power_w,
             spec_path=(*network.path, "switches", role),
         )
     )
-    topology.switches[role].append(name)
+    topology.switches.setdefault(role, []).append(name)
     return name

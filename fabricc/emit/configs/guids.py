@@ -7,7 +7,8 @@ and cn_guid_file list; `ibstat` shows it as "Port GUID"). GUIDs are unknown at d
 nodes missing from the mapping get placeholders laid out from indices - never from iteration order
 - so the same spec always gives the same GUIDs and a new node never renumbers the others:
 
-  switch    0xfa1c5 (20 bits) | network (8) | tier (4: leaf 1, spine 2, core 3) | index (32)
+  switch    0xfa1c5 (20 bits) | network (8) | tier (4: leaf 1, spine 2, core 3) | series (8)
+            | plane (4) | index (20)      (series: the leaf class, 0 for the network's first)
   HCA port  0xfa1cc (20 bits) | network (8) | group (8) | node (20) | port (4) | plane (3) | 1
 """
 
@@ -24,8 +25,20 @@ TIERS = {"leaf": 1, "spine": 2, "core": 3}
 GUID_MAX = (1 << 64) - 1
 
 
-def switch_guid(network: int, tier: str, index: int) -> int:
-    return (SWITCH_PREFIX << 44) | (network << 36) | (TIERS[tier] << 32) | index
+def switch_guid(network: int, tier: str, series: int, plane: int, index: int) -> int:
+    if series >= 1 << 8 or plane >= 1 << 4 or index >= 1 << 20:
+        raise ValueError(
+            f"placeholder GUID fields out of range (series {series}, plane {plane}, switch "
+            f"{index}); give real GUIDs in subnet_manager.guids"
+        )
+    return (
+        (SWITCH_PREFIX << 44)
+        | (network << 36)
+        | (TIERS[tier] << 32)
+        | (series << 24)
+        | (plane << 20)
+        | index
+    )
 
 
 def ca_port_guid(network: int, group: int, node: int, port: int, plane: int) -> int:

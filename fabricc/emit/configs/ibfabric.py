@@ -196,15 +196,33 @@ def _subnets(
     bases: dict[tuple[str, str], tuple[int, int]] = {}
 
     switches: dict[str, IbNode] = {}
+
+    def placeholder_error(exc: ValueError) -> DesignError:
+        path = (*resolved.path, "subnet_manager", "guids")
+        return DesignError(
+            [error(str(exc), path=format_path(path), location=fabric.loaded.source.value(path))]
+        )
+
+    series: dict[str | None, int] = {}  # leaf classes in order, the network's first 0
     for tier in TIER_ORDER:
         for switch_name in topology.switches.get(tier, []):
             device = fabric.devices[switch_name]
+            try:
+                placeholder = switch_guid(
+                    ordinal,
+                    tier,
+                    series.setdefault(device.series, len(series)),
+                    device.plane or 0,
+                    device.index,
+                )
+            except ValueError as exc:
+                raise placeholder_error(exc) from None
             switches[switch_name] = IbNode(
                 name=switch_name,
                 switch=True,
                 device=switch_name,
                 tier=tier,
-                guid=guid(switch_name, switch_guid(ordinal, tier, device.index)),
+                guid=guid(switch_name, placeholder),
                 port_count=ib_port_count(ctx.switch_model(device)),
             )
     # CAs in link order, subnet-manager nodes first so that ibsim attaches the SM to one of them
@@ -226,16 +244,7 @@ def _subnets(
                 ordinal, groups[host.group], ordinals[host.name], base, plane_index
             )
         except ValueError as exc:
-            path = (*resolved.path, "subnet_manager", "guids")
-            raise DesignError(
-                [
-                    error(
-                        str(exc),
-                        path=format_path(path),
-                        location=fabric.loaded.source.value(path),
-                    )
-                ]
-            ) from None
+            raise placeholder_error(exc) from None
         ca = IbNode(
             name=node,
             switch=False,

@@ -246,7 +246,7 @@ def _stp_priority(ctx: ConfigContext, device: Device) -> int:
     top = topology.top_tier
     if network.uplink_to is not None:
         return STP_EDGE
-    if device.role == top and device.index == 0:
+    if device.role == top and device.name == topology.switches[top][0]:
         return STP_ROOT
     if device.role == top:
         return STP_BACKUP

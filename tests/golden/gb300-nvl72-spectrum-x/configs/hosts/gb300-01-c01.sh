@@ -64,7 +64,7 @@ ip route replace default via 10.192.0.0 dev "$IF" table 102
 ip rule del priority 102 2>/dev/null || true
 ip rule add from 10.192.0.1 table 102 priority 102
 
-# OSFP1/2 on network compute -> p2-leaf13:swp1s0
+# OSFP1/2 on network compute -> p2-leaf01:swp1s0
 # RoCE DSCP 26 -> priority 3 (PFC), CNP DSCP 48 -> priority 6, ToS 104
 IF=enP8p3s0f1np1
 mlnx_qos -i "$IF" --trust dscp
@@ -102,7 +102,7 @@ ip route replace default via 10.192.0.2 dev "$IF" table 104
 ip rule del priority 104 2>/dev/null || true
 ip rule add from 10.192.0.3 table 104 priority 104
 
-# OSFP2/2 on network compute -> p2-leaf16:swp1s0
+# OSFP2/2 on network compute -> p2-leaf04:swp1s0
 # RoCE DSCP 26 -> priority 3 (PFC), CNP DSCP 48 -> priority 6, ToS 104
 IF=enP9p3s0f1np1
 mlnx_qos -i "$IF" --trust dscp
@@ -140,7 +140,7 @@ ip route replace default via 10.192.0.4 dev "$IF" table 106
 ip rule del priority 106 2>/dev/null || true
 ip rule add from 10.192.0.5 table 106 priority 106
 
-# OSFP3/2 on network compute -> p2-leaf19:swp1s0
+# OSFP3/2 on network compute -> p2-leaf07:swp1s0
 # RoCE DSCP 26 -> priority 3 (PFC), CNP DSCP 48 -> priority 6, ToS 104
 IF=enP24p3s0f1np1
 mlnx_qos -i "$IF" --trust dscp
@@ -178,7 +178,7 @@ ip route replace default via 10.192.0.6 dev "$IF" table 108
 ip rule del priority 108 2>/dev/null || true
 ip rule add from 10.192.0.7 table 108 priority 108
 
-# OSFP4/2 on network compute -> p2-leaf22:swp1s0
+# OSFP4/2 on network compute -> p2-leaf10:swp1s0
 # RoCE DSCP 26 -> priority 3 (PFC), CNP DSCP 48 -> priority 6, ToS 104
 IF=enP25p3s0f1np1
 mlnx_qos -i "$IF" --trust dscp
