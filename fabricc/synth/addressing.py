@@ -17,8 +17,10 @@ a design fills or appends instead of renumbering:
     planes side by side - and spines, then cores, down from its end, so adding leaves never
     moves a spine's values, a class's leaves never move another's, and adding spines (a growth
     that doubles them) or a core tier never moves a leaf's;
-  * /31s for host and switch-to-switch links of routed fabrics (switch links only when
-    addressing.p2p is set; otherwise BGP unnumbered).
+  * /31s for host links of routed fabrics, from each network's equal share of the hosts pool:
+    a halving part per attached node group, a host's place in its group times its links plus
+    the link's ordinal (_host_links); and for switch-to-switch links in link order when
+    addressing.p2p is set (otherwise BGP unnumbered).
 """
 
 from __future__ import annotations
@@ -284,23 +286,65 @@ def assign_addresses(fabric: Fabric, problems: list[Diagnostic]) -> None:
                 )
             )
 
-    host_pool = _Pool(spec.hosts)
-    p2p_pool = _Pool(spec.p2p) if spec.p2p else None
+    _host_links(fabric, routed, shares, problems)
+    if not spec.p2p:
+        return
+    p2p_pool = _Pool(spec.p2p)
     routed_set = set(routed)
+    for link in fabric.links:
+        if link.network in routed_set and link.kind in (LEAF_SPINE, SPINE_CORE):
+            try:
+                base = p2p_pool.take(2)
+            except PoolExhausted:
+                _fail(fabric, problems, "p2p", "switch-to-switch links", "more /31s")
+                return
+            link.b_ip, link.a_ip = p2p_pool.text(base), p2p_pool.text(base + 1)
+
+
+def _host_links(fabric: Fabric, routed: list[str], shares: int, problems: list[Diagnostic]) -> None:
+    """A /31 per host link of each routed network (the switch the even address, the NIC the
+    odd), from the network's equal share of the hosts pool: a halving part per node group in
+    the order the network attaches them, and in it the host's place in its group times its
+    links, plus the link's ordinal on the host - so more hosts, another group or another
+    network never move a link's addresses (links counted in order where a group outgrows its
+    part)."""
     try:
-        for link in fabric.links:
-            if link.network not in routed_set:
-                continue
-            if link.kind == ENDPOINT_LEAF:
-                base = host_pool.take(2)
-                link.b_ip, link.a_ip = host_pool.text(base), host_pool.text(base + 1)
-            elif p2p_pool is not None and link.kind in (LEAF_SPINE, SPINE_CORE):
-                try:
-                    base = p2p_pool.take(2)
-                except PoolExhausted:
-                    _fail(fabric, problems, "p2p", "switch-to-switch links", "more /31s")
-                    p2p_pool = None
-                    continue
-                link.b_ip, link.a_ip = p2p_pool.text(base), p2p_pool.text(base + 1)
-    except PoolExhausted:
-        _fail(fabric, problems, "hosts", "RoCE host links", "more /31s")
+        blocks = list(ipaddress.ip_network(fabric.loaded.spec.addressing.hosts).subnets(shares))
+    except ValueError:
+        _fail(fabric, problems, "hosts", f"{len(routed)} routed networks", "a share each")
+        return
+    devices = fabric.devices
+    for number, name in enumerate(routed):
+        links = [link for link in fabric.links if link.network == name]
+        links = [link for link in links if link.kind == ENDPOINT_LEAF]
+        pool = _Pool(str(blocks[number]))
+        pairs = pool.size // 2
+        order = {a.group: k for k, a in enumerate(fabric.loaded.networks[name].attachments)}
+        # a host's place in its group: nodes by index, trays system after system
+        hosts = {link.a for link in links}
+        places: dict[str, int] = {}
+        counts: Counter[str | None] = Counter()
+        for device in devices.values():
+            if device.name in hosts:
+                places[device.name] = counts[device.group]
+                counts[device.group] += 1
+        ordinals: Counter[str] = Counter()
+        keys: list[tuple[str | None, int, int]] = []
+        for link in links:
+            keys.append((devices[link.a].group, places[link.a], ordinals[link.a]))
+            ordinals[link.a] += 1
+        per_host: dict[str | None, int] = {}
+        for group, _, ordinal in keys:
+            per_host[group] = max(per_host.get(group, 0), ordinal + 1)
+        parts = {group: halving_part(pairs, order.get(group or "", 0)) for group in per_host}
+        slots = [
+            parts[group].start + place * per_host[group] + ordinal for group, place, ordinal in keys
+        ]
+        if any(slot >= parts[group].stop for slot, (group, _, _) in zip(slots, keys, strict=True)):
+            slots = list(range(len(links)))
+        if len(links) > pairs:
+            _fail(fabric, problems, "hosts", f"the RoCE host links of {name}", "more /31s")
+            continue
+        for link, slot in zip(links, slots, strict=True):
+            base = pool.base + 2 * slot
+            link.b_ip, link.a_ip = pool.text(base), pool.text(base + 1)

@@ -20,12 +20,12 @@ echo 1 > "/sys/class/net/$IF/ecn/roce_np/enable/3"
 echo 1 > "/sys/class/net/$IF/ecn/roce_rp/enable/3"
 echo 48 > "/sys/class/net/$IF/ecn/roce_np/cnp_dscp"
 echo 6 > "/sys/class/net/$IF/ecn/roce_np/cnp_802p_prio"
-ip address replace 10.192.9.65/31 dev "$IF"
+ip address replace 10.200.0.1/31 dev "$IF"
 ip link set dev "$IF" up
 sysctl -qw "net.ipv4.conf.$IF.arp_ignore=1" "net.ipv4.conf.$IF.arp_announce=2"
-ip route replace default via 10.192.9.64 dev "$IF" table 100
+ip route replace default via 10.200.0.0 dev "$IF" table 100
 ip rule del priority 100 2>/dev/null || true
-ip rule add from 10.192.9.65 table 100 priority 100
+ip rule add from 10.200.0.1 table 100 priority 100
 
 # BF3-2/P1 on network storage -> storage-leaf001:swp17s1
 # RoCE DSCP 26 -> priority 3 (PFC), CNP DSCP 48 -> priority 6, ToS 104
@@ -38,12 +38,12 @@ echo 1 > "/sys/class/net/$IF/ecn/roce_np/enable/3"
 echo 1 > "/sys/class/net/$IF/ecn/roce_rp/enable/3"
 echo 48 > "/sys/class/net/$IF/ecn/roce_np/cnp_dscp"
 echo 6 > "/sys/class/net/$IF/ecn/roce_np/cnp_802p_prio"
-ip address replace 10.192.9.67/31 dev "$IF"
+ip address replace 10.200.0.3/31 dev "$IF"
 ip link set dev "$IF" up
 sysctl -qw "net.ipv4.conf.$IF.arp_ignore=1" "net.ipv4.conf.$IF.arp_announce=2"
-ip route replace default via 10.192.9.66 dev "$IF" table 101
+ip route replace default via 10.200.0.2 dev "$IF" table 101
 ip rule del priority 101 2>/dev/null || true
-ip rule add from 10.192.9.67 table 101 priority 101
+ip rule add from 10.200.0.3 table 101 priority 101
 
 # OSFP1/1 on network compute -> p1-leaf01:swp1s0
 # RoCE DSCP 26 -> priority 3 (PFC), CNP DSCP 48 -> priority 6, ToS 104
@@ -76,12 +76,12 @@ echo 1 > "/sys/class/net/$IF/ecn/roce_rp/enable/3"
 echo 48 > "/sys/class/net/$IF/ecn/roce_np/cnp_dscp"
 echo 6 > "/sys/class/net/$IF/ecn/roce_np/cnp_802p_prio"
 cma_roce_tos -d mlx5_4 -t 104
-ip address replace 10.192.4.129/31 dev "$IF"
+ip address replace 10.192.0.9/31 dev "$IF"
 ip link set dev "$IF" up
 sysctl -qw "net.ipv4.conf.$IF.arp_ignore=1" "net.ipv4.conf.$IF.arp_announce=2"
-ip route replace default via 10.192.4.128 dev "$IF" table 103
+ip route replace default via 10.192.0.8 dev "$IF" table 103
 ip rule del priority 103 2>/dev/null || true
-ip rule add from 10.192.4.129 table 103 priority 103
+ip rule add from 10.192.0.9 table 103 priority 103
 
 # OSFP2/1 on network compute -> p1-leaf04:swp1s0
 # RoCE DSCP 26 -> priority 3 (PFC), CNP DSCP 48 -> priority 6, ToS 104
@@ -114,12 +114,12 @@ echo 1 > "/sys/class/net/$IF/ecn/roce_rp/enable/3"
 echo 48 > "/sys/class/net/$IF/ecn/roce_np/cnp_dscp"
 echo 6 > "/sys/class/net/$IF/ecn/roce_np/cnp_802p_prio"
 cma_roce_tos -d mlx5_5 -t 104
-ip address replace 10.192.4.131/31 dev "$IF"
+ip address replace 10.192.0.11/31 dev "$IF"
 ip link set dev "$IF" up
 sysctl -qw "net.ipv4.conf.$IF.arp_ignore=1" "net.ipv4.conf.$IF.arp_announce=2"
-ip route replace default via 10.192.4.130 dev "$IF" table 105
+ip route replace default via 10.192.0.10 dev "$IF" table 105
 ip rule del priority 105 2>/dev/null || true
-ip rule add from 10.192.4.131 table 105 priority 105
+ip rule add from 10.192.0.11 table 105 priority 105
 
 # OSFP3/1 on network compute -> p1-leaf07:swp1s0
 # RoCE DSCP 26 -> priority 3 (PFC), CNP DSCP 48 -> priority 6, ToS 104
@@ -152,12 +152,12 @@ echo 1 > "/sys/class/net/$IF/ecn/roce_rp/enable/3"
 echo 48 > "/sys/class/net/$IF/ecn/roce_np/cnp_dscp"
 echo 6 > "/sys/class/net/$IF/ecn/roce_np/cnp_802p_prio"
 cma_roce_tos -d mlx5_6 -t 104
-ip address replace 10.192.4.133/31 dev "$IF"
+ip address replace 10.192.0.13/31 dev "$IF"
 ip link set dev "$IF" up
 sysctl -qw "net.ipv4.conf.$IF.arp_ignore=1" "net.ipv4.conf.$IF.arp_announce=2"
-ip route replace default via 10.192.4.132 dev "$IF" table 107
+ip route replace default via 10.192.0.12 dev "$IF" table 107
 ip rule del priority 107 2>/dev/null || true
-ip rule add from 10.192.4.133 table 107 priority 107
+ip rule add from 10.192.0.13 table 107 priority 107
 
 # OSFP4/1 on network compute -> p1-leaf10:swp1s0
 # RoCE DSCP 26 -> priority 3 (PFC), CNP DSCP 48 -> priority 6, ToS 104
@@ -190,12 +190,12 @@ echo 1 > "/sys/class/net/$IF/ecn/roce_rp/enable/3"
 echo 48 > "/sys/class/net/$IF/ecn/roce_np/cnp_dscp"
 echo 6 > "/sys/class/net/$IF/ecn/roce_np/cnp_802p_prio"
 cma_roce_tos -d mlx5_7 -t 104
-ip address replace 10.192.4.135/31 dev "$IF"
+ip address replace 10.192.0.15/31 dev "$IF"
 ip link set dev "$IF" up
 sysctl -qw "net.ipv4.conf.$IF.arp_ignore=1" "net.ipv4.conf.$IF.arp_announce=2"
-ip route replace default via 10.192.4.134 dev "$IF" table 109
+ip route replace default via 10.192.0.14 dev "$IF" table 109
 ip rule del priority 109 2>/dev/null || true
-ip rule add from 10.192.4.135 table 109 priority 109
+ip rule add from 10.192.0.15 table 109 priority 109
 
 # NCCL: traffic class byte of RoCE (DSCP << 2) and the compute NICs (exact names)
 cat > /etc/nccl.conf <<'NCCL'

@@ -40,12 +40,12 @@ echo 1 > "/sys/class/net/$IF/ecn/roce_rp/enable/3"
 echo 48 > "/sys/class/net/$IF/ecn/roce_np/cnp_dscp"
 echo 6 > "/sys/class/net/$IF/ecn/roce_np/cnp_802p_prio"
 cma_roce_tos -d mlx5_10 -t 104
-ip address replace 10.192.1.1/31 dev "$IF"
+ip address replace 10.192.0.17/31 dev "$IF"
 ip link set dev "$IF" up
 sysctl -qw "net.ipv4.conf.$IF.arp_ignore=1" "net.ipv4.conf.$IF.arp_announce=2"
-ip route replace default via 10.192.1.0 dev "$IF" table 101
+ip route replace default via 10.192.0.16 dev "$IF" table 101
 ip rule del priority 101 2>/dev/null || true
-ip rule add from 10.192.1.1 table 101 priority 101
+ip rule add from 10.192.0.17 table 101 priority 101
 
 # NIC1/1 on network compute -> p1-leaf02:swp1s0
 # RoCE DSCP 26 -> priority 3 (PFC), CNP DSCP 48 -> priority 6, ToS 104
@@ -78,12 +78,12 @@ echo 1 > "/sys/class/net/$IF/ecn/roce_rp/enable/3"
 echo 48 > "/sys/class/net/$IF/ecn/roce_np/cnp_dscp"
 echo 6 > "/sys/class/net/$IF/ecn/roce_np/cnp_802p_prio"
 cma_roce_tos -d mlx5_11 -t 104
-ip address replace 10.192.1.3/31 dev "$IF"
+ip address replace 10.192.0.19/31 dev "$IF"
 ip link set dev "$IF" up
 sysctl -qw "net.ipv4.conf.$IF.arp_ignore=1" "net.ipv4.conf.$IF.arp_announce=2"
-ip route replace default via 10.192.1.2 dev "$IF" table 103
+ip route replace default via 10.192.0.18 dev "$IF" table 103
 ip rule del priority 103 2>/dev/null || true
-ip rule add from 10.192.1.3 table 103 priority 103
+ip rule add from 10.192.0.19 table 103 priority 103
 
 # NIC2/1 on network compute -> p1-leaf03:swp1s0
 # RoCE DSCP 26 -> priority 3 (PFC), CNP DSCP 48 -> priority 6, ToS 104
@@ -116,12 +116,12 @@ echo 1 > "/sys/class/net/$IF/ecn/roce_rp/enable/3"
 echo 48 > "/sys/class/net/$IF/ecn/roce_np/cnp_dscp"
 echo 6 > "/sys/class/net/$IF/ecn/roce_np/cnp_802p_prio"
 cma_roce_tos -d mlx5_12 -t 104
-ip address replace 10.192.1.5/31 dev "$IF"
+ip address replace 10.192.0.21/31 dev "$IF"
 ip link set dev "$IF" up
 sysctl -qw "net.ipv4.conf.$IF.arp_ignore=1" "net.ipv4.conf.$IF.arp_announce=2"
-ip route replace default via 10.192.1.4 dev "$IF" table 105
+ip route replace default via 10.192.0.20 dev "$IF" table 105
 ip rule del priority 105 2>/dev/null || true
-ip rule add from 10.192.1.5 table 105 priority 105
+ip rule add from 10.192.0.21 table 105 priority 105
 
 # NIC3/1 on network compute -> p1-leaf04:swp1s0
 # RoCE DSCP 26 -> priority 3 (PFC), CNP DSCP 48 -> priority 6, ToS 104
@@ -154,12 +154,12 @@ echo 1 > "/sys/class/net/$IF/ecn/roce_rp/enable/3"
 echo 48 > "/sys/class/net/$IF/ecn/roce_np/cnp_dscp"
 echo 6 > "/sys/class/net/$IF/ecn/roce_np/cnp_802p_prio"
 cma_roce_tos -d mlx5_13 -t 104
-ip address replace 10.192.1.7/31 dev "$IF"
+ip address replace 10.192.0.23/31 dev "$IF"
 ip link set dev "$IF" up
 sysctl -qw "net.ipv4.conf.$IF.arp_ignore=1" "net.ipv4.conf.$IF.arp_announce=2"
-ip route replace default via 10.192.1.6 dev "$IF" table 107
+ip route replace default via 10.192.0.22 dev "$IF" table 107
 ip rule del priority 107 2>/dev/null || true
-ip rule add from 10.192.1.7 table 107 priority 107
+ip rule add from 10.192.0.23 table 107 priority 107
 
 # NIC4/1 on network compute -> p1-leaf05:swp1s0
 # RoCE DSCP 26 -> priority 3 (PFC), CNP DSCP 48 -> priority 6, ToS 104
@@ -192,12 +192,12 @@ echo 1 > "/sys/class/net/$IF/ecn/roce_rp/enable/3"
 echo 48 > "/sys/class/net/$IF/ecn/roce_np/cnp_dscp"
 echo 6 > "/sys/class/net/$IF/ecn/roce_np/cnp_802p_prio"
 cma_roce_tos -d mlx5_14 -t 104
-ip address replace 10.192.1.9/31 dev "$IF"
+ip address replace 10.192.0.25/31 dev "$IF"
 ip link set dev "$IF" up
 sysctl -qw "net.ipv4.conf.$IF.arp_ignore=1" "net.ipv4.conf.$IF.arp_announce=2"
-ip route replace default via 10.192.1.8 dev "$IF" table 109
+ip route replace default via 10.192.0.24 dev "$IF" table 109
 ip rule del priority 109 2>/dev/null || true
-ip rule add from 10.192.1.9 table 109 priority 109
+ip rule add from 10.192.0.25 table 109 priority 109
 
 # NIC5/1 on network compute -> p1-leaf06:swp1s0
 # RoCE DSCP 26 -> priority 3 (PFC), CNP DSCP 48 -> priority 6, ToS 104
@@ -230,12 +230,12 @@ echo 1 > "/sys/class/net/$IF/ecn/roce_rp/enable/3"
 echo 48 > "/sys/class/net/$IF/ecn/roce_np/cnp_dscp"
 echo 6 > "/sys/class/net/$IF/ecn/roce_np/cnp_802p_prio"
 cma_roce_tos -d mlx5_15 -t 104
-ip address replace 10.192.1.11/31 dev "$IF"
+ip address replace 10.192.0.27/31 dev "$IF"
 ip link set dev "$IF" up
 sysctl -qw "net.ipv4.conf.$IF.arp_ignore=1" "net.ipv4.conf.$IF.arp_announce=2"
-ip route replace default via 10.192.1.10 dev "$IF" table 111
+ip route replace default via 10.192.0.26 dev "$IF" table 111
 ip rule del priority 111 2>/dev/null || true
-ip rule add from 10.192.1.11 table 111 priority 111
+ip rule add from 10.192.0.27 table 111 priority 111
 
 # NIC6/1 on network compute -> p1-leaf07:swp1s0
 # RoCE DSCP 26 -> priority 3 (PFC), CNP DSCP 48 -> priority 6, ToS 104
@@ -268,12 +268,12 @@ echo 1 > "/sys/class/net/$IF/ecn/roce_rp/enable/3"
 echo 48 > "/sys/class/net/$IF/ecn/roce_np/cnp_dscp"
 echo 6 > "/sys/class/net/$IF/ecn/roce_np/cnp_802p_prio"
 cma_roce_tos -d mlx5_16 -t 104
-ip address replace 10.192.1.13/31 dev "$IF"
+ip address replace 10.192.0.29/31 dev "$IF"
 ip link set dev "$IF" up
 sysctl -qw "net.ipv4.conf.$IF.arp_ignore=1" "net.ipv4.conf.$IF.arp_announce=2"
-ip route replace default via 10.192.1.12 dev "$IF" table 113
+ip route replace default via 10.192.0.28 dev "$IF" table 113
 ip rule del priority 113 2>/dev/null || true
-ip rule add from 10.192.1.13 table 113 priority 113
+ip rule add from 10.192.0.29 table 113 priority 113
 
 # NIC7/1 on network compute -> p1-leaf08:swp1s0
 # RoCE DSCP 26 -> priority 3 (PFC), CNP DSCP 48 -> priority 6, ToS 104
@@ -306,12 +306,12 @@ echo 1 > "/sys/class/net/$IF/ecn/roce_rp/enable/3"
 echo 48 > "/sys/class/net/$IF/ecn/roce_np/cnp_dscp"
 echo 6 > "/sys/class/net/$IF/ecn/roce_np/cnp_802p_prio"
 cma_roce_tos -d mlx5_17 -t 104
-ip address replace 10.192.1.15/31 dev "$IF"
+ip address replace 10.192.0.31/31 dev "$IF"
 ip link set dev "$IF" up
 sysctl -qw "net.ipv4.conf.$IF.arp_ignore=1" "net.ipv4.conf.$IF.arp_announce=2"
-ip route replace default via 10.192.1.14 dev "$IF" table 115
+ip route replace default via 10.192.0.30 dev "$IF" table 115
 ip rule del priority 115 2>/dev/null || true
-ip rule add from 10.192.1.15 table 115 priority 115
+ip rule add from 10.192.0.31 table 115 priority 115
 
 # NCCL: traffic class byte of RoCE (DSCP << 2) and the compute NICs (exact names)
 cat > /etc/nccl.conf <<'NCCL'
