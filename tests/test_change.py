@@ -15,9 +15,18 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from fabricc.build import build
-from fabricc.change.compare import ADDED, CHANGED, REMOVED, RENUMBERED, RETERMINATED, diff
+from fabricc.change.compare import (
+    ADDED,
+    CHANGED,
+    REMOVED,
+    RENUMBERED,
+    RETERMINATED,
+    Diff,
+    PartDelta,
+    diff,
+)
 from fabricc.change.snapshot import CABLES, DEVICES, Snapshot, from_files
-from fabricc.change.workorder import work_order
+from fabricc.change.workorder import files, work_order
 from fabricc.cli import cli
 from tests.support import EXAMPLES
 
@@ -179,3 +188,13 @@ def test_a_folder_that_is_no_build_is_an_error(tmp_path: Path) -> None:
     assert (
         f"{(tmp_path / 'empty').as_posix()}:1:1: error: not a fabricc build folder" in result.output
     )
+
+
+def test_work_order_tables_write_numbers_as_numbers_and_guard_formulas() -> None:
+    """The work order's CSVs go through the project's CSV writer: a negative BOM delta stays a
+    number and text that a spreadsheet would run as a formula gets its apostrophe."""
+    result = Diff(Snapshot("old"), Snapshot("new"))
+    result.bom = [PartDelta("P-1", "=SUM(A1:A9)", "cable", 4, 1)]
+    tables = dict(files(result))
+    rows = list(csv.reader(io.StringIO(tables["bom-delta.csv"])))
+    assert rows[1] == ["P-1", "'=SUM(A1:A9)", "cable", "4", "1", "-3"]

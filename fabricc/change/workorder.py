@@ -9,10 +9,8 @@ summary the CLI prints.
 
 from __future__ import annotations
 
-import csv
-import io
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from fabricc.change.compare import (
@@ -24,9 +22,10 @@ from fabricc.change.compare import (
     CableChange,
     Diff,
 )
+from fabricc.emit.tables import csv_text
 from fabricc.emit.templating import render
 
-NO_RACK = "-"
+NO_RACK = "no rack"  # steps of devices without one (listed last)
 ACTIONS = (
     "remove cable",
     "remove device",
@@ -115,37 +114,37 @@ def work_order(diff: Diff) -> list[Step]:
     return steps
 
 
-def _csv(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(header)
-    writer.writerows(rows)
-    return buffer.getvalue()
-
-
 def _number(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
+def _amount(value: float) -> int | float:
+    """A quantity as a CSV number (a negative delta stays a number, not formula-like text)."""
+    return int(value) if float(value).is_integer() else value
 
 
 def files(diff: Diff) -> list[tuple[str, str]]:
     steps = work_order(diff)
     return [
-        ("work-order.csv", _csv(("rack", "step", "action", "item", "where", "detail"),
-                                ((s.rack, s.step, s.action, s.item, s.where, s.detail) for s in steps))),
-        ("work-order.html", render("change/work-order.html.j2", diff=diff, steps=steps,
-                                   racks=_by_rack(steps), summary=summary_lines(diff),
-                                   number=_number)),
-        ("devices.csv", _csv(("name", "change", "kind", "model", "rack", "u", "fields"),
-                             ((d.name, d.change, d.kind, d.model, d.rack, d.u,
-                               "; ".join(f"{k}: {a} -> {b}" for k, a, b in d.fields))
-                              for d in diff.devices))),
-        ("cables.csv", _csv(("cable_id", "change", "old_cable_id", "network", "kind", "a", "a_rack",
-                             "b", "b_rack", "cable_part", "detail"),
-                            ((c.cable_id, c.change, c.old_id, c.network, c.kind, c.a, c.a_rack,
-                              c.b, c.b_rack, c.part, c.detail) for c in diff.cables))),
-        ("bom-delta.csv", _csv(("part_number", "description", "category", "old", "new", "delta"),
-                               ((p.part, p.description, p.category, _number(p.old),
-                                 _number(p.new), _number(p.delta)) for p in diff.bom))),
+        ("work-order.csv", csv_text(
+            ("rack", "step", "action", "item", "where", "detail"),
+            ((s.rack, s.step, s.action, s.item, s.where, s.detail) for s in steps))),
+        ("work-order.html", render(
+            "change/work-order.html.j2", diff=diff, steps=steps, racks=_by_rack(steps),
+            summary=summary_lines(diff), number=_number)),
+        ("devices.csv", csv_text(
+            ("name", "change", "kind", "model", "rack", "u", "fields"),
+            ((d.name, d.change, d.kind, d.model, d.rack, d.u,
+              "; ".join(f"{k}: {a} -> {b}" for k, a, b in d.fields)) for d in diff.devices))),
+        ("cables.csv", csv_text(
+            ("cable_id", "change", "old_cable_id", "network", "kind", "a", "a_rack", "b", "b_rack",
+             "cable_part", "detail"),
+            ((c.cable_id, c.change, c.old_id, c.network, c.kind, c.a, c.a_rack, c.b, c.b_rack,
+              c.part, c.detail) for c in diff.cables))),
+        ("bom-delta.csv", csv_text(
+            ("part_number", "description", "category", "old", "new", "delta"),
+            ((p.part, p.description, p.category, _amount(p.old), _amount(p.new),
+              _amount(p.delta)) for p in diff.bom))),
         ("configs.diff", "".join(c.diff for c in diff.configs)),
     ]  # fmt: skip
 
