@@ -53,7 +53,7 @@ from fabricc.synth.builder import NetworkBuilder
 from fabricc.synth.naming import switch_port
 from fabricc.synth.nodes import Endpoint, GroupPlan
 from fabricc.synth.portbook import PortBook
-from fabricc.synth.sizing import MIN_SPINES, Guests, symmetric_width
+from fabricc.synth.sizing import MIN_SPINES, Guests, ports_used, symmetric_width
 from fabricc.synth.switches import Place, add_switch
 
 
@@ -182,7 +182,7 @@ class FatTreeBuilder(NetworkBuilder):
             # a written spine count: does it spread every leaf's uplinks evenly and fit?
             if any(u % wanted for _, u in uplinks):
                 return None
-            used = -(-sum(n * u // wanted for n, u in uplinks) // breakout) * breakout
+            used = ports_used(uplinks, wanted, breakout)
             return wanted if used + guests(wanted) <= ports else None
         finally:
             self.problems = problems
@@ -598,8 +598,7 @@ class FatTreeBuilder(NetworkBuilder):
                 "pick a divisor of the uplink count",
             )
             return None
-        needed = -(-sum(leaves * u // wanted for leaves, u in uplinks) // breakout) * breakout
-        needed += self._guest_ports(model, 1)(wanted)
+        needed = ports_used(uplinks, wanted, breakout) + self._guest_ports(model, 1)(wanted)
         if needed > ports:
             self.fail(
                 f"{wanted} spines would need {needed} ports each{self._guest_text()}; they have "
@@ -743,7 +742,7 @@ class FatTreeBuilder(NetworkBuilder):
         group_size = symmetric_width(group_uplinks, core_ports, core_breakout, guest_ports)
         fixed = self.spec.core_groups.cores
         if fixed is not None:
-            needed = sum(t * u // fixed for t, u in group_uplinks) + guest_ports(fixed)
+            needed = ports_used(group_uplinks, fixed, core_breakout) + guest_ports(fixed)
             if any(u % fixed for _, u in group_uplinks) or needed > core_ports:
                 self.fail(
                     f"{fixed} cores per group do not fit: spines have "

@@ -41,11 +41,16 @@ def symmetric_width(
     common = math.gcd(*counts)
     widths = [w for w in divisors(common) if w >= minimum] or divisors(common)
     for width in widths:
-        used = sum(leaves * u // width for leaves, u in uplinks)
-        used = -(-used // breakout) * breakout
+        used = ports_used(uplinks, width, breakout)
         if used + (guest_ports(width) if guest_ports else 0) <= ports:
             return width
     return None
+
+
+def ports_used(uplinks: Sequence[tuple[int, int]], width: int, breakout: int = 1) -> int:
+    """Ports each of `width` switches gives L leaves' U uplinks spread evenly over them, in
+    whole cages of `breakout` ports."""
+    return -(-sum(leaves * u // width for leaves, u in uplinks) // breakout) * breakout
 
 
 @dataclass(frozen=True, slots=True)
