@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from fabricc.checks.power import rack_power
 from fabricc.emit import Artifact
 from fabricc.errors import DesignError
 from tests.configs_support import by_path
@@ -173,3 +174,18 @@ def test_bom_lengths_sort_as_numbers() -> None:
     assert len(lengths) > 3 and lengths == sorted(lengths)
     assert "KW" not in files["bom/bom.csv"] + files["bom/bom.md"]
     assert "KW" not in text_files(compiled("gb200-nvl72-su")[1])["bom/bom.csv"]
+
+
+@pytest.mark.parametrize("example", ["mixed-gb200-gb300", "gb300-nvl72-spectrum-x"])
+def test_switch_racks_are_packed_within_their_pdu_outlets(example: str) -> None:
+    """Central and network racks are packed by outlets as well as units and power: every cord
+    of their switches and appliances - the access switch's included - finds an outlet on its
+    feed (both examples once put 48 C13 or 24 C19 cords on 36 or 18 outlets)."""
+    fabric, _ = compiled(example)
+    roles = {rack.name: rack.role for rack in fabric.racks}
+    packed = [p for p in rack_power(fabric) if roles[p.rack] in ("central", "network")]
+    assert packed
+    for power in packed:
+        for feed in power.feeds:
+            for outlet, used in feed.used.items():
+                assert used <= feed.outlets[outlet], (power.rack, feed.name, outlet)

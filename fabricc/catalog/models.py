@@ -128,6 +128,9 @@ class Physical(CatalogModel):
     source: Source
 
 
+OUTLET_OF = {"c14": "c13", "c20": "c19"}  # PSU inlet -> the PDU outlet its cord plugs into
+
+
 def assumed_physical(power_w: int) -> Physical:
     """What a catalog entry without `physical` is taken to have: 2 PSUs (1+1), C20 inlets above
     2 kW (a C14 inlet carries 10 A, 2.3 kW at 230 V), no known weight."""
@@ -365,3 +368,16 @@ class Catalog(CatalogModel):
     parts: dict[Key, PartModel] = Field(default_factory=dict)
     host_topologies: dict[Key, HostTopology] = Field(default_factory=dict)
     default_switches: SwitchDefaults | None = None
+
+
+def physical_of(catalog: Catalog, kind: str, model: str) -> Physical | None:
+    """PSUs, inlet and weight of a device of `kind` (switch, node, tray, ...) and catalog model:
+    the entry's own, or what one without is taken to have; None for PDUs and power shelves
+    (wired to the feed)."""
+    if kind in ("pdu", "power-shelf"):
+        return None
+    if kind == "switch":
+        switch = catalog.switches[model]
+        return switch.physical or assumed_physical(switch.power_w)
+    node = catalog.nodes[model]
+    return node.physical or assumed_physical(node.power_w)

@@ -18,13 +18,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from fabricc.catalog.models import Physical, assumed_physical
+from fabricc.catalog.models import OUTLET_OF, Physical, physical_of
 from fabricc.errors import Diagnostic, error, warning
 from fabricc.ir import Device, Fabric, Rack
 from fabricc.spec.yamlsource import format_path
 
 FEEDS = ("A", "B")
-OUTLET_OF = {"c14": "c13", "c20": "c19"}  # inlet -> PDU outlet its cord plugs into
 
 
 @dataclass(slots=True)
@@ -55,19 +54,8 @@ def physical(fabric: Fabric, device: Device) -> Physical | None:
     known: dict[tuple[str, str], Physical | None] = fabric.derived("power.physical", dict)
     key = (device.kind, device.model)
     if key not in known:
-        known[key] = _physical(fabric, device)
+        known[key] = physical_of(fabric.loaded.catalog.catalog, device.kind, device.model)
     return known[key]
-
-
-def _physical(fabric: Fabric, device: Device) -> Physical | None:
-    catalog = fabric.loaded.catalog.catalog
-    if device.kind in ("pdu", "power-shelf"):
-        return None
-    if device.kind == "switch":
-        switch = catalog.switches[device.model]
-        return switch.physical or assumed_physical(switch.power_w)
-    node = catalog.nodes[device.model]
-    return node.physical or assumed_physical(node.power_w)
 
 
 def system_weight(fabric: Fabric, device: Device) -> float:

@@ -4,7 +4,7 @@ Consumes the node and switch devices; produces Racks (with floor coordinates) an
 for every device. The floor is laid out in regions, each starting on a row of its own, so that a
 region grows along its rows without moving the racks of another:
   1. central racks: spines, cores, switches that serve no single scalable unit, appliances and
-     storage, packed first-fit by height and power;
+     storage, packed first-fit by height, power and PDU outlets;
   2. per group placed in racks of its own but not built in units: its racks;
   3. per group built in units, a region of its own (so that one group's new units never move
      another's racks): one block per scalable unit, its compute racks with (site.network_racks =
@@ -19,14 +19,17 @@ rack-scale systems keep their catalog positions. Every rack gets its PDUs.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from fabricc.catalog.models import OUTLET_OF, physical_of
 from fabricc.errors import Diagnostic, error
 from fabricc.ir import Device, Fabric, Rack
 from fabricc.spec.yamlsource import DataPath, format_path
 from fabricc.synth.nodes import GroupPlan
 
+FEEDS = 2  # A and B (checks/power.py)
 TOP_OF_RACK_U = 2  # kept free in node racks by default (OOB access switch, patch panel)
 CENTRAL_HELD_U = 1  # held at the top of a central rack for its out-of-band access switch
 
@@ -58,19 +61,34 @@ class RackPlan:
     capacity: int = 0  # nodes a compute rack holds when full (its places to come)
     gap_before: int = 0  # reserved places of compute racks to come just before this rack
     held: int = 0  # units held free at the top for an out-of-band access switch
+    # PDU outlets still free per feed and outlet type (central racks; empty: not counted), the
+    # outlets a device's cords take, and the outlets held for the access switch
+    outlets: list[dict[str, int]] = field(default_factory=list)
+    cords: Callable[[Device], list[tuple[int, str]]] | None = None
+    held_outlets: list[tuple[int, str]] = field(default_factory=list)
 
     def release(self) -> None:
-        """Free the units held at the top (for the access switch about to be placed)."""
+        """Free the units (and outlets) held at the top for the access switch about to be placed."""
         if self.held:
             self.used[-self.held :] = [False] * self.held
             self.held = 0
+        for feed, outlet in self.held_outlets:
+            self.outlets[feed][outlet] += 1
+        self.held_outlets = []
 
     def fits(self, device: Device, budget_w: int) -> bool:
         return (
             self.power_w + device.power_w <= budget_w
             and self.used.count(False) >= device.height_u  # a full rack is passed over at once
             and self._slot(device.height_u, top=True) is not None
+            and self._outlets_free(device)
         )
+
+    def _outlets_free(self, device: Device) -> bool:
+        if not self.outlets or self.cords is None:
+            return True
+        need = Counter(self.cords(device))
+        return all(self.outlets[feed][outlet] >= n for (feed, outlet), n in need.items())
 
     def _slot(self, height: int, *, top: bool) -> int | None:
         usable = len(self.used)
@@ -92,6 +110,9 @@ class RackPlan:
         device.u = start + 1
         self.devices.append(device)
         self.power_w += device.power_w
+        if self.outlets and self.cords is not None:
+            for feed, outlet in self.cords(device):
+                self.outlets[feed][outlet] -= 1
         return True
 
 
@@ -107,6 +128,18 @@ class _Layout:
         rack = self.spec.site.rack
         self.usable_u = rack.height_u - rack.reserved_u
         self.budget_w = int(rack.power_kw * 1000)
+        # outlets per feed of a rack with the site's PDUs (pdu1 feed A, pdu2 B, pdu3 A, ...)
+        pdu = fabric.loaded.catalog.catalog.parts.get(rack.pdu_model)
+        feeds = min(rack.pdus, FEEDS) if pdu is not None else 0
+        self.feed_outlets = [
+            {
+                "c13": len(range(k, rack.pdus, feeds)) * pdu.outlets_c13,
+                "c19": len(range(k, rack.pdus, feeds)) * pdu.outlets_c19,
+            }
+            for k in range(feeds)
+            if pdu is not None
+        ]
+        self.cord_cache: dict[tuple[str, str], list[tuple[int, str]]] = {}
 
     def fail(self, message: str, path: DataPath, hint: str | None = None) -> None:
         self.problems.append(
@@ -122,11 +155,35 @@ class _Layout:
             part=site.rack.model,
             used=[False] * self.usable_u,
         )
+        if role in ("central", "network"):
+            # switch racks are packed by their PDUs' outlets too (checks/power.py counts them)
+            rack.outlets = [dict(feed) for feed in self.feed_outlets]
+            rack.cords = self.cords
         if role == "central" and self.usable_u > CENTRAL_HELD_U:
-            # the top unit waits for the access switch, so more central switches go below it
+            # the top unit waits for the access switch, so more central switches go below it;
+            # a C13 outlet per feed waits with it
             rack.held = CENTRAL_HELD_U
             rack.used[-CENTRAL_HELD_U:] = [True] * CENTRAL_HELD_U
+            rack.held_outlets = [(feed, "c13") for feed in range(len(rack.outlets))]
+            for feed, outlet in rack.held_outlets:
+                rack.outlets[feed][outlet] -= 1
         return rack
+
+    def cords(self, device: Device) -> list[tuple[int, str]]:
+        """The (feed, outlet type) each of a device's power cords takes: PSU i on feed i mod
+        feeds, as checks/power.py counts them; busbar-fed and PDU-less devices take none."""
+        key = (device.kind, device.model)
+        found = self.cord_cache.get(key)
+        if found is None:
+            facts = physical_of(self.fabric.loaded.catalog.catalog, device.kind, device.model)
+            feeds = len(self.feed_outlets)
+            found = (
+                [(psu % feeds, OUTLET_OF[facts.inlet]) for psu in range(facts.psus)]
+                if facts is not None and feeds and facts.inlet in OUTLET_OF
+                else []
+            )
+            self.cord_cache[key] = found
+        return found
 
     def nodes_per_rack(self, group: str, plan: GroupPlan) -> int:
         spec = self.spec.nodes[group]
