@@ -81,6 +81,20 @@ def test_module_beyond_its_reach(fabric: Fabric) -> None:
     assert any("reaches 50.0 m, the run is 70.0 m" in e for e in errors(fabric))
 
 
+def test_module_on_a_cable_of_other_media(fabric: Fabric) -> None:
+    link = next(link for link in fabric.links if link.a_module is not None and link.cable)
+    assert link.cable is not None
+    link.cable.media = "smf"
+    assert any("is mmf but cable" in e and "is smf" in e for e in errors(fabric))
+
+
+def test_fiber_without_a_module_at_one_end(fabric: Fabric) -> None:
+    link = next(link for link in fabric.links if link.b_module is not None and link.cable)
+    assert link.cable is not None
+    link.b_module = None
+    assert any(f"fiber {link.cable.id} has no transceiver at one end" in e for e in errors(fabric))
+
+
 def test_switch_module_in_a_host_cage(fabric: Fabric) -> None:
     module = next(m for m in fabric.modules if fabric.devices[m.device].kind == "node")
     module.part = "MMA4Z00-NS"  # finned-top twin-port: switch side only

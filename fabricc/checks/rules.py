@@ -10,12 +10,13 @@ that a regression, a user catalog or a later pass cannot slip one through.
 
 from __future__ import annotations
 
+import math
 from collections import Counter, defaultdict
 
-from fabricc.catalog.models import FORM_ACCEPTS
+from fabricc.catalog.models import FORM_ACCEPTS, TransceiverModel
 from fabricc.checks.power import check_power
 from fabricc.errors import Diagnostic, error
-from fabricc.ir import ENDPOINT_LEAF, LEAF_SPINE, SPINE_CORE, Device, Fabric, Link
+from fabricc.ir import ENDPOINT_LEAF, LEAF_SPINE, SPINE_CORE, Cable, Device, Fabric, Link
 from fabricc.spec.yamlsource import DataPath, format_path
 from fabricc.synth.naming import PDU_PORT, POWER_SHELF_PORT, port_cage, valid_hostname
 
@@ -136,12 +137,49 @@ class _Rules:
         return (*self.network_path(link), "medium")
 
     def reach(self) -> None:
+        """Every link has a cable long enough for its run, modules that reach it on the cable's
+        media, and a module at both ends of a fiber. Checked in bulk (per cable part, module pair
+        and the shortest reach of the three against the run); a design that fails is walked link
+        by link to report."""
         transceivers = self.catalog.transceivers
-        # Families whose cables need a transceiver at both ends.
         optical = {
             key: family.media not in ("copper", "cat6")
             for key, family in self.catalog.cables.items()
         }
+        reaches: dict[tuple[str, str | None, str | None], float | None] = {}
+        for link in self.fabric.links:
+            cable = link.cable
+            if cable is None:
+                break
+            key = (cable.part, link.a_module, link.b_module)
+            reach = reaches.get(key, -1.0)
+            if reach == -1.0:
+                reach = reaches[key] = self._combined_reach(cable, key[1], key[2], optical)
+            run = link.distance_m - 1e-9
+            if reach is None or reach < run or cable.length_m < run:
+                break
+        else:
+            return
+        self._report_reach(transceivers, optical)
+
+    def _combined_reach(
+        self, cable: Cable, a_module: str | None, b_module: str | None, optical: dict[str, bool]
+    ) -> float | None:
+        """The shortest reach of a cable part's modules (inf without any), or None where the
+        modules do not suit the cable (media, or a fiber without one at an end)."""
+        reach = math.inf
+        for part in (a_module, b_module):
+            if part is None:
+                continue
+            module = self.catalog.transceivers[part]
+            if module.media != cable.media:
+                return None
+            reach = min(reach, module.reach_m)
+        if optical[cable.family] and (a_module is None or b_module is None):
+            return None
+        return reach
+
+    def _report_reach(self, transceivers: dict[str, TransceiverModel], optical: dict[str, bool]) -> None:
         for link in self.fabric.links:
             cable = link.cable
             if cable is None:
@@ -191,9 +229,22 @@ class _Rules:
         return forms.pop() if forms else ""
 
     def module_forms(self) -> None:
+        """Every module fits the form of its cage: checked per distinct (model, cage, part), and
+        walked module by module to report only where one does not."""
         devices = self.fabric.devices
         transceivers = self.catalog.transceivers
         forms: dict[tuple[str, str], str] = {}  # (model, cage) -> form
+        models = {name: device.model for name, device in devices.items()}
+        kinds = {(models[m.device], m.cage, m.part) for m in self.fabric.modules}
+        by_model = {device.model: device for device in devices.values()}
+        for model, cage, part_number in kinds:
+            form = forms.get((model, cage))
+            if form is None:
+                form = forms[(model, cage)] = self.cage_form(by_model[model], cage)
+            if transceivers[part_number].form not in FORM_ACCEPTS.get(form, frozenset()):
+                break
+        else:
+            return
         for module in self.fabric.modules:
             device = devices[module.device]
             key = (device.model, module.cage)
