@@ -7,10 +7,12 @@ import ipaddress
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from fabricc.errors import FabriccError
 from fabricc.ir import Fabric
-from fabricc.synth.addressing import halving_part
+from fabricc.synth.addressing import _Pool, halving_part
 from tests.support import EXAMPLES, compile_text, compiled
 
 
@@ -105,3 +107,8 @@ def test_a_later_leaf_class_counts_from_its_own_part(tmp_path: Path) -> None:
     pool = ipaddress.ip_network("10.0.0.0/20")  # the default pool, one routed network
     # the share skips the pool's first address; the second class starts at its middle
     assert min(ipaddress.ip_address(lo) for lo, _ in small.values() if lo) == pool[1 + 4094 // 2]
+
+
+@given(st.integers(0, 2**32 - 1))
+def test_pool_text_is_the_dotted_quad_of_ipaddress(value: int) -> None:
+    assert _Pool("0.0.0.0/0").text(value) == str(ipaddress.IPv4Address(value))

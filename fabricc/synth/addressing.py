@@ -67,6 +67,8 @@ class _Pool:
         return self.base + self.end
 
     def text(self, value: int) -> str:
+        if self.network.version == 4:  # ipaddress's dotted quad, without an object per address
+            return f"{value >> 24}.{value >> 16 & 255}.{value >> 8 & 255}.{value & 255}"
         return str(self.cls(value))
 
 
