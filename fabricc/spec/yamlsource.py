@@ -174,6 +174,12 @@ class _Builder:
             mark = exc.problem_mark or exc.context_mark
             location = self.loc(mark) if mark is not None else Location(self.name, 1, 1)
             problem = exc.problem or exc.context or "invalid YAML"
+            if "nesting depth" in problem:
+                # PyYAML >= 6.0.4 stops flow collections nested deeper than its own limit
+                # while scanning ahead, before our depth budget sees the events
+                raise SpecError(
+                    [error(f"nesting deeper than {MAX_DEPTH} levels is refused", location=location)]
+                ) from None
             context = f" ({exc.context})" if exc.context and exc.problem else ""
             raise SpecError(
                 [
