@@ -85,6 +85,7 @@ class ConfigContext:
         )
 
     def ends(self, device: str) -> list[End]:
+        """The device's ends of Ethernet links in port order (see LinkIndex)."""
         return self.index.ends(device)
 
     # -- ports -----------------------------------------------------------------------------------
