@@ -58,6 +58,7 @@ class ConfigContext:
         self.index = LinkIndex(fabric)
         self._ways: dict[str, dict[int, int]] = {}
         self._qos: dict[str, QosPlan] = {}
+        self._os: dict[str, str] = {}
         # Config subtrees that many ports repeat, built once and shared (see templating.yaml_block)
         self.subtrees: dict[tuple[object, ...], dict[str, Any]] = {}
 
@@ -67,11 +68,17 @@ class ConfigContext:
         return self.catalog.switches[device.model]
 
     def os_of(self, device: Device) -> str:
-        """sonic, cumulus or infiniband for switches; host for everything else."""
-        if device.kind != "switch" or device.network is None:
-            return "host"
-        network = self.fabric.loaded.networks[device.network]
-        return "infiniband" if network.fabric == "infiniband" else network.spec.os
+        """sonic, cumulus or infiniband for switches; host for everything else. Asked per link
+        end (port names, descriptions): kept per device."""
+        os = self._os.get(device.name)
+        if os is None:
+            if device.kind != "switch" or device.network is None:
+                os = "host"
+            else:
+                network = self.fabric.loaded.networks[device.network]
+                os = "infiniband" if network.fabric == "infiniband" else network.spec.os
+            self._os[device.name] = os
+        return os
 
     def role_of(self, device: Device) -> str:
         assert device.network is not None
@@ -126,7 +133,7 @@ class ConfigContext:
     def port_name(self, device_name: str, port: str) -> str:
         """The port as the device's own OS names it (IR name for hosts and InfiniBand)."""
         device = self.devices[device_name]
-        os = self.os_of(device)
+        os = self._os.get(device_name) or self.os_of(device)
         if os == "cumulus":
             return cumulus_name(port)
         if os == "sonic":
