@@ -130,8 +130,12 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
         interfaces["eth0"] = eth0(ctx, device, mgmt)
     interfaces.update(breakouts(ctx, device))
 
+    # Subtrees that many ports and bonds repeat, one object each (never changed): yaml_block
+    # spells a shared subtree once
     access = {"access": vlan, "stp": {"admin-edge": ON, "bpdu-guard": ON}}
-    bridge = {"domain": {BRIDGE: access}}  # shared by the access ports (never changed)
+    bridge = {"domain": {BRIDGE: access}}  # access ports and host bonds
+    bond_link = {"mtu": mtu}
+    trunk: Tree = {"domain": {BRIDGE: {}}}  # switch-to-switch bonds
     host_bonds: dict[str, list[End]] = {}
     switch_bonds: dict[tuple[bool, str], list[End]] = {}
     for end in ctx.ends(device.name):
@@ -172,13 +176,13 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
         interfaces[f"bond{mlag_id}"] = {
             "type": "bond",
             "description": host,
-            "link": {"mtu": mtu},
+            "link": bond_link,
             "bond": {
                 "member": {cumulus_name(e.port): {} for e in ends},
                 "mlag": {"id": mlag_id},
                 "lacp-bypass": ON,
             },
-            "bridge": {"domain": {BRIDGE: access}},
+            "bridge": bridge,
         }
     counters = {True: 0, False: 0}
     for (upward, group), ends in switch_bonds.items():
@@ -192,9 +196,9 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
         interfaces[name] = {
             "type": "bond",
             "description": description,
-            "link": {"mtu": mtu},
+            "link": bond_link,
             "bond": bond,
-            "bridge": {"domain": {BRIDGE: {}}},
+            "bridge": trunk,
         }
     if pair is not None:
         interfaces["peerlink"] = {
