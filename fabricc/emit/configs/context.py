@@ -59,6 +59,7 @@ class ConfigContext:
         self._ways: dict[str, dict[int, int]] = {}
         self._qos: dict[str, QosPlan] = {}
         self._os: dict[str, str] = {}
+        self._far: dict[tuple[str, str], str] = {}
         # Config subtrees that many ports repeat, built once and shared (see templating.yaml_block)
         self.subtrees: dict[tuple[object, ...], dict[str, Any]] = {}
 
@@ -146,8 +147,13 @@ class ConfigContext:
         return port
 
     def far_end(self, end: End) -> str:
-        """A port description: the device and port at the other end of the cable."""
-        return f"{end.far}:{self.port_name(end.far, end.far_port)}"
+        """A port description: the device and port at the other end of the cable. Kept per far
+        port: a switch's NVUE tree and frr.conf (and the host on the other side) each ask."""
+        key = (end.far, end.far_port)
+        text = self._far.get(key)
+        if text is None:
+            text = self._far[key] = f"{end.far}:{self.port_name(end.far, end.far_port)}"
+        return text
 
     # -- per network -----------------------------------------------------------------------------
 

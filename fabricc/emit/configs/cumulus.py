@@ -31,6 +31,7 @@ from fabricc.emit.configs.ports import (
     cumulus_cage,
     cumulus_name,
     is_mgmt_port,
+    mgmt_port_names,
     split_port,
 )
 from fabricc.emit.configs.qos import DSCPS, PRIORITIES, QosPlan
@@ -110,19 +111,25 @@ def roce_tree(ctx: ConfigContext, device: Device) -> Tree:
     networks: Tree = {f"{device.loopback}/32": {}}
     neighbors: Tree = {}
     model = ctx.switch_model(device)
+    mgmt_ports = mgmt_port_names(model)
     adaptive = adaptive_routing(ctx, device.network)
+    port_routing = ctx.subtrees.get(("adaptive-routing",))
+    if port_routing is None:  # shared by every switch-to-switch port (never changed)
+        port_routing = ctx.subtrees[("adaptive-routing",)] = {"adaptive-routing": {"enable": ON}}
     for end in ctx.ends(device.name):
-        if is_mgmt_port(model, end.port) or end.link.network != device.network:
+        link = end.link
+        if end.port in mgmt_ports or link.network != device.network:
             continue
         name = cumulus_name(end.port)
-        if end.kind == ENDPOINT_LEAF and not end.upward:
+        kind = link.kind
+        if kind == ENDPOINT_LEAF and not end.upward:
             entry = swp(ctx, device, end, mtu)
             if end.local_ip is not None:
                 address, prefix = point_to_point(end.local_ip)
                 entry["ip"] = {"address": {address: {}}}
                 networks[prefix] = {}
             interfaces[name] = entry
-        elif end.kind in (LEAF_SPINE, SPINE_CORE):
+        elif kind in (LEAF_SPINE, SPINE_CORE):
             entry = swp(ctx, device, end, mtu)
             far = ctx.devices[end.far]
             description = f"{ctx.far_end(end)} AS{far.asn}"
@@ -140,7 +147,7 @@ def roce_tree(ctx: ConfigContext, device: Device) -> Tree:
                     "description": description,
                 }
             if adaptive:
-                entry["router"] = {"adaptive-routing": {"enable": ON}}
+                entry["router"] = port_routing
             interfaces[name] = entry
 
     address_families: Tree = {
