@@ -20,6 +20,7 @@ from fabricc.emit.configs.ports import (
     cage_group,
     cumulus_name,
     is_mgmt_port,
+    mgmt_port_names,
     sonic_port,
     split_port,
 )
@@ -103,9 +104,10 @@ class ConfigContext:
         ways = self._ways.get(device.name)
         if ways is None:
             model = self.switch_model(device)
+            mgmt_ports = mgmt_port_names(model)
             ways = {}
             for end in self.ends(device.name):
-                if is_mgmt_port(model, end.port):
+                if end.port in mgmt_ports:
                     continue
                 cage, sub = split_port(end.port)
                 split = cage_group(model, cage).cage_speed // end.link.speed if sub else 1

@@ -30,7 +30,6 @@ from fabricc.emit.configs.ports import (
     cage_group,
     cumulus_cage,
     cumulus_name,
-    is_mgmt_port,
     mgmt_port_names,
     split_port,
 )
@@ -52,8 +51,8 @@ def nvue_text(device: Device, design: str, tree: Tree) -> str:
 
 
 def mgmt_port_end(ctx: ConfigContext, device: Device) -> End | None:
-    model = ctx.switch_model(device)
-    return next((e for e in ctx.ends(device.name) if is_mgmt_port(model, e.port)), None)
+    names = mgmt_port_names(ctx.switch_model(device))
+    return next((e for e in ctx.ends(device.name) if e.port in names), None)
 
 
 def oob_gateway(ctx: ConfigContext) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, str]:
@@ -84,13 +83,17 @@ def breakouts(ctx: ConfigContext, device: Device) -> Tree:
 
 
 def swp(ctx: ConfigContext, device: Device, end: End, mtu: int) -> Tree:
-    cage, sub = split_port(end.port)
-    model = ctx.switch_model(device)
-    speed = end.link.speed if sub else cage_group(model, cage).cage_speed
-    key = ("link", mtu, speed)
-    link = ctx.subtrees.get(key)
-    if link is None:  # one object per MTU and speed, shared by the ports (never changed)
-        link = ctx.subtrees[key] = {"mtu": mtu, "speed": f"{speed}G", "state": {"up": {}}}
+    port = ("port", device.model, end.port, end.link.speed, mtu)
+    link = ctx.subtrees.get(port)  # the port's link subtree, found once per model and port
+    if link is None:
+        cage, sub = split_port(end.port)
+        model = ctx.switch_model(device)
+        speed = end.link.speed if sub else cage_group(model, cage).cage_speed
+        key = ("link", mtu, speed)
+        link = ctx.subtrees.get(key)
+        if link is None:  # one object per MTU and speed, shared by the ports (never changed)
+            link = ctx.subtrees[key] = {"mtu": mtu, "speed": f"{speed}G", "state": {"up": {}}}
+        ctx.subtrees[port] = link
     return {"type": "swp", "description": ctx.far_end(end), "link": link}
 
 
