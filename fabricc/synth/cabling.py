@@ -113,7 +113,7 @@ class _Cabler:
             tuple[str, str, int, int, int, int | None], list[tuple[int, str, CableModel]]
         ] = {}
         self.fiber_cache: dict[tuple[str, str], str | None] = {}
-        self.picks: dict[tuple[CageInfo, int, str, str, int | None, float], str] = {}
+        self.picks: dict[tuple[CageInfo, int, str, str, int | None], list[tuple[float, str]]] = {}
 
     def fail(self, message: str, link: Link, hint: str | None = None) -> None:
         path = (
@@ -563,27 +563,14 @@ class _Cabler:
     ) -> str:
         """The transceiver of one cage, plugged in: the shortest-reach module (then the first
         part) that fits it, carries its bandwidth and reaches its longest link; "" (and a
-        problem) when none does. Memoized per question: cages repeat by the thousand."""
-        question = (info, link.speed, media, link.network, lane, longest)
-        part = self.picks.get(question)
-        if not part:
-            part = self.picks[question] = self._pick(link, device, info, longest, media, lane)
-        if part:
-            self.fabric.modules.append(Module(device, info.cage, part, link.network))
-        return part
-
-    def _pick(
-        self,
-        link: Link,
-        device: str,
-        info: CageInfo,
-        longest: float,
-        media: str,
-        lane: int | None,
-    ) -> str:
-        network = self.fabric.loaded.networks.get(link.network)
-        kind = network.fabric if network is not None else "ethernet"
-        modules = self.modules_for(info, link.speed, media, kind, lane)
+        problem) when none does. The candidates are kept per question (cages repeat by the
+        thousand, each with its own longest run): a bisection per cage."""
+        question = (info, link.speed, media, link.network, lane)
+        modules = self.picks.get(question)
+        if modules is None:
+            network = self.fabric.loaded.networks.get(link.network)
+            kind = network.fabric if network is not None else "ethernet"
+            modules = self.picks[question] = self.modules_for(info, link.speed, media, kind, lane)
         at = bisect.bisect_left(modules, (longest,))
         if at == len(modules):
             self.fail(
@@ -593,7 +580,9 @@ class _Cabler:
                 "move the racks closer, or add a longer-reach module to the catalog",
             )
             return ""
-        return modules[at][1]
+        part = modules[at][1]
+        self.fabric.modules.append(Module(device, info.cage, part, link.network))
+        return part
 
     def _fiber_plan(self, part_a: str, part_b: str, speed: int) -> _FiberPlan:
         """Fibers per link between two modules (an unsplit 800G over twin-port optics: 2) and

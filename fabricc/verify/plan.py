@@ -67,7 +67,7 @@ def ib_rate(fabric: Fabric, link: Link) -> str:
 
 
 def scopes(fabric: Fabric) -> list[Scope]:
-    ctx = ConfigContext(fabric)  # indexes every link: built once for all networks
+    ctx = ConfigContext(fabric)  # indexes every Ethernet link: built once for all networks
     found = _ib_scopes(ctx)
     for name, network in fabric.loaded.networks.items():
         if network.fabric == "infiniband":

@@ -20,6 +20,7 @@ from fabricc.emit.configs.ports import (
     cage_group,
     cumulus_name,
     is_mgmt_port,
+    mgmt_port_names,
     sonic_port,
     split_port,
 )
@@ -58,6 +59,8 @@ class ConfigContext:
         self.index = LinkIndex(fabric)
         self._ways: dict[str, dict[int, int]] = {}
         self._qos: dict[str, QosPlan] = {}
+        self._os: dict[str, str] = {}
+        self._far: dict[tuple[str, str], str] = {}
         # Config subtrees that many ports repeat, built once and shared (see templating.yaml_block)
         self.subtrees: dict[tuple[object, ...], dict[str, Any]] = {}
 
@@ -67,11 +70,17 @@ class ConfigContext:
         return self.catalog.switches[device.model]
 
     def os_of(self, device: Device) -> str:
-        """sonic, cumulus or infiniband for switches; host for everything else."""
-        if device.kind != "switch" or device.network is None:
-            return "host"
-        network = self.fabric.loaded.networks[device.network]
-        return "infiniband" if network.fabric == "infiniband" else network.spec.os
+        """sonic, cumulus or infiniband for switches; host for everything else. Asked per link
+        end (port names, descriptions): kept per device."""
+        os = self._os.get(device.name)
+        if os is None:
+            if device.kind != "switch" or device.network is None:
+                os = "host"
+            else:
+                network = self.fabric.loaded.networks[device.network]
+                os = "infiniband" if network.fabric == "infiniband" else network.spec.os
+            self._os[device.name] = os
+        return os
 
     def role_of(self, device: Device) -> str:
         assert device.network is not None
@@ -85,6 +94,7 @@ class ConfigContext:
         )
 
     def ends(self, device: str) -> list[End]:
+        """The device's ends of Ethernet links in port order (see LinkIndex)."""
         return self.index.ends(device)
 
     # -- ports -----------------------------------------------------------------------------------
@@ -94,9 +104,10 @@ class ConfigContext:
         ways = self._ways.get(device.name)
         if ways is None:
             model = self.switch_model(device)
+            mgmt_ports = mgmt_port_names(model)
             ways = {}
             for end in self.ends(device.name):
-                if is_mgmt_port(model, end.port):
+                if end.port in mgmt_ports:
                     continue
                 cage, sub = split_port(end.port)
                 split = cage_group(model, cage).cage_speed // end.link.speed if sub else 1
@@ -125,7 +136,7 @@ class ConfigContext:
     def port_name(self, device_name: str, port: str) -> str:
         """The port as the device's own OS names it (IR name for hosts and InfiniBand)."""
         device = self.devices[device_name]
-        os = self.os_of(device)
+        os = self._os.get(device_name) or self.os_of(device)
         if os == "cumulus":
             return cumulus_name(port)
         if os == "sonic":
@@ -138,8 +149,13 @@ class ConfigContext:
         return port
 
     def far_end(self, end: End) -> str:
-        """A port description: the device and port at the other end of the cable."""
-        return f"{end.far}:{self.port_name(end.far, end.far_port)}"
+        """A port description: the device and port at the other end of the cable. Kept per far
+        port: a switch's NVUE tree and frr.conf (and the host on the other side) each ask."""
+        key = (end.far, end.far_port)
+        text = self._far.get(key)
+        if text is None:
+            text = self._far[key] = f"{end.far}:{self.port_name(end.far, end.far_port)}"
+        return text
 
     # -- per network -----------------------------------------------------------------------------
 

@@ -30,7 +30,7 @@ from fabricc.emit.configs.ports import (
     cage_group,
     cumulus_cage,
     cumulus_name,
-    is_mgmt_port,
+    mgmt_port_names,
     split_port,
 )
 from fabricc.emit.configs.qos import DSCPS, PRIORITIES, QosPlan
@@ -51,8 +51,8 @@ def nvue_text(device: Device, design: str, tree: Tree) -> str:
 
 
 def mgmt_port_end(ctx: ConfigContext, device: Device) -> End | None:
-    model = ctx.switch_model(device)
-    return next((e for e in ctx.ends(device.name) if is_mgmt_port(model, e.port)), None)
+    names = mgmt_port_names(ctx.switch_model(device))
+    return next((e for e in ctx.ends(device.name) if e.port in names), None)
 
 
 def oob_gateway(ctx: ConfigContext) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, str]:
@@ -83,13 +83,17 @@ def breakouts(ctx: ConfigContext, device: Device) -> Tree:
 
 
 def swp(ctx: ConfigContext, device: Device, end: End, mtu: int) -> Tree:
-    cage, sub = split_port(end.port)
-    model = ctx.switch_model(device)
-    speed = end.link.speed if sub else cage_group(model, cage).cage_speed
-    key = ("link", mtu, speed)
-    link = ctx.subtrees.get(key)
-    if link is None:  # one object per MTU and speed, shared by the ports (never changed)
-        link = ctx.subtrees[key] = {"mtu": mtu, "speed": f"{speed}G", "state": {"up": {}}}
+    port = ("port", device.model, end.port, end.link.speed, mtu)
+    link = ctx.subtrees.get(port)  # the port's link subtree, found once per model and port
+    if link is None:
+        cage, sub = split_port(end.port)
+        model = ctx.switch_model(device)
+        speed = end.link.speed if sub else cage_group(model, cage).cage_speed
+        key = ("link", mtu, speed)
+        link = ctx.subtrees.get(key)
+        if link is None:  # one object per MTU and speed, shared by the ports (never changed)
+            link = ctx.subtrees[key] = {"mtu": mtu, "speed": f"{speed}G", "state": {"up": {}}}
+        ctx.subtrees[port] = link
     return {"type": "swp", "description": ctx.far_end(end), "link": link}
 
 
@@ -110,19 +114,25 @@ def roce_tree(ctx: ConfigContext, device: Device) -> Tree:
     networks: Tree = {f"{device.loopback}/32": {}}
     neighbors: Tree = {}
     model = ctx.switch_model(device)
+    mgmt_ports = mgmt_port_names(model)
     adaptive = adaptive_routing(ctx, device.network)
+    port_routing = ctx.subtrees.get(("adaptive-routing",))
+    if port_routing is None:  # shared by every switch-to-switch port (never changed)
+        port_routing = ctx.subtrees[("adaptive-routing",)] = {"adaptive-routing": {"enable": ON}}
     for end in ctx.ends(device.name):
-        if is_mgmt_port(model, end.port) or end.link.network != device.network:
+        link = end.link
+        if end.port in mgmt_ports or link.network != device.network:
             continue
         name = cumulus_name(end.port)
-        if end.kind == ENDPOINT_LEAF and not end.upward:
+        kind = link.kind
+        if kind == ENDPOINT_LEAF and not end.upward:
             entry = swp(ctx, device, end, mtu)
             if end.local_ip is not None:
                 address, prefix = point_to_point(end.local_ip)
                 entry["ip"] = {"address": {address: {}}}
                 networks[prefix] = {}
             interfaces[name] = entry
-        elif end.kind in (LEAF_SPINE, SPINE_CORE):
+        elif kind in (LEAF_SPINE, SPINE_CORE):
             entry = swp(ctx, device, end, mtu)
             far = ctx.devices[end.far]
             description = f"{ctx.far_end(end)} AS{far.asn}"
@@ -140,7 +150,7 @@ def roce_tree(ctx: ConfigContext, device: Device) -> Tree:
                     "description": description,
                 }
             if adaptive:
-                entry["router"] = {"adaptive-routing": {"enable": ON}}
+                entry["router"] = port_routing
             interfaces[name] = entry
 
     address_families: Tree = {

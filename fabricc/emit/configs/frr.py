@@ -1,7 +1,8 @@
 """Emit stage, configs: the FRR BGP underlay (frr.conf) of a routed RoCE switch.
 
 Consumes a switch of an ethernet compute or storage network (loopback, ASN, link ends from the
-index) and the ConfigContext; produces an FrrConfig and its text from templates/frr/frr.conf.j2.
+index) and the ConfigContext; produces an FrrConfig and its text from templates/frr/frr.conf.j2
+(the per-interface, per-neighbor and per-network lines formatted by frr_text).
 eBGP per RFC 7938: one peer group, every switch-to-switch link a neighbor - by interface (RFC 5549
 unnumbered) unless addressing.p2p numbered the link -, the loopback and the host /31s announced
 with `network`, ECMP over all equal paths. SONiC (docker_routing_config_mode split-unified) and Cumulus
@@ -108,4 +109,30 @@ def frr_config(ctx: ConfigContext, device: Device) -> FrrConfig:
 
 
 def frr_text(config: FrrConfig) -> str:
-    return render("frr/frr.conf.j2", frr=config)
+    """templates/frr/frr.conf.j2 around the lines a spine repeats hundreds of times (interfaces,
+    neighbors, networks), formatted here in one pass rather than by Jinja2 loops."""
+    group = config.peer_group
+    interfaces: list[str] = []
+    append = interfaces.append
+    for interface in config.interfaces:
+        append(f"interface {interface.name}\n description {interface.description}\n")
+        for address in interface.addresses:
+            append(f" {'ipv6' if ':' in address else 'ip'} address {address}\n")
+        append("exit\n!\n")
+    neighbors = "".join(
+        [
+            f" neighbor {n.peer} interface peer-group {group}\n"
+            f" neighbor {n.peer} description {n.description}\n"
+            if n.interface
+            else f" neighbor {n.peer} peer-group {group}\n"
+            f" neighbor {n.peer} description {n.description}\n"
+            for n in config.neighbors
+        ]
+    )
+    return render(
+        "frr/frr.conf.j2",
+        frr=config,
+        interfaces="".join(interfaces),
+        neighbors=neighbors,
+        networks_v4="".join([f"  network {network}\n" for network in config.networks_v4]),
+    )

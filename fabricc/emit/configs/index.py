@@ -1,7 +1,10 @@
 """Emit helper (configs): every link seen from each of its two ends, indexed once per build.
 
 Consumes the Fabric IR; produces, per device, its link ends in port order. Built in one pass over
-the links (O(links)), so that per-switch config generation never scans the whole link list.
+the links (O(links)), so that per-switch config generation never scans the whole link list. Only
+the links of Ethernet networks are indexed: the switch and host configs read nothing else (the
+InfiniBand subnets are built from Fabric.links_of), and at 100k GPUs the InfiniBand links are
+most of the design.
 """
 
 from __future__ import annotations
@@ -33,7 +36,10 @@ class LinkIndex:
     def __init__(self, fabric: Fabric) -> None:
         ends: dict[str, list[End]] = {}
         new = tuple.__new__  # End(...) without the named tuple's Python-level __new__
+        ethernet = {n for n, net in fabric.loaded.networks.items() if net.fabric == "ethernet"}
         for link in fabric.links:
+            if link.network not in ethernet:
+                continue
             a, b, a_port, b_port, a_ip, b_ip = (
                 link.a,
                 link.b,
@@ -57,6 +63,7 @@ class LinkIndex:
         self._ends = ends
 
     def ends(self, device: str) -> list[End]:
+        """The device's ends of Ethernet links, in port order."""
         return self._ends.get(device, [])
 
 

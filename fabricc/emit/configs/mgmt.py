@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from fabricc.emit.configs.context import MANAGEMENT_ROLES, ConfigContext
 from fabricc.emit.configs.cumulus import ON, Tree, breakouts, eth0, mgmt_port_end, oob_gateway, swp
 from fabricc.emit.configs.index import End
-from fabricc.emit.configs.ports import cumulus_name, is_mgmt_port
+from fabricc.emit.configs.ports import cumulus_name, mgmt_port_names
 from fabricc.errors import DesignError, error
 from fabricc.ir import ENDPOINT_LEAF, MGMT, PEER, UPLINK, Device, Fabric
 from fabricc.spec.yamlsource import format_path
@@ -122,7 +122,7 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
     mtu = network.spec.mtu
     vlan = network_vlan(fabric, device.network)
     vlans = {vlan}
-    model = ctx.switch_model(device)
+    mgmt_ports = mgmt_port_names(ctx.switch_model(device))
     pair = plan.pair_of.get(device.name)
     interfaces: Tree = {}
     mgmt = mgmt_port_end(ctx, device)
@@ -130,12 +130,16 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
         interfaces["eth0"] = eth0(ctx, device, mgmt)
     interfaces.update(breakouts(ctx, device))
 
+    # Subtrees that many ports and bonds repeat, one object each (never changed): yaml_block
+    # spells a shared subtree once
     access = {"access": vlan, "stp": {"admin-edge": ON, "bpdu-guard": ON}}
-    bridge = {"domain": {BRIDGE: access}}  # shared by the access ports (never changed)
+    bridge = {"domain": {BRIDGE: access}}  # access ports and host bonds
+    bond_link = {"mtu": mtu}
+    trunk: Tree = {"domain": {BRIDGE: {}}}  # switch-to-switch bonds
     host_bonds: dict[str, list[End]] = {}
     switch_bonds: dict[tuple[bool, str], list[End]] = {}
     for end in ctx.ends(device.name):
-        if is_mgmt_port(model, end.port):
+        if end.port in mgmt_ports:
             continue
         name = cumulus_name(end.port)
         if end.kind in (ENDPOINT_LEAF, MGMT) and not end.upward:
@@ -172,13 +176,13 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
         interfaces[f"bond{mlag_id}"] = {
             "type": "bond",
             "description": host,
-            "link": {"mtu": mtu},
+            "link": bond_link,
             "bond": {
                 "member": {cumulus_name(e.port): {} for e in ends},
                 "mlag": {"id": mlag_id},
                 "lacp-bypass": ON,
             },
-            "bridge": {"domain": {BRIDGE: access}},
+            "bridge": bridge,
         }
     counters = {True: 0, False: 0}
     for (upward, group), ends in switch_bonds.items():
@@ -192,9 +196,9 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
         interfaces[name] = {
             "type": "bond",
             "description": description,
-            "link": {"mtu": mtu},
+            "link": bond_link,
             "bond": bond,
-            "bridge": {"domain": {BRIDGE: {}}},
+            "bridge": trunk,
         }
     if pair is not None:
         interfaces["peerlink"] = {

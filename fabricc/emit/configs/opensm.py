@@ -218,7 +218,10 @@ def opensm_files(ctx: ConfigContext, subnet: IbSubnet) -> list[Artifact]:
                 "opensm/guids.yaml.j2",
                 design=design,
                 subnet=subnet,
-                nodes=[(n.name, guid_text(n.guid)) for n in subnet.nodes.values()],
+                # a line per node (a hundred thousand at 100k GPUs), formatted here
+                nodes="".join(
+                    [f'"{n.name}": {guid_text(n.guid)}\n' for n in subnet.nodes.values()]
+                ),
             ),
         )
     )

@@ -43,6 +43,11 @@ def is_mgmt_port(model: SwitchModel, port: str) -> bool:
     return port in _mgmt_names(model)
 
 
+def mgmt_port_names(model: SwitchModel) -> frozenset[str]:
+    """The model's management port names (is_mgmt_port for loops over a switch's ports)."""
+    return _mgmt_names(model)
+
+
 # Names of a model's management ports per catalog model object (asked per link end); an entry
 # holds its (frozen) model, so the id cannot be reused while it is here.
 _MGMT_NAMES: dict[int, tuple[SwitchModel, frozenset[str]]] = {}
