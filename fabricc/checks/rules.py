@@ -179,7 +179,9 @@ class _Rules:
             return None
         return reach
 
-    def _report_reach(self, transceivers: dict[str, TransceiverModel], optical: dict[str, bool]) -> None:
+    def _report_reach(
+        self, transceivers: dict[str, TransceiverModel], optical: dict[str, bool]
+    ) -> None:
         for link in self.fabric.links:
             cable = link.cable
             if cable is None:
