@@ -62,9 +62,10 @@ class RackPlan:
     gap_before: int = 0  # reserved places of compute racks to come just before this rack
     held: int = 0  # units held free at the top for an out-of-band access switch
     # PDU outlets still free per feed and outlet type (central racks; empty: not counted), the
-    # outlets a device's cords take, and the outlets held for the access switch
+    # outlets a device's cords take ((feed, outlet type), count), and those held for the access
+    # switch
     outlets: list[dict[str, int]] = field(default_factory=list)
-    cords: Callable[[Device], list[tuple[int, str]]] | None = None
+    cords: Callable[[Device], tuple[tuple[tuple[int, str], int], ...]] | None = None
     held_outlets: list[tuple[int, str]] = field(default_factory=list)
 
     def release(self) -> None:
@@ -87,8 +88,7 @@ class RackPlan:
     def _outlets_free(self, device: Device) -> bool:
         if not self.outlets or self.cords is None:
             return True
-        need = Counter(self.cords(device))
-        return all(self.outlets[feed][outlet] >= n for (feed, outlet), n in need.items())
+        return all(self.outlets[feed][outlet] >= n for (feed, outlet), n in self.cords(device))
 
     def _slot(self, height: int, *, top: bool) -> int | None:
         usable = len(self.used)
@@ -111,8 +111,8 @@ class RackPlan:
         self.devices.append(device)
         self.power_w += device.power_w
         if self.outlets and self.cords is not None:
-            for feed, outlet in self.cords(device):
-                self.outlets[feed][outlet] -= 1
+            for (feed, outlet), n in self.cords(device):
+                self.outlets[feed][outlet] -= n
         return True
 
 
@@ -139,7 +139,7 @@ class _Layout:
             for k in range(feeds)
             if pdu is not None
         ]
-        self.cord_cache: dict[tuple[str, str], list[tuple[int, str]]] = {}
+        self.cord_cache: dict[tuple[str, str], tuple[tuple[tuple[int, str], int], ...]] = {}
 
     def fail(self, message: str, path: DataPath, hint: str | None = None) -> None:
         self.problems.append(
@@ -169,20 +169,21 @@ class _Layout:
                 rack.outlets[feed][outlet] -= 1
         return rack
 
-    def cords(self, device: Device) -> list[tuple[int, str]]:
-        """The (feed, outlet type) each of a device's power cords takes: PSU i on feed i mod
-        feeds, as checks/power.py counts them; busbar-fed and PDU-less devices take none."""
+    def cords(self, device: Device) -> tuple[tuple[tuple[int, str], int], ...]:
+        """The outlets a device's power cords take, as ((feed, outlet type), count): PSU i on
+        feed i mod feeds, as checks/power.py counts them; busbar-fed and PDU-less devices take
+        none."""
         key = (device.kind, device.model)
         found = self.cord_cache.get(key)
         if found is None:
             facts = physical_of(self.fabric.loaded.catalog.catalog, device.kind, device.model)
             feeds = len(self.feed_outlets)
-            found = (
+            cords = (
                 [(psu % feeds, OUTLET_OF[facts.inlet]) for psu in range(facts.psus)]
                 if facts is not None and feeds and facts.inlet in OUTLET_OF
                 else []
             )
-            self.cord_cache[key] = found
+            found = self.cord_cache[key] = tuple(sorted(Counter(cords).items()))
         return found
 
     def nodes_per_rack(self, group: str, plan: GroupPlan) -> int:
@@ -335,6 +336,10 @@ class _Layout:
         central_devices.sort(
             key=lambda d: 2 if d.kind != "switch" else d.role not in ("spine", "core")
         )
+        # First-fit, each model's search starting at the rack its last device went to: racks
+        # only fill, so none before it can take another (the same racks as a search from the
+        # first, without rescanning thousands of full racks at scale).
+        start: dict[tuple[str, str], int] = {}
         for device in central_devices:
             if device.power_w > self.budget_w:
                 self.fail(
@@ -343,9 +348,17 @@ class _Layout:
                 )
                 continue
             top = device.kind == "switch"
-            if not self.place_in(central, device, top=top):
+            key = (device.kind, device.model)
+            first = start.get(key, 0)
+            for index in range(first, len(central)):
+                rack = central[index]
+                if rack.fits(device, self.budget_w) and rack.place(device, top=top):
+                    start[key] = index
+                    break
+            else:
                 rack = self.new_rack("central")
                 central.append(rack)
+                start[key] = len(central) - 1
                 if not rack.place(device, top=top):
                     self.fail(
                         f"{device.name} ({device.height_u}U) does not fit an empty rack",
