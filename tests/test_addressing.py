@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fabricc.errors import FabriccError
-from fabricc.ir import Fabric
+from fabricc.ir import LEAF_SPINE, Fabric
 from fabricc.synth.addressing import _Pool, halving_part
 from tests.support import EXAMPLES, compile_text, compiled
 
@@ -112,3 +112,22 @@ def test_a_later_leaf_class_counts_from_its_own_part(tmp_path: Path) -> None:
 @given(st.integers(0, 2**32 - 1))
 def test_pool_text_is_the_dotted_quad_of_ipaddress(value: int) -> None:
     assert _Pool("0.0.0.0/0").text(value) == str(ipaddress.IPv4Address(value))
+
+
+def test_leaf_uplink_p2p_addresses_stay_when_a_class_grows(tmp_path: Path) -> None:
+    """With addressing.p2p, a leaf's uplink /31s come from its leaf slot: more DGX (leaves of
+    the first class) leave every existing leaf's uplink addresses as they were."""
+
+    def uplinks(dgx: int) -> dict[tuple[str, str], tuple[str | None, str | None]]:
+        text = STORAGE_FABRIC.format(dgx=dgx, arrays=20) + "addressing: {p2p: 10.96.0.0/16}\n"
+        fabric, _ = compile_text(text, tmp_path)
+        return {
+            (link.a, link.a_port): (link.a_ip, link.b_ip)
+            for link in fabric.links
+            if link.kind == LEAF_SPINE
+        }
+
+    small, large = uplinks(32), uplinks(64)
+    assert small and all(a and b for a, b in small.values())
+    assert small == {key: large[key] for key in small}
+    assert len({a for a, _ in large.values()}) == len(large)  # no /31 given twice

@@ -19,8 +19,9 @@ a design fills or appends instead of renumbering:
     that doubles them) or a core tier never moves a leaf's;
   * /31s for host links of routed fabrics, from each network's equal share of the hosts pool:
     a halving part per attached node group, a host's place in its group times its links plus
-    the link's ordinal (_host_links); and for switch-to-switch links in link order when
-    addressing.p2p is set (otherwise BGP unnumbered).
+    the link's ordinal (_host_links); and, when addressing.p2p is set (otherwise BGP
+    unnumbered), for switch-to-switch links from each network's share of that pool, a leaf's
+    uplinks at its leaf slot, spine-core links from the end (_switch_links).
 """
 
 from __future__ import annotations
@@ -289,18 +290,50 @@ def assign_addresses(fabric: Fabric, problems: list[Diagnostic]) -> None:
             )
 
     _host_links(fabric, routed, shares, problems)
-    if not spec.p2p:
+    if spec.p2p:
+        _switch_links(fabric, routed, shares, problems)
+
+
+def _switch_links(
+    fabric: Fabric, routed: list[str], shares: int, problems: list[Diagnostic]
+) -> None:
+    """A /31 per switch-to-switch link of each routed network (addressing.p2p), from the
+    network's equal share of the pool: a leaf's uplinks at its slot (_leaf_slots: by leaf class,
+    index and plane) times the most uplinks a leaf has, plus the uplink's ordinal on the leaf;
+    spine-core links down from the share's end. So more leaves, another class or another
+    network never move a leaf's uplink addresses; the spine-core links change only with the
+    spines and cores. Links are counted in order where that does not fit the share."""
+    try:
+        blocks = list(ipaddress.ip_network(fabric.loaded.spec.addressing.p2p or "").subnets(shares))
+    except ValueError:
+        _fail(fabric, problems, "p2p", f"{len(routed)} routed networks", "a share each")
         return
-    p2p_pool = _Pool(spec.p2p)
-    routed_set = set(routed)
-    for link in fabric.links:
-        if link.network in routed_set and link.kind in (LEAF_SPINE, SPINE_CORE):
-            try:
-                base = p2p_pool.take(2)
-            except PoolExhausted:
-                _fail(fabric, problems, "p2p", "switch-to-switch links", "more /31s")
-                return
-            link.b_ip, link.a_ip = p2p_pool.text(base), p2p_pool.text(base + 1)
+    for number, name in enumerate(routed):
+        pool = _Pool(str(blocks[number]))
+        pairs = pool.size // 2
+        uplinks = [link for link in fabric.links if link.network == name]
+        core = [link for link in uplinks if link.kind == SPINE_CORE]
+        uplinks = [link for link in uplinks if link.kind == LEAF_SPINE]
+        ordinals: Counter[str] = Counter()
+        keys: list[tuple[str, int]] = []
+        for link in uplinks:
+            keys.append((link.a, ordinals[link.a]))
+            ordinals[link.a] += 1
+        per_leaf = max(ordinals.values(), default=1)
+        leaves = fabric.networks[name].switches.get("leaf", [])
+        slots = _leaf_slots(fabric, leaves, pairs // per_leaf)
+        places = [slots[leaf] * per_leaf + k for leaf, k in keys]
+        top = pairs - len(core)  # spine-core links from here to the end
+        if max(places, default=-1) >= top:
+            places = list(range(len(uplinks)))
+        if len(uplinks) + len(core) > pairs:
+            _fail(fabric, problems, "p2p", f"the switch-to-switch links of {name}", "more /31s")
+            continue
+        ordered = [*zip(uplinks, places, strict=True)]
+        ordered += [(link, pairs - 1 - k) for k, link in enumerate(core)]
+        for link, place in ordered:
+            base = pool.base + 2 * place
+            link.b_ip, link.a_ip = pool.text(base), pool.text(base + 1)
 
 
 def _host_links(fabric: Fabric, routed: list[str], shares: int, problems: list[Diagnostic]) -> None:
