@@ -74,6 +74,7 @@ class _Writer:
         keys = self.keys
         inner = pad + "  "
         lead = first or pad
+        plain, address = _NAME.fullmatch, _IPV4.fullmatch
         for key, value in tree.items():
             name = keys.get(key) if type(key) is str else None
             if name is None:
@@ -89,7 +90,11 @@ class _Writer:
                     lines.append(f"{lead}{name}:\n")
                     self.sequence(value, pad)  # indentless: "- " under the key
             else:
-                text = self.scalar(value)
+                # plain names and addresses inline (most values): a call per scalar is felt
+                if kind is str and len(value) > _SHORT and (plain(value) or address(value)):
+                    text = value
+                else:
+                    text = self.scalar(value)
                 line = f"{lead}{name}: {text}\n"
                 if len(line) > WIDTH:
                     self.check(text)
