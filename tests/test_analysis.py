@@ -185,13 +185,10 @@ def test_paths_from_class_representatives_agree_with_every_source(
     fabric, _ = compiled("superpod-h100-4su", "never")
     for name in fabric.networks:
         for graph in plane_graphs(fabric, name):
-            attached = graph.attached()
-            base = refine(
-                Weighted.of(graph.adjacency), list(zip(graph.roles, attached, strict=True))
-            )
-            exact = paths.path_stats(graph, base.colours)
+            classes = paths.path_classes(graph, Weighted.of(graph.adjacency))
+            exact = paths.path_stats(graph, classes)
             monkeypatch.setattr(paths, "EXACT_SOURCES", 0)
-            sampled = paths.path_stats(graph, base.colours)
+            sampled = paths.path_stats(graph, classes)
             monkeypatch.undo()
             assert sampled == exact, name
 

@@ -21,7 +21,7 @@ from fabricc.analysis.failures import (
 )
 from fabricc.analysis.families import family_facts
 from fabricc.analysis.graph import ENDPOINT_KINDS, TIERED_KINDS, plane_graphs
-from fabricc.analysis.paths import path_stats
+from fabricc.analysis.paths import path_classes, path_stats
 from fabricc.analysis.refine import Weighted, refine
 from fabricc.ir import Fabric
 
@@ -46,7 +46,7 @@ def analyze_network(fabric: Fabric, name: str) -> dict[str, Any]:
             halves.append((split, colours))
         planes.append(Plane(graph, weighted, halves, min(cuts.values(), default=0)))
         bisection = planes[-1].bisection_gbps
-        stats = path_stats(graph, base)
+        stats = path_stats(graph, path_classes(graph, weighted))
         per_plane.append(
             {
                 "plane": graph.plane + 1,

@@ -5,7 +5,10 @@ shortest path between two endpoint ports (endpoints on one switch: 1; two tiers:
 and the number of equal-cost shortest paths between the farthest endpoints, counted by switch
 sequence and by link (parallel links are separate next hops). Breadth-first search runs from
 every endpoint switch in small planes and from one switch of each refinement class in large
-ones (classes of a symmetric fat-tree are alike; the tests check both ways agree).
+ones (classes of a symmetric fat-tree are alike; the tests check both ways agree). The classes are
+refined from the tiers and from which switches have endpoints, not how many Gb/s of them: paths
+do not depend on that, and out-of-band leaves that differ only in their BMC count (hundreds of
+classes at 100k GPUs) are then one class.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from fabricc.analysis.graph import PlaneGraph
+from fabricc.analysis.refine import Weighted, refine
 
 EXACT_SOURCES = 64  # up to this many endpoint switches, search from each of them
 
@@ -26,7 +30,17 @@ class PathStats:
     connected: bool  # every endpoint reaches every other
 
 
+def path_classes(graph: PlaneGraph, weighted: Weighted) -> list[int]:
+    """Refinement classes for the search sources: from each switch's tier and whether it has
+    endpoints."""
+    attached = graph.attached()
+    return refine(
+        weighted, [(role, gbps > 0) for role, gbps in zip(graph.roles, attached, strict=True)]
+    ).colours
+
+
 def path_stats(graph: PlaneGraph, base: Sequence[int]) -> PathStats | None:
+    """`base`: path_classes of the graph (or a finer partition)."""
     attached = graph.attached()
     targets = [v for v, gbps in enumerate(attached) if gbps]
     if not targets:

@@ -119,6 +119,8 @@ def environment() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
+        # The templates do not change during a build: no stat of the file per render and include.
+        auto_reload=False,
         # Only the HTML report escapes; config formats must come out exactly as computed.
         autoescape=jinja2.select_autoescape(enabled_extensions=("html.j2",), default=False),
     )

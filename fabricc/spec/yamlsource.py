@@ -174,9 +174,9 @@ class _Builder:
             mark = exc.problem_mark or exc.context_mark
             location = self.loc(mark) if mark is not None else Location(self.name, 1, 1)
             problem = exc.problem or exc.context or "invalid YAML"
-            if "nesting depth" in problem:
-                # PyYAML >= 6.0.4 stops flow collections nested deeper than its own limit
-                # while scanning ahead, before our depth budget sees the events
+            if "maximum nesting depth" in problem:
+                # PyYAML >= 6.0.4 has its own depth limit, met while scanning ahead of the events
+                # that would have stopped at MAX_DEPTH: the same refusal, at the parser's mark
                 raise SpecError(
                     [error(f"nesting deeper than {MAX_DEPTH} levels is refused", location=location)]
                 ) from None

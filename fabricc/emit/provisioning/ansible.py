@@ -49,20 +49,25 @@ def rails(fabric: Fabric) -> dict[str, list[dict[str, object]]]:
     for network in compute_networks(fabric):
         for link in host_links(fabric, network):
             rdma, netdev = of_port[devices[link.a].model, link.a_port]
-            rail: dict[str, object] = {
-                "network": network,
-                "rail": one_based(link.rail),
-                "plane": one_based(link.plane),
-                "port": link.a_port,
-                "rdma_device": rdma,
-                "netdev": netdev,
-                "leaf": link.b,
-                "leaf_port": link.b_port,
-                "speed_gbps": link.speed,
-                "address": f"{link.a_ip}/31" if link.a_ip else None,
-                "gateway": link.b_ip,
-            }
-            out.setdefault(link.a, []).append({k: v for k, v in rail.items() if v is not None})
+            # keys in this order, each only when it has a value: no dict of Nones to filter
+            rail: dict[str, object] = {"network": network}
+            if link.rail is not None:
+                rail["rail"] = link.rail + 1
+            if link.plane is not None:
+                rail["plane"] = link.plane + 1
+            rail["port"] = link.a_port
+            if rdma is not None:
+                rail["rdma_device"] = rdma
+            if netdev is not None:
+                rail["netdev"] = netdev
+            rail["leaf"] = link.b
+            rail["leaf_port"] = link.b_port
+            rail["speed_gbps"] = link.speed
+            if link.a_ip:
+                rail["address"] = f"{link.a_ip}/31"
+            if link.b_ip is not None:
+                rail["gateway"] = link.b_ip
+            out.setdefault(link.a, []).append(rail)
     return out
 
 
@@ -141,14 +146,20 @@ def yaml_text(data: dict[str, Any]) -> str:
     lines = ["all:", "  vars:"]
     lines += [f"    {key}: {_json(value)}" for key, value in top["vars"].items()]
     lines.append("  hosts:")
+    quoted = _quoted
     for host, values in top["hosts"].items():
-        lines.append(f"    {_json(host)}:")
+        lines.append(f"    {quoted(host)}:")
         for key, value in values.items():
-            if isinstance(value, list):
+            kind = type(value)  # _json inline: a call per value is felt at 100k hosts
+            if kind is str:
+                lines.append(f"      {key}: {quoted(value)}")
+            elif kind is int:
+                lines.append(f"      {key}: {value}")
+            elif kind is list:
                 lines.append(f"      {key}:")
                 lines += [f"      - {json_flow(item)}" for item in value]
             else:
-                lines.append(f"      {key}: {_json(value)}")
+                lines.append(f"      {key}: {json_flow(value)}")
     lines.append("  children:")
     for group, entry in top["children"].items():
         lines += [f"    {group}:", "      hosts:"]

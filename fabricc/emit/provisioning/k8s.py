@@ -38,6 +38,7 @@ from fabricc.emit.provisioning.common import (
     port_devices,
 )
 from fabricc.emit.provisioning.slurm import tree
+from fabricc.emit.provisioning.yamldocs import dump_documents
 from fabricc.ir import Fabric
 
 NAMESPACE = "nvidia-network-operator"
@@ -357,8 +358,7 @@ _Dumper.add_representer(str, _str)
 
 
 def _documents(header: str, docs: list[dict[str, object]]) -> str:
-    text = yaml.dump_all(docs, Dumper=_Dumper, sort_keys=False, explicit_start=True, width=100)
-    return header + text
+    return header + dump_documents(docs, _Dumper)
 
 
 def emit(fabric: Fabric) -> list[Artifact]:

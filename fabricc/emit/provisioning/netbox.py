@@ -166,25 +166,30 @@ def interfaces(fabric: Fabric) -> list[tuple[Cell, ...]]:
     """Per device (in device order) its bond, its cabled ports in link order, its loopback and
     management SVI."""
     rows: dict[str, dict[str, tuple[Cell, ...]]] = {name: {} for name in fabric.devices}
-    bonded = {host: ports for host, ports in inband_ports(fabric).items() if len(ports) > 1}
+    bonded = {host: set(ports) for host, ports in inband_ports(fabric).items() if len(ports) > 1}
     for host in bonded:
         rows[host][BOND] = (host, BOND, "lag", "false", None, "in-band bond")
-    types: dict[tuple[str, int], str] = {}  # per network and speed, not per link end
+    types: dict[str, dict[int, str]] = {}  # per network and speed, not per link end
     for link in fabric.links:
-        kind = types.get((link.network, link.speed))
+        by_speed = types.get(link.network)
+        if by_speed is None:
+            by_speed = types[link.network] = {}
+        kind = by_speed.get(link.speed)
         if kind is None:
-            kind = types[link.network, link.speed] = interface_type(fabric, link)
+            kind = by_speed[link.speed] = interface_type(fabric, link)
         a, a_port, b, b_port = link.a, link.a_port, link.b, link.b_port
+        mgmt = link.kind == MGMT
         own = rows[a]
         if a_port not in own:
-            lag = BOND if a in bonded and a_port in bonded[a] else None
-            mgmt = "true" if link.kind == MGMT else "false"
-            own[a_port] = (a, a_port, kind, mgmt, lag, f"{b}:{b_port}")
+            bond = bonded.get(a)
+            lag = BOND if bond is not None and a_port in bond else None
+            own[a_port] = (a, a_port, kind, "true" if mgmt else "false", lag, f"{b}:{b_port}")
         own = rows[b]
         if b_port not in own:
-            lag = BOND if b in bonded and b_port in bonded[b] else None
-            mgmt = "true" if link.kind == MGMT and b == a else "false"
-            own[b_port] = (b, b_port, kind, mgmt, lag, f"{a}:{a_port}")
+            bond = bonded.get(b)
+            lag = BOND if bond is not None and b_port in bond else None
+            flag = "true" if mgmt and b == a else "false"
+            own[b_port] = (b, b_port, kind, flag, lag, f"{a}:{a_port}")
     cabled_mgmt = mgmt_ports(fabric)
     svi = _svi(fabric)
     for d in fabric.devices.values():
