@@ -108,8 +108,9 @@ def _duplicate_names(fabric: Fabric) -> list[Diagnostic]:
             if device.role in network.spec.hostnames.model_fields_set:
                 path = (*network.path, "hostnames", device.role)
                 hint = (
-                    "n counts within each leaf class and plane: add {group} (the leaf class's "
-                    "first node group) or {plane} to the pattern, or another network's name"
+                    "a pattern must tell every switch of its tier apart, and {n} counts within "
+                    "each leaf class and plane: use {n} (or {su} with {rail}), and {group} (the "
+                    "leaf class's first node group) or {plane} where there are several"
                 )
         problems.append(
             error(
