@@ -11,13 +11,13 @@ NICs. The values are the ones the switch configs are generated from, so NIC and 
 from __future__ import annotations
 
 import functools
-import weakref
 from dataclasses import dataclass
 
 from fabricc.emit import Artifact
 from fabricc.emit.configs.context import ConfigContext
 from fabricc.emit.configs.index import point_to_point
 from fabricc.emit.configs.qos import QosPlan
+from fabricc.emit.provisioning.common import port_devices
 from fabricc.emit.templating import render
 from fabricc.ir import ENDPOINT_LEAF, Device
 
@@ -85,62 +85,35 @@ def _ifname(rdma: str | None, netdev: str | None, port: str) -> str:
     return f"${{{variable}:?set {variable} to the netdev of port {port}}}"
 
 
-class _Shared:
-    """What the hosts of one config context share, looked up once: a model's port devices,
-    whether a far device is a routed switch, a network's QoS plan. (Not the context itself:
-    kept per context in a weak mapping, it must not keep the context alive.)"""
-
-    def __init__(self) -> None:
-        self._ports: dict[tuple[str, str], tuple[str | None, str]] = {}
-        self._routed: dict[str, bool] = {}
-        self._plans: dict[str, tuple[QosPlan, str]] = {}
-
-    def nics(self, ctx: ConfigContext, device: Device) -> list[HostNic]:
-        nics: list[HostNic] = []
-        for end in ctx.ends(device.name):
-            if end.kind != ENDPOINT_LEAF or not end.upward or end.local_ip is None:
-                continue
-            routed = self._routed.get(end.far)
-            if routed is None:
-                routed = self._routed[end.far] = ctx.routed(ctx.devices[end.far])
-            if end.far_ip is None or not routed:
-                continue
-            key = (device.model, end.port)
-            port = self._ports.get(key)
-            if port is None:
-                rdma, netdev = ctx.catalog.nodes[device.model].port_devices(end.port)
-                port = self._ports[key] = (rdma, _ifname(rdma, netdev, end.port))
-            network = end.link.network
-            plan = self._plans.get(network)
-            if plan is None:
-                qos = ctx.qos(network)
-                plan = self._plans[network] = (qos, qos_commands(qos))
-            nics.append(
-                HostNic(
-                    network=network,
-                    port=end.port,
-                    rdma_device=port[0],
-                    ifname=port[1],
-                    address=point_to_point(end.local_ip)[0],
-                    source=end.local_ip,
-                    gateway=end.far_ip,
-                    table=TABLE_BASE + len(nics),
-                    leaf=ctx.far_end(end),
-                    qos=plan[0],
-                    qos_commands=plan[1],
-                )
-            )
-        return nics
-
-
-_SHARED: weakref.WeakKeyDictionary[ConfigContext, _Shared] = weakref.WeakKeyDictionary()
-
-
 def host_nics(ctx: ConfigContext, device: Device) -> list[HostNic]:
-    shared = _SHARED.get(ctx)
-    if shared is None:
-        shared = _SHARED[ctx] = _Shared()
-    return shared.nics(ctx, device)
+    """The node's NICs on routed (RoCE) networks, with their addresses, leaf and QoS plan.
+    A port's devices come from the fabric's port_devices, a network's QoS plan from the
+    context and its commands from qos_commands: each is looked up once, not per NIC."""
+    of_port = port_devices(ctx.fabric)
+    nics: list[HostNic] = []
+    for end in ctx.ends(device.name):
+        if end.kind != ENDPOINT_LEAF or not end.upward or end.local_ip is None:
+            continue
+        if end.far_ip is None or not ctx.routed(ctx.devices[end.far]):
+            continue
+        rdma, netdev = of_port[(device.model, end.port)]
+        qos = ctx.qos(end.link.network)
+        nics.append(
+            HostNic(
+                network=end.link.network,
+                port=end.port,
+                rdma_device=rdma,
+                ifname=_ifname(rdma, netdev, end.port),
+                address=point_to_point(end.local_ip)[0],
+                source=end.local_ip,
+                gateway=end.far_ip,
+                table=TABLE_BASE + len(nics),
+                leaf=ctx.far_end(end),
+                qos=qos,
+                qos_commands=qos_commands(qos),
+            )
+        )
+    return nics
 
 
 def host_file(ctx: ConfigContext, device: Device, nics: list[HostNic]) -> Artifact:
