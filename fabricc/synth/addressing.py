@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import ipaddress
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 
 from fabricc.errors import Diagnostic, error
 from fabricc.ir import ENDPOINT_LEAF, LEAF_SPINE, MGMT, SPINE_CORE, Fabric
@@ -118,6 +118,30 @@ def _management(fabric: Fabric, problems: list[Diagnostic]) -> None:
         fabric.devices[name].mgmt_ip = pool.text(pool.base + offset)
 
 
+def _group_places(fabric: Fabric, hosts: Collection[str]) -> dict[str, int]:
+    """Each host's place in its node group: nodes by index, trays system after system (device
+    order), so more hosts in a group only append."""
+    places: dict[str, int] = {}
+    counts: Counter[str | None] = Counter()
+    for device in fabric.devices.values():
+        if device.name in hosts:
+            places[device.name] = counts[device.group]
+            counts[device.group] += 1
+    return places
+
+
+def _shares(
+    fabric: Fabric, problems: list[Diagnostic], pool: str, cidr: str, routed: list[str], shares: int
+) -> list[str] | None:
+    """The pool cut into 2**shares equal shares, one per routed network in spec order (an error
+    where it is too small to cut)."""
+    try:
+        return [str(block) for block in ipaddress.ip_network(cidr).subnets(shares)]
+    except ValueError:
+        _fail(fabric, problems, pool, f"{len(routed)} routed networks", "a share each")
+        return None
+
+
 def _inband(fabric: Fabric, problems: list[Diagnostic]) -> None:
     inband_nets = {n for n, net in fabric.loaded.networks.items() if net.spec.role == "inband"}
     if not inband_nets:
@@ -129,13 +153,7 @@ def _inband(fabric: Fabric, problems: list[Diagnostic]) -> None:
         for link in fabric.links
         if link.network in inband_nets and link.kind == ENDPOINT_LEAF
     )
-    # a host's place in its group: nodes by index, trays system after system
-    places: dict[str, int] = {}
-    counts: Counter[str | None] = Counter()
-    for device in fabric.devices.values():
-        if device.name in hosts:
-            places[device.name] = counts[device.group]
-            counts[device.group] += 1
+    places = _group_places(fabric, hosts)
     number = {group: k for k, group in enumerate(groups)}
     needed = Counter(number.get(fabric.devices[name].group or "", 0) for name in hosts)
     # halving parts where every group fits its part, else equal blocks (as many as the next
@@ -247,15 +265,15 @@ def assign_addresses(fabric: Fabric, problems: list[Diagnostic]) -> None:
     # Each routed network gets an equal share of the loopback and ASN pools (as many shares as
     # the next power of two), so growing one network never moves another's values.
     shares = max(0, len(routed) - 1).bit_length()
-    try:
-        loopback_blocks = list(ipaddress.ip_network(spec.loopbacks).subnets(shares))
-        loopback_v6_blocks = (
-            list(ipaddress.ip_network(spec.loopbacks_v6).subnets(shares))
-            if spec.loopbacks_v6
-            else []
-        )
-    except ValueError:  # a pool too small to split
-        _fail(fabric, problems, "loopbacks", f"{len(routed)} routed networks", "a share each")
+    loopback_blocks = _shares(fabric, problems, "loopbacks", spec.loopbacks, routed, shares)
+    if loopback_blocks is None:
+        return
+    loopback_v6_blocks = (
+        _shares(fabric, problems, "loopbacks", spec.loopbacks_v6, routed, shares)
+        if spec.loopbacks_v6
+        else []
+    )
+    if loopback_v6_blocks is None:
         return
     asn_share = (spec.asn.last - spec.asn.first + 1) >> shares
     for number, name in enumerate(routed):
@@ -269,8 +287,8 @@ def assign_addresses(fabric: Fabric, problems: list[Diagnostic]) -> None:
                 name,
                 # skip each block's first and last addresses: a /32 loopback on 10.0.0.0 or on
                 # a broadcast address works but confuses people
-                _Pool(str(loopback_blocks[number]), skip_first=1, skip_last=1),
-                _Pool(str(loopback_v6_blocks[number]), skip_first=1, skip_last=1)
+                _Pool(loopback_blocks[number], skip_first=1, skip_last=1),
+                _Pool(loopback_v6_blocks[number], skip_first=1, skip_last=1)
                 if loopback_v6_blocks
                 else None,
                 range(first_asn, first_asn + asn_share),
@@ -303,13 +321,13 @@ def _switch_links(
     spine-core links down from the share's end. So more leaves, another class or another
     network never move a leaf's uplink addresses; the spine-core links change only with the
     spines and cores. Links are counted in order where that does not fit the share."""
-    try:
-        blocks = list(ipaddress.ip_network(fabric.loaded.spec.addressing.p2p or "").subnets(shares))
-    except ValueError:
-        _fail(fabric, problems, "p2p", f"{len(routed)} routed networks", "a share each")
+    blocks = _shares(
+        fabric, problems, "p2p", fabric.loaded.spec.addressing.p2p or "", routed, shares
+    )
+    if blocks is None:
         return
     for number, name in enumerate(routed):
-        pool = _Pool(str(blocks[number]))
+        pool = _Pool(blocks[number])
         pairs = pool.size // 2
         uplinks = [link for link in fabric.links if link.network == name]
         core = [link for link in uplinks if link.kind == SPINE_CORE]
@@ -343,26 +361,18 @@ def _host_links(fabric: Fabric, routed: list[str], shares: int, problems: list[D
     links, plus the link's ordinal on the host - so more hosts, another group or another
     network never move a link's addresses (links counted in order where a group outgrows its
     part)."""
-    try:
-        blocks = list(ipaddress.ip_network(fabric.loaded.spec.addressing.hosts).subnets(shares))
-    except ValueError:
-        _fail(fabric, problems, "hosts", f"{len(routed)} routed networks", "a share each")
+    blocks = _shares(fabric, problems, "hosts", fabric.loaded.spec.addressing.hosts, routed, shares)
+    if blocks is None:
         return
     devices = fabric.devices
     for number, name in enumerate(routed):
-        links = [link for link in fabric.links if link.network == name]
-        links = [link for link in links if link.kind == ENDPOINT_LEAF]
-        pool = _Pool(str(blocks[number]))
+        links = [
+            link for link in fabric.links if link.network == name and link.kind == ENDPOINT_LEAF
+        ]
+        pool = _Pool(blocks[number])
         pairs = pool.size // 2
         order = {a.group: k for k, a in enumerate(fabric.loaded.networks[name].attachments)}
-        # a host's place in its group: nodes by index, trays system after system
-        hosts = {link.a for link in links}
-        places: dict[str, int] = {}
-        counts: Counter[str | None] = Counter()
-        for device in devices.values():
-            if device.name in hosts:
-                places[device.name] = counts[device.group]
-                counts[device.group] += 1
+        places = _group_places(fabric, {link.a for link in links})
         ordinals: Counter[str] = Counter()
         keys: list[tuple[str | None, int, int]] = []
         for link in links:
