@@ -129,6 +129,7 @@ class Physical(CatalogModel):
 
 
 OUTLET_OF = {"c14": "c13", "c20": "c19"}  # PSU inlet -> the PDU outlet its cord plugs into
+FEEDS = ("A", "B")  # a rack's power feeds: pdu1 on A, pdu2 on B, pdu3 on A, ...
 
 
 def assumed_physical(power_w: int) -> Physical:

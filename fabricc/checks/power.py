@@ -18,12 +18,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from fabricc.catalog.models import OUTLET_OF, Physical, physical_of
+from fabricc.catalog.models import FEEDS, OUTLET_OF, Physical, physical_of
 from fabricc.errors import Diagnostic, error, warning
 from fabricc.ir import Device, Fabric, Rack
 from fabricc.spec.yamlsource import format_path
-
-FEEDS = ("A", "B")
 
 
 @dataclass(slots=True)

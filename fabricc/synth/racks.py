@@ -23,13 +23,12 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from fabricc.catalog.models import OUTLET_OF, physical_of
+from fabricc.catalog.models import FEEDS, OUTLET_OF, physical_of
 from fabricc.errors import Diagnostic, error
 from fabricc.ir import Device, Fabric, Rack
 from fabricc.spec.yamlsource import DataPath, format_path
 from fabricc.synth.nodes import GroupPlan
 
-FEEDS = 2  # A and B (checks/power.py)
 TOP_OF_RACK_U = 2  # kept free in node racks by default (OOB access switch, patch panel)
 CENTRAL_HELD_U = 1  # held at the top of a central rack for its out-of-band access switch
 
@@ -130,7 +129,7 @@ class _Layout:
         self.budget_w = int(rack.power_kw * 1000)
         # outlets per feed of a rack with the site's PDUs (pdu1 feed A, pdu2 B, pdu3 A, ...)
         pdu = fabric.loaded.catalog.catalog.parts.get(rack.pdu_model)
-        feeds = min(rack.pdus, FEEDS) if pdu is not None else 0
+        feeds = min(rack.pdus, len(FEEDS)) if pdu is not None else 0
         self.feed_outlets = [
             {
                 "c13": len(range(k, rack.pdus, feeds)) * pdu.outlets_c13,
