@@ -6,6 +6,7 @@ CLI. Nothing is written unless every stage succeeded.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from fabricc.errors import DesignError, Diagnostic, Severity, raise_if_errors
 from fabricc.ir import Fabric
 from fabricc.spec.loader import LoadedSpec, load_spec
 from fabricc.synth.pipeline import Stage, quiet, synthesize
-from fabricc.writer import write_tree
+from fabricc.writer import OutputTree
 
 
 @dataclass(slots=True)
@@ -42,31 +43,43 @@ def design(loaded: LoadedSpec, stage: Stage = quiet) -> Fabric:
     return fabric
 
 
-def compile_design(loaded: LoadedSpec, stage: Stage = quiet) -> tuple[Fabric, list[Artifact]]:
-    fabric = design(loaded, stage)
-    artifacts: list[Artifact] = []
+def emit_all(fabric: Fabric, stage: Stage = quiet) -> Iterator[list[Artifact]]:
+    """Every emitter's artifacts, emitter after emitter (`stage` is told each one's name)."""
     for emitter in emitters():
         stage(emitter.name)
-        artifacts.extend(emitter.emit(fabric))
-    return fabric, artifacts
+        yield emitter.emit(fabric)
+
+
+def compile_design(loaded: LoadedSpec, stage: Stage = quiet) -> tuple[Fabric, list[Artifact]]:
+    fabric = design(loaded, stage)
+    return fabric, [artifact for batch in emit_all(fabric, stage) for artifact in batch]
 
 
 def build(spec: Path, out: Path | None = None, stage: Stage = quiet) -> BuildResult:
-    """Load, compile and write; `stage` is told each phase as it starts (the CLI shows it)."""
+    """Load, compile and write; `stage` is told each phase as it starts (the CLI shows it).
+
+    Each emitter's files go to the writer thread as soon as the emitter is done, so the file
+    system works while the next emitters compute; "write" is the wait for the last of them and
+    the swap into place."""
     # The emitters load here, not at import: validate, analyze and compare never need them.
     from fabricc.emit.diagrams.render import notices as diagram_notices
     from fabricc.emit.report import PATH as REPORT
 
     stage("load")
     loaded = load_spec(spec, spec.as_posix())
+    paths: list[str] = []
     # The emitters and the write, too, make next to no reference cycles (tests/test_collector.py)
     # while they hold millions of rows and strings: no cyclic collections over them either.
     with fewer_collections():
-        fabric, artifacts = compile_design(loaded, stage)
+        fabric = design(loaded, stage)
         target = out if out is not None else Path("out") / loaded.spec.metadata.name
-        stage("write")
-        write_tree(target, artifacts)
+        with OutputTree(target) as tree:
+            for batch in emit_all(fabric, stage):
+                paths.extend(path for path, _ in batch)
+                tree.add(batch)
+            stage("write")
+            tree.commit()
     notices = diagram_notices(fabric)
-    if any(path == REPORT for path, _ in artifacts):
+    if REPORT in paths:
         notices.append(f"report: {(target / REPORT).as_posix()}")
-    return BuildResult(target, len(artifacts), [*loaded.warnings, *fabric.warnings], notices)
+    return BuildResult(target, len(paths), [*loaded.warnings, *fabric.warnings], notices)

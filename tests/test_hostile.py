@@ -19,7 +19,8 @@ from click.testing import CliRunner, Result
 
 from fabricc.cli import cli
 from fabricc.emit.tables import csv_text, markdown_table
-from fabricc.errors import Diagnostic, Location, Severity
+from fabricc.errors import Diagnostic, Location, OutputError, Severity
+from fabricc.writer import OutputTree
 from tests.support import EXAMPLES
 
 LAB = EXAMPLES / "roce-lab.yaml"
@@ -176,6 +177,29 @@ def test_write_failures_keep_the_previous_output(
     assert_one_line_error(result, f"cannot write the output folder {built}: {words}")
     assert _snapshot(built) == before
     assert [p.name for p in built.parent.iterdir()] == [built.name], "no staging folder is left"
+
+
+def test_an_emitter_failing_while_files_are_written_leaves_the_previous_output(
+    built: Path,
+) -> None:
+    before = _snapshot(built)
+    with pytest.raises(RuntimeError, match="emitter failed"), OutputTree(built) as tree:
+        tree.add([("bom/new.csv", "a,b\n")] * 3)
+        tree.add([("configs/x/startup.yaml", b"x")])
+        raise RuntimeError("emitter failed")
+    assert _snapshot(built) == before
+    assert [p.name for p in built.parent.iterdir()] == [built.name], "no staging folder is left"
+
+
+def test_a_write_failure_on_the_writer_thread_is_reported_once(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    with pytest.raises(OutputError) as caught, OutputTree(out) as tree:
+        tree.add([("a", "file"), ("a/b", "a file where a folder should be")])
+        tree.add([("c", "more")])
+        tree.commit()
+    assert len(caught.value.diagnostics) == 1
+    assert "cannot write the output folder" in caught.value.diagnostics[0].message
+    assert list(tmp_path.iterdir()) == []
 
 
 # -- what reaches artifacts --------------------------------------------------------------------

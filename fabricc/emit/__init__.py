@@ -11,8 +11,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from fabricc.ir import Fabric
+from fabricc.writer import Artifact
 
-Artifact = tuple[str, str | bytes]
+__all__ = ["Artifact", "Emitter", "emitters"]
 
 
 @dataclass(frozen=True, slots=True)
