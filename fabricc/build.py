@@ -6,7 +6,8 @@ CLI. Nothing is written unless every stage succeeded.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import dataclasses
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from fabricc.emit import Artifact, emitters
 from fabricc.emit.configs.ibfabric import check_guid_files
 from fabricc.errors import DesignError, Diagnostic, Severity, raise_if_errors
 from fabricc.ir import Fabric
-from fabricc.spec.loader import LoadedSpec, load_spec
+from fabricc.spec.loader import KeptPlace, LoadedSpec, load_spec
 from fabricc.synth.pipeline import Stage, quiet, synthesize
 from fabricc.writer import OutputTree
 
@@ -55,8 +56,14 @@ def compile_design(loaded: LoadedSpec, stage: Stage = quiet) -> tuple[Fabric, li
     return fabric, [artifact for batch in emit_all(fabric, stage) for artifact in batch]
 
 
-def build(spec: Path, out: Path | None = None, stage: Stage = quiet) -> BuildResult:
-    """Load, compile and write; `stage` is told each phase as it starts (the CLI shows it).
+def build(
+    spec: Path,
+    out: Path | None = None,
+    stage: Stage = quiet,
+    kept: Mapping[str, KeptPlace] | None = None,
+) -> BuildResult:
+    """Load, compile and write; `stage` is told each phase as it starts (the CLI shows it);
+    `kept`: an earlier build's device places, which central devices keep (`build --keep`).
 
     Each emitter's files go to the writer thread as soon as the emitter is done, so the file
     system works while the next emitters compute; "write" is the wait for the last of them and
@@ -67,6 +74,8 @@ def build(spec: Path, out: Path | None = None, stage: Stage = quiet) -> BuildRes
 
     stage("load")
     loaded = load_spec(spec, spec.as_posix())
+    if kept:
+        loaded = dataclasses.replace(loaded, kept=kept)
     paths: list[str] = []
     # The emitters and the write, too, make next to no reference cycles (tests/test_collector.py)
     # while they hold millions of rows and strings: no cyclic collections over them either.

@@ -21,6 +21,7 @@ from fabricc.errors import (
     FabriccError,
     Location,
     Severity,
+    SpecError,
     error,
     group_alike,
     printable,
@@ -28,6 +29,7 @@ from fabricc.errors import (
 
 if TYPE_CHECKING:  # the library loads on demand, so --help and schema stay fast
     from fabricc.ir import Fabric
+    from fabricc.spec.loader import KeptPlace
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -103,21 +105,38 @@ def validate(spec: Path) -> None:
     default=None,
     help="output folder (default: out/<metadata.name>)",
 )
-def build(spec: Path, out: Path | None) -> None:
+@click.option(
+    "--keep",
+    type=click.Path(exists=True, path_type=Path),
+    default=None,
+    help="an earlier build (folder or spec) whose central racks stay as built: its devices "
+    "keep their rack and unit, and what the spec adds goes to free room or new racks",
+)
+def build(spec: Path, out: Path | None, keep: Path | None) -> None:
     """Compile SPEC into the output folder (written atomically)."""
     from fabricc.build import build as run_build
 
     console = _stderr()
     with _reported():
+        kept = _kept(keep)
         if console.is_terminal:
             with console.status("building", spinner="dots") as status:
-                result = run_build(spec, out, lambda name: status.update(f"building: {name}"))
+                result = run_build(spec, out, lambda name: status.update(f"building: {name}"), kept)
         else:
-            result = run_build(spec, out)
+            result = run_build(spec, out, kept=kept)
     print_diagnostics(result.warnings)
     click.echo(f"wrote {result.file_count} files to {result.out.as_posix()}")
     for line in result.notices:
         click.echo(line)
+
+
+def _kept(earlier: Path | None) -> dict[str, KeptPlace] | None:
+    """The device places of an earlier build (a build folder, or a spec compiled now)."""
+    if earlier is None:
+        return None
+    from fabricc.change.snapshot import kept_places, load
+
+    return kept_places(load(earlier))
 
 
 def _analysis(
@@ -261,17 +280,34 @@ def check_nccl(files: tuple[Path, ...]) -> None:
     default=None,
     help="write the work order (CSV, HTML), device, cable and BOM deltas and config diffs here",
 )
-def diff_command(old: Path, new: Path, out: Path | None) -> None:
+@click.option(
+    "--keep",
+    is_flag=True,
+    help="compile NEW (a spec) with OLD's central devices kept where they stand, as "
+    "`fabricc build NEW --keep OLD` would",
+)
+def diff_command(old: Path, new: Path, out: Path | None, keep: bool) -> None:
     """Compare two designs (each a spec or a build folder): devices, cables added, removed or
     re-terminated, config diffs, parts to order and the rack-by-rack work order. Prints a
     summary, naming every topology change (tiers, spine counts, rewired cables)."""
     from fabricc.change.compare import diff
-    from fabricc.change.snapshot import load
+    from fabricc.change.snapshot import kept_places, load
     from fabricc.change.workorder import files, summary_text
     from fabricc.writer import write_tree
 
     with _reported():
-        result = diff(load(old), load(new))
+        if keep and new.is_dir():
+            raise SpecError(
+                [
+                    error(
+                        "--keep compiles NEW with OLD's places, but NEW is a build folder",
+                        location=Location(new.as_posix(), 1, 1),
+                        hint="give NEW as a spec, or build it with `fabricc build --keep OLD`",
+                    )
+                ]
+            )
+        before = load(old)
+        result = diff(before, load(new, kept_places(before) if keep else None))
         if out is not None:
             write_tree(out, files(result))
     click.echo(summary_text(result), nl=False)

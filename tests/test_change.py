@@ -25,7 +25,14 @@ from fabricc.change.compare import (
     PartDelta,
     diff,
 )
-from fabricc.change.snapshot import CABLES, DEVICES, Snapshot, from_files
+from fabricc.change.snapshot import (
+    CABLES,
+    DEVICES,
+    Snapshot,
+    compile_files,
+    from_files,
+    kept_places,
+)
 from fabricc.change.workorder import files, work_order
 from fabricc.cli import cli
 from tests.support import EXAMPLES
@@ -45,6 +52,20 @@ networks:
     fabric: infiniband
     endpoints:
       dgx: {{}}
+"""
+# DGX in units with storage arrays on a storage fabric: more arrays add spines, array leaves and
+# arrays to the central racks, which first-fit repacks
+STORAGE = """\
+metadata: {{name: grow}}
+site: {{racks_per_row: 12, rack: {{power_kw: 140}}}}
+nodes:
+  dgx: {{model: dgx-h100, count: 64, nodes_per_rack: 4}}
+  storage: {{model: storage-array, count: {arrays}}}
+networks:
+  compute: {{role: compute, fabric: infiniband, endpoints: {{dgx: {{}}}}}}
+  storage: {{role: storage, fabric: infiniband, rail_optimized: true, oversubscription: '4:3',
+    endpoints: {{dgx: {{}}, storage: {{leaf_downlinks: 16, oversubscription: '1:1'}}}}}}
+  oob: {{role: oob}}
 """
 
 
@@ -178,6 +199,50 @@ def test_doubling_the_spines_is_reported_as_a_rewire(tmp_path: Path) -> None:
     assert "network compute: spines 4 -> 8\n" in result.output
     assert "network compute: rewire: " in result.output
     assert "existing leaf-spine cables re-terminated or removed" in result.output
+
+
+def test_keep_leaves_installed_central_devices_where_they_stand(tmp_path: Path) -> None:
+    """Without --keep, more storage repacks the central racks (devices move, reported under
+    identity); with it, the earlier build's devices keep rack, unit, out-of-band port and
+    management address, and the change of shape is still reported."""
+    old = _spec(tmp_path, "old.yaml", STORAGE.format(arrays=8))
+    new = _spec(tmp_path, "new.yaml", STORAGE.format(arrays=24))
+    built = tmp_path / "old"
+    build(old, built)
+    plain = CliRunner().invoke(cli, ["diff", str(built), str(new)])
+    assert "identity: " in plain.output, "the case must move devices without --keep"
+    kept = CliRunner().invoke(cli, ["diff", str(built), str(new), "--keep"])
+    assert kept.exit_code == 0, kept.output
+    assert "identity: " not in kept.output
+    assert "network storage: spines 4 -> 8\n" in kept.output
+    assert "network oob: rewire" not in kept.output
+
+    grown = tmp_path / "new"
+    result = CliRunner().invoke(cli, ["build", str(new), "-o", str(grown), "--keep", str(built)])
+    assert result.exit_code == 0, result.output
+    before = {r["name"]: r for r in _rows((built / DEVICES).read_text())}
+    after = {r["name"]: r for r in _rows((grown / DEVICES).read_text())}
+    fields = ("rack", "u", "mgmt_ip")
+    moved = [n for n, r in before.items() if any(r[f] != after[n][f] for f in fields)]
+    assert not moved, moved[:3]
+    assert len(after) > len(before)
+
+
+def test_keep_of_the_same_design_changes_nothing(tmp_path: Path) -> None:
+    for name in ("superpod-h100-4su.yaml", "roce-lab.yaml"):
+        spec = EXAMPLES / name
+        plain = compile_files(spec)
+        assert compile_files(spec, kept_places(from_files(name, plain))) == plain, name
+
+
+def test_keep_needs_a_spec_to_compile(tmp_path: Path) -> None:
+    spec = _spec(tmp_path, "lab.yaml", ROCE)
+    build(spec, tmp_path / "out")
+    result = CliRunner().invoke(cli, ["diff", str(spec), str(tmp_path / "out"), "--keep"])
+    assert result.exit_code == 1
+    assert "error: --keep compiles NEW with OLD's places, but NEW is a build folder" in (
+        result.output
+    )
 
 
 def test_a_folder_that_is_no_build_is_an_error(tmp_path: Path) -> None:

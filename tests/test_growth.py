@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fabricc.change.compare import ADDED, CHANGED, IDENTITY_FIELDS, RENUMBERED, Diff, diff
-from fabricc.change.snapshot import Snapshot, compile_files, from_files
+from fabricc.change.snapshot import Snapshot, compile_files, from_files, kept_places
 from tests.test_properties import Case, cases
 
 
@@ -65,32 +65,41 @@ def growths(draw: st.DrawFn) -> tuple[Case, Case]:
 
 
 @settings(max_examples=16, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(growths())
-def test_growth_keeps_identities(pair: tuple[Case, Case]) -> None:
+@given(growths(), st.booleans())
+def test_growth_keeps_identities(pair: tuple[Case, Case], keep: bool) -> None:
     small, large = pair
     # On a top-of-rack (in-band) network, groups outside units come first so that the growing
     # GPU groups append; more storage arrays there move the GPU nodes' ports (a reported rewire).
     shifted = {"inband"} if large.inband and large.storage > small.storage else set()
-    check_growth(small.text(), large.text(), shifted)
+    check_growth(small.text(), large.text(), shifted, keep)
 
 
-def check_growth(small: str, large: str, shifted: set[str]) -> None:
+def check_growth(small: str, large: str, shifted: set[str], keep: bool) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         (folder / "old.yaml").write_text(small)
         (folder / "new.yaml").write_text(large)
         old = from_files("old", compile_files(folder / "old.yaml"))
-        new = from_files("new", compile_files(folder / "new.yaml"))
+        kept = kept_places(old) if keep else None
+        new = from_files("new", compile_files(folder / "new.yaml", kept))
     result = diff(old, new)
 
     assert set(old.devices) <= set(new.devices)
     # Central racks are packed first-fit: when a central series grows past a rack's room,
     # devices placed after it in central racks may move (rack, U and so access port and
-    # management address), and diff reports them under identity:
+    # management address), and diff reports them under identity: - unless the grown design
+    # keeps the earlier build's places (build --keep), when none may move, whatever changes.
     central = central_racks(new)
-    overflow = any(
+    overflow = not keep and any(
         row["rack"] in central for name, row in new.devices.items() if name not in old.devices
     )
+    if keep:
+        strayed = [
+            name
+            for name, row in old.devices.items()
+            if (row["rack"], row["u"]) != (new.devices[name]["rack"], new.devices[name]["u"])
+        ]
+        assert not strayed, f"kept devices moved: {strayed[:3]}"
     movable = {"rack", "u", "mgmt_ip"}
     moved_central = {
         name
@@ -199,9 +208,11 @@ def storage_growths(draw: st.DrawFn) -> tuple[StorageCase, StorageCase]:
 
 
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(storage_growths())
-def test_growth_of_one_leaf_class_keeps_the_others(pair: tuple[StorageCase, StorageCase]) -> None:
+@given(storage_growths(), st.booleans())
+def test_growth_of_one_leaf_class_keeps_the_others(
+    pair: tuple[StorageCase, StorageCase], keep: bool
+) -> None:
     """More DGX (scalable units) or more storage arrays grow one leaf class of the storage
     fabric; the other class keeps its switch names, spine ports, cable IDs, loopbacks and ASNs."""
     small, large = pair
-    check_growth(small.text(), large.text(), set())
+    check_growth(small.text(), large.text(), set(), keep)

@@ -11,11 +11,16 @@ from __future__ import annotations
 import csv
 import dataclasses
 import io
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from fabricc.errors import Location, SpecError, error
 from fabricc.inputs import read_input
+
+if TYPE_CHECKING:
+    from fabricc.spec.loader import KeptPlace
 
 DEVICES = "inventory/devices.csv"
 CABLES = "cabling/cables.csv"
@@ -54,8 +59,22 @@ def from_files(label: str, files: dict[str, str]) -> Snapshot:
     return snapshot
 
 
-def load(path: Path) -> Snapshot:
-    """A build folder, or a spec compiled now. Raises SpecError/DesignError like `build`."""
+def kept_places(snapshot: Snapshot) -> dict[str, KeptPlace]:
+    """Where the snapshot's devices stand (rack, lowest unit), for a build that keeps them
+    there (`fabricc build --keep`); devices without a rack have no place to keep."""
+    from fabricc.spec.loader import KeptPlace
+
+    places: dict[str, KeptPlace] = {}
+    for name, row in snapshot.devices.items():
+        rack, u = row.get("rack", ""), row.get("u", "")
+        if rack and u.isdigit():
+            places[name] = KeptPlace(row.get("model", ""), rack, int(u))
+    return places
+
+
+def load(path: Path, kept: Mapping[str, KeptPlace] | None = None) -> Snapshot:
+    """A build folder, or a spec compiled now (its central devices at the `kept` places, as
+    `build --keep` would). Raises SpecError/DesignError like `build`."""
     label = path.as_posix()
     if path.is_dir():
         if not (path / DEVICES).is_file() or not (path / CABLES).is_file():
@@ -77,14 +96,16 @@ def load(path: Path) -> Snapshot:
                 raw = read_input(file, MAX_ARTIFACT_BYTES, what="build artifacts")
                 files[relative] = raw.decode("utf-8", errors="replace")
         return from_files(label, files)
-    return from_files(label, compile_files(path))
+    return from_files(label, compile_files(path, kept))
 
 
-def compile_files(spec: Path) -> dict[str, str]:
+def compile_files(spec: Path, kept: Mapping[str, KeptPlace] | None = None) -> dict[str, str]:
     from fabricc.build import compile_design
     from fabricc.spec.loader import load_spec
 
     loaded = load_spec(spec, spec.as_posix())
+    if kept:
+        loaded = dataclasses.replace(loaded, kept=kept)
     outputs = loaded.spec.outputs
     diagrams = outputs.diagrams.model_copy(update={"render": "never"})
     loaded = dataclasses.replace(

@@ -8,8 +8,10 @@ of one phase are all reported together; a later phase runs only when the earlier
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from fabricc.catalog.loader import LoadedCatalog, load_catalog
 from fabricc.errors import Diagnostic, Location, Severity, SpecError, error, raise_if_errors
@@ -32,6 +34,17 @@ class LoadedSpec:
     # subnet_manager.guids files of InfiniBand networks, read (bounded) at load time so that
     # validate and build read the same inputs: network -> (display name, data, positions)
     guid_files: dict[str, GuidFile] = field(default_factory=dict)
+    # where an earlier build put its devices (`build --keep`): device name -> place; a device
+    # of the central racks keeps its place there, so growth never moves installed equipment
+    kept: Mapping[str, KeptPlace] = field(default_factory=dict)
+
+
+class KeptPlace(NamedTuple):
+    """A device's place in an earlier build: its model, rack and lowest rack unit."""
+
+    model: str
+    rack: str
+    u: int
 
 
 @dataclass(frozen=True, slots=True)

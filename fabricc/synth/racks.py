@@ -43,6 +43,22 @@ def row_name(row: int) -> str:
     return name
 
 
+def rack_place(name: str, per_row: int) -> int | None:
+    """The floor place (row * per_row + position) of a rack named as assign() names them
+    ("B03" -> per_row + 2), or None for a name it would not give."""
+    letters = name.rstrip("0123456789")
+    digits = name[len(letters) :]
+    if not letters.isalpha() or not letters.isupper() or not digits.isdigit():
+        return None
+    row = 0
+    for letter in letters:
+        row = row * 26 + ord(letter) - ord("A") + 1
+    position = int(digits) - 1
+    if not 0 <= position < per_row or f"{row_name(row - 1)}{position + 1:02d}" != name:
+        return None
+    return (row - 1) * per_row + position
+
+
 @dataclass(slots=True)
 class RackPlan:
     role: str
@@ -97,6 +113,21 @@ class RackPlan:
                 return start
         return None
 
+    def place_at(self, device: Device, start: int, budget_w: int) -> bool:
+        """Place a device with its lowest unit at `start` (0-based) if those units are free and
+        the rack's power and outlets allow it."""
+        end = start + device.height_u
+        if (
+            start < 0
+            or end > len(self.used)
+            or any(self.used[start:end])
+            or self.power_w + device.power_w > budget_w
+            or not self._outlets_free(device)
+        ):
+            return False
+        self._take(device, start)
+        return True
+
     def place(self, device: Device, *, top: bool) -> bool:
         if device.height_u == 0:
             self.devices.append(device)
@@ -104,6 +135,10 @@ class RackPlan:
         start = self._slot(device.height_u, top=top)
         if start is None:
             return False
+        self._take(device, start)
+        return True
+
+    def _take(self, device: Device, start: int) -> None:
         for u in range(start, start + device.height_u):
             self.used[u] = True
         device.u = start + 1
@@ -112,7 +147,6 @@ class RackPlan:
         if self.outlets and self.cords is not None:
             for (feed, outlet), n in self.cords(device):
                 self.outlets[feed][outlet] -= n
-        return True
 
 
 class _Layout:
@@ -335,11 +369,14 @@ class _Layout:
         central_devices.sort(
             key=lambda d: 2 if d.kind != "switch" else d.role not in ("spine", "core")
         )
+        kept = self.keep_places(central_devices, central)
         # First-fit, each model's search starting at the rack its last device went to: racks
         # only fill, so none before it can take another (the same racks as a search from the
         # first, without rescanning thousands of full racks at scale).
         start: dict[tuple[str, str], int] = {}
         for device in central_devices:
+            if device.name in kept:
+                continue
             if device.power_w > self.budget_w:
                 self.fail(
                     f"{device.name} draws {device.power_w / 1000:g} kW, more than a rack's budget",
@@ -363,6 +400,42 @@ class _Layout:
                         f"{device.name} ({device.height_u}U) does not fit an empty rack",
                         ("site", "rack", "height_u"),
                     )
+
+    def keep_places(self, devices: list[Device], central: list[RackPlan]) -> set[str]:
+        """Central devices of an earlier build (`build --keep`) back at their rack and unit,
+        before anything else is placed: what grows then takes free room or new racks after
+        them. Central racks are the first places of the floor, so a kept rack name is a
+        central rack's number; they end where the earlier build placed anything else. A device
+        whose model changed, or whose place is taken or out of the rack, is placed anew.
+        Returns the names of the devices kept."""
+        kept = self.fabric.loaded.kept
+        if not kept:
+            return set()
+        per_row = self.spec.site.racks_per_row
+        central_names = {device.name for device in devices}
+        others = (
+            rack_place(place.rack, per_row)
+            for name, place in kept.items()
+            if name in self.fabric.devices and name not in central_names
+        )
+        end = min((number for number in others if number is not None), default=None)
+        done: set[str] = set()
+        for device in devices:
+            place = kept.get(device.name)
+            if place is None or place.model != device.model:
+                continue
+            number = rack_place(place.rack, per_row)
+            if number is None or (end is not None and number >= end):
+                continue
+            while len(central) <= number:
+                central.append(self.new_rack("central"))
+            rack = central[number]
+            if device.height_u == 0:
+                rack.devices.append(device)
+                done.add(device.name)
+            elif rack.place_at(device, place.u - 1, self.budget_w):
+                done.add(device.name)
+        return done
 
     def place_in(self, racks: Iterable[RackPlan], device: Device, *, top: bool) -> bool:
         return any(
