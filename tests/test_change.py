@@ -67,6 +67,17 @@ networks:
     endpoints: {{dgx: {{}}, storage: {{leaf_downlinks: 16, oversubscription: '1:1'}}}}}}
   oob: {{role: oob}}
 """
+# two GPU groups in units on 10-rack rows: the first growing by a unit needs another row
+TWO_GROUPS = """\
+metadata: {{name: two-groups}}
+site: {{racks_per_row: 10}}
+nodes:
+  a: {{model: dgx-h100, count: {count}}}
+  b: {{model: dgx-h100, count: 32}}
+networks:
+  compute: {{role: compute, fabric: infiniband, endpoints: {{a: {{}}, b: {{}}}}}}
+  oob: {{role: oob}}
+"""
 
 
 def _rows(text: str) -> list[dict[str, str]]:
@@ -226,6 +237,27 @@ def test_keep_leaves_installed_central_devices_where_they_stand(tmp_path: Path) 
     moved = [n for n, r in before.items() if any(r[f] != after[n][f] for f in fields)]
     assert not moved, moved[:3]
     assert len(after) > len(before)
+
+
+def test_keep_leaves_the_racks_of_other_regions_where_they_stand(tmp_path: Path) -> None:
+    """A group outgrowing its rows moves the next group's region a row on (every rack renamed)
+    - unless the earlier build is kept: then its racks keep their names and the new unit takes
+    a new row after the floor's last."""
+    old = _spec(tmp_path, "old.yaml", TWO_GROUPS.format(count=32))
+    new = _spec(tmp_path, "new.yaml", TWO_GROUPS.format(count=64))
+    plain = CliRunner().invoke(cli, ["diff", str(old), str(new)])
+    assert "existing devices change rack" in plain.output, "the case must move racks"
+    out = tmp_path / "diff"
+    kept = CliRunner().invoke(cli, ["diff", str(old), str(new), "--keep", "-o", str(out)])
+    assert kept.exit_code == 0, kept.output
+    assert "identity: " not in kept.output
+    assert "network compute: spines 8 -> 16\n" in kept.output
+    changes = _rows((out / "devices.csv").read_text())
+    assert not [c for c in changes if c["change"] == "removed"]
+    # the second group's design-wide unit number still moves on (see README)
+    assert {c["fields"].split(":")[0] for c in changes if c["change"] == "changed"} == {
+        "scalable_unit"
+    }
 
 
 def test_keep_of_the_same_design_changes_nothing(tmp_path: Path) -> None:

@@ -5,8 +5,9 @@ list (in link order). An ID is <NETWORK>-<SERIES>-<serial>. The series is what t
 of the cable is: the node group of a host cable; the tier of a switch-to-switch cable (-PEER and
 -UPLINK apart for MLAG peer links and uplinks into another network; on a network that is not the
 switch's own, the switch's network first: OOB-COMPUTE-LEAF; a leaf class with a name series of
-its own, its name: STORAGE-STORAGE-ARRAY-LEAF); the kind of any other device
-(PDU); plus the plane from the second plane on (-P2). Serials count links, not cables - a
+its own, its name: STORAGE-STORAGE-ARRAY-LEAF); the group and kind of a device of a node group's
+systems (OOB-GB200-NVLINK-SWITCH), so that one group's growth renumbers no other's; the kind of
+any other device (PDU); plus the plane from the second plane on (-P2). Serials count links, not cables - a
 splitter or twin-port cable takes the serial of its first link and leaves the others unused, so
 whether a run ends up on one cable or two never shifts the rest - in the order of the lower end's
 index within its group or tier (by name for trays), then its port; PDUs and the uplinks of
@@ -46,6 +47,8 @@ def series(link: Link, device: Device) -> str:
         what = role if own else f"{device.network}-{role}"
         if link.kind in (PEER, UPLINK):  # apart from the tier's own cables, which may rewire
             what += f"-{link.kind}"
+    elif device.group is not None:  # a rack-scale system's NVLink switch or power shelf
+        what = f"{device.group}-{device.kind}"
     else:
         what = device.kind
     plane = f"-P{link.plane + 1}" if link.plane else ""

@@ -447,51 +447,36 @@ class _Layout:
     def assign(self, regions: list[list[tuple[int, list[tuple[int, RackPlan]]]]]) -> None:
         """Give racks their places. A region is a list of blocks (width in places, racks at
         their offsets); every region starts on a new row, a block on a new row when the rest of
-        the row cannot hold its width."""
+        the row cannot hold its width. With an earlier build's places (`build --keep`), racks
+        keep the names they had (keep_racks)."""
         site = self.spec.site
         per_row = site.racks_per_row
-        row, position = 0, 0
-        index = 0
-        last_row = -1
-        for number, blocks in enumerate(regions):
-            if not any(places for _, places in blocks):
-                continue
-            if position:
-                row, position = row + 1, 0
-            for width, places in blocks:
-                if position and position + width > per_row and width <= per_row:
-                    row, position = row + 1, 0
-                first = row * per_row + position
-                gap_from = 0
-                for offset, plan in places:
-                    plan.region, plan.regions = number, len(regions)
-                    plan.gap_before = offset - gap_from
-                    gap_from = offset + 1
-                    at_row, at = divmod(first + offset, per_row)
-                    last_row = max(last_row, at_row)
-                    name = f"{row_name(at_row)}{at + 1:02d}"
-                    plan.name = name
-                    rack = Rack(
-                        name=name,
-                        index=index,
-                        row=at_row,
-                        position=at,
-                        role=plan.role,
-                        x_m=at * site.rack_width_m,
-                        y_m=at_row * site.row_pitch_m,
-                        height_u=plan.height_u,
-                        power_budget_w=self.budget_w,
-                        part=plan.part,
-                        su=plan.su,
-                    )
-                    for device in plan.devices:
-                        device.rack = name
-                        rack.devices.append(device.name)
-                    self.fabric.racks.append(rack)
-                    self.fabric.rack_by_name[name] = rack
-                    index += 1
-                row, position = divmod(first + width, per_row)
-        rows = last_row + 1
+        places = self.floor_places(regions)
+        if self.fabric.loaded.kept:
+            places = self.keep_racks(places)
+        for index, (plan, place) in enumerate(places):
+            at_row, at = divmod(place, per_row)
+            name = f"{row_name(at_row)}{at + 1:02d}"
+            plan.name = name
+            rack = Rack(
+                name=name,
+                index=index,
+                row=at_row,
+                position=at,
+                role=plan.role,
+                x_m=at * site.rack_width_m,
+                y_m=at_row * site.row_pitch_m,
+                height_u=plan.height_u,
+                power_budget_w=self.budget_w,
+                part=plan.part,
+                su=plan.su,
+            )
+            for device in plan.devices:
+                device.rack = name
+                rack.devices.append(device.name)
+            self.fabric.racks.append(rack)
+            self.fabric.rack_by_name[name] = rack
+        rows = max((place for _, place in places), default=-1) // per_row + 1
         if site.rows is not None and rows > site.rows:
             self.fail(
                 f"the design needs {len(self.fabric.racks)} racks in {rows} rows of {per_row}, "
@@ -499,6 +484,70 @@ class _Layout:
                 ("site", "rows"),
                 "add rows, or more racks per row",
             )
+
+    def floor_places(
+        self, regions: list[list[tuple[int, list[tuple[int, RackPlan]]]]]
+    ) -> list[tuple[RackPlan, int]]:
+        """Every rack's place on the floor (row * racks_per_row + position), region by region."""
+        per_row = self.spec.site.racks_per_row
+        row, position = 0, 0
+        places: list[tuple[RackPlan, int]] = []
+        for number, blocks in enumerate(regions):
+            if not any(block for _, block in blocks):
+                continue
+            if position:
+                row, position = row + 1, 0
+            for width, block in blocks:
+                if position and position + width > per_row and width <= per_row:
+                    row, position = row + 1, 0
+                first = row * per_row + position
+                gap_from = 0
+                for offset, plan in block:
+                    plan.region, plan.regions = number, len(regions)
+                    plan.gap_before = offset - gap_from
+                    gap_from = offset + 1
+                    places.append((plan, first + offset))
+                row, position = divmod(first + width, per_row)
+        return places
+
+    def keep_racks(self, places: list[tuple[RackPlan, int]]) -> list[tuple[RackPlan, int]]:
+        """Racks where an earlier build had them: a rack whose devices stood in one rack of it
+        takes that rack's place. A rack new to the design takes its own place moved as its
+        region's kept racks moved, if that place is free (a partial unit's reserved places),
+        and otherwise a place from a new row after the last one used - so that one region
+        outgrowing its rows moves no rack of another."""
+        per_row = self.spec.site.racks_per_row
+        kept = self.fabric.loaded.kept
+        wanted: dict[int, int] = {}  # id(plan) -> kept place
+        shifts: dict[int, Counter[int]] = {}  # region -> kept place minus own place, counted
+        taken: set[int] = set()
+        for plan, place in places:
+            racks = Counter(kept[d.name].rack for d in plan.devices if d.name in kept)
+            if not racks:
+                continue
+            before = rack_place(racks.most_common(1)[0][0], per_row)
+            if before is not None and before not in taken:
+                wanted[id(plan)] = before
+                taken.add(before)
+                shifts.setdefault(plan.region, Counter())[before - place] += 1
+        result: list[tuple[RackPlan, int]] = []
+        homeless: list[int] = []  # indices into result of racks still without a place
+        for plan, place in places:
+            if id(plan) in wanted:
+                result.append((plan, wanted[id(plan)]))
+                continue
+            shift = shifts.get(plan.region)
+            moved = place + (shift.most_common(1)[0][0] if shift else 0)
+            if moved >= 0 and moved not in taken:
+                taken.add(moved)
+            else:
+                homeless.append(len(result))
+            result.append((plan, moved))
+        if homeless:
+            first = (max(taken, default=-1) // per_row + 1) * per_row
+            for k, at in enumerate(homeless):
+                result[at] = (result[at][0], first + k)
+        return result
 
 
 @dataclass(slots=True)
