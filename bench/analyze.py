@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench import SCENARIOS, print_table
+from bench import SCENARIOS, print_table, scenario_arguments
 
 CHILD = (
     "import sys, json, time, resource; from pathlib import Path;"
@@ -63,7 +63,7 @@ def run_one(name: str, folder: Path) -> dict[str, object]:
 
 
 def main() -> None:
-    names = sys.argv[1:] or ["8k", "65k"]
+    names = scenario_arguments(__doc__ or "", ["8k", "65k"]).parse_args().scenarios
     header = [
         "scenario",
         "gpus",

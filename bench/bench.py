@@ -11,6 +11,7 @@ Each build runs in its own process so that its peak resident memory is measured 
 
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
 import sys
@@ -170,8 +171,33 @@ def run_one(name: str, folder: Path) -> dict[str, object]:
     }
 
 
+def _scenario(name: str) -> str:
+    if name not in SCENARIOS:
+        raise argparse.ArgumentTypeError(f"no scenario {name!r}; one of {', '.join(SCENARIOS)}")
+    return name
+
+
+def scenario_arguments(doc: str, default: list[str]) -> argparse.ArgumentParser:
+    """The command line of a benchmark: scenario names (default: `default`), with --help from
+    the script's docstring."""
+    parser = argparse.ArgumentParser(
+        description=doc.split("\n\n", 1)[0],
+        epilog=doc.split("\n\n", 1)[-1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "scenarios",
+        nargs="*",
+        type=_scenario,
+        default=default,
+        metavar="SCENARIO",
+        help=f"one of {', '.join(SCENARIOS)} (default: {' '.join(default)})",
+    )
+    return parser
+
+
 def main() -> None:
-    names = sys.argv[1:] or list(SCENARIOS)
+    names = scenario_arguments(__doc__ or "", list(SCENARIOS)).parse_args().scenarios
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for name in names:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench import BENCH_CATALOG, SCENARIOS, print_table
+from bench import BENCH_CATALOG, SCENARIOS, print_table, scenario_arguments
 
 # The child times each stage by the stage callback (CPU time: the machine is shared).
 CHILD = """\
@@ -76,12 +76,13 @@ def run_one(name: str, folder: Path) -> dict[str, object]:
 
 
 def main() -> None:
-    args = sys.argv[1:]
-    keep: Path | None = None
-    if args[:1] == ["--keep"]:
-        keep, args = Path(args[1]), args[2:]
+    parser = scenario_arguments(__doc__ or "", DEFAULT)
+    parser.add_argument("--keep", type=Path, help="also keep the generated specs in this folder")
+    args = parser.parse_args()
+    keep: Path | None = args.keep
+    if keep is not None:
         keep.mkdir(parents=True, exist_ok=True)
-    names = args or DEFAULT
+    names = args.scenarios
     header = ["scenario", "gpus", "links", "wall_s", "cpu_s", "us_per_link", "peak_mib"]
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
