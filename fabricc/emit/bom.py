@@ -241,10 +241,13 @@ def _network_lines(fabric: Fabric) -> dict[str, list[Line]]:
     for (network, part), count in modules.items():
         per.setdefault(network, []).append((items.module(part), count))
     cables: Counter[tuple[str, str, str, float]] = Counter()
-    # a cable's links are all of one network (legs of one DAC, splitter or fiber pair)
+    kinds = attrgetter("family", "part", "length_m", "quantity")
+    # a cable's links are all of one network (legs of one DAC, splitter or fiber pair); the
+    # cables of a network are counted per kind and quantity in C, in first-cable order
     for network in dict.fromkeys(map(attrgetter("network"), fabric.links)):
-        for cable in unique_cables(fabric.links_of(network)):
-            cables[network, cable.family, cable.part, cable.length_m] += cable.quantity
+        counted = Counter(map(kinds, unique_cables(fabric.links_of(network))))
+        for (family, part, length, quantity), count in counted.items():
+            cables[network, family, part, length] += quantity * count
     for (network, family, part, length), count in cables.items():
         per.setdefault(network, []).append((items.cable(family, part, length), count))
     return {name: _tally(entries) for name, entries in per.items()}

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any
 
 from markupsafe import Markup
@@ -178,8 +179,10 @@ def network_rows(data: dict[str, Any]) -> list[dict[str, Any]]:
 
 def cable_table(fabric: Fabric) -> dict[str, Any]:
     counts: Counter[tuple[str, float]] = Counter()
-    for cable in fabric.cables:
-        counts[(cable.media, cable.length_m)] += cable.quantity
+    # cables counted per medium, length and quantity in C, then summed per medium and length
+    kinds = Counter(map(attrgetter("media", "length_m", "quantity"), fabric.cables))
+    for (medium, length, quantity), n in kinds.items():
+        counts[medium, length] += quantity * n
     lengths = sorted({length for _, length in counts})
     media = sorted(
         {m for m, _ in counts},

@@ -45,6 +45,7 @@ _FORMULA_LINE = re.compile("\n[=+\\-@\t\r]")
 _FLOAT = "{:g}".format  # cell()'s spelling of a float
 _TEXT = frozenset({str})
 _INT = frozenset({int})
+_FLOATS = frozenset({float})
 
 
 def csv_text(header: Sequence[str], rows: Iterable[Sequence[Cell]]) -> str:
@@ -75,7 +76,13 @@ def _csv_column(column: tuple[Cell, ...]) -> tuple[Sequence[str], bool]:
             return column, _needs_quotes(text, len(column))  # type: ignore[return-value]
     elif types == _INT:
         return list(map(str, column)), False
-    elif types == {float}:
+    elif types == _FLOATS:
+        # lengths and the like: few distinct values, each spelled once (not 0.0, which equals
+        # -0.0 but is spelled differently)
+        distinct = set(column)
+        if len(distinct) * 8 < len(column) and 0.0 not in distinct:
+            spelled = {value: _FLOAT(value) for value in distinct}
+            return list(map(spelled.__getitem__, column)), False
         return list(map(_FLOAT, column)), False
     elif types == {type(None)}:
         return [""] * len(column), False

@@ -193,8 +193,6 @@ def _subnets(
             number = numbers[key] = ib_port(ctx.switch_model(device), port)
         return number
 
-    bases: dict[tuple[str, str], tuple[int, int]] = {}
-
     switches: dict[str, IbNode] = {}
 
     def placeholder_error(exc: ValueError) -> DesignError:
@@ -226,36 +224,42 @@ def _subnets(
                 port_count=ib_port_count(ctx.switch_model(device)),
             )
     # CAs in link order, subnet-manager nodes first so that ibsim attaches the SM to one of them
+    devices = fabric.devices
+    catalog_nodes = ctx.catalog.nodes
     endpoint_links = [link for link in fabric.links_of(name) if link.kind == ENDPOINT_LEAF]
-    endpoint_links.sort(key=lambda link: fabric.devices[link.a].group not in sm_groups)
+    endpoint_links.sort(key=lambda link: devices[link.a].group not in sm_groups)
+    # per host model and port: its ordinal and plane in the model, and whether a compute CA
+    ports: dict[tuple[str, str], tuple[int, int, bool]] = {}
     for link in endpoint_links:
-        host = fabric.devices[link.a]
-        leaf = fabric.devices[link.b]
-        assert host.group is not None
-        model = ctx.catalog.nodes[host.model]
-        base_key = (host.model, link.a_port)
-        found = bases.get(base_key)
+        host = devices[link.a]
+        leaf = devices[link.b]
+        group = host.group
+        assert group is not None
+        host_port = link.a_port
+        found = ports.get((host.model, host_port))
         if found is None:
-            found = bases[base_key] = _base_port(model.ports, link.a_port)
-        base, plane_index = found
-        node = ca_name(link.a, link.a_port)
+            model = catalog_nodes[host.model]
+            base, plane_index = _base_port(model.ports, host_port)
+            found = (base, plane_index, model.kind in COMPUTE_KINDS)
+            ports[host.model, host_port] = found
+        base, plane_index, compute = found
+        node = f"{link.a}/{host_port}"  # ca_name(), inline
         try:
-            default = ca_port_guid(
-                ordinal, groups[host.group], ordinals[host.name], base, plane_index
-            )
+            default = ca_port_guid(ordinal, groups[group], ordinals[host.name], base, plane_index)
         except ValueError as exc:
             raise placeholder_error(exc) from None
         ca = IbNode(
             name=node,
             switch=False,
             device=host.name,
-            tier=host.group,
-            guid=guid(node, default),
+            tier=group,
+            guid=mapping.get(node, default),
             port_count=1,
-            compute=model.kind in COMPUTE_KINDS,
-            sm=host.group in sm_groups,
+            links={},
+            compute=compute,
+            sm=group in sm_groups,
         )
-        leaf_port = port_number(leaf, link.b_port)
+        leaf_port = numbers.get((leaf.model, link.b_port)) or port_number(leaf, link.b_port)
         ca.links[1] = (leaf.name, leaf_port)
         switches[leaf.name].links[leaf_port] = (node, 1)
         subnet_of(leaf).nodes[node] = ca
@@ -264,12 +268,12 @@ def _subnets(
     for link in fabric.links_of(name):
         if link.kind == ENDPOINT_LEAF:
             continue
-        a, b = fabric.devices[link.a], fabric.devices[link.b]
-        subnet = subnet_of(a)
-        a_port = port_number(a, link.a_port)
-        b_port = port_number(b, link.b_port)
-        subnet.nodes[link.a].links[a_port] = (link.b, b_port)
-        subnet.nodes[link.b].links[b_port] = (link.a, a_port)
+        a, b = devices[link.a], devices[link.b]
+        # port_number's cache inline (a port numbered 0 would only be asked again)
+        a_port = numbers.get((a.model, link.a_port)) or port_number(a, link.a_port)
+        b_port = numbers.get((b.model, link.b_port)) or port_number(b, link.b_port)
+        switches[link.a].links[a_port] = (link.b, b_port)
+        switches[link.b].links[b_port] = (link.a, a_port)
     top = topology.top_tier
     forced = resolved.spec.subnet_manager.routing_engine
     for subnet in subnets:
@@ -327,12 +331,9 @@ def _symmetric_fat_tree(subnet: IbSubnet, tiers: int) -> tuple[bool, str]:
     order = {tier: i for i, tier in enumerate(TIER_ORDER)}
     for lower in TIER_ORDER[: tiers - 1]:
         shapes: set[tuple[int, int]] = set()
+        above = {s.name for s in subnet.switches if order[s.tier] > order[lower]}
         for switch in (s for s in subnet.switches if s.tier == lower):
-            up = Counter(
-                far
-                for far, _ in switch.links.values()
-                if subnet.nodes[far].switch and order[subnet.nodes[far].tier] > order[lower]
-            )
+            up = Counter(far for far, _ in switch.links.values() if far in above)
             counts = set(up.values())
             if len(counts) != 1:
                 return False, f"{switch.name} has unequal link counts to the tier above"

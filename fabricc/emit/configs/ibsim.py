@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from fabricc.emit import Artifact
 from fabricc.emit.configs.guids import guid_text
-from fabricc.emit.configs.ibfabric import IbSubnet
+from fabricc.emit.configs.ibfabric import IbNode, IbSubnet
 from fabricc.emit.templating import render
 
 
@@ -20,12 +20,7 @@ def ibsim_file(design: str, subnet: IbSubnet) -> Artifact:
     records: list[str] = []
     append = records.append
     for node in subnet.nodes.values():
-        links = "".join(  # a list, not a generator: join builds one anyway
-            [
-                f'[{port}]\t"{far}"[{far_port}]\n'
-                for port, (far, far_port) in sorted(node.links.items())
-            ]
-        )
+        links = _links(node)
         if node.switch:
             append(
                 f"switchguid={guid_text(node.node_guid)}\n"
@@ -40,3 +35,14 @@ def ibsim_file(design: str, subnet: IbSubnet) -> Artifact:
         "ibsim/ibsim.net.j2", design=design, subnet=subnet, first=first.name, nodes="".join(records)
     )
     return f"configs/{subnet.folder}/ibsim.net", text
+
+
+def _links(node: IbNode) -> str:
+    """The node's links, one line each in port order."""
+    if len(node.links) == 1:  # a CA's one link (most nodes): no list and no sort
+        [(port, (far, far_port))] = node.links.items()
+        return f'[{port}]\t"{far}"[{far_port}]\n'
+    # a list, not a generator: join builds one anyway
+    return "".join(
+        [f'[{port}]\t"{far}"[{far_port}]\n' for port, (far, far_port) in sorted(node.links.items())]
+    )

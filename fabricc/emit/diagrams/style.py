@@ -8,6 +8,7 @@ estimates for pinned layouts, and number formatting (link counts, bandwidth).
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 from fabricc.emit.cabling import NEUTRAL_COLOR, rail_color
@@ -91,10 +92,15 @@ def network_tone(role: str) -> Tone:
     return NETWORK.get(role, OTHER)
 
 
+# The narrow and the wide characters, counted by findall in C rather than a loop per character
+_NARROW = re.compile(r"[il.,:;|!'()\[\] ]")
+_WIDE = re.compile(r"[mwMW@%]")
+
+
 def text_width(text: str, size: float, bold: bool = False) -> float:
     """Width in points of `text` in DejaVu Sans (a slight overestimate: boxes never clip)."""
-    narrow = sum(1 for ch in text if ch in "il.,:;|!'()[] ")
-    wide = sum(1 for ch in text if ch in "mwMW@%")
+    narrow = len(_NARROW.findall(text))
+    wide = len(_WIDE.findall(text))
     units = 0.62 * (len(text) - narrow - wide) + 0.34 * narrow + 0.9 * wide
     return units * size * (1.08 if bold else 1.0)
 
