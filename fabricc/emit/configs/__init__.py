@@ -14,77 +14,12 @@ The link index is built once, so the emitter is linear in the number of links.
 
 from __future__ import annotations
 
-import json
-
 from fabricc.emit import Artifact
-from fabricc.emit.configs.context import MANAGEMENT_ROLES, ConfigContext
-from fabricc.emit.configs.cumulus import nvue_text, roce_tree
-from fabricc.emit.configs.frr import frr_config, frr_text
-from fabricc.emit.configs.hosts import host_file, host_nics
-from fabricc.emit.configs.ibfabric import build_subnets
-from fabricc.emit.configs.ibsim import ibsim_file
-from fabricc.emit.configs.mgmt import ManagementPlan, check_vlans, management_tree
-from fabricc.emit.configs.opensm import opensm_files
-from fabricc.emit.configs.sonic import config_db
-from fabricc.errors import DesignError, error
 from fabricc.ir import Fabric
-from fabricc.spec.yamlsource import format_path
 
 
 def emit(fabric: Fabric) -> list[Artifact]:
-    ctx = ConfigContext(fabric)
-    artifacts: list[Artifact] = []
-    artifacts.extend(_switches(ctx))
-    for subnet in build_subnets(ctx):
-        artifacts.extend(opensm_files(ctx, subnet))
-        artifacts.append(ibsim_file(fabric.name, subnet))
-    for device in fabric.devices.values():
-        if device.kind in ("node", "tray"):
-            nics = host_nics(ctx, device)
-            if nics:
-                artifacts.append(host_file(ctx, device, nics))
-    return artifacts
+    """Every config file (fabricc.emit.configs.files), loaded when a build first emits."""
+    from fabricc.emit.configs.files import emit as emit_files
 
-
-def _switches(ctx: ConfigContext) -> list[Artifact]:
-    fabric = ctx.fabric
-    check_vlans(fabric)
-    plan = ManagementPlan(ctx)
-    artifacts: list[Artifact] = []
-    for name, topology in fabric.networks.items():
-        network = fabric.loaded.networks[name]
-        if network.fabric != "ethernet":
-            continue
-        management = network.spec.role in MANAGEMENT_ROLES
-        if management and network.spec.os != "cumulus":
-            path = (*network.path, "os")
-            raise DesignError(
-                [
-                    error(
-                        "management switch configs are generated for Cumulus Linux (NVUE) only",
-                        path=format_path(path),
-                        location=fabric.loaded.source.value(path),
-                        hint="use os: cumulus for in-band and out-of-band networks",
-                    )
-                ]
-            )
-        for tier in ("leaf", "spine", "core"):
-            for switch in topology.switches.get(tier, []):
-                device = fabric.devices[switch]
-                folder = f"configs/{switch}"
-                if management:
-                    tree = management_tree(ctx, plan, device)
-                    artifacts.append(
-                        (f"{folder}/startup.yaml", nvue_text(device, fabric.name, tree))
-                    )
-                    continue
-                if network.spec.os == "sonic":
-                    text = json.dumps(config_db(ctx, device), indent=2) + "\n"
-                    artifacts.append((f"{folder}/config_db.json", text))
-                else:
-                    tree = roce_tree(ctx, device)
-                    artifacts.append(
-                        (f"{folder}/startup.yaml", nvue_text(device, fabric.name, tree))
-                    )
-                artifacts.append((f"{folder}/frr.conf", frr_text(frr_config(ctx, device))))
-    return artifacts
+    return emit_files(fabric)
