@@ -484,57 +484,60 @@ class _Cabler:
             if ra != rb:
                 parent[ra] = rb
         need = [0] * len(parent)
+        # a network that fixes its medium needs it on every link; 0: by each link's reach
+        forced = {"multimode": 1, "singlemode": 2}
+        fixed = {name: forced.get(medium, 0) for name, medium in mediums.items()}
         for i in optical:
             link = links[i]
-            forced = mediums.get(link.network, "auto")
-            if forced == "multimode":
-                wanted = 1
-            elif forced == "singlemode":
-                wanted = 2
-            else:
-                pair = (info_a[i], info_b[i], link.speed, link.network)
+            wanted = fixed.get(link.network, 0)
+            if not wanted:
+                end_a, end_b = info_a[i], info_b[i]
+                pair = (end_a, end_b, link.speed, link.network)
                 mmf = mmf_cache.get(pair)
                 if mmf is None:
                     kind = fabrics.get(link.network, "ethernet")
-                    lane = info_a[i].lane_speed or info_b[i].lane_speed
+                    lane = end_a.lane_speed or end_b.lane_speed
                     mmf = mmf_cache[pair] = min(
-                        best_reach(info_a[i], link.speed, "mmf", kind, lane),
-                        best_reach(info_b[i], link.speed, "mmf", kind, lane),
+                        best_reach(end_a, link.speed, "mmf", kind, lane),
+                        best_reach(end_b, link.speed, "mmf", kind, lane),
                     )
                 wanted = 1 if link.distance_m <= mmf else 2
             root = find(cage_a[i])
             if wanted > need[root]:
                 need[root] = wanted
-        media_of = {1: "mmf", 2: "smf"}
-        chosen: dict[int, str] = {}
+        media_of = ("", "mmf", "smf")
+        longest = ends.longest
+        # the module of each cage, once the first of its links comes by (None: not yet)
+        chosen: list[str | None] = [None] * len(parent)
         # What a pair of modules needs between them, per (modules, speed): a cage's module
         # carries the media of its connected set, so both ends of a link share it.
         plans: dict[tuple[str, str, int], _FiberPlan] = {}
         for i in optical:
             link = links[i]
-            part_a = chosen.get(cage_a[i])
-            part_b = chosen.get(cage_b[i])
+            a, b = cage_a[i], cage_b[i]
+            part_a = chosen[a]
+            part_b = chosen[b]
             if part_a is None or part_b is None:
-                media = media_of[need[find(cage_a[i])]]
+                media = media_of[need[find(a)]]
                 lane = info_a[i].lane_speed or info_b[i].lane_speed
                 if part_a is None:
-                    part_a = chosen[cage_a[i]] = self._module(
-                        link, link.a, info_a[i], ends.longest[cage_a[i]], media, lane
+                    part_a = chosen[a] = self._module(
+                        link, link.a, info_a[i], longest[a], media, lane
                     )
                 if part_b is None:
-                    part_b = chosen[cage_b[i]] = self._module(
-                        link, link.b, info_b[i], ends.longest[cage_b[i]], media, lane
+                    part_b = chosen[b] = self._module(
+                        link, link.b, info_b[i], longest[b], media, lane
                     )
             link.a_module, link.b_module = part_a, part_b
             if not part_a or not part_b:
                 continue
-            question = (part_a, part_b, link.speed)
-            plan = plans.get(question)
+            speed = link.speed
+            plan = plans.get((part_a, part_b, speed))
             if plan is None:
-                plan = plans[question] = self._fiber_plan(part_a, part_b, link.speed)
-            if plan.fibers:
-                link.fibers = plan.fibers
+                plan = plans[(part_a, part_b, speed)] = self._fiber_plan(part_a, part_b, speed)
             if plan.problem:
+                if plan.fibers:
+                    link.fibers = plan.fibers
                 self.fail(plan.problem, link)
                 continue
             distance = link.distance_m
@@ -542,6 +545,7 @@ class _Cabler:
             if cut is None:
                 length = _round_up(plan.lengths, distance)
                 cut = plan.cuts[distance] = () if length is None else (length, plan.parts[length])
+            link.fibers = plan.fibers
             if not cut:
                 self.fail(
                     f"{link.a} -> {link.b} needs {distance} m of fiber; the longest "
