@@ -245,6 +245,7 @@ class _Cabler:
         longest: list[float] = []
         forms: list[str] = []
         placed = self.z_cache
+        add_a, add_b, on_a, on_b = info_a.append, info_b.append, cage_a.append, cage_b.append
         tray, slack = 2 * self.site.tray_height_m, self.site.slack_m
         # One loop over the links, inlined: at 100k GPUs it runs 400k times.
         for i, link in enumerate(links):
@@ -266,8 +267,8 @@ class _Cabler:
             end_b = known.get((device_b.model, link.b_port, speed)) or info(
                 device_b, link.b_port, speed
             )
-            info_a.append(end_a)
-            info_b.append(end_b)
+            add_a(end_a)
+            add_b(end_b)
             key = (a, end_a.cage)
             cage = ids.get(key)
             if cage is None:
@@ -280,7 +281,7 @@ class _Cabler:
                 members[cage].append(i)
                 if distance > longest[cage]:
                     longest[cage] = distance
-            cage_a.append(cage)
+            on_a(cage)
             key = (b, end_b.cage)
             cage = ids.get(key)
             if cage is None:
@@ -293,7 +294,7 @@ class _Cabler:
                 members[cage].append(i)
                 if distance > longest[cage]:
                     longest[cage] = distance
-            cage_b.append(cage)
+            on_b(cage)
         ends = _Ends(info_a, info_b, cage_a, cage_b, keys, members, longest, forms)
         done = [False] * len(links)
         mediums = {name: net.spec.medium for name, net in fabric.loaded.networks.items()}
@@ -509,6 +510,8 @@ class _Cabler:
         longest = ends.longest
         # the module of each cage, once the first of its links comes by (None: not yet)
         chosen: list[str | None] = [None] * len(parent)
+        picked: dict[tuple[CageInfo, int, str, str, int | None, float], str] = {}
+        plug = self.fabric.modules.append
         # What a pair of modules needs between them, per (modules, speed): a cage's module
         # carries the media of its connected set, so both ends of a link share it.
         plans: dict[tuple[str, str, int], _FiberPlan] = {}
@@ -519,15 +522,30 @@ class _Cabler:
             part_b = chosen[b]
             if part_a is None or part_b is None:
                 media = media_of[need[find(a)]]
-                lane = info_a[i].lane_speed or info_b[i].lane_speed
+                end_a, end_b = info_a[i], info_b[i]
+                lane = end_a.lane_speed or end_b.lane_speed
+                # the part a question picked before, plugged in here too (cages repeat by
+                # the thousand); a new question (or one without an answer) asks _module
                 if part_a is None:
-                    part_a = chosen[a] = self._module(
-                        link, link.a, info_a[i], longest[a], media, lane
-                    )
+                    pick = (end_a, link.speed, media, link.network, lane, longest[a])
+                    part_a = picked.get(pick)
+                    if part_a is None:
+                        part_a = self._module(link, link.a, end_a, longest[a], media, lane)
+                        if part_a:
+                            picked[pick] = part_a
+                    else:
+                        plug(Module(link.a, end_a.cage, part_a, link.network))
+                    chosen[a] = part_a
                 if part_b is None:
-                    part_b = chosen[b] = self._module(
-                        link, link.b, info_b[i], longest[b], media, lane
-                    )
+                    pick = (end_b, link.speed, media, link.network, lane, longest[b])
+                    part_b = picked.get(pick)
+                    if part_b is None:
+                        part_b = self._module(link, link.b, end_b, longest[b], media, lane)
+                        if part_b:
+                            picked[pick] = part_b
+                    else:
+                        plug(Module(link.b, end_b.cage, part_b, link.network))
+                    chosen[b] = part_b
             link.a_module, link.b_module = part_a, part_b
             if not part_a or not part_b:
                 continue
