@@ -364,8 +364,9 @@ class FatTreeBuilder(NetworkBuilder):
         return f"{port}/{plane + 1}" if attachment.breakout > 1 else port
 
     def _link(self, link: Link) -> None:
-        ok_a = self.book.take(link.a, link.a_port)
-        ok_b = self.book.take(link.b, link.b_port)
+        take = self.book.take
+        ok_a = take(link.a, link.a_port)
+        ok_b = take(link.b, link.b_port)
         if not (ok_a and ok_b):
             device, port = (link.a, link.a_port) if not ok_a else (link.b, link.b_port)
             self.fail(f"port {port} of {device} would be used twice", self.net.path)
@@ -380,21 +381,27 @@ class FatTreeBuilder(NetworkBuilder):
                 if cls.rail:
                     attachment = cls.attachments[0]
                     plan = cls.plans[0]
+                    # per rail, the host port of this plane (the same for every endpoint)
+                    host_ports = [
+                        self._endpoint_port(attachment, rail, plane) for rail in range(cls.rails)
+                    ]
+                    network, speed = self.net.name, attachment.speed
                     for endpoint in plan.endpoints:
                         k, port_index = divmod(endpoint.slot, b.down_ports)
+                        leaf_port = switch_port(0, port_index, b.down_breakout)
                         for rail in range(cls.rails):
                             assert endpoint.su is not None
                             unit = endpoint.su - cls.su_offset
                             leaf = leaves[(unit * cls.rails + rail) * cls.leaves_per_rail + k]
                             self._link(
                                 Link(
-                                    network=self.net.name,
+                                    network=network,
                                     kind=ENDPOINT_LEAF,
                                     a=endpoint.device,
-                                    a_port=self._endpoint_port(attachment, rail, plane),
+                                    a_port=host_ports[rail],
                                     b=leaf,
-                                    b_port=switch_port(0, port_index, b.down_breakout),
-                                    speed=attachment.speed,
+                                    b_port=leaf_port,
+                                    speed=speed,
                                     rail=rail,
                                     plane=plane,
                                 )
@@ -651,19 +658,22 @@ class FatTreeBuilder(NetworkBuilder):
             else:
                 falling += per
                 offset = upper_ports - falling
+            # the upper ends' ports are the same on every upper switch
+            top_ports = [switch_port(0, offset + j, upper_breakout) for j in range(per)]
+            network, speed = self.net.name, self.net.fabric_speed
+            plane = self.fabric.devices[name].plane
             for s, top in enumerate(upper):
                 for j in range(per):
-                    u = s * per + j
                     self._link(
                         Link(
-                            network=self.net.name,
+                            network=network,
                             kind=kind,
                             a=name,
-                            a_port=switch_port(b.down_cages, u, b.up_breakout),
+                            a_port=switch_port(b.down_cages, s * per + j, b.up_breakout),
                             b=top,
-                            b_port=switch_port(0, offset + j, upper_breakout),
-                            speed=self.net.fabric_speed,
-                            plane=self.fabric.devices[name].plane,
+                            b_port=top_ports[j],
+                            speed=speed,
+                            plane=plane,
                         )
                     )
 
