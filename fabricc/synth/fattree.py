@@ -789,6 +789,12 @@ class FatTreeBuilder(NetworkBuilder):
             for block in blocks:
                 per = block.spine_up // group_size
                 spine_down_cages = -(-block.spine_up // spine_breakout)
+                # a spine's up ports, the same on every spine of the block
+                spine_ups = [
+                    switch_port(spine_down_cages, u, spine_breakout)
+                    for u in range(group_size * per)
+                ]
+                network, speed = self.net.name, self.net.fabric_speed
                 for members in block.pods[plane]:
                     for leaf, _ in members:
                         self.fabric.devices[leaf].pod = pod
@@ -806,19 +812,20 @@ class FatTreeBuilder(NetworkBuilder):
                         spine_down_cages * spine_breakout,
                     )
                     for j, spine in enumerate(spines):
+                        core_downs = [
+                            switch_port(0, offsets[j] + k, core_breakout) for k in range(per)
+                        ]
                         for c, core in enumerate(cores[j]):
                             for k in range(per):
                                 self._link(
                                     Link(
-                                        network=self.net.name,
+                                        network=network,
                                         kind=SPINE_CORE,
                                         a=spine,
-                                        a_port=switch_port(
-                                            spine_down_cages, c * per + k, spine_breakout
-                                        ),
+                                        a_port=spine_ups[c * per + k],
                                         b=core,
-                                        b_port=switch_port(0, offsets[j] + k, core_breakout),
-                                        speed=self.net.fabric_speed,
+                                        b_port=core_downs[k],
+                                        speed=speed,
                                         plane=plane,
                                     )
                                 )
