@@ -481,7 +481,12 @@ class _Cabler:
         mmf_cache: dict[tuple[CageInfo, CageInfo, int, str], float] = {}
         optical = [i for i in range(len(links)) if not done[i]]
         for i in optical:
-            ra, rb = find(cage_a[i]), find(cage_b[i])
+            # a cage whose parent is a root needs no call (most, once paths are compressed)
+            ra, rb = parent[cage_a[i]], parent[cage_b[i]]
+            if parent[ra] != ra:
+                ra = find(ra)
+            if parent[rb] != rb:
+                rb = find(rb)
             if ra != rb:
                 parent[ra] = rb
         need = [0] * len(parent)
@@ -503,7 +508,9 @@ class _Cabler:
                         best_reach(end_b, link.speed, "mmf", kind, lane),
                     )
                 wanted = 1 if link.distance_m <= mmf else 2
-            root = find(cage_a[i])
+            root = parent[cage_a[i]]
+            if parent[root] != root:
+                root = find(root)
             if wanted > need[root]:
                 need[root] = wanted
         media_of = ("", "mmf", "smf")
@@ -521,7 +528,10 @@ class _Cabler:
             part_a = chosen[a]
             part_b = chosen[b]
             if part_a is None or part_b is None:
-                media = media_of[need[find(a)]]
+                root = parent[a]
+                if parent[root] != root:
+                    root = find(root)
+                media = media_of[need[root]]
                 end_a, end_b = info_a[i], info_b[i]
                 lane = end_a.lane_speed or end_b.lane_speed
                 # the part a question picked before, plugged in here too (cages repeat by
