@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from typing import Any
+from operator import itemgetter
 
 from fabricc.ir import PEER, UPLINK, Cable, Device, Fabric, Link
 
@@ -54,24 +54,19 @@ def series(link: Link, device: Device) -> str:
 
 def number_cables(fabric: Fabric) -> None:
     ordered: list[Cable] = []
-    # per series, its links as (device, port, leg, link): devices and ports as numbers in order
-    # of first appearance, ranked below by their sort keys, so the sort compares plain ints
-    by_series: dict[str, list[tuple[int, int, int, Link]]] = defaultdict(list)
+    by_series: dict[str, list[tuple[tuple[object, ...], Link]]] = defaultdict(list)
     seen: set[int] = set()  # cables of several links (leg 1, 2, ...); leg 0 is a cable's only link
-    # device -> (its number, the class of devices whose links share their series)
-    heads: dict[str, tuple[int, int]] = {}
-    head_keys: list[tuple[int, tuple[tuple[int, int | str], ...]]] = []  # (index, natural name)
+    # device -> ((index, natural name), the class of devices whose links share their series)
+    heads: dict[str, tuple[tuple[object, ...], int]] = {}
     classes: dict[tuple[object, ...], int] = {}
-    ports: dict[str, int] = {}
-    port_keys: list[tuple[tuple[int, int | str], ...]] = []
-    kinds: dict[tuple[object, ...], list[tuple[int, int, int, Link]]] = {}  # -> its series
+    ports: dict[str, tuple[tuple[int, int | str], ...]] = {}
+    kinds: dict[tuple[object, ...], str] = {}  # what decides the series -> series
     devices = fabric.devices
     for link in fabric.links:
         cable = link.cable
         if cable is None:
             continue
-        leg = link.leg
-        if not leg:
+        if not link.leg:
             ordered.append(cable)
         elif id(cable) not in seen:
             seen.add(id(cable))
@@ -83,46 +78,28 @@ def number_cables(fabric: Fabric) -> None:
             # the like go by name
             index = device.index if device.kind in ("node", "switch") else 0
             alike = (device.kind, device.group, device.role, device.network, device.series)
-            found = heads[link.a] = (len(head_keys), classes.setdefault(alike, len(classes)))
-            head_keys.append((index, _natural(link.a)))
+            found = heads[link.a] = (
+                (index, _natural(link.a)),
+                classes.setdefault(alike, len(classes)),
+            )
         head, category = found
         port = ports.get(link.a_port)
         if port is None:
-            port = ports[link.a_port] = len(port_keys)
-            port_keys.append(_natural(link.a_port))
+            port = ports[link.a_port] = _natural(link.a_port)
         what = (link.network, link.kind, link.plane, category)
-        members = kinds.get(what)
-        if members is None:
-            members = kinds[what] = by_series[series(link, devices[link.a])]
-        members.append((head, port, leg, link))
-    head_rank = _ranks(head_keys)
-    port_rank = _ranks(port_keys)
+        name = kinds.get(what)
+        if name is None:
+            name = kinds[what] = series(link, devices[link.a])
+        by_series[name].append(((head, port, link.leg), link))
     fixed = _fixed_serials(fabric)
-    # (device rank, port rank, leg) packed into one int per link
-    legs = 1 + max((row[2] for links in by_series.values() for row in links), default=0)
-    stride = len(port_keys) * legs
     for name, links in by_series.items():
-        keys = [head_rank[h] * stride + port_rank[p] * legs + leg for h, p, leg, _ in links]
-        order = sorted(range(len(links)), key=keys.__getitem__)
-        for serial, at in enumerate(order, 1):
-            link = links[at][3]
+        links.sort(key=itemgetter(0))
+        for serial, (_, link) in enumerate(links, 1):
             cable = link.cable
             assert cable is not None
             if not cable.id:  # a multi-leg cable is named by its first leg
                 cable.id = f"{name}-{fixed.get(id(link), serial):06d}"
     fabric.cables = ordered
-
-
-def _ranks(keys: list[Any]) -> list[int]:
-    """Per key, its place among the keys in sorted order (equal keys share a place)."""
-    ranks = [0] * len(keys)
-    rank, last = -1, None
-    for number in sorted(range(len(keys)), key=keys.__getitem__):
-        key = keys[number]
-        if rank < 0 or key != last:
-            rank, last = rank + 1, key
-        ranks[number] = rank
-    return ranks
 
 
 def _fixed_serials(fabric: Fabric) -> dict[int, int]:
