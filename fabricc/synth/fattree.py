@@ -393,17 +393,19 @@ class FatTreeBuilder(NetworkBuilder):
                             assert endpoint.su is not None
                             unit = endpoint.su - cls.su_offset
                             leaf = leaves[(unit * cls.rails + rail) * cls.leaves_per_rail + k]
+                            # positional: Link's field order (network, kind, a, a_port, b,
+                            # b_port, speed, rail, plane) - keywords cost 3x at 100k GPUs
                             self._link(
                                 Link(
-                                    network=network,
-                                    kind=ENDPOINT_LEAF,
-                                    a=endpoint.device,
-                                    a_port=host_ports[rail],
-                                    b=leaf,
-                                    b_port=leaf_port,
-                                    speed=speed,
-                                    rail=rail,
-                                    plane=plane,
+                                    network,
+                                    ENDPOINT_LEAF,
+                                    endpoint.device,
+                                    host_ports[rail],
+                                    leaf,
+                                    leaf_port,
+                                    speed,
+                                    rail,
+                                    plane,
                                 )
                             )
                     continue
@@ -428,16 +430,17 @@ class FatTreeBuilder(NetworkBuilder):
                     else:
                         leaf = leaves[slot_group]
                         port_index = slot * ports + k
-                    self._link(
+                    self._link(  # positional, as in _wire_endpoints
                         Link(
-                            network=self.net.name,
-                            kind=ENDPOINT_LEAF,
-                            a=endpoint.device,
-                            a_port=self._endpoint_port(attachment, k, plane),
-                            b=leaf,
-                            b_port=switch_port(0, port_index, b.down_breakout),
-                            speed=attachment.speed,
-                            plane=plane,
+                            self.net.name,
+                            ENDPOINT_LEAF,
+                            endpoint.device,
+                            self._endpoint_port(attachment, k, plane),
+                            leaf,
+                            switch_port(0, port_index, b.down_breakout),
+                            attachment.speed,
+                            None,
+                            plane,
                         )
                     )
 
@@ -664,16 +667,17 @@ class FatTreeBuilder(NetworkBuilder):
             plane = self.fabric.devices[name].plane
             for s, top in enumerate(upper):
                 for j in range(per):
-                    self._link(
+                    self._link(  # positional, as in _wire_endpoints
                         Link(
-                            network=network,
-                            kind=kind,
-                            a=name,
-                            a_port=switch_port(b.down_cages, s * per + j, b.up_breakout),
-                            b=top,
-                            b_port=top_ports[j],
-                            speed=speed,
-                            plane=plane,
+                            network,
+                            kind,
+                            name,
+                            switch_port(b.down_cages, s * per + j, b.up_breakout),
+                            top,
+                            top_ports[j],
+                            speed,
+                            None,
+                            plane,
                         )
                     )
 
@@ -817,16 +821,17 @@ class FatTreeBuilder(NetworkBuilder):
                         ]
                         for c, core in enumerate(cores[j]):
                             for k in range(per):
-                                self._link(
+                                self._link(  # positional, as in _wire_endpoints
                                     Link(
-                                        network=network,
-                                        kind=SPINE_CORE,
-                                        a=spine,
-                                        a_port=spine_ups[c * per + k],
-                                        b=core,
-                                        b_port=core_downs[k],
-                                        speed=speed,
-                                        plane=plane,
+                                        network,
+                                        SPINE_CORE,
+                                        spine,
+                                        spine_ups[c * per + k],
+                                        core,
+                                        core_downs[k],
+                                        speed,
+                                        None,
+                                        plane,
                                     )
                                 )
                         offsets[j] += per
