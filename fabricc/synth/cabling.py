@@ -245,7 +245,6 @@ class _Cabler:
         longest: list[float] = []
         forms: list[str] = []
         placed = self.z_cache
-        add_a, add_b, on_a, on_b = info_a.append, info_b.append, cage_a.append, cage_b.append
         tray, slack = 2 * self.site.tray_height_m, self.site.slack_m
         # One loop over the links, inlined: at 100k GPUs it runs 400k times.
         for i, link in enumerate(links):
@@ -267,8 +266,8 @@ class _Cabler:
             end_b = known.get((device_b.model, link.b_port, speed)) or info(
                 device_b, link.b_port, speed
             )
-            add_a(end_a)
-            add_b(end_b)
+            info_a.append(end_a)
+            info_b.append(end_b)
             key = (a, end_a.cage)
             cage = ids.get(key)
             if cage is None:
@@ -281,7 +280,7 @@ class _Cabler:
                 members[cage].append(i)
                 if distance > longest[cage]:
                     longest[cage] = distance
-            on_a(cage)
+            cage_a.append(cage)
             key = (b, end_b.cage)
             cage = ids.get(key)
             if cage is None:
@@ -294,7 +293,7 @@ class _Cabler:
                 members[cage].append(i)
                 if distance > longest[cage]:
                     longest[cage] = distance
-            on_b(cage)
+            cage_b.append(cage)
         ends = _Ends(info_a, info_b, cage_a, cage_b, keys, members, longest, forms)
         done = [False] * len(links)
         mediums = {name: net.spec.medium for name, net in fabric.loaded.networks.items()}
@@ -481,91 +480,61 @@ class _Cabler:
         mmf_cache: dict[tuple[CageInfo, CageInfo, int, str], float] = {}
         optical = [i for i in range(len(links)) if not done[i]]
         for i in optical:
-            # a cage whose parent is a root needs no call (most, once paths are compressed)
-            ra, rb = parent[cage_a[i]], parent[cage_b[i]]
-            if parent[ra] != ra:
-                ra = find(ra)
-            if parent[rb] != rb:
-                rb = find(rb)
+            ra, rb = find(cage_a[i]), find(cage_b[i])
             if ra != rb:
                 parent[ra] = rb
         need = [0] * len(parent)
-        # a network that fixes its medium needs it on every link; 0: by each link's reach
-        forced = {"multimode": 1, "singlemode": 2}
-        fixed = {name: forced.get(medium, 0) for name, medium in mediums.items()}
         for i in optical:
             link = links[i]
-            wanted = fixed.get(link.network, 0)
-            if not wanted:
-                end_a, end_b = info_a[i], info_b[i]
-                pair = (end_a, end_b, link.speed, link.network)
+            forced = mediums.get(link.network, "auto")
+            if forced == "multimode":
+                wanted = 1
+            elif forced == "singlemode":
+                wanted = 2
+            else:
+                pair = (info_a[i], info_b[i], link.speed, link.network)
                 mmf = mmf_cache.get(pair)
                 if mmf is None:
                     kind = fabrics.get(link.network, "ethernet")
-                    lane = end_a.lane_speed or end_b.lane_speed
+                    lane = info_a[i].lane_speed or info_b[i].lane_speed
                     mmf = mmf_cache[pair] = min(
-                        best_reach(end_a, link.speed, "mmf", kind, lane),
-                        best_reach(end_b, link.speed, "mmf", kind, lane),
+                        best_reach(info_a[i], link.speed, "mmf", kind, lane),
+                        best_reach(info_b[i], link.speed, "mmf", kind, lane),
                     )
                 wanted = 1 if link.distance_m <= mmf else 2
-            root = parent[cage_a[i]]
-            if parent[root] != root:
-                root = find(root)
+            root = find(cage_a[i])
             if wanted > need[root]:
                 need[root] = wanted
-        media_of = ("", "mmf", "smf")
-        longest = ends.longest
-        # the module of each cage, once the first of its links comes by (None: not yet)
-        chosen: list[str | None] = [None] * len(parent)
-        picked: dict[tuple[CageInfo, int, str, str, int | None, float], str] = {}
-        plug = self.fabric.modules.append
+        media_of = {1: "mmf", 2: "smf"}
+        chosen: dict[int, str] = {}
         # What a pair of modules needs between them, per (modules, speed): a cage's module
         # carries the media of its connected set, so both ends of a link share it.
         plans: dict[tuple[str, str, int], _FiberPlan] = {}
         for i in optical:
             link = links[i]
-            a, b = cage_a[i], cage_b[i]
-            part_a = chosen[a]
-            part_b = chosen[b]
+            part_a = chosen.get(cage_a[i])
+            part_b = chosen.get(cage_b[i])
             if part_a is None or part_b is None:
-                root = parent[a]
-                if parent[root] != root:
-                    root = find(root)
-                media = media_of[need[root]]
-                end_a, end_b = info_a[i], info_b[i]
-                lane = end_a.lane_speed or end_b.lane_speed
-                # the part a question picked before, plugged in here too (cages repeat by
-                # the thousand); a new question (or one without an answer) asks _module
+                media = media_of[need[find(cage_a[i])]]
+                lane = info_a[i].lane_speed or info_b[i].lane_speed
                 if part_a is None:
-                    pick = (end_a, link.speed, media, link.network, lane, longest[a])
-                    part_a = picked.get(pick)
-                    if part_a is None:
-                        part_a = self._module(link, link.a, end_a, longest[a], media, lane)
-                        if part_a:
-                            picked[pick] = part_a
-                    else:
-                        plug(Module(link.a, end_a.cage, part_a, link.network))
-                    chosen[a] = part_a
+                    part_a = chosen[cage_a[i]] = self._module(
+                        link, link.a, info_a[i], ends.longest[cage_a[i]], media, lane
+                    )
                 if part_b is None:
-                    pick = (end_b, link.speed, media, link.network, lane, longest[b])
-                    part_b = picked.get(pick)
-                    if part_b is None:
-                        part_b = self._module(link, link.b, end_b, longest[b], media, lane)
-                        if part_b:
-                            picked[pick] = part_b
-                    else:
-                        plug(Module(link.b, end_b.cage, part_b, link.network))
-                    chosen[b] = part_b
+                    part_b = chosen[cage_b[i]] = self._module(
+                        link, link.b, info_b[i], ends.longest[cage_b[i]], media, lane
+                    )
             link.a_module, link.b_module = part_a, part_b
             if not part_a or not part_b:
                 continue
-            speed = link.speed
-            plan = plans.get((part_a, part_b, speed))
+            question = (part_a, part_b, link.speed)
+            plan = plans.get(question)
             if plan is None:
-                plan = plans[(part_a, part_b, speed)] = self._fiber_plan(part_a, part_b, speed)
+                plan = plans[question] = self._fiber_plan(part_a, part_b, link.speed)
+            if plan.fibers:
+                link.fibers = plan.fibers
             if plan.problem:
-                if plan.fibers:
-                    link.fibers = plan.fibers
                 self.fail(plan.problem, link)
                 continue
             distance = link.distance_m
@@ -573,7 +542,6 @@ class _Cabler:
             if cut is None:
                 length = _round_up(plan.lengths, distance)
                 cut = plan.cuts[distance] = () if length is None else (length, plan.parts[length])
-            link.fibers = plan.fibers
             if not cut:
                 self.fail(
                     f"{link.a} -> {link.b} needs {distance} m of fiber; the longest "
