@@ -103,35 +103,35 @@ def cables_csv(fabric: Fabric) -> str:
     line in one step (one cell at a time was most of this emitter at 100k GPUs). Where a cell
     would need csv quotes or a formula guard (no name synthesis makes does), the table goes
     through csv_text."""
-    place = {name: (device.rack or "", _u(device)) for name, device in fabric.devices.items()}
-    # cell()'s spelling of the lengths, and of the speeds and quantities, kept (they repeat)
-    lengths: dict[float, str] = {}
-    counts: dict[int, str] = {}
+    # "rack,unit" of each device, once per device rather than per link end
+    place = {name: f"{device.rack or ''},{_u(device)}" for name, device in fabric.devices.items()}
+    # cell()'s spelling of the speeds, and per cable part and length the cells from media to
+    # quantity (they repeat)
+    speeds: dict[int, str] = {}
+    cables: dict[tuple[str, str, float, int], str] = {}
 
     lines: list[str] = []
     append = lines.append
     for link in fabric.links:
         a, b = link.a, link.b
         a_port, b_port = link.a_port, link.b_port
-        a_rack, a_u = place[a]
-        b_rack, b_u = place[b]
         cable = link.cable
         if cable is not None:
-            cable_id, media, part = cable.id, cable.media, cable.part
-            length = lengths.get(cable.length_m) or lengths.setdefault(
-                cable.length_m, cell(cable.length_m)
-            )
-            quantity = counts.get(cable.quantity) or counts.setdefault(
-                cable.quantity, cell(cable.quantity)
-            )
+            cable_id = cable.id
+            key = (cable.part, cable.media, cable.length_m, cable.quantity)
+            middle = cables.get(key)
+            if middle is None:
+                middle = cables[key] = (
+                    f"{cable.media},{cell(cable.length_m)},{cable.part},{cell(cable.quantity)}"
+                )
         else:
-            cable_id = media = part = length = quantity = ""
+            cable_id, middle = "", ",,,"
+        speed = link.speed
         rail, plane = link.rail, link.plane
         append(
             f"{cable_id},{a}:{a_port} > {b}:{b_port},{link.network},{link.kind},{a},{a_port},"
-            f"{a_rack},{a_u},{b},{b_port},{b_rack},{b_u},"
-            f"{counts.get(link.speed) or counts.setdefault(link.speed, cell(link.speed))},"
-            f"{media},{length},{part},{quantity},"
+            f"{place[a]},{b},{b_port},{place[b]},"
+            f"{speeds.get(speed) or speeds.setdefault(speed, cell(speed))},{middle},"
             f"{link.leg or ''},{link.a_module or ''},{link.b_module or ''},"
             f"{'' if rail is None else rail + 1},{'' if plane is None else plane + 1}\n"
         )

@@ -364,8 +364,9 @@ class FatTreeBuilder(NetworkBuilder):
         return f"{port}/{plane + 1}" if attachment.breakout > 1 else port
 
     def _link(self, link: Link) -> None:
-        ok_a = self.book.take(link.a, link.a_port)
-        ok_b = self.book.take(link.b, link.b_port)
+        take = self.book.take
+        ok_a = take(link.a, link.a_port)
+        ok_b = take(link.b, link.b_port)
         if not (ok_a and ok_b):
             device, port = (link.a, link.a_port) if not ok_a else (link.b, link.b_port)
             self.fail(f"port {port} of {device} would be used twice", self.net.path)
@@ -380,23 +381,31 @@ class FatTreeBuilder(NetworkBuilder):
                 if cls.rail:
                     attachment = cls.attachments[0]
                     plan = cls.plans[0]
+                    # per rail, the host port of this plane (the same for every endpoint)
+                    host_ports = [
+                        self._endpoint_port(attachment, rail, plane) for rail in range(cls.rails)
+                    ]
+                    network, speed = self.net.name, attachment.speed
                     for endpoint in plan.endpoints:
                         k, port_index = divmod(endpoint.slot, b.down_ports)
+                        leaf_port = switch_port(0, port_index, b.down_breakout)
                         for rail in range(cls.rails):
                             assert endpoint.su is not None
                             unit = endpoint.su - cls.su_offset
                             leaf = leaves[(unit * cls.rails + rail) * cls.leaves_per_rail + k]
+                            # positional: Link's field order (network, kind, a, a_port, b,
+                            # b_port, speed, rail, plane) - keywords cost 3x at 100k GPUs
                             self._link(
                                 Link(
-                                    network=self.net.name,
-                                    kind=ENDPOINT_LEAF,
-                                    a=endpoint.device,
-                                    a_port=self._endpoint_port(attachment, rail, plane),
-                                    b=leaf,
-                                    b_port=switch_port(0, port_index, b.down_breakout),
-                                    speed=attachment.speed,
-                                    rail=rail,
-                                    plane=plane,
+                                    network,
+                                    ENDPOINT_LEAF,
+                                    endpoint.device,
+                                    host_ports[rail],
+                                    leaf,
+                                    leaf_port,
+                                    speed,
+                                    rail,
+                                    plane,
                                 )
                             )
                     continue
@@ -421,16 +430,17 @@ class FatTreeBuilder(NetworkBuilder):
                     else:
                         leaf = leaves[slot_group]
                         port_index = slot * ports + k
-                    self._link(
+                    self._link(  # positional, as in _wire_endpoints
                         Link(
-                            network=self.net.name,
-                            kind=ENDPOINT_LEAF,
-                            a=endpoint.device,
-                            a_port=self._endpoint_port(attachment, k, plane),
-                            b=leaf,
-                            b_port=switch_port(0, port_index, b.down_breakout),
-                            speed=attachment.speed,
-                            plane=plane,
+                            self.net.name,
+                            ENDPOINT_LEAF,
+                            endpoint.device,
+                            self._endpoint_port(attachment, k, plane),
+                            leaf,
+                            switch_port(0, port_index, b.down_breakout),
+                            attachment.speed,
+                            None,
+                            plane,
                         )
                     )
 
@@ -651,19 +661,23 @@ class FatTreeBuilder(NetworkBuilder):
             else:
                 falling += per
                 offset = upper_ports - falling
+            # the upper ends' ports are the same on every upper switch
+            top_ports = [switch_port(0, offset + j, upper_breakout) for j in range(per)]
+            network, speed = self.net.name, self.net.fabric_speed
+            plane = self.fabric.devices[name].plane
             for s, top in enumerate(upper):
                 for j in range(per):
-                    u = s * per + j
-                    self._link(
+                    self._link(  # positional, as in _wire_endpoints
                         Link(
-                            network=self.net.name,
-                            kind=kind,
-                            a=name,
-                            a_port=switch_port(b.down_cages, u, b.up_breakout),
-                            b=top,
-                            b_port=switch_port(0, offset + j, upper_breakout),
-                            speed=self.net.fabric_speed,
-                            plane=self.fabric.devices[name].plane,
+                            network,
+                            kind,
+                            name,
+                            switch_port(b.down_cages, s * per + j, b.up_breakout),
+                            top,
+                            top_ports[j],
+                            speed,
+                            None,
+                            plane,
                         )
                     )
 
@@ -779,6 +793,12 @@ class FatTreeBuilder(NetworkBuilder):
             for block in blocks:
                 per = block.spine_up // group_size
                 spine_down_cages = -(-block.spine_up // spine_breakout)
+                # a spine's up ports, the same on every spine of the block
+                spine_ups = [
+                    switch_port(spine_down_cages, u, spine_breakout)
+                    for u in range(group_size * per)
+                ]
+                network, speed = self.net.name, self.net.fabric_speed
                 for members in block.pods[plane]:
                     for leaf, _ in members:
                         self.fabric.devices[leaf].pod = pod
@@ -796,20 +816,22 @@ class FatTreeBuilder(NetworkBuilder):
                         spine_down_cages * spine_breakout,
                     )
                     for j, spine in enumerate(spines):
+                        core_downs = [
+                            switch_port(0, offsets[j] + k, core_breakout) for k in range(per)
+                        ]
                         for c, core in enumerate(cores[j]):
                             for k in range(per):
-                                self._link(
+                                self._link(  # positional, as in _wire_endpoints
                                     Link(
-                                        network=self.net.name,
-                                        kind=SPINE_CORE,
-                                        a=spine,
-                                        a_port=switch_port(
-                                            spine_down_cages, c * per + k, spine_breakout
-                                        ),
-                                        b=core,
-                                        b_port=switch_port(0, offsets[j] + k, core_breakout),
-                                        speed=self.net.fabric_speed,
-                                        plane=plane,
+                                        network,
+                                        SPINE_CORE,
+                                        spine,
+                                        spine_ups[c * per + k],
+                                        core,
+                                        core_downs[k],
+                                        speed,
+                                        None,
+                                        plane,
                                     )
                                 )
                         offsets[j] += per
