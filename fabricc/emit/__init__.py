@@ -36,15 +36,17 @@ def emitters() -> tuple[Emitter, ...]:
         summary,
     )
 
+    # Emitters of many or large files first: the writer thread writes them while the others
+    # compute (fabricc.writer.OutputTree). The order changes no output.
     return (
+        Emitter("cabling", cabling.emit),
+        Emitter("provisioning", provisioning.emit),
+        Emitter("configs", configs.emit),
+        Emitter("inventory", inventory.emit),
+        Emitter("bom", bom.emit),
+        Emitter("nccl", nccl.emit),
         Emitter("summary", summary.emit),
         Emitter("analysis", analysis.emit),
-        Emitter("bom", bom.emit),
-        Emitter("cabling", cabling.emit),
-        Emitter("inventory", inventory.emit),
-        Emitter("configs", configs.emit),
-        Emitter("nccl", nccl.emit),
-        Emitter("provisioning", provisioning.emit),
         Emitter("diagrams", diagrams.emit),
         Emitter("report", report.emit),
     )
