@@ -6,7 +6,6 @@ CLI. Nothing is written unless every stage succeeded.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -73,9 +72,7 @@ def build(
     from fabricc.emit.report import PATH as REPORT
 
     stage("load")
-    loaded = load_spec(spec, spec.as_posix())
-    if kept:
-        loaded = dataclasses.replace(loaded, kept=kept)
+    loaded = load_spec(spec, spec.as_posix(), kept)
     paths: list[str] = []
     # The emitters and the write, too, make next to no reference cycles (tests/test_collector.py)
     # while they hold millions of rows and strings: no cyclic collections over them either.

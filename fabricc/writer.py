@@ -5,7 +5,7 @@ Everything is written to a temporary sibling folder first and swapped into place
 complete, so a failed build leaves the previous output untouched and never half a folder. A folder
 that fabricc did not create is never replaced. The files are written on a thread of their own
 while the next emitters compute (`OutputTree`): the file system's calls release the interpreter,
-so on a machine with two cores the write costs next to nothing beside the emitters.
+so on a machine with two cores most of the write overlaps the emitters.
 """
 
 from __future__ import annotations

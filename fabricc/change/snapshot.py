@@ -103,9 +103,7 @@ def compile_files(spec: Path, kept: Mapping[str, KeptPlace] | None = None) -> di
     from fabricc.build import compile_design
     from fabricc.spec.loader import load_spec
 
-    loaded = load_spec(spec, spec.as_posix())
-    if kept:
-        loaded = dataclasses.replace(loaded, kept=kept)
+    loaded = load_spec(spec, spec.as_posix(), kept)
     outputs = loaded.spec.outputs
     diagrams = outputs.diagrams.model_copy(update={"render": "never"})
     loaded = dataclasses.replace(

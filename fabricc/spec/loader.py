@@ -54,7 +54,10 @@ class GuidFile:
     source: SourceMap
 
 
-def load_spec(path: Path, display: str | None = None) -> LoadedSpec:
+def load_spec(
+    path: Path, display: str | None = None, kept: Mapping[str, KeptPlace] | None = None
+) -> LoadedSpec:
+    """`kept`: an earlier build's device places (`build --keep`), carried to synthesis."""
     name = display if display is not None else path.as_posix()
     data, source = load_yaml_file(path, name)
     if not isinstance(data, dict) or (data and not set(data) & set(Spec.model_fields)):
@@ -93,7 +96,17 @@ def load_spec(path: Path, display: str | None = None) -> LoadedSpec:
     raise_if_errors(consistency.check(spec, source, catalog, resolution.networks))
     warnings = tuple(d for d in resolution.diagnostics if d.severity is Severity.WARNING)
     guid_files = _guid_files(path, name, source, resolution.networks)
-    return LoadedSpec(path, name, spec, source, catalog, resolution.networks, warnings, guid_files)
+    return LoadedSpec(
+        path,
+        name,
+        spec,
+        source,
+        catalog,
+        resolution.networks,
+        warnings,
+        guid_files,
+        kept or {},
+    )
 
 
 def _shown(name: str, relative: str) -> str:

@@ -43,6 +43,12 @@ def row_name(row: int) -> str:
     return name
 
 
+def rack_name(place: int, per_row: int) -> str:
+    """The name of the rack at a floor place (row * per_row + position): "B03"."""
+    row, position = divmod(place, per_row)
+    return f"{row_name(row)}{position + 1:02d}"
+
+
 def rack_place(name: str, per_row: int) -> int | None:
     """The floor place (row * per_row + position) of a rack named as assign() names them
     ("B03" -> per_row + 2), or None for a name it would not give."""
@@ -54,9 +60,10 @@ def rack_place(name: str, per_row: int) -> int | None:
     for letter in letters:
         row = row * 26 + ord(letter) - ord("A") + 1
     position = int(digits) - 1
-    if not 0 <= position < per_row or f"{row_name(row - 1)}{position + 1:02d}" != name:
+    place = (row - 1) * per_row + position
+    if not 0 <= position < per_row or rack_name(place, per_row) != name:
         return None
-    return (row - 1) * per_row + position
+    return place
 
 
 @dataclass(slots=True)
@@ -456,7 +463,7 @@ class _Layout:
             places = self.keep_racks(places)
         for index, (plan, place) in enumerate(places):
             at_row, at = divmod(place, per_row)
-            name = f"{row_name(at_row)}{at + 1:02d}"
+            name = rack_name(place, per_row)
             plan.name = name
             rack = Rack(
                 name=name,
@@ -530,14 +537,14 @@ class _Layout:
                 wanted[id(plan)] = before
                 taken.add(before)
                 shifts.setdefault(plan.region, Counter())[before - place] += 1
+        shift = {region: counts.most_common(1)[0][0] for region, counts in shifts.items()}
         result: list[tuple[RackPlan, int]] = []
         homeless: list[int] = []  # indices into result of racks still without a place
         for plan, place in places:
             if id(plan) in wanted:
                 result.append((plan, wanted[id(plan)]))
                 continue
-            shift = shifts.get(plan.region)
-            moved = place + (shift.most_common(1)[0][0] if shift else 0)
+            moved = place + shift.get(plan.region, 0)
             if moved >= 0 and moved not in taken:
                 taken.add(moved)
             else:
