@@ -20,6 +20,9 @@ from fabricc.spec.loader import KeptPlace, LoadedSpec, load_spec
 from fabricc.synth.pipeline import Stage, quiet, synthesize
 from fabricc.writer import OutputTree
 
+# From about this size (a few hundred files) a writer process repays its start (fabricc.writer).
+WRITER_PROCESS_LINKS = 5_000
+
 
 @dataclass(slots=True)
 class BuildResult:
@@ -79,7 +82,7 @@ def build(
     with fewer_collections():
         fabric = design(loaded, stage)
         target = out if out is not None else Path("out") / loaded.spec.metadata.name
-        with OutputTree(target) as tree:
+        with OutputTree(target, process=len(fabric.links) >= WRITER_PROCESS_LINKS) as tree:
             for batch in emit_all(fabric, stage):
                 paths.extend(path for path, _ in batch)
                 tree.add(batch)

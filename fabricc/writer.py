@@ -5,19 +5,23 @@ Everything is written to a temporary sibling folder first and swapped into place
 complete, so a failed build leaves the previous output untouched and never half a folder. A folder
 that fabricc did not create is never replaced. The files are written on a thread of their own
 while the next emitters compute (`OutputTree`): the file system's calls release the interpreter,
-so on a machine with two cores most of the write overlaps the emitters.
+so on a machine with two cores most of the write overlaps the emitters. A large build hands them
+on to a process of its own (fabricc.writer_process), which writes them as they come instead of
+whenever the thread gets the interpreter lock back from the emitters.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import queue
 import shutil
+import subprocess
+import sys
 import tempfile
 import threading
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 
 from fabricc.errors import OutputError, error
@@ -66,8 +70,12 @@ class OutputTree:
     failure becomes one OutputError line, raised by the add() or commit() that follows it.
     """
 
-    def __init__(self, out: Path) -> None:
+    def __init__(self, out: Path, *, process: bool = False) -> None:
+        """`process`: the thread sends the files to a writer process (worth its start, a few
+        tens of milliseconds, for a few thousand files), where the platform can start one."""
         self.out = out
+        self._use_process = process and bool(sys.executable) and hasattr(os, "writev")
+        self._process: subprocess.Popen[bytes] | None = None
         self._staging: Path | None = None
         self._queue: queue.SimpleQueue[list[Artifact] | None] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._drain, name="fabricc-writer", daemon=True)
@@ -95,6 +103,13 @@ class OutputTree:
             (self._staging / MARKER).write_text(
                 "written by fabricc; the whole folder is replaced on rebuild\n"
             )
+            if self._use_process:
+                helper = Path(__file__).with_name("writer_process.py")
+                self._process = subprocess.Popen(
+                    [sys.executable, "-I", str(helper), str(self._staging)],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                )
 
     def add(self, files: Iterable[Artifact]) -> None:
         self._raise_failure()
@@ -102,6 +117,7 @@ class OutputTree:
 
     def commit(self) -> None:
         self._stop()
+        self._finish_process()
         self._raise_failure()
         assert self._staging is not None
         with self._as_output_error():
@@ -110,6 +126,9 @@ class OutputTree:
 
     def __exit__(self, *exc: object) -> None:
         self._stop()
+        if self._process is not None and self._process.poll() is None:
+            self._process.kill()
+        self._finish_process()
         if self._staging is not None:
             shutil.rmtree(self._staging, ignore_errors=True)
             self._staging = None
@@ -119,13 +138,37 @@ class OutputTree:
             self._queue.put(None)
             self._thread.join()
 
+    def _finish_process(self) -> None:
+        """Wait for the writer process, if any; its failure (the first file it could not
+        write) replaces any the thread saw (a pipe broken by it)."""
+        process, self._process = self._process, None
+        if process is None:
+            return
+        assert process.stdin is not None and process.stdout is not None
+        with contextlib.suppress(OSError):  # a broken pipe: the status below says why
+            process.stdin.close()
+        report = process.stdout.read()
+        process.stdout.close()
+        if process.wait() == 0:
+            return
+        code, message, relative = [*report.decode("utf-8", "replace").split("\0"), "", ""][:3]
+        failure = OSError(
+            int(code or 0), message or f"the writer process failed ({process.returncode})"
+        )
+        failure.filename = relative
+        self._failure = failure
+
     def _drain(self) -> None:
         staging = self._staging
         assert staging is not None
+        process = self._process
         while (batch := self._queue.get()) is not None:
             if self._failure is not None:
                 continue  # keep taking batches, so that add() never waits, until the stop
             try:
+                if process is not None:
+                    _send(process, batch)
+                    continue
                 for relative, content in batch:
                     self._write_one(staging / _safe_relative(relative), content)
             except BaseException as exc:  # reported by the next add() or commit()
@@ -147,7 +190,7 @@ class OutputTree:
         with self._as_output_error():
             raise failure
 
-    @contextmanager
+    @contextlib.contextmanager
     def _as_output_error(self) -> Iterator[None]:
         try:
             yield
@@ -161,6 +204,35 @@ class OutputTree:
                     )
                 ]
             ) from None
+
+
+def _send(process: subprocess.Popen[bytes], batch: list[Artifact]) -> None:
+    """Files to the writer process, framed as fabricc.writer_process reads them, a few hundred
+    per system call: the thread holds the interpreter lock only to frame them, and the kernel
+    moves the bytes while the emitters compute."""
+    assert process.stdin is not None
+    fd = process.stdin.fileno()
+    buffers: list[bytes] = []
+    for relative, content in batch:
+        data = content.encode("utf-8") if isinstance(content, str) else content
+        name = _safe_relative(relative).as_posix().encode("utf-8")
+        buffers += (b"%d %d\n%s" % (len(name), len(data), name), data)
+    for start in range(0, len(buffers), _BUFFERS_PER_CALL):
+        _write_all(fd, buffers[start : start + _BUFFERS_PER_CALL])
+
+
+_BUFFERS_PER_CALL = 512  # within IOV_MAX (1024 on Linux)
+
+
+def _write_all(fd: int, buffers: list[bytes]) -> None:
+    """os.writev until every byte is written (a signal can cut a write to a pipe short)."""
+    views = [memoryview(b) for b in buffers if b]
+    while views:
+        written = os.writev(fd, views)
+        while views and written >= len(views[0]):
+            written -= len(views.pop(0))
+        if views:
+            views[0] = views[0][written:]
 
 
 def _check_target(out: Path, shown: str) -> None:

@@ -179,11 +179,13 @@ def test_write_failures_keep_the_previous_output(
     assert [p.name for p in built.parent.iterdir()] == [built.name], "no staging folder is left"
 
 
+@pytest.mark.parametrize("process", [False, True], ids=["thread", "process"])
 def test_an_emitter_failing_while_files_are_written_leaves_the_previous_output(
-    built: Path,
+    built: Path, process: bool
 ) -> None:
     before = _snapshot(built)
-    with pytest.raises(RuntimeError, match="emitter failed"), OutputTree(built) as tree:
+    tree = OutputTree(built, process=process)
+    with pytest.raises(RuntimeError, match="emitter failed"), tree:
         tree.add([("bom/new.csv", "a,b\n")] * 3)
         tree.add([("configs/x/startup.yaml", b"x")])
         raise RuntimeError("emitter failed")
@@ -191,15 +193,38 @@ def test_an_emitter_failing_while_files_are_written_leaves_the_previous_output(
     assert [p.name for p in built.parent.iterdir()] == [built.name], "no staging folder is left"
 
 
-def test_a_write_failure_on_the_writer_thread_is_reported_once(tmp_path: Path) -> None:
+@pytest.mark.parametrize("process", [False, True], ids=["thread", "process"])
+def test_a_write_failure_on_the_writer_thread_is_reported_once(
+    tmp_path: Path, process: bool
+) -> None:
     out = tmp_path / "out"
-    with pytest.raises(OutputError) as caught, OutputTree(out) as tree:
+    with pytest.raises(OutputError) as caught, OutputTree(out, process=process) as tree:
         tree.add([("a", "file"), ("a/b", "a file where a folder should be")])
         tree.add([("c", "more")])
         tree.commit()
     assert len(caught.value.diagnostics) == 1
-    assert "cannot write the output folder" in caught.value.diagnostics[0].message
+    message = caught.value.diagnostics[0].message
+    assert message == f"cannot write the output folder {out.as_posix()}: File exists"
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_writer_process_writes_what_the_thread_writes(tmp_path: Path) -> None:
+    """Same files, same bytes: text (UTF-8, newlines as given), bytes, empty files, nested
+    folders, in batches of any size."""
+    files: list[tuple[str, str | bytes]] = [
+        ("summary.json", '{"name": "lab"}\n'),
+        ("configs/leaf-1/startup.yaml", "hostname: leaf-1 \u2013 r\u00e4ck\r\nend\n"),
+        ("configs/leaf-1/empty.txt", ""),
+        ("diagrams/a.png", bytes(range(256)) * 300),
+        *((f"ztp/sw{i:03}/boot.sh", f"#!/bin/sh\necho {i}\n" * i) for i in range(600)),
+    ]
+    for process in (False, True):
+        with OutputTree(tmp_path / str(process), process=process) as tree:
+            tree.add(files[:3])
+            tree.add(files[3:])
+            tree.commit()
+    assert _snapshot(tmp_path / "True") == _snapshot(tmp_path / "False")
+    assert len(_snapshot(tmp_path / "True")) == len(files) + 1  # and the marker
 
 
 # -- what reaches artifacts --------------------------------------------------------------------
