@@ -8,7 +8,7 @@ of the same sizes rendered by one plain Jinja2 template in the same run (x_floor
 
 Each build runs in its own process so that its peak memory is measured alone: the larger of its
 peak resident set and the largest sum of proportional set sizes sampled (every 20 ms) over it and
-the helper process it forks (fabricc.ahead).
+the processes it starts (the writer process, Graphviz).
 """
 
 from __future__ import annotations
@@ -181,23 +181,29 @@ def run_one(name: str, folder: Path) -> dict[str, object]:
 
 
 def proportional_kib(pid: int) -> int:
-    """The memory a build and the processes it forked hold together now: the sum of their
+    """The memory a build and the processes it started hold together now: the sum of their
     proportional set sizes (a page shared by two counts half in each), 0 where /proc has none.
-    A build's own ru_maxrss misses a forked helper (fabricc.ahead); the sum of both RSS would
-    count their shared pages twice."""
+    A build's own ru_maxrss misses its writer process and Graphviz; the sum of their resident
+    sets would count shared pages twice. A child still sharing its parent's memory (started by
+    vfork, not yet running its program) reads as a copy of the parent and is left out."""
     total = 0
-    pids = [pid]
-    while pids:
-        current = pids.pop()
+    pending = [(pid, -1)]
+    while pending:
+        current, parent_rss = pending.pop()
         try:
             rollup = Path(f"/proc/{current}/smaps_rollup").read_text()
             children = Path(f"/proc/{current}/task/{current}/children").read_text().split()
         except OSError:
             continue  # gone meanwhile, or no /proc
-        total += next(
-            (int(line.split()[1]) for line in rollup.splitlines() if line.startswith("Pss:")), 0
-        )
-        pids.extend(int(child) for child in children)
+        sizes = {
+            line.split(":")[0]: int(line.split()[1])
+            for line in rollup.splitlines()
+            if line.startswith(("Rss:", "Pss:"))
+        }
+        if sizes.get("Rss") == parent_rss:
+            continue
+        total += sizes.get("Pss", 0)
+        pending.extend((int(child), sizes.get("Rss", -1)) for child in children)
     return total
 
 
