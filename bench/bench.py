@@ -1,7 +1,8 @@
 """Benchmark: build generated designs (a 512x32 RoCE leaf-spine, and about 1k, 8k, 65k and 100k+
 GPUs) and report wall time, time per link and peak memory of each full build (load, synthesis,
 checks, every emitter, atomic write), beside a floor: the same number of per-switch config files
-of the same sizes rendered by one plain Jinja2 template in the same run (x_floor = wall / floor).
+of the same sizes rendered by one plain Jinja2 template in the same run (x_floor = wall / floor),
+and the machine's speed just before each build (reference_s, see reference_seconds).
 
   python bench/bench.py                 # all scenarios
   python bench/bench.py 65k             # some of them
@@ -135,6 +136,20 @@ def floor_seconds(configs: Path, target: Path) -> float:
     return time.perf_counter() - start
 
 
+def reference_seconds() -> float:
+    """The machine's speed now: the best of three runs of a fixed pure-Python loop (about 0.1 s
+    on the development machine at full speed). A shared or throttled virtual machine can run
+    the same build at half speed an hour later; compare walls only where this agrees."""
+    best = float("inf")
+    for _ in range(3):
+        start = time.perf_counter()
+        total = 0
+        for i in range(2_000_000):
+            total += i
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
 def run_one(name: str, folder: Path) -> dict[str, object]:
     spec = folder / f"{name}.yaml"
     spec.write_text(SCENARIOS[name]())
@@ -147,6 +162,7 @@ def run_one(name: str, folder: Path) -> dict[str, object]:
         "print(json.dumps({'seconds': time.perf_counter()-t, 'files': r.file_count,"
         " 'peak_kib': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))"
     )
+    reference = reference_seconds()
     start = time.perf_counter()
     command = [sys.executable, "-c", code, str(spec), str(out)]
     with subprocess.Popen(
@@ -177,6 +193,7 @@ def run_one(name: str, folder: Path) -> dict[str, object]:
         "floor_s": round(floor, 2),
         "x_floor": round(wall / floor, 1),
         "peak_mib": round(max(report["peak_kib"], shared_peak) / 1024),
+        "reference_s": round(reference, 3),
     }
 
 
@@ -252,6 +269,7 @@ def main() -> None:
         "floor_s",
         "x_floor",
         "peak_mib",
+        "reference_s",
     ]
     print_table(header, rows)
 
