@@ -125,9 +125,9 @@ class OutputTree:
         self._staging = None
 
     def __exit__(self, *exc: object) -> None:
-        self._stop()
-        if self._process is not None and self._process.poll() is None:
+        if self._process is not None:  # not committed: what it would still write is void
             self._process.kill()
+        self._stop()
         self._finish_process()
         if self._staging is not None:
             shutil.rmtree(self._staging, ignore_errors=True)
