@@ -2,7 +2,9 @@
 GPUs) and report wall time, time per link and peak memory of each full build (load, synthesis,
 checks, every emitter, atomic write), beside a floor: the same number of per-switch config files
 of the same sizes rendered by one plain Jinja2 template in the same run (x_floor = wall / floor),
-and the machine's speed just before each build (reference_s, see reference_seconds).
+and the machine's speed just before each build (reference_s, see reference_seconds). A build
+of the smallest full design (one node) gives the cost that does not grow with the links
+(fixed_s); net_us_per_link = (wall_s - fixed_s) / links is what a link adds.
 
   python bench/bench.py                 # all scenarios
   python bench/bench.py 65k             # some of them
@@ -151,9 +153,16 @@ def reference_seconds() -> float:
     return best
 
 
-def run_one(name: str, folder: Path) -> dict[str, object]:
+# The smallest full design (one DGX, every network and emitter): what any build costs before
+# its first link - interpreter start, imports, the built-in catalog, the report's frame.
+EMPTY = "empty"
+
+
+def build_process(name: str, text: str, folder: Path) -> tuple[float, dict[str, Any], int, Path]:
+    """Build the spec `text` in a process of its own: wall seconds, the process's report (file
+    count, its own peak), the sampled peak of it and its children (KiB), and the output."""
     spec = folder / f"{name}.yaml"
-    spec.write_text(SCENARIOS[name]())
+    spec.write_text(text)
     (folder / "bench-catalog.yaml").write_text(BENCH_CATALOG)
     out = folder / f"out-{name}"
     # The child reports its own peak resident set size (ru_maxrss is KiB on Linux).
@@ -163,7 +172,6 @@ def run_one(name: str, folder: Path) -> dict[str, object]:
         "print(json.dumps({'seconds': time.perf_counter()-t, 'files': r.file_count,"
         " 'peak_kib': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))"
     )
-    reference = reference_seconds()
     start = time.perf_counter()
     command = [sys.executable, "-c", code, str(spec), str(out)]
     with subprocess.Popen(
@@ -177,7 +185,19 @@ def run_one(name: str, folder: Path) -> dict[str, object]:
     wall = time.perf_counter() - start
     if process.returncode != 0:
         raise SystemExit(f"{name} failed:\n{stderr}")
-    report = json.loads(stdout)
+    return wall, json.loads(stdout), shared_peak, out
+
+
+def fixed_seconds(folder: Path) -> float:
+    """Wall of the smallest full design (best of two): the part of every build's time that does
+    not grow with the links."""
+    text = superpod_like("bench-empty", "dgx-h100", 1, "qm9700")
+    return min(build_process(EMPTY, text, folder)[0] for _ in range(2))
+
+
+def run_one(name: str, folder: Path, fixed: float) -> dict[str, object]:
+    reference = reference_seconds()
+    wall, report, shared_peak, out = build_process(name, SCENARIOS[name](), folder)
     summary = json.loads((out / "summary.json").read_text())
     compute = next(n for n in summary["networks"].values() if n["role"] == "compute")
     links = sum(sum(n["links"].values()) for n in summary["networks"].values())
@@ -191,6 +211,7 @@ def run_one(name: str, folder: Path) -> dict[str, object]:
         "files": report["files"],
         "wall_s": round(wall, 1),
         "us_per_link": round(wall / links * 1e6),
+        "net_us_per_link": round((wall - fixed) / links * 1e6),
         "floor_s": round(floor, 2),
         "x_floor": round(wall / floor, 1),
         "peak_mib": round(max(report["peak_kib"], shared_peak) / 1024),
@@ -251,8 +272,10 @@ def main() -> None:
     names = scenario_arguments(__doc__ or "", list(SCENARIOS)).parse_args().scenarios
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
+        fixed = fixed_seconds(Path(tmp))
+        print(json.dumps({"fixed_s": round(fixed, 2)}), file=sys.stderr, flush=True)
         for name in names:
-            row = run_one(name, Path(tmp))
+            row = run_one(name, Path(tmp), fixed)
             rows.append(row)
             print(json.dumps(row), file=sys.stderr, flush=True)
     header = [
@@ -264,12 +287,15 @@ def main() -> None:
         "files",
         "wall_s",
         "us_per_link",
+        "net_us_per_link",
         "floor_s",
         "x_floor",
         "peak_mib",
         "reference_s",
     ]
     print_table(header, rows)
+    print(f"\nfixed_s = {fixed:.2f}: the smallest full design (one node); net_us_per_link is")
+    print("(wall_s - fixed_s) / links, the time a link adds.")
 
 
 def print_table(header: list[str], rows: list[dict[str, Any]]) -> None:
