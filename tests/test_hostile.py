@@ -17,6 +17,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
+import fabricc.build
+from fabricc.build import build
 from fabricc.cli import cli
 from fabricc.emit.tables import csv_text, markdown_table
 from fabricc.errors import Diagnostic, Location, OutputError, Severity
@@ -225,6 +227,18 @@ def test_the_writer_process_writes_what_the_thread_writes(tmp_path: Path) -> Non
             tree.commit()
     assert _snapshot(tmp_path / "True") == _snapshot(tmp_path / "False")
     assert len(_snapshot(tmp_path / "True")) == len(files) + 1  # and the marker
+
+
+def test_a_build_through_the_writer_process_gives_the_same_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The whole build, every emitter's files, through the writer process and through the
+    thread alone (large builds take the process; this one is made to)."""
+    build(LAB, tmp_path / "thread")
+    monkeypatch.setattr(fabricc.build, "WRITER_PROCESS_LINKS", 0)
+    monkeypatch.setattr(OutputTree, "_write_one", None)  # any file the thread wrote would fail
+    build(LAB, tmp_path / "process")
+    assert _snapshot(tmp_path / "process") == _snapshot(tmp_path / "thread")
 
 
 # -- what reaches artifacts --------------------------------------------------------------------
