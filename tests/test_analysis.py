@@ -146,6 +146,63 @@ def test_refinement_classes_are_equitable() -> None:
                 assert seen.setdefault(colours[v], totals) == totals
 
 
+def _naive_partition(weighted: Weighted, start: list[int]) -> set[frozenset[int]]:
+    """1-WL the slow way: every node's multiset of (neighbour class, Gb/s) again each round,
+    until the number of classes stops growing."""
+    colours = start
+    while True:
+        keys = [
+            (colours[v], tuple(sorted(zip(map(colours.__getitem__, near), gbps, strict=True))))
+            for v, (near, gbps) in enumerate(
+                zip(weighted.neighbours, weighted.weights, strict=True)
+            )
+        ]
+        ids: dict[Any, int] = {}
+        following = [ids.setdefault(key, len(ids)) for key in keys]
+        if len(ids) == len(set(colours)):
+            break
+        colours = following
+    classes: dict[int, set[int]] = {}
+    for v, colour in enumerate(colours):
+        classes.setdefault(colour, set()).add(v)
+    return {frozenset(members) for members in classes.values()}
+
+
+@given(
+    st.integers(min_value=2, max_value=24).flatmap(
+        lambda n: st.tuples(
+            st.just(n),
+            st.lists(
+                st.tuples(
+                    st.integers(0, n - 1), st.integers(0, n - 1), st.sampled_from([100, 200, 400])
+                ),
+                max_size=3 * n,
+            ),
+            st.lists(st.integers(0, 2), min_size=n, max_size=n),
+        )
+    )
+)
+@settings(max_examples=200, deadline=None)
+def test_refinement_is_the_coarsest_equitable_partition(
+    case: tuple[int, list[tuple[int, int, int]], list[int]],
+) -> None:
+    """Against the slow way on random weighted graphs and starting colours: the same classes,
+    numbered in order of first appearance."""
+    size, edges, start = case
+    adjacency: list[dict[int, tuple[int, int]]] = [{} for _ in range(size)]
+    for a, b, gbps in edges:
+        if a != b:
+            adjacency[a][b] = adjacency[b][a] = (1, gbps)
+    weighted = Weighted.of(adjacency)
+    colours = refine(weighted, start).colours
+    classes: dict[int, set[int]] = {}
+    for v, colour in enumerate(colours):
+        classes.setdefault(colour, set()).add(v)
+    assert {frozenset(members) for members in classes.values()} == _naive_partition(weighted, start)
+    first = {colour: colours.index(colour) for colour in set(colours)}
+    assert sorted(first, key=first.__getitem__) == list(range(len(first)))
+
+
 @pytest.mark.parametrize("example", ["superpod-h100-4su", "spectrum-x-2plane"])
 def test_refinement_from_a_stable_colouring_equals_refinement_from_scratch(example: str) -> None:
     """Starting from an equitable colouring (touched: the switches whose links changed since)

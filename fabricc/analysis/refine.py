@@ -7,7 +7,8 @@ Max-flow on the quotient graph of an equitable partition equals max-flow on the 
 (spread each quotient flow evenly over the members of a class: conservation and capacities
 hold because every member sees the same capacities), so a symmetric fat-tree of 6,000 switches
 reduces to a handful of classes. Refinement is incremental: after the first round only the
-neighbours of switches whose class changed are looked at again, and given a colouring already
+neighbours of switches whose class changed are looked at again (a class that splits keeps its
+colour on its largest part, so most of a split needs no second look: Hopcroft's rule), and given a colouring already
 equitable for the graph (the classes before the halves were coloured, or before a failure), the
 first round too looks only at the switches near what changed.
 """
@@ -116,9 +117,15 @@ def refine(
                 groups.setdefault(signatures[v], []).append(v)
             if len(groups) == 1:
                 continue
-            parts = list(groups.values())  # first part holds the lowest node: it keeps the colour
-            members[colour] = parts[0]
-            for part in parts[1:]:
+            # The largest part (the first of equals) keeps the colour: the signatures of its
+            # neighbours still read true, so only the other parts' neighbours are looked at
+            # again (Hopcroft's rule; the colours are renumbered in node order at the end).
+            parts = list(groups.values())
+            kept = max(parts, key=len)
+            members[colour] = kept
+            for part in parts:
+                if part is kept:
+                    continue
                 members[count] = part
                 for v in part:
                     colours[v] = count
@@ -126,7 +133,7 @@ def refine(
                 changed.extend(part)
                 count += 1
         if not changed:
-            return Classes(colours, _quotient(members, signatures))
+            return _numbered(colours, _quotient(members, signatures))
         dirty = sorted({u for v in changed for u in neighbours[v]})
 
 
@@ -146,6 +153,19 @@ def _first_dirty(
         if old in split:
             found.update(neighbours[v])
     return sorted(found)
+
+
+def _numbered(colours: list[int], capacity: dict[tuple[int, int], int]) -> Classes:
+    """The classes with their colours numbered in order of first appearance: the same partition
+    gives the same Classes whichever order its classes were split in."""
+    ids: dict[int, int] = {}
+    for colour in colours:
+        if colour not in ids:
+            ids[colour] = len(ids)
+    return Classes(
+        [ids[colour] for colour in colours],
+        {(ids[a], ids[b]): gbps for (a, b), gbps in capacity.items()},
+    )
 
 
 def _number(values: Sequence[Any]) -> list[int]:
