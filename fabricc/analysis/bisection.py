@@ -14,6 +14,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 import networkx as nx
+from networkx.algorithms.flow import shortest_augmenting_path
 
 from fabricc.analysis.graph import Attachment, PlaneGraph
 from fabricc.analysis.refine import Weighted, refine
@@ -110,4 +111,6 @@ def max_flow(
     network.add_nodes_from((SOURCE, SINK))
     for (a, b), gbps in sorted(capacity.items()):
         network.add_edge(a, b, capacity=gbps)
-    return int(nx.maximum_flow_value(network, SOURCE, SINK)), colours
+    # shortest augmenting paths: the fastest of networkx's on these small quotients (measured)
+    flow = nx.maximum_flow_value(network, SOURCE, SINK, flow_func=shortest_augmenting_path)
+    return int(flow), colours
