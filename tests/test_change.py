@@ -3,7 +3,9 @@
 A spec and the folder it was built into compare equal; growing roce-lab from 4 to 12 servers is
 pure addition (installs, new cables, parts to order, new and changed configs) and the work order
 lists it rack by rack; doubling the spines of an InfiniBand fabric is reported as a topology change
-with every leaf-spine cable that moves.
+with every leaf-spine cable that moves; adding a floor region (storage in racks of its own, a
+second GPU group) with --keep changes no existing name, place, address, out-of-band port or
+cable ID.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from fabricc.change.snapshot import (
 )
 from fabricc.change.workorder import files, work_order
 from fabricc.cli import cli
+from fabricc.ir import UPLINK
 from tests.support import EXAMPLES, compile_text
 
 ROCE = (EXAMPLES / "roce-lab.yaml").read_text()
@@ -365,3 +368,33 @@ def test_access_switches_are_a_name_series_and_an_address_part_per_region(tmp_pa
     fabric, _ = compile_text(written, tmp_path, "written.yaml")
     names = {n for n, d in fabric.devices.items() if d.network == "oob"}
     assert {"m-central1", "m-dgx1", "m-dgx2", "m-storage1"} <= names
+
+
+def test_access_switch_uplinks_without_their_places_warn_and_take_the_next_target(
+    tmp_path: Path,
+) -> None:
+    """In-band spines with 3 ports to spare: uplinks past their places take the highest free
+    ports - of the next spine where the round-robin one is full (this spec failed with 'no
+    free port left' before) - and the build warns that they may move on growth."""
+    text = """\
+metadata: {name: tight}
+site: {racks_per_row: 24, rack: {power_kw: 140}}
+nodes:
+  gpu: {model: hgx-h100, count: 86}
+  storage: {model: storage-array, count: 3}
+networks:
+  compute: {role: compute, fabric: ethernet, oversubscription: '2:1'}
+  inband: {role: inband, dual_homed: true}
+  oob: {role: oob, uplink_to: inband}
+"""
+    fabric, _ = compile_text(text, tmp_path)
+    uplinks = [link for link in fabric.links if link.network == "oob" and link.kind == UPLINK]
+    access = fabric.networks["oob"].switches["leaf"]
+    assert len(uplinks) == 2 * len(access)
+    assert len({(link.b, link.b_port) for link in uplinks}) == len(uplinks)
+    warned = [w.message for w in fabric.warnings if "found no free port" in w.message]
+    assert len(warned) == 1, fabric.warnings
+    assert (
+        " uplinks of oob found no free port at their places on inband's spine switches"
+        in (warned[0])
+    )

@@ -3,9 +3,10 @@
 Consumes the wired design and spec.addressing; produces addresses on devices and links. Every
 value derives from stable indices, so the same spec always gives the same addresses and growing
 a design fills or appends instead of renumbering:
-  * oob: every access switch a block of the pool (its own address, then one per port), in the
-    order of its number; a managed device takes the address of its port (the pool's first host
-    address is left for the gateway);
+  * oob: every access switch a block of the pool (its own address, then one per port), by its
+    number in its floor region's part of the pool (halving parts, so a region's growth or a new
+    region moves no other's); a managed device takes the address of its port (the pool's first
+    host address is left for the gateway);
   * inband: one address per host attached to an in-band network (its bond); the pool is cut in
     halving parts, one per node group in spec order (the first half, the next quarter, ...), so
     a new group never moves another's, and a host takes the address of its index in its group's
@@ -132,12 +133,12 @@ def _switch_blocks(
     fabric: Fabric, switches: list[str], size: int, stride: int
 ) -> dict[str, int] | None:
     """Each access switch's block (its first address's offset) in a share of `size` addresses:
-    its floor region's halving part (region_order: central racks the first half, the next
-    region the next quarter, ...), in it the switch's number times `stride` - so no region's
-    growth and no region added at the end moves another's addresses. Where a region outgrows
-    its part: equal parts (as many as the next power of two), else the switches counted region
-    after region (a tight pool: growth then moves addresses, and `diff` says so); None where
-    even that does not fit."""
+    its floor region's halving part by the region's rank (region_order: the first node group
+    with racks of its own the first half, the central racks the next quarter, ...), in it the
+    switch's number times `stride` - so no region's growth and no region added at the end moves
+    another's addresses. Where a region outgrows its part: equal parts (as many as the next
+    power of two), else the switches counted region after region (a tight pool: growth then
+    moves addresses, and `diff` says so); None where even that does not fit."""
     devices = fabric.devices
     order = region_order(fabric, switches)
     regions = {name: order[devices[name].series] for name in switches}

@@ -78,7 +78,7 @@ class RackPlan:
     power_w: int = 0
     fixed: bool = False  # rack-scale system: positions come from the catalog
     oob_switches: int = 0  # access switches of its own (rack-scale systems that ship them)
-    region: int = 0  # floor region (central, a group's own racks, the units): see the docstring
+    region: int = 0  # floor region (central, then a group's racks or units): see the docstring
     owner: str | None = None  # the node group whose region it is (None: central racks)
     capacity: int = 0  # nodes a compute rack holds when full (its places to come)
     gap_before: int = 0  # reserved places of compute racks to come just before this rack
