@@ -3,7 +3,9 @@
 A spec and the folder it was built into compare equal; growing roce-lab from 4 to 12 servers is
 pure addition (installs, new cables, parts to order, new and changed configs) and the work order
 lists it rack by rack; doubling the spines of an InfiniBand fabric is reported as a topology change
-with every leaf-spine cable that moves.
+with every leaf-spine cable that moves; adding a floor region (storage in racks of its own, a
+second GPU group) with --keep changes no existing name, place, address, out-of-band port or
+cable ID.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import csv
 import io
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from fabricc.build import build
@@ -35,7 +38,8 @@ from fabricc.change.snapshot import (
 )
 from fabricc.change.workorder import files, work_order
 from fabricc.cli import cli
-from tests.support import EXAMPLES
+from fabricc.ir import UPLINK
+from tests.support import EXAMPLES, compile_text
 
 ROCE = (EXAMPLES / "roce-lab.yaml").read_text()
 IB = """\
@@ -78,6 +82,24 @@ networks:
   compute: {{role: compute, fabric: infiniband, endpoints: {{a: {{}}, b: {{}}}}}}
   oob: {{role: oob}}
 """
+# a GPU group in units, management servers in central racks, in-band and out-of-band networks;
+# growth adds a floor region: storage arrays in racks of their own, or a second GPU group in units
+REGIONS = """\
+metadata: {{name: regions}}
+site: {{racks_per_row: 12, rack: {{power_kw: 140}}}}
+nodes:
+  dgx: {{model: dgx-h100, count: 64, nodes_per_rack: 4}}
+  mgmt: {{model: mgmt-server, count: 4}}
+{added}networks:
+  compute: {{role: compute, fabric: infiniband, spines_for_sus: 4}}
+  inband: {{role: inband, dual_homed: true, endpoints: {{dgx: {{}}, mgmt: {{}}}}}}
+  oob: {{role: oob, uplink_to: inband}}
+"""
+NEW_REGIONS = {
+    "storage in racks of its own": "  storage: {model: storage-array, count: 8, "
+    "placement: own-racks}\n",
+    "a second GPU group in units": "  hgx: {model: dgx-h100, count: 32, nodes_per_rack: 4}\n",
+}
 
 
 def _rows(text: str) -> list[dict[str, str]]:
@@ -295,3 +317,84 @@ def test_work_order_tables_write_numbers_as_numbers_and_guard_formulas() -> None
     tables = dict(files(result))
     rows = list(csv.reader(io.StringIO(tables["bom-delta.csv"])))
     assert rows[1] == ["P-1", "'=SUM(A1:A9)", "cable", "4", "1", "-3"]
+
+
+@pytest.mark.parametrize("added", sorted(NEW_REGIONS))
+def test_keep_holds_every_identity_when_a_floor_region_is_added(tmp_path: Path, added: str) -> None:
+    """A new floor region numbers its access switches in a series of its own, takes its own
+    part of the management pool and its own uplink places: with --keep no existing device
+    changes name, rack, unit, management address or out-of-band port, and no cable its ID."""
+    old = _spec(tmp_path, "old.yaml", REGIONS.format(added=""))
+    new = _spec(tmp_path, "new.yaml", REGIONS.format(added=NEW_REGIONS[added]))
+    before = from_files("old", compile_files(old))
+    after = from_files("new", compile_files(new, kept_places(before)))
+    access = {name for name, row in before.devices.items() if row["network"] == "oob"}
+    assert len(access) > 2 and any(name not in access for name in after.devices if "oob" in name)
+    for name, row in before.devices.items():
+        assert name in after.devices, name
+        fields = ("rack", "u", "mgmt_ip", "inband_ip", "scalable_unit")
+        assert [row[f] for f in fields] == [after.devices[name][f] for f in fields], name
+
+    def ends(rows: list[dict[str, str]]) -> dict[tuple[str, ...], str]:
+        """Cable ID by the cable's two ends (both out-of-band ports of a management cable)."""
+        return {
+            (r["a_device"], r["a_port"], r["b_device"], r["b_port"]): r["cable_id"] for r in rows
+        }
+
+    old_ends, new_ends = ends(before.cables), ends(after.cables)
+    missing = [end for end in old_ends if end not in new_ends]
+    assert not missing, missing[:3]
+    renumbered = [end for end, cid in old_ends.items() if new_ends[end] != cid]
+    assert not renumbered, renumbered[:3]
+    result = diff(before, after)
+    assert not [note for note in result.topology if "identity:" in note or "rewire" in note]
+
+
+def test_access_switches_are_a_name_series_and_an_address_part_per_region(tmp_path: Path) -> None:
+    """Central racks keep `oob-leaf001`, a group's racks get `oob-<group>-leaf001`; a written
+    pattern's {group} is the region's group ('central' for central racks). The first group's
+    region takes the first half of the management pool, the central racks the next quarter."""
+    text = REGIONS.format(added=NEW_REGIONS["storage in racks of its own"])
+    fabric, _ = compile_text(text, tmp_path)
+    access = {n: d for n, d in fabric.devices.items() if d.network == "oob"}
+    assert {"oob-leaf001", "oob-dgx-leaf001", "oob-storage-leaf001"} <= set(access)
+    assert access["oob-dgx-leaf001"].mgmt_ip == "10.128.0.2"
+    assert access["oob-dgx-leaf002"].mgmt_ip == "10.128.0.51"  # 48 ports + 1 on
+    assert access["oob-leaf001"].mgmt_ip == "10.128.128.2"
+    assert access["oob-storage-leaf001"].mgmt_ip == "10.128.192.2"
+    written = text.replace(
+        "uplink_to: inband}", "uplink_to: inband, hostnames: {leaf: 'm-{group}{n}'}}"
+    )
+    fabric, _ = compile_text(written, tmp_path, "written.yaml")
+    names = {n for n, d in fabric.devices.items() if d.network == "oob"}
+    assert {"m-central1", "m-dgx1", "m-dgx2", "m-storage1"} <= names
+
+
+def test_access_switch_uplinks_without_their_places_warn_and_take_the_next_target(
+    tmp_path: Path,
+) -> None:
+    """In-band spines with 3 ports to spare: uplinks past their places take the highest free
+    ports - of the next spine where the round-robin one is full (this spec failed with 'no
+    free port left' before) - and the build warns that they may move on growth."""
+    text = """\
+metadata: {name: tight}
+site: {racks_per_row: 24, rack: {power_kw: 140}}
+nodes:
+  gpu: {model: hgx-h100, count: 86}
+  storage: {model: storage-array, count: 3}
+networks:
+  compute: {role: compute, fabric: ethernet, oversubscription: '2:1'}
+  inband: {role: inband, dual_homed: true}
+  oob: {role: oob, uplink_to: inband}
+"""
+    fabric, _ = compile_text(text, tmp_path)
+    uplinks = [link for link in fabric.links if link.network == "oob" and link.kind == UPLINK]
+    access = fabric.networks["oob"].switches["leaf"]
+    assert len(uplinks) == 2 * len(access)
+    assert len({(link.b, link.b_port) for link in uplinks}) == len(uplinks)
+    warned = [w.message for w in fabric.warnings if "found no free port" in w.message]
+    assert len(warned) == 1, fabric.warnings
+    assert (
+        " uplinks of oob found no free port at their places on inband's spine switches"
+        in (warned[0])
+    )

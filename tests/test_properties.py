@@ -36,6 +36,7 @@ class Case:
     oob: bool
     su_size: int | None
     storage: int = 0  # storage arrays (central, on the in-band and out-of-band networks)
+    storage_racks: bool = False  # the storage arrays in racks of their own (a floor region)
 
     def text(self) -> str:
         group = f"  gpu: {{model: {self.model}, count: {self.count}"
@@ -49,7 +50,8 @@ class Case:
         if self.ufm:
             lines.append(f"  ufm: {{model: ufm-3.1, count: {self.ufm}}}")
         if self.storage:
-            lines.append(f"  storage: {{model: storage-array, count: {self.storage}}}")
+            placement = ", placement: own-racks" if self.storage_racks else ""
+            lines.append(f"  storage: {{model: storage-array, count: {self.storage}{placement}}}")
         compute = [
             f"role: compute, fabric: {self.fabric}",
             f"oversubscription: '{self.ratio[0]}:{self.ratio[1]}'",

@@ -84,5 +84,5 @@ def test_every_management_port_is_reserved(example: str) -> None:
 def test_circuit_ids_name_the_access_port_as_cumulus_does() -> None:
     config = json.loads(provisioning("roce-lab")["kea/kea-dhcp4.conf"])["Dhcp4"]
     gpu01 = next(r for r in config["subnet4"][0]["reservations"] if r["hostname"] == "gpu01-bmc")
-    # cables.csv: gpu01:BMC > oob-leaf002:3
-    assert gpu01["circuit-id"] == "'oob-leaf002:swp3'"
+    # cables.csv: gpu01:BMC > oob-gpu-leaf001:3
+    assert gpu01["circuit-id"] == "'oob-gpu-leaf001:swp3'"

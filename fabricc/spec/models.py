@@ -172,7 +172,9 @@ class Hostnames(SpecModel):
 
     leaf: HostnamePattern = Field(
         "{network}-leaf{n:03d}",
-        description="leaf hostname pattern ({group}: the leaf class's first node group)",
+        description="leaf hostname pattern ({group}: the leaf class's first node group; for "
+        "out-of-band access switches the node group of their floor region, 'central' for "
+        "central racks)",
     )
     spine: HostnamePattern = Field("{network}-spine{n:03d}", description="spine hostname pattern")
     core: HostnamePattern = Field("{network}-core{n:03d}", description="core hostname pattern")

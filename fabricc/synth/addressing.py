@@ -3,9 +3,10 @@
 Consumes the wired design and spec.addressing; produces addresses on devices and links. Every
 value derives from stable indices, so the same spec always gives the same addresses and growing
 a design fills or appends instead of renumbering:
-  * oob: every access switch a block of the pool (its own address, then one per port), in the
-    order of its number; a managed device takes the address of its port (the pool's first host
-    address is left for the gateway);
+  * oob: every access switch a block of the pool (its own address, then one per port), by its
+    number in its floor region's part of the pool (halving parts, so a region's growth or a new
+    region moves no other's); a managed device takes the address of its port (the pool's first
+    host address is left for the gateway);
   * inband: one address per host attached to an in-band network (its bond); the pool is cut in
     halving parts, one per node group in spec order (the first half, the next quarter, ...), so
     a new group never moves another's, and a host takes the address of its index in its group's
@@ -33,7 +34,7 @@ from collections.abc import Collection, Iterator
 from fabricc.errors import Diagnostic, error
 from fabricc.ir import ENDPOINT_LEAF, LEAF_SPINE, MGMT, SPINE_CORE, Fabric
 from fabricc.spec.yamlsource import format_path
-from fabricc.synth.oob import access_ports
+from fabricc.synth.oob import access_ports, region_order
 
 ROUTED_ROLES = ("compute", "storage")
 
@@ -92,30 +93,71 @@ def _routed_networks(fabric: Fabric) -> Iterator[str]:
 
 
 def _management(fabric: Fabric, problems: list[Diagnostic]) -> None:
-    pool = _Pool(fabric.loaded.spec.addressing.oob, skip_first=2)  # network address and gateway
+    """Management addresses: each out-of-band network an equal share of the pool (as many as
+    the next power of two), in it each floor region a part (_switch_blocks), in it each access
+    switch a block of ports + 1 addresses by its number: its own, then one per port."""
+    oob = ipaddress.ip_network(fabric.loaded.spec.addressing.oob)
     catalog = fabric.loaded.catalog.catalog
+    networks = [
+        switches
+        for name, network in fabric.loaded.networks.items()
+        if network.spec.role == "oob"
+        and name in fabric.networks
+        and (switches := fabric.networks[name].switches.get("leaf", []))
+    ]
+    share = oob.num_addresses >> max(0, len(networks) - 1).bit_length()
     offsets: dict[str, int] = {}
-    base = pool.next
-    for name, network in fabric.loaded.networks.items():
-        topology = fabric.networks.get(name)
-        if network.spec.role != "oob" or topology is None:
-            continue
-        switches = [fabric.devices[s] for s in topology.switches.get("leaf", [])]
-        if not switches:
-            continue
-        stride = 1 + max(access_ports(catalog.switches[s.model]) for s in switches)
-        for switch in switches:
-            offsets[switch.name] = base + switch.index * stride
-        base += (1 + max(s.index for s in switches)) * stride
+    full = False
+    for number, switches in enumerate(networks):
+        stride = 1 + max(access_ports(catalog.switches[fabric.devices[s].model]) for s in switches)
+        blocks = _switch_blocks(fabric, switches, share, stride)
+        full = full or blocks is None
+        for name, block in (blocks or dict.fromkeys(switches, 0)).items():
+            offsets[name] = number * share + block
     addresses = dict(offsets)
     for link in fabric.links:
         if link.kind == MGMT and link.b in offsets:
             addresses.setdefault(link.a, offsets[link.b] + int(link.b_port))
-    if addresses and max(addresses.values()) >= pool.size:
+    if full:
         _fail(fabric, problems, "oob", f"{len(addresses)} managed devices", "more addresses")
         return
+    pool = _Pool(str(oob))
     for name, offset in addresses.items():
         fabric.devices[name].mgmt_ip = pool.text(pool.base + offset)
+
+
+SKIPPED = 2  # addresses left at the start of a part: the network address and the gateway
+
+
+def _switch_blocks(
+    fabric: Fabric, switches: list[str], size: int, stride: int
+) -> dict[str, int] | None:
+    """Each access switch's block (its first address's offset) in a share of `size` addresses:
+    its floor region's halving part by the region's rank (region_order: the first node group
+    with racks of its own the first half, the central racks the next quarter, ...), in it the
+    switch's number times `stride` - so no region's growth and no region added at the end moves
+    another's addresses. Where a region outgrows its part: equal parts (as many as the next
+    power of two), else the switches counted region after region (a tight pool: growth then
+    moves addresses, and `diff` says so); None where even that does not fit."""
+    devices = fabric.devices
+    order = region_order(fabric, switches)
+    regions = {name: order[devices[name].series] for name in switches}
+    need: dict[int, int] = {}
+    for name, region in regions.items():
+        need[region] = max(need.get(region, 0), SKIPPED + (devices[name].index + 1) * stride)
+    halves = {region: halving_part(size, region) for region in need}
+    block = size >> max(order.values()).bit_length()
+    equal = {region: range(region * block, (region + 1) * block) for region in need}
+    for parts in (halves, equal):
+        if all(need[region] <= len(part) for region, part in parts.items()):
+            return {
+                name: parts[region].start + SKIPPED + devices[name].index * stride
+                for name, region in regions.items()
+            }
+    ordered = sorted(switches, key=lambda name: (regions[name], devices[name].index))
+    if SKIPPED + len(ordered) * stride > size:
+        return None
+    return {name: SKIPPED + k * stride for k, name in enumerate(ordered)}
 
 
 def _group_places(fabric: Fabric, hosts: Collection[str]) -> dict[str, int]:

@@ -109,8 +109,7 @@ def _fixed_serials(fabric: Fabric) -> dict[int, int]:
     """Serials (by link) that come from a place rather than a count, where a count would shift
     when a design grows: a PDU's from its rack's place on the floor (row by row) and its number
     in the rack - a rack may fill a place reserved before existing racks (a partial unit
-    growing); an access switch's uplinks from the switch's number - the floor regions number
-    their switches in turns, so a new one may come before existing ones."""
+    growing); an access switch's uplinks from the switch's number in its floor region's series."""
     loaded = fabric.loaded
     site = loaded.spec.site
     nodes = loaded.catalog.catalog.nodes.values()

@@ -14,15 +14,17 @@ from __future__ import annotations
 from collections import Counter
 
 from fabricc.catalog.models import NodeModel, SwitchModel
-from fabricc.errors import Diagnostic, error
+from fabricc.errors import Diagnostic, error, warning
 from fabricc.ir import MGMT, UPLINK, Device, Fabric, Link, NetworkTopology
 from fabricc.spec.resolve import ResolvedNetwork, best_speed, switch_port_speeds
 from fabricc.spec.yamlsource import format_path
 from fabricc.synth.naming import PDU_PORT, POWER_SHELF_PORT, format_name, switch_port
 from fabricc.synth.portbook import PortBook
 from fabricc.synth.racks import RackPlan
+from fabricc.synth.switches import default_pattern
 
 UPLINK_PORTS = "uplink-ports"  # diagnostic code: a target tier ran out of ports for uplinks
+CENTRAL = "central"  # what a written hostname pattern's {group} gives for central racks
 
 
 def mgmt_port(fabric: Fabric, device: Device) -> str | None:
@@ -88,10 +90,31 @@ def build_oob(
     fabric.networks[network.name] = topology
     names: list[str] = topology.switches.setdefault("leaf", [])
     budget = int(fabric.loaded.spec.site.rack.power_kw * 1000)
-    for index, run_racks, ports in runs:
+    written = "leaf" in spec.hostnames.model_fields_set
+    collided = False
+    for owner, index, run_racks, ports in runs:
+        pattern = spec.hostnames.leaf if written else default_pattern("leaf", owner, None)
         name = format_name(
-            spec.hostnames.leaf, network=network.name, role="leaf", n=index + 1, i=index
+            pattern, network=network.name, role="leaf", group=owner or CENTRAL, n=index + 1, i=index
         )
+        twin = fabric.devices.get(name)
+        if twin is not None and twin.network == network.name:
+            # a written pattern without {group}: two regions' switches of one number meet
+            if not collided:
+                path = (*network.path, "hostnames", "leaf")
+                problems.append(
+                    error(
+                        f"hostname {name!r} is generated twice",
+                        path=format_path(path),
+                        location=source.value(path),
+                        hint="access switches count {n} within each floor region (the central "
+                        "racks, each node group's racks): add {group} (the node group, "
+                        f"'{CENTRAL}' for the central racks), e.g. "
+                        "'{network}-{group}-leaf{n:03d}'",
+                    )
+                )
+            collided = True
+            continue
         device = Device(
             name=name,
             kind="switch",
@@ -99,6 +122,7 @@ def build_oob(
             role="leaf",
             index=index,
             network=network.name,
+            series=owner,
             height_u=switch.height_u,
             power_w=switch.power_w,
             spec_path=(*network.path, "switches", "leaf"),
@@ -127,11 +151,24 @@ def build_oob(
                     Link(network.name, MGMT, managed_device.name, port, name, str(position + 1), 1)
                 )
     if spec.uplink_to is not None:
-        regions = max((rack.regions for rack in racks), default=1)
-        connect_uplinks(fabric, network, names, book, problems, regions)
+        connect_uplinks(fabric, network, names, book, problems, region_order(fabric, names))
 
 
-Run = tuple[int, list[RackPlan], list[tuple[int, Device, str]]]  # switch index, racks, ports
+def region_order(fabric: Fabric, switches: list[str]) -> dict[str | None, int]:
+    """The floor regions of access switches numbered for the parts they take (uplink places on
+    their targets, blocks of the management pool; part 0 the largest): the first node group
+    with racks of its own (in spec order: the GPU nodes, as a rule the most racks) 0, the
+    central racks 1, the other groups 2, 3, ... in spec order - so a group added at the end of
+    the spec numbers after every existing region and moves none."""
+    owners = {fabric.devices[name].series for name in switches}
+    groups = [group for group in fabric.loaded.spec.nodes if group in owners]
+    order: dict[str | None, int] = {group: k + (k > 0) for k, group in enumerate(groups)}
+    return order | {None: 1}
+
+
+# an access switch's region (its node group, None for central racks), its number there, the
+# racks it serves and the ports: (port offset, managed device, its management port)
+Run = tuple[str | None, int, list[RackPlan], list[tuple[int, Device, str]]]
 
 
 def _managed(
@@ -168,26 +205,26 @@ def _runs(fabric: Fabric, racks: list[RackPlan], capacity: int, max_racks: int) 
     device's port is its place in its run, so growth only fills reserved ports or appends runs;
     a run of places still empty keeps its switch number free."""
     runs: list[Run] = []
-    numbers: Counter[int] = Counter()  # switches so far per region
-    regions = max((rack.regions for rack in racks), default=1)
+    # switches so far per region: each region numbers its own, so that no region's growth and
+    # no new region renumbers another's
+    numbers: Counter[str | None] = Counter()
 
-    def number(region: int) -> int:
-        """Regions take turns (central 0, 2, ...; units 1, 3, ... with two regions), so that one
-        growing never renumbers another's switches."""
-        numbers[region] += 1
-        return (numbers[region] - 1) * regions + region
+    def number(owner: str | None) -> int:
+        numbers[owner] += 1
+        return numbers[owner] - 1
 
     run_racks: list[RackPlan] = []
     run_ports: list[tuple[int, Device, str]] = []
     places, used, region = 0, 0, -1
+    owner: str | None = None
     full_rack: dict[int | None, int] = {}  # per unit: the ports a full compute rack reserves
 
     def close() -> None:
         nonlocal run_racks, run_ports, places, used
         if places:
-            index = number(region)
+            index = number(owner)
             if run_racks:
-                runs.append((index, run_racks, run_ports))
+                runs.append((owner, index, run_racks, run_ports))
         run_racks, run_ports, places, used = [], [], 0, 0
 
     for rack in racks:
@@ -200,10 +237,9 @@ def _runs(fabric: Fabric, racks: list[RackPlan], capacity: int, max_racks: int) 
             share = -(-len(ports) // count)
             for i in range(0, len(ports), share):
                 chunk = ports[i : i + share]
-                runs.append(
-                    (number(rack.region), [rack], [(k, d, p) for k, (_, d, p) in enumerate(chunk)])
-                )
-            region = rack.region
+                chunk_ports = [(k, d, p) for k, (_, d, p) in enumerate(chunk)]
+                runs.append((rack.owner, number(rack.owner), [rack], chunk_ports))
+            region, owner = rack.region, rack.owner
             continue
         if rack.role == "compute":
             full_rack.setdefault(rack.su, reserve)
@@ -211,7 +247,7 @@ def _runs(fabric: Fabric, racks: list[RackPlan], capacity: int, max_racks: int) 
         for share, real in [*((r, False) for r in places_to_come), (reserve, True)]:
             if places and (used + share > capacity or places >= max_racks or rack.region != region):
                 close()
-            region = rack.region
+            region, owner = rack.region, rack.owner
             places += 1
             if not real:
                 used += share
@@ -263,11 +299,11 @@ def connect_uplinks(
     switches: list[str],
     book: PortBook,
     problems: list[Diagnostic],
-    regions: int = 1,
+    regions: dict[str | None, int] | None = None,
 ) -> None:
     """Join `switches` (a network's top tier) to the top tier of network.spec.uplink_to,
     uplinks_per_switch each, round-robin over the target switches. Access switches go by
-    their number (the floor `regions` taking turns, see _runs), not by their order."""
+    their floor region (`regions`, see region_order) and number there, not by their order."""
     spec = network.spec
     assert spec.uplink_to is not None
     target_topology = fabric.networks.get(spec.uplink_to)
@@ -288,18 +324,22 @@ def connect_uplinks(
     assert top_tier is not None  # some tier has switches (checked above)
     targets = target_topology.switches[top_tier]
     catalog = fabric.loaded.catalog.catalog
-    # Access switches keep their targets and target ports when more are added between them
-    # (growth): uplink k of the j-th switch of floor region r is the (j * uplinks + k)-th of its
-    # region, round-robin from target r, and takes the place that gives it on its target
-    # (regions taking turns), claimed for all of them before any other uplink is made.
+    # Access switches keep their targets and target ports when a region grows or a new one
+    # comes: uplink k of the j-th switch of floor region r is the (j * uplinks + k)-th of its
+    # region, round-robin from target r, and the q-th of its region on that target takes
+    # place (2q + 1) * 2**r - 1 there, counted from the top (region 0 every other place, region
+    # 1 every fourth, ...: no two regions meet, whatever their number), claimed for all of them
+    # before any other uplink is made.
     oob = spec.role == "oob"
     width = len(targets)
+    order = regions or {}
 
     def turn_of(name: str, k: int) -> tuple[int, int]:
         """(target, place on it) of uplink k of access switch `name`."""
-        j, r = divmod(fabric.devices[name].index, regions)
-        turn = j * spec.uplinks_per_switch + k
-        return (turn + r) % width, (turn // width) * regions + r
+        device = fabric.devices[name]
+        r = order.get(device.series, 0)
+        turn = device.index * spec.uplinks_per_switch + k
+        return (turn + r) % width, ((2 * (turn // width) + 1) << r) - 1
 
     pairs: dict[tuple[str, str], int | None] = {}  # (model, target model) -> uplink speed
 
@@ -328,6 +368,7 @@ def connect_uplinks(
                     places.used[target].discard(port)  # the places stay as they were
                 if port is not None and book.take(target, port):
                     claimed[(name, k)] = port
+    unplaced = 0  # access-switch uplinks whose place on their target was not free
     for position, name in enumerate(switches):
         turn = position * spec.uplinks_per_switch
         model_name = fabric.devices[name].model
@@ -341,9 +382,9 @@ def connect_uplinks(
             else 0
         )
         for k in range(spec.uplinks_per_switch):
-            target = targets[turn_of(name, k)[0] if oob else turn % width]
+            at = turn_of(name, k)[0] if oob else turn % width
+            target = targets[at]
             turn += 1
-            target_model = catalog.switches[fabric.devices[target].model]
             speed = speed_between(model_name, fabric.devices[target].model)
             if speed is None:
                 fail(f"{name} and {target} share no port speed for an uplink")
@@ -360,9 +401,21 @@ def connect_uplinks(
                 local: str | None = own
             else:
                 local = _free_port(book, name, model, own_speeds[speed])
-            remote = claimed.get((name, k)) or _free_port(
-                book, target, target_model, switch_port_speeds(target_model)[speed]
-            )
+            remote = claimed.get((name, k))
+            if oob and remote is None:
+                unplaced += 1
+            # the round-robin target, else (it is full: the regions' turns need not spread the
+            # uplinks evenly) the next one with a free port at that speed
+            for step in range(width if remote is None else 0):
+                candidate = targets[(at + step) % width]
+                candidate_model = fabric.devices[candidate].model
+                if speed_between(model_name, candidate_model) != speed:
+                    continue
+                chosen = catalog.switches[candidate_model]
+                remote = _free_port(book, candidate, chosen, switch_port_speeds(chosen)[speed])
+                if remote is not None:
+                    target = candidate
+                    break
             if local is None or remote is None:
                 fail(
                     f"{target if remote is None else name} has no free port left for an uplink",
@@ -371,6 +424,18 @@ def connect_uplinks(
                 )
                 return
             fabric.links.append(Link(network.name, UPLINK, name, local, target, remote, speed))
+    if unplaced:
+        fabric.warnings.append(
+            warning(
+                f"{unplaced} uplinks of {network.name} found no free port at their places on "
+                f"{spec.uplink_to}'s {top_tier} switches and take the highest free ones: they may "
+                "move when the design grows",
+                path=format_path(path),
+                location=source.value(path),
+                hint="give the target network free ports to spare (a larger switch, "
+                "spines_for_sus) or lower uplinks_per_switch",
+            )
+        )
 
 
 def uplink_speed(model: SwitchModel, target: SwitchModel) -> int | None:

@@ -5,11 +5,11 @@ for every device. The floor is laid out in regions, each starting on a row of it
 region grows along its rows without moving the racks of another:
   1. central racks: spines, cores, switches that serve no single scalable unit, appliances and
      storage, packed first-fit by height, power and PDU outlets;
-  2. per group placed in racks of its own but not built in units: its racks;
-  3. per group built in units, a region of its own (so that one group's new units never move
-     another's racks): one block per scalable unit, its compute racks with (site.network_racks =
-     per-su) a network rack in the middle for the unit's leaves - the SuperPOD layout, which
-     keeps node cables short.
+  2. per node group with racks of its own, in spec order (so that one group's growth, or a
+     group added at the end of the spec, never moves another's racks), a region: the group's
+     racks if it is not built in units, else one block per scalable unit, its compute racks with
+     (site.network_racks = per-su) a network rack in the middle for the unit's leaves - the
+     SuperPOD layout, which keeps node cables short.
 Every unit block takes the width of a full unit, also while its unit is partial: the network
 rack sits at the middle of the full unit and compute racks to come keep their places, so adding
 nodes or units only fills reserved places and appends. A block starts a new row when the rest of
@@ -78,8 +78,8 @@ class RackPlan:
     power_w: int = 0
     fixed: bool = False  # rack-scale system: positions come from the catalog
     oob_switches: int = 0  # access switches of its own (rack-scale systems that ship them)
-    region: int = 0  # floor region (central, a group's own racks, the units): see the docstring
-    regions: int = 1  # floor regions of the design
+    region: int = 0  # floor region (central, then a group's racks or units): see the docstring
+    owner: str | None = None  # the node group whose region it is (None: central racks)
     capacity: int = 0  # nodes a compute rack holds when full (its places to come)
     gap_before: int = 0  # reserved places of compute racks to come just before this rack
     held: int = 0  # units held free at the top for an out-of-band access switch
@@ -287,7 +287,7 @@ class _Layout:
             rack.power_w += device.power_w
         return rack
 
-    def unit_blocks(self) -> tuple[list[UnitBlock], list[list[RackPlan]]]:
+    def unit_blocks(self) -> tuple[list[UnitBlock], dict[str, list[RackPlan]]]:
         """Blocks of racks per scalable unit, and per non-unit group placed in racks of its own,
         its racks."""
         units: dict[int, UnitBlock] = {}
@@ -333,7 +333,7 @@ class _Layout:
                 full_nodes = plan.su_size - (plan.reserved if su == plan.su_offset else 0)
                 block = unit(group, su, -(-full_nodes // per_rack))
                 block.compute.extend(self.node_racks(group, members, per_rack, su))
-        return [units[su] for su in sorted(units)], list(own.values())
+        return [units[su] for su in sorted(units)], own
 
     def place_switches(self, blocks: list[UnitBlock], central: list[RackPlan]) -> None:
         per_su = self.spec.site.network_racks == "per-su"
@@ -510,7 +510,7 @@ class _Layout:
                 first = row * per_row + position
                 gap_from = 0
                 for offset, plan in block:
-                    plan.region, plan.regions = number, len(regions)
+                    plan.region = number
                     plan.gap_before = offset - gap_from
                     gap_from = offset + 1
                     places.append((plan, first + offset))
@@ -589,12 +589,21 @@ def layout(
     blocks, own = planner.unit_blocks()
     central: list[RackPlan] = []
     planner.place_switches(blocks, central)
-    groups = dict.fromkeys(block.group for block in blocks)
-    regions = [
-        [(1, [(0, rack)]) for rack in central],
-        *([(1, [(0, rack)]) for rack in racks] for racks in own),
-        *([(b.width, b.places()) for b in blocks if b.group == group] for group in groups),
+    # central racks, then each group's racks in spec order: a group added at the end of the
+    # spec adds a region after every existing one
+    owned: list[tuple[str | None, list[tuple[int, list[tuple[int, RackPlan]]]]]] = [
+        (None, [(1, [(0, rack)]) for rack in central])
     ]
+    for group in plans:
+        if group in own:
+            owned.append((group, [(1, [(0, rack)]) for rack in own[group]]))
+        elif any(block.group == group for block in blocks):
+            owned.append((group, [(b.width, b.places()) for b in blocks if b.group == group]))
+    for owner, region in owned:
+        for _, places in region:
+            for _, plan in places:
+                plan.owner = owner
+    regions = [region for _, region in owned]
     planner.assign(regions)
     ordered = [[plan for _, places in region for _, plan in places] for region in regions]
     add_pdus(fabric, [plan for region in ordered for plan in region])
