@@ -212,13 +212,15 @@ def _send(process: subprocess.Popen[bytes], batch: list[Artifact]) -> None:
     moves the bytes while the emitters compute."""
     assert process.stdin is not None
     fd = process.stdin.fileno()
-    buffers: list[bytes] = []
+    buffers: list[bytes] = []  # encoded as they are sent, not the whole batch at once
     for relative, content in batch:
         data = content.encode("utf-8") if isinstance(content, str) else content
         name = _safe_relative(relative).as_posix().encode("utf-8")
         buffers += (b"%d %d\n%s" % (len(name), len(data), name), data)
-    for start in range(0, len(buffers), _BUFFERS_PER_CALL):
-        _write_all(fd, buffers[start : start + _BUFFERS_PER_CALL])
+        if len(buffers) >= _BUFFERS_PER_CALL:
+            _write_all(fd, buffers)
+            buffers = []
+    _write_all(fd, buffers)
 
 
 _BUFFERS_PER_CALL = 512  # within IOV_MAX (1024 on Linux)

@@ -60,16 +60,19 @@ def build_oob(
     source = fabric.loaded.source
     model_name = network.switch_models["leaf"]
     switch = fabric.loaded.catalog.catalog.switches[model_name]
+
+    def fail(at: tuple[str, ...], message: str, hint: str) -> None:
+        path = (*network.path, *at)
+        problems.append(
+            error(message, path=format_path(path), location=source.value(path), hint=hint)
+        )
+
     access = [g for g in switch.port_groups if g.use == "any" and g.form == "rj45"]
     if not access:
-        path = (*network.path, "switches", "leaf")
-        problems.append(
-            error(
-                f"{model_name!r} has no RJ45 ports for management connections",
-                path=format_path(path),
-                location=source.value(path),
-                hint="use an access switch such as sn2201",
-            )
+        fail(
+            ("switches", "leaf"),
+            f"{model_name!r} has no RJ45 ports for management connections",
+            "use an access switch such as sn2201",
         )
         return
     capacity = access_ports(switch)
@@ -101,17 +104,12 @@ def build_oob(
         if twin is not None and twin.network == network.name:
             # a written pattern without {group}: two regions' switches of one number meet
             if not collided:
-                path = (*network.path, "hostnames", "leaf")
-                problems.append(
-                    error(
-                        f"hostname {name!r} is generated twice",
-                        path=format_path(path),
-                        location=source.value(path),
-                        hint="access switches count {n} within each floor region (the central "
-                        "racks, each node group's racks): add {group} (the node group, "
-                        f"'{CENTRAL}' for the central racks), e.g. "
-                        "'{network}-{group}-leaf{n:03d}'",
-                    )
+                fail(
+                    ("hostnames", "leaf"),
+                    f"hostname {name!r} is generated twice",
+                    "access switches count {n} within each floor region (the central racks, "
+                    "each node group's racks): add {group} (the node group, "
+                    f"'{CENTRAL}' for the central racks), e.g. '{{network}}-{{group}}-leaf{{n:03d}}'",
                 )
             collided = True
             continue
