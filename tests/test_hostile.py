@@ -196,9 +196,7 @@ def test_an_emitter_failing_while_files_are_written_leaves_the_previous_output(
 
 
 @pytest.mark.parametrize("process", [False, True], ids=["thread", "process"])
-def test_a_write_failure_on_the_writer_thread_is_reported_once(
-    tmp_path: Path, process: bool
-) -> None:
+def test_a_write_failure_on_the_writer_is_reported_once(tmp_path: Path, process: bool) -> None:
     out = tmp_path / "out"
     with pytest.raises(OutputError) as caught, OutputTree(out, process=process) as tree:
         tree.add([("a", "file"), ("a/b", "a file where a folder should be")])

@@ -158,14 +158,9 @@ def _first_dirty(
 def _numbered(colours: list[int], capacity: dict[tuple[int, int], int]) -> Classes:
     """The classes with their colours numbered in order of first appearance: the same partition
     gives the same Classes whichever order its classes were split in."""
-    ids: dict[int, int] = {}
-    for colour in colours:
-        if colour not in ids:
-            ids[colour] = len(ids)
-    return Classes(
-        [ids[colour] for colour in colours],
-        {(ids[a], ids[b]): gbps for (a, b), gbps in capacity.items()},
-    )
+    numbered = _number(colours)
+    ids = dict(zip(colours, numbered, strict=True))
+    return Classes(numbered, {(ids[a], ids[b]): gbps for (a, b), gbps in capacity.items()})
 
 
 def _number(values: Sequence[Any]) -> list[int]:

@@ -213,8 +213,8 @@ def _runs(fabric: Fabric, racks: list[RackPlan], capacity: int, max_racks: int) 
 
     run_racks: list[RackPlan] = []
     run_ports: list[tuple[int, Device, str]] = []
-    places, used, region = 0, 0, -1
-    owner: str | None = None
+    places, used = 0, 0
+    owner: str | None = None  # the region of the run so far (checked only once it has places)
     full_rack: dict[int | None, int] = {}  # per unit: the ports a full compute rack reserves
 
     def close() -> None:
@@ -237,15 +237,15 @@ def _runs(fabric: Fabric, racks: list[RackPlan], capacity: int, max_racks: int) 
                 chunk = ports[i : i + share]
                 chunk_ports = [(k, d, p) for k, (_, d, p) in enumerate(chunk)]
                 runs.append((rack.owner, number(rack.owner), [rack], chunk_ports))
-            region, owner = rack.region, rack.owner
+            owner = rack.owner
             continue
         if rack.role == "compute":
             full_rack.setdefault(rack.su, reserve)
         places_to_come = [full_rack.get(rack.su, reserve)] * rack.gap_before
         for share, real in [*((r, False) for r in places_to_come), (reserve, True)]:
-            if places and (used + share > capacity or places >= max_racks or rack.region != region):
+            if places and (used + share > capacity or places >= max_racks or rack.owner != owner):
                 close()
-            region, owner = rack.region, rack.owner
+            owner = rack.owner
             places += 1
             if not real:
                 used += share

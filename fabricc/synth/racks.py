@@ -78,8 +78,9 @@ class RackPlan:
     power_w: int = 0
     fixed: bool = False  # rack-scale system: positions come from the catalog
     oob_switches: int = 0  # access switches of its own (rack-scale systems that ship them)
-    region: int = 0  # floor region (central, then a group's racks or units): see the docstring
-    owner: str | None = None  # the node group whose region it is (None: central racks)
+    # its floor region (see the docstring): the node group whose region it is, None for the
+    # central racks
+    owner: str | None = None
     capacity: int = 0  # nodes a compute rack holds when full (its places to come)
     gap_before: int = 0  # reserved places of compute racks to come just before this rack
     held: int = 0  # units held free at the top for an out-of-band access switch
@@ -499,7 +500,7 @@ class _Layout:
         per_row = self.spec.site.racks_per_row
         row, position = 0, 0
         places: list[tuple[RackPlan, int]] = []
-        for number, blocks in enumerate(regions):
+        for blocks in regions:
             if not any(block for _, block in blocks):
                 continue
             if position:
@@ -510,7 +511,6 @@ class _Layout:
                 first = row * per_row + position
                 gap_from = 0
                 for offset, plan in block:
-                    plan.region = number
                     plan.gap_before = offset - gap_from
                     gap_from = offset + 1
                     places.append((plan, first + offset))
@@ -526,7 +526,8 @@ class _Layout:
         per_row = self.spec.site.racks_per_row
         kept = self.fabric.loaded.kept
         wanted: dict[int, int] = {}  # id(plan) -> kept place
-        shifts: dict[int, Counter[int]] = {}  # region -> kept place minus own place, counted
+        # per region (its owner) the kept places minus own places, counted
+        shifts: dict[str | None, Counter[int]] = {}
         taken: set[int] = set()
         for plan, place in places:
             racks = Counter(kept[d.name].rack for d in plan.devices if d.name in kept)
@@ -536,7 +537,7 @@ class _Layout:
             if before is not None and before not in taken:
                 wanted[id(plan)] = before
                 taken.add(before)
-                shifts.setdefault(plan.region, Counter())[before - place] += 1
+                shifts.setdefault(plan.owner, Counter())[before - place] += 1
         shift = {region: counts.most_common(1)[0][0] for region, counts in shifts.items()}
         result: list[tuple[RackPlan, int]] = []
         homeless: list[int] = []  # indices into result of racks still without a place
@@ -544,7 +545,7 @@ class _Layout:
             if id(plan) in wanted:
                 result.append((plan, wanted[id(plan)]))
                 continue
-            moved = place + shift.get(plan.region, 0)
+            moved = place + shift.get(plan.owner, 0)
             if moved >= 0 and moved not in taken:
                 taken.add(moved)
             else:
