@@ -77,3 +77,27 @@ def test_csv_text_columns_of_text_and_numbers_or_of_floats(rows: list[tuple[Cell
     1, 2 or "") and floats with gaps (a length column)."""
     header = ("mixed", "floats")
     assert csv_text(header, rows) == expected(header, rows)
+
+
+TEXT = st.one_of(
+    st.text(max_size=5),
+    st.sampled_from(["=1+2", "+x", "-y", "@z", "\tt", "\rr", "a\nb", "x,y", '"q"', "a-b", "ok"]),
+)
+
+
+@given(st.integers(2, 4).flatmap(lambda n: st.lists(st.tuples(*[TEXT] * n), max_size=12)))
+def test_csv_text_of_text_only_tables_is_the_cell_by_cell_rule(
+    rows: list[tuple[Cell, ...]],
+) -> None:
+    """A list of text-only rows is joined in one step when no cell needs quotes or a guard;
+    otherwise it falls back to the column pass: the same bytes either way."""
+    header = tuple(f"h{i}" for i in range(len(rows[0]) if rows else 2))
+    assert csv_text(header, rows) == expected(header, rows)
+
+
+def test_text_only_tables_are_joined_in_one_step() -> None:
+    rows: list[tuple[Cell, ...]] = [(f"gpu{i:03d}", "eth0", "") for i in range(5)]
+    assert tables._plain_text(3, rows) == "".join(f"gpu{i:03d},eth0,\n" for i in range(5))
+    assert tables._plain_text(3, [("a", "-b", "")]) is None  # a formula guard is needed
+    assert tables._plain_text(3, [("a", "b", ""), ("a", 1, "")]) is None  # a number further down
+    assert tables._plain_text(3, [("a", "b", None)]) is None  # not tried: a gap in the first row

@@ -13,7 +13,7 @@ import functools
 from fabricc.catalog.models import SwitchModel
 from fabricc.emit import Artifact
 from fabricc.emit.configs.ports import ib_port_count, ib_ports_per_cage
-from fabricc.emit.tables import Cell, cell, csv_text
+from fabricc.emit.tables import Cell, cell, csv_text, plain_lines
 from fabricc.ir import Device, Fabric, Link
 
 HEADER = (
@@ -136,24 +136,9 @@ def cables_csv(fabric: Fabric) -> str:
             f"{'' if rail is None else rail + 1},{'' if plane is None else plane + 1}\n"
         )
     text = "".join(lines)
-    if _plain(text, len(lines)):
+    if plain_lines(text, len(lines), len(HEADER)):
         return ",".join(HEADER) + "\n" + text
     return csv_text(HEADER, rows(fabric))
-
-
-def _plain(text: str, count: int) -> bool:
-    """Whether `count` lines of len(HEADER) cells each are what csv_text writes for them: no
-    cell holds a comma, a quote or a line break, and none starts like a formula (text that
-    would get csv_text's apostrophe; the numbers of a cable row are never negative)."""
-    if text.count("\n") != count or text.count(",") != (len(HEADER) - 1) * count:
-        return False
-    if '"' in text or "\r" in text or "\t" in text:
-        return False
-    # (a character test first: finding a rare character is much faster than a pair)
-    return not any(
-        char in text and (text.startswith(char) or "\n" + char in text or "," + char in text)
-        for char in "=+-@"
-    )
 
 
 def _asic_name(switch: SwitchModel) -> str:

@@ -49,6 +49,10 @@ _FLOATS = frozenset({float})
 
 
 def csv_text(header: Sequence[str], rows: Iterable[Sequence[Cell]]) -> str:
+    if len(header) > 1 and isinstance(rows, list):
+        plain = _plain_text(len(header), rows)
+        if plain is not None:
+            return ",".join(header) + "\n" + plain
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(header)
@@ -63,6 +67,37 @@ def csv_text(header: Sequence[str], rows: Iterable[Sequence[Cell]]) -> str:
         else:
             writer.writerows(zip(*(c for c, _ in columns), strict=True))
     return buffer.getvalue()
+
+
+def _plain_text(width: int, rows: list[Sequence[Cell]]) -> str | None:
+    """The rows' lines in one step, when every cell is text and none needs the csv writer's
+    quotes or a formula guard (tables of names, ports and spelled values: the big ones); None
+    otherwise, and the rows go column by column. A table with a number or None in its first
+    row is not tried."""
+    if not rows or not all(type(value) is str for value in rows[0]):
+        return None
+    if set(map(len, rows)) != {width}:
+        return None  # csv_text's column pass says which row
+    try:
+        text = "\n".join(map(",".join, rows))  # type: ignore[arg-type]
+    except TypeError:  # a cell further down is not text
+        return None
+    return text + "\n" if plain_lines(text + "\n", len(rows), width) else None
+
+
+def plain_lines(text: str, count: int, width: int) -> bool:
+    """Whether `text`, `count` lines of `width` text cells joined by commas, is what csv_text
+    writes for those cells: none holds a comma, a quote or a line break, and none starts like
+    a formula (a cell csv_text would give its apostrophe)."""
+    if text.count("\n") != count or text.count(",") != (width - 1) * count:
+        return False
+    if '"' in text or "\r" in text or "\t" in text:
+        return False
+    # (a character test first: finding a rare character is much faster than a pair)
+    return not any(
+        char in text and (text.startswith(char) or "\n" + char in text or "," + char in text)
+        for char in "=+-@"
+    )
 
 
 def _csv_column(column: tuple[Cell, ...]) -> tuple[Sequence[str], bool]:

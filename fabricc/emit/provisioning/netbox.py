@@ -20,7 +20,7 @@ from fabricc.emit import Artifact
 from fabricc.emit.cabling import rail_color
 from fabricc.emit.configs.mgmt import network_vlan
 from fabricc.emit.inventory import ordering
-from fabricc.emit.tables import Cell, csv_text
+from fabricc.emit.tables import Cell, cell, csv_text
 from fabricc.ir import ENDPOINT_LEAF, MGMT, Device, Fabric, Link
 
 # NetBox interface types (dcim.choices.InterfaceTypeChoices) by link layer and speed in Gb/s.
@@ -168,7 +168,7 @@ def interfaces(fabric: Fabric) -> list[tuple[Cell, ...]]:
     rows: dict[str, dict[str, tuple[Cell, ...]]] = {name: {} for name in fabric.devices}
     bonded = {host: set(ports) for host, ports in inband_ports(fabric).items() if len(ports) > 1}
     for host in bonded:
-        rows[host][BOND] = (host, BOND, "lag", "false", None, "in-band bond")
+        rows[host][BOND] = (host, BOND, "lag", "false", "", "in-band bond")
     types: dict[str, dict[int, str]] = {}  # per network and speed, not per link end
     for link in fabric.links:
         by_speed = types.get(link.network)
@@ -182,21 +182,21 @@ def interfaces(fabric: Fabric) -> list[tuple[Cell, ...]]:
         own = rows[a]
         if a_port not in own:
             bond = bonded.get(a)
-            lag = BOND if bond is not None and a_port in bond else None
+            lag = BOND if bond is not None and a_port in bond else ""
             own[a_port] = (a, a_port, kind, "true" if mgmt else "false", lag, f"{b}:{b_port}")
         own = rows[b]
         if b_port not in own:
             bond = bonded.get(b)
-            lag = BOND if bond is not None and b_port in bond else None
+            lag = BOND if bond is not None and b_port in bond else ""
             flag = "true" if mgmt and b == a else "false"
             own[b_port] = (b, b_port, kind, flag, lag, f"{a}:{a_port}")
     cabled_mgmt = mgmt_ports(fabric)
     svi = _svi(fabric)
     for d in fabric.devices.values():
         if d.loopback is not None:
-            rows[d.name][LOOPBACK] = (d.name, LOOPBACK, "virtual", "false", None, "loopback")
+            rows[d.name][LOOPBACK] = (d.name, LOOPBACK, "virtual", "false", "", "loopback")
         if d.mgmt_ip is not None and d.name not in cabled_mgmt:
-            rows[d.name][svi] = (d.name, svi, "virtual", "true", None, "management SVI")
+            rows[d.name][svi] = (d.name, svi, "virtual", "true", "", "management SVI")
     return [row for own in rows.values() for row in own.values()]
 
 
@@ -234,6 +234,7 @@ def ip_addresses(fabric: Fabric) -> list[tuple[Cell, ...]]:
 def cables(fabric: Fabric) -> list[tuple[Cell, ...]]:
     out: list[tuple[Cell, ...]] = []
     colors: dict[int | None, str] = {}  # per rail, not per cable
+    lengths: dict[float, str] = {}  # cell()'s spelling, per length (all text: csv_text's fast path)
     for link in fabric.links:
         cable = link.cable
         if cable is None:
@@ -254,7 +255,8 @@ def cables(fabric: Fabric) -> list[tuple[Cell, ...]]:
                 STATUS,
                 f"{cable.id}-{link.leg}" if link.leg else cable.id,
                 color,
-                cable.length_m,
+                lengths.get(cable.length_m)
+                or lengths.setdefault(cable.length_m, cell(cable.length_m)),
                 "m",
             )
         )
