@@ -212,16 +212,40 @@ def _bom_lines(fabric: Fabric) -> list[Line]:
         if cords is not None:
             entries.append(cords)
     entries.extend(_systems(fabric, items))
-    # hundreds of thousands of modules and cables: counted per part first (C-level), then one
-    # item per part (first-seen order, as one entry per module or cable would give)
-    modules = Counter(map(attrgetter("part"), fabric.modules))
-    entries.extend((items.module(part), count) for part, count in modules.items())
-    cables: Counter[tuple[str, str, float]] = Counter()
-    for cable in fabric.cables:
-        cables[cable.family, cable.part, cable.length_m] += cable.quantity
-    entries.extend((items.cable(*key), count) for key, count in cables.items())
+    # hundreds of thousands of modules and cables: one item per kind, counted once per build
+    entries.extend((items.module(part), count) for (_, _, part), count in module_counts(fabric))
+    for kinds in cable_kinds(fabric).values():
+        for (family, part, _, length, quantity), count in kinds.items():
+            entries.append((items.cable(family, part, length), quantity * count))
     entries.extend(_rack_items(fabric, items))
     return _tally(entries)
+
+
+CableKind = tuple[str, str, str, float, int]  # family, part, media, length, quantity
+
+
+def cable_kinds(fabric: Fabric) -> dict[str, Counter[CableKind]]:
+    """Per network (in order of its first link), its cables counted per kind, each cable once
+    (a cable's links are all of one network: legs of one DAC, splitter or fiber pair). Counted
+    in C once per build for the BOM, the summary and the report."""
+    return fabric.derived("bom.cable_kinds", lambda: _cable_kinds(fabric))
+
+
+def _cable_kinds(fabric: Fabric) -> dict[str, Counter[CableKind]]:
+    kinds = attrgetter("family", "part", "media", "length_m", "quantity")
+    return {
+        network: Counter(map(kinds, unique_cables(fabric.links_of(network))))
+        for network in dict.fromkeys(map(attrgetter("network"), fabric.links))
+    }
+
+
+def module_counts(fabric: Fabric) -> list[tuple[tuple[str, str, str], int]]:
+    """The transceivers counted per (device, network, part), in first-module order: counted
+    in C once per build for the BOM's totals, networks and racks."""
+    return fabric.derived(
+        "bom.module_counts",
+        lambda: list(Counter(map(attrgetter("device", "network", "part"), fabric.modules)).items()),
+    )
 
 
 def network_lines(fabric: Fabric) -> dict[str, list[Line]]:
@@ -237,19 +261,13 @@ def _network_lines(fabric: Fabric) -> dict[str, list[Line]]:
             item = items.device(device)
             assert item is not None
             per[device.network].append((item, 1))
-    modules = Counter(map(attrgetter("network", "part"), fabric.modules))
-    for (network, part), count in modules.items():
+    for (_, network, part), count in module_counts(fabric):
         per.setdefault(network, []).append((items.module(part), count))
-    cables: Counter[tuple[str, str, str, float]] = Counter()
-    kinds = attrgetter("family", "part", "length_m", "quantity")
-    # a cable's links are all of one network (legs of one DAC, splitter or fiber pair); the
-    # cables of a network are counted per kind and quantity in C, in first-cable order
-    for network in dict.fromkeys(map(attrgetter("network"), fabric.links)):
-        counted = Counter(map(kinds, unique_cables(fabric.links_of(network))))
-        for (family, part, length, quantity), count in counted.items():
-            cables[network, family, part, length] += quantity * count
-    for (network, family, part, length), count in cables.items():
-        per.setdefault(network, []).append((items.cable(family, part, length), count))
+    for network, kinds in cable_kinds(fabric).items():
+        for (family, part, _, length, quantity), count in kinds.items():
+            per.setdefault(network, []).append(
+                (items.cable(family, part, length), quantity * count)
+            )
     return {name: _tally(entries) for name, entries in per.items()}
 
 
@@ -265,11 +283,8 @@ def unique_cables(links: Iterable[Link]) -> Iterable[Cable]:
 def rack_lines(fabric: Fabric) -> list[tuple[str, Line]]:
     items = _Items(fabric)
     out: list[tuple[str, Line]] = []
-    modules_by_device: Counter[tuple[str, str]] = Counter(
-        map(attrgetter("device", "part"), fabric.modules)  # counted in C
-    )
     modules_of: dict[str, list[tuple[str, int]]] = {}
-    for (holder, part), count in modules_by_device.items():
+    for (holder, _, part), count in module_counts(fabric):
         modules_of.setdefault(holder, []).append((part, count))
     for rack in fabric.racks:
         entries: list[tuple[Item, int]] = []

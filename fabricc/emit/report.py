@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
-from operator import attrgetter
 from typing import Any
 
 from markupsafe import Markup
@@ -19,7 +18,7 @@ from markupsafe import Markup
 from fabricc import __version__
 from fabricc.emit import Artifact
 from fabricc.emit.analysis import section as analysis_section
-from fabricc.emit.bom import CATEGORY_ORDER, bom_lines
+from fabricc.emit.bom import CATEGORY_ORDER, bom_lines, cable_kinds
 from fabricc.emit.diagrams import diagrams
 from fabricc.emit.diagrams.model import DRAWN, SECTIONS, Diagram
 from fabricc.emit.diagrams.racks import rack_power
@@ -179,10 +178,9 @@ def network_rows(data: dict[str, Any]) -> list[dict[str, Any]]:
 
 def cable_table(fabric: Fabric) -> dict[str, Any]:
     counts: Counter[tuple[str, float]] = Counter()
-    # cables counted per medium, length and quantity in C, then summed per medium and length
-    kinds = Counter(map(attrgetter("media", "length_m", "quantity"), fabric.cables))
-    for (medium, length, quantity), n in kinds.items():
-        counts[medium, length] += quantity * n
+    for kinds in cable_kinds(fabric).values():
+        for (_, _, medium, length, quantity), n in kinds.items():
+            counts[medium, length] += quantity * n
     lengths = sorted({length for _, length in counts})
     media = sorted(
         {m for m, _ in counts},

@@ -12,7 +12,7 @@ from collections import Counter
 from typing import Any
 
 from fabricc.emit import Artifact
-from fabricc.emit.bom import bom_lines, network_lines, unique_cables
+from fabricc.emit.bom import bom_lines, cable_kinds, network_lines, unique_cables
 from fabricc.emit.tables import json_text
 from fabricc.ir import ENDPOINT_LEAF, LEAF_SPINE, SPINE_CORE, Fabric
 
@@ -56,8 +56,8 @@ def _summary(fabric: Fabric) -> dict[str, Any]:
     for name, topology in fabric.networks.items():
         counts = fabric.link_counts(name)
         media: Counter[str] = Counter()
-        for cable in unique_cables(fabric.links_of(name)):
-            media[cable.media] += cable.quantity
+        for (_, _, medium, _, quantity), count in cable_kinds(fabric).get(name, {}).items():
+            media[medium] += quantity * count
         lines = per_network.get(name, [])
         networks[name] = {
             "role": topology.role,
