@@ -6,10 +6,13 @@ CLI. Nothing is written unless every stage succeeded.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from fabricc.analysis.worker import ANALYSIS_PROCESS_LINKS
+from fabricc.analysis.worker import start as start_analysis
 from fabricc.checks.rules import check
 from fabricc.collector import fewer_collections
 from fabricc.emit import Artifact, emitters
@@ -82,7 +85,13 @@ def build(
     with fewer_collections():
         fabric = design(loaded, stage)
         target = out if out is not None else Path("out") / loaded.spec.metadata.name
-        with OutputTree(target, process=len(fabric.links) >= WRITER_PROCESS_LINKS) as tree:
+        with contextlib.ExitStack() as running:
+            tree = running.enter_context(
+                OutputTree(target, process=len(fabric.links) >= WRITER_PROCESS_LINKS)
+            )
+            if len(fabric.links) >= ANALYSIS_PROCESS_LINKS:
+                stage("analysis graphs")
+                running.enter_context(start_analysis(fabric))
             for batch in emit_all(fabric, stage):
                 paths.extend(path for path, _ in batch)
                 tree.add(batch)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import multiprocessing
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -15,13 +16,16 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fabricc.analysis import paths
+import fabricc.build
+import fabricc.emit.configs
+from fabricc.analysis import network, paths, worker
 from fabricc.analysis.bisection import Split, splits
 from fabricc.analysis.collectives import Link, all_reduce, gpu_counts
 from fabricc.analysis.design import Options, analysis, analyze
 from fabricc.analysis.graph import PlaneGraph, plane_graphs
 from fabricc.analysis.refine import Weighted, refine
 from fabricc.cli import cli
+from fabricc.emit import Artifact
 from fabricc.emit.bom import bom_lines
 from fabricc.ir import Fabric
 from tests.support import EXAMPLE_NAMES, EXAMPLES, compile_text, compiled
@@ -506,3 +510,82 @@ networks:
     assert reduce["fabric_factor"] == 1.0
     assert reduce["nvlink_domain_gpus"] == 1  # L40S: no NVLink
     assert reduce["fabric_gbs_per_gpu"] == 2 * 400 / 4 / 8  # 2 NICs of 400G for 4 GPUs
+
+
+# -- the analysis process (large designs) ------------------------------------------------------
+
+
+@pytest.mark.parametrize("example", ["superpod-h100-4su", "spectrum-x-2plane", "roce-lab"])
+def test_the_analysis_process_gives_the_in_process_figures(
+    example: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every network's figures from the worker process equal those computed here; the parent
+    computes none of them itself once the worker runs (its plane_figures would fail)."""
+    fabric, _ = compiled(example)
+    expected = analyze(fabric)
+    worker.start(fabric)
+
+    def not_here(*_: object) -> None:
+        raise AssertionError("plane figures computed in the build's process")
+
+    monkeypatch.setattr(network, "plane_figures", not_here)
+    assert analyze(fabric) == expected
+    assert worker.MEMO_KEY not in fabric.memo
+    assert multiprocessing.active_children() == []
+
+
+def test_a_failure_in_the_analysis_process_is_reported_with_its_traceback() -> None:
+    broken = PlaneGraph("compute", 0, ["leaf1"], ["leaf"], [{7: (1, 400)}], [])  # no node 7
+    jobs: worker.Jobs = {"compute": ([broken], {"leaf": ["leaf1"]})}
+    with (
+        worker.PlaneWorker(jobs) as running,
+        pytest.raises(RuntimeError, match="the analysis process failed") as caught,
+    ):
+        running.figures()
+    assert "Traceback" in str(caught.value) and "IndexError" in str(caught.value)
+    assert multiprocessing.active_children() == []
+
+
+def test_a_failed_build_stops_the_analysis_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An emitter fails while the worker computes: the worker is stopped and nothing is
+    written."""
+    started: list[worker.PlaneWorker] = []
+    start = worker.start
+
+    def recorded(fabric: Fabric) -> worker.PlaneWorker:
+        started.append(start(fabric))
+        return started[-1]
+
+    def failing(fabric: Fabric) -> list[Artifact]:
+        raise RuntimeError("emitter failed")
+
+    monkeypatch.setattr(fabricc.build, "ANALYSIS_PROCESS_LINKS", 0)
+    monkeypatch.setattr(fabricc.build, "start_analysis", recorded)
+    monkeypatch.setattr(fabricc.emit.configs, "emit", failing)
+    with pytest.raises(RuntimeError, match="emitter failed"):
+        fabricc.build.build(EXAMPLES / "roce-lab.yaml", tmp_path / "out")
+    assert len(started) == 1
+    assert multiprocessing.active_children() == []
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_build_through_the_analysis_process_gives_the_same_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Large builds take the process; this one is made to: every file is the same."""
+    spec = EXAMPLES / "superpod-h100-4su.yaml"
+    fabricc.build.build(spec, tmp_path / "here")
+    monkeypatch.setattr(fabricc.build, "ANALYSIS_PROCESS_LINKS", 0)
+    monkeypatch.setattr(network, "plane_figures", None)  # any figures computed here would fail
+    fabricc.build.build(spec, tmp_path / "process")
+
+    def files(folder: Path) -> dict[str, bytes]:
+        return {
+            p.relative_to(folder).as_posix(): p.read_bytes()
+            for p in folder.rglob("*")
+            if p.is_file()
+        }
+
+    assert files(tmp_path / "process") == files(tmp_path / "here")

@@ -17,6 +17,7 @@ from fabricc.analysis.collectives import DEFAULT_MESSAGE_GB, Link, all_reduce, g
 from fabricc.analysis.cost import cost
 from fabricc.analysis.graph import ENDPOINT_KINDS
 from fabricc.analysis.network import analyze_network
+from fabricc.analysis.worker import taken_figures
 from fabricc.ir import Fabric
 
 
@@ -33,7 +34,8 @@ def analysis(fabric: Fabric) -> dict[str, Any]:
 
 def analyze(fabric: Fabric, options: Options | None = None) -> dict[str, Any]:
     options = options or Options()
-    networks = {name: analyze_network(fabric, name) for name in fabric.networks}
+    figures = taken_figures(fabric)  # computed by a worker process, when the build started one
+    networks = {name: analyze_network(fabric, name, figures.get(name)) for name in fabric.networks}
     result: dict[str, Any] = {
         "name": fabric.name,
         "networks": networks,

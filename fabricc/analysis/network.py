@@ -20,19 +20,68 @@ from fabricc.analysis.failures import (
     switch_link_failure,
 )
 from fabricc.analysis.families import family_facts
-from fabricc.analysis.graph import ENDPOINT_KINDS, TIERED_KINDS, plane_graphs
+from fabricc.analysis.graph import ENDPOINT_KINDS, TIERED_KINDS, PlaneGraph, plane_graphs
 from fabricc.analysis.paths import path_classes, path_stats
 from fabricc.analysis.refine import Weighted, refine
-from fabricc.ir import Fabric
+from fabricc.ir import Fabric, NetworkTopology
 
 TIERS = ("leaf", "spine", "core")
 
 
-def analyze_network(fabric: Fabric, name: str) -> dict[str, Any]:
+def analyze_network(
+    fabric: Fabric, name: str, figures: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """`figures`: plane_figures of the network when computed elsewhere (a worker process)."""
     topology = fabric.networks[name]
+    if figures is None:
+        figures = plane_figures(plane_graphs(fabric, name), tier_switches(topology))
+    result: dict[str, Any] = {
+        "role": topology.role,
+        "fabric": topology.fabric,
+        "tiers": topology.tiers,
+        "planes": topology.planes,
+    }
+    for key in FIGURES_BEFORE_OVERSUBSCRIPTION:
+        result[key] = figures[key]
+    result["oversubscription"] = oversubscription(fabric, name)
+    for key in FIGURES_AFTER_OVERSUBSCRIPTION:
+        result[key] = figures[key]
+    facts = family_facts(topology, len(topology.switches.get("spine", [])))
+    if facts is not None:
+        result["topology"] = facts
+    if "plane_loss" in figures:
+        result["plane_loss"] = figures["plane_loss"]
+    result["per_plane"] = figures["per_plane"]
+    return result
+
+
+FIGURES_BEFORE_OVERSUBSCRIPTION = (
+    "endpoint_nodes",
+    "endpoint_ports",
+    "endpoint_gbps",
+    "bisection_gbps",
+    "bisection_ratio",
+)
+FIGURES_AFTER_OVERSUBSCRIPTION = (
+    "max_switch_hops",
+    "ecmp_paths",
+    "ecmp_link_paths",
+    "connected",
+    "single_failure",
+)
+
+
+def tier_switches(topology: NetworkTopology) -> dict[str, list[str]]:
+    return {tier: topology.switches.get(tier, []) for tier in TIERS}
+
+
+def plane_figures(graphs: list[PlaneGraph], tiers: dict[str, list[str]]) -> dict[str, Any]:
+    """Everything analyze_network reads off the plane graphs (and the switch names of each
+    tier): bisection, paths, single failures and the loss of a plane, as plain data. A pure
+    function of its arguments, so that a large design can run it in another process."""
     planes: list[Plane] = []
     per_plane: list[dict[str, Any]] = []
-    for graph in plane_graphs(fabric, name):
+    for graph in graphs:
         attached = graph.attached()
         weighted = Weighted.of(graph.adjacency)
         base = refine(
@@ -65,7 +114,7 @@ def analyze_network(fabric: Fabric, name: str) -> dict[str, Any]:
     homes = endpoint_switches(planes)
     failures: dict[str, Any] = {}
     for tier in TIERS:
-        names = topology.switches.get(tier, [])
+        names = tiers.get(tier, [])
         impact = switch_failure(planes, names, homes) if names else None
         if impact is not None:
             failures[tier] = _impact(impact, bisection)
@@ -75,31 +124,23 @@ def analyze_network(fabric: Fabric, name: str) -> dict[str, Any]:
     ):
         if found is not None:
             failures[key] = _impact(found, bisection)
-    result: dict[str, Any] = {
-        "role": topology.role,
-        "fabric": topology.fabric,
-        "tiers": topology.tiers,
-        "planes": topology.planes,
+    figures: dict[str, Any] = {
         "endpoint_nodes": len(homes),
         "endpoint_ports": sum(p["endpoint_ports"] for p in per_plane),
         "endpoint_gbps": endpoint_gbps,
         "bisection_gbps": bisection,
         "bisection_ratio": round(2 * bisection / endpoint_gbps, 4) if endpoint_gbps else 0.0,
-        "oversubscription": oversubscription(fabric, name),
         "max_switch_hops": max((p["max_switch_hops"] for p in per_plane), default=0),
         "ecmp_paths": min((p["ecmp_paths"] for p in per_plane), default=0),
         "ecmp_link_paths": min((p["ecmp_link_paths"] for p in per_plane), default=0),
         "connected": all(p["connected"] for p in per_plane),
         "single_failure": failures,
+        "per_plane": per_plane,
     }
-    facts = family_facts(topology, len(topology.switches.get("spine", [])))
-    if facts is not None:
-        result["topology"] = facts
     lost_plane = plane_failure(planes, homes)
     if lost_plane is not None:
-        result["plane_loss"] = _impact(lost_plane, bisection)
-    result["per_plane"] = per_plane
-    return result
+        figures["plane_loss"] = _impact(lost_plane, bisection)
+    return figures
 
 
 def _impact(impact: Impact, bisection: int) -> dict[str, Any]:

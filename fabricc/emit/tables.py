@@ -69,7 +69,7 @@ def csv_text(header: Sequence[str], rows: Iterable[Sequence[Cell]]) -> str:
     return buffer.getvalue()
 
 
-def _plain_text(width: int, rows: list[Sequence[Cell]]) -> str | None:
+def _plain_text(width: int, rows: Sequence[Sequence[Cell]]) -> str | None:
     """The rows' lines in one step, when every cell is text and none needs the csv writer's
     quotes or a formula guard (tables of names, ports and spelled values: the big ones); None
     otherwise, and the rows go column by column. A table with a number or None in its first
