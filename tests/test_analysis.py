@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 import math
-import multiprocessing
+import signal
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -17,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import fabricc.build
-import fabricc.emit.configs
+import fabricc.emit.cabling
 from fabricc.analysis import network, paths, worker
 from fabricc.analysis.bisection import Split, splits
 from fabricc.analysis.collectives import Link, all_reduce, gpu_counts
@@ -531,19 +533,16 @@ def test_the_analysis_process_gives_the_in_process_figures(
     monkeypatch.setattr(network, "plane_figures", not_here)
     assert analyze(fabric) == expected
     assert worker.MEMO_KEY not in fabric.memo
-    assert multiprocessing.active_children() == []
 
 
 def test_a_failure_in_the_analysis_process_is_reported_with_its_traceback() -> None:
     broken = PlaneGraph("compute", 0, ["leaf1"], ["leaf"], [{7: (1, 400)}], [])  # no node 7
     jobs: worker.Jobs = {"compute": ([broken], {"leaf": ["leaf1"]})}
-    with (
-        worker.PlaneWorker(jobs) as running,
-        pytest.raises(RuntimeError, match="the analysis process failed") as caught,
-    ):
+    running = worker.PlaneWorker(jobs)
+    with pytest.raises(RuntimeError, match="the analysis process failed") as caught:
         running.figures()
     assert "Traceback" in str(caught.value) and "IndexError" in str(caught.value)
-    assert multiprocessing.active_children() == []
+    assert running._process.returncode == 0  # it reported the failure and ended
 
 
 def test_a_failed_build_stops_the_analysis_process(
@@ -563,11 +562,11 @@ def test_a_failed_build_stops_the_analysis_process(
 
     monkeypatch.setattr(fabricc.build, "ANALYSIS_PROCESS_LINKS", 0)
     monkeypatch.setattr(fabricc.build, "start_analysis", recorded)
-    monkeypatch.setattr(fabricc.emit.configs, "emit", failing)
+    monkeypatch.setattr(fabricc.emit.cabling, "emit", failing)  # the first emitter
     with pytest.raises(RuntimeError, match="emitter failed"):
         fabricc.build.build(EXAMPLES / "roce-lab.yaml", tmp_path / "out")
     assert len(started) == 1
-    assert multiprocessing.active_children() == []
+    assert started[0]._process.returncode == -signal.SIGKILL  # stopped while it computed
     assert not (tmp_path / "out").exists()
 
 
@@ -589,3 +588,25 @@ def test_a_build_through_the_analysis_process_gives_the_same_folder(
         }
 
     assert files(tmp_path / "process") == files(tmp_path / "here")
+
+
+def test_a_script_without_a_main_guard_builds_through_the_analysis_process(
+    tmp_path: Path,
+) -> None:
+    """The process runs fabricc's code alone: a caller's script that builds at its top level
+    (no `if __name__ == "__main__"`) is not run again in it."""
+    script = tmp_path / "script.py"
+    out = tmp_path / "out"
+    script.write_text(
+        "import pathlib, fabricc.build\n"
+        "fabricc.build.ANALYSIS_PROCESS_LINKS = 0\n"
+        f"fabricc.build.build(pathlib.Path({str(EXAMPLES / 'roce-lab.yaml')!r}), "
+        f"pathlib.Path({str(out)!r}))\n"
+        "print('built once')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=300, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "built once\n"
+    assert (out / "analysis" / "analysis.json").is_file()

@@ -2,23 +2,27 @@
 
 Consumes a finished Fabric: the plane graphs and tier switch names of each network are built here
 (they read the links); produces fabricc.analysis.network.plane_figures of each network, computed
-in a spawned Python process while the build's process runs the emitters before the analysis.
+in another Python process while the build's process runs the emitters before the analysis.
 Max-flows, path searches and failure impacts are most of the analysis (about 2 s at 100k GPUs)
 and read nothing but the graphs, which are small (a few thousand switches; endpoints are
-attachments). The graphs travel pickled with their attachments as plain tuples (a named tuple
-pickles through a Python call each), sent by a thread so that the build never waits for the
-process to start. The figures are the same data as in-process (tests/test_analysis.py).
+attachments). The process is a plain `python -I` that imports this fabricc package (by path)
+and runs serve(): nothing of the caller's program runs again in it, as multiprocessing's spawn
+would re-run an unguarded main script. The graphs go to its stdin pickled, with attachments as
+plain tuples (a named tuple pickles through a Python call each), written by a thread so that the
+build never waits for the process to start; the figures come back on its stdout. They are the
+same data as in-process (tests/test_analysis.py).
 """
 
 from __future__ import annotations
 
 import contextlib
-import multiprocessing
 import pickle
+import subprocess
+import sys
 import threading
 import traceback
-from multiprocessing.connection import Connection
-from typing import Any
+from pathlib import Path
+from typing import Any, BinaryIO
 
 from fabricc.analysis.graph import Attachment, PlaneGraph, plane_graphs
 from fabricc.analysis.network import plane_figures, tier_switches
@@ -28,6 +32,9 @@ from fabricc.ir import Fabric
 # other core): the 65k- and 100k-GPU designs, not the published SuperPODs.
 ANALYSIS_PROCESS_LINKS = 100_000
 MEMO_KEY = "analysis.worker"  # Fabric.memo: the worker of a build that started one
+# the folder that holds this fabricc package, first on the process's path: the same code runs
+_ROOT = str(Path(__file__).resolve().parent.parent.parent)
+_SERVE = "import sys; sys.path.insert(0, sys.argv[1]); from fabricc.analysis.worker import serve; serve()"
 
 _Packed = tuple[
     str, int, list[str], list[str], list[dict[int, tuple[int, int]]], list[tuple[Any, ...]]
@@ -36,18 +43,9 @@ Jobs = dict[str, tuple[list[PlaneGraph], dict[str, list[str]]]]
 
 
 class PlaneWorker:
-    """A spawned process computing plane_figures of each job; figures() waits for them."""
+    """A process computing plane_figures of each job; figures() waits for them."""
 
     def __init__(self, jobs: Jobs) -> None:
-        context = multiprocessing.get_context("spawn")
-        jobs_in, self._jobs = context.Pipe(duplex=False)
-        self._results, results_out = context.Pipe(duplex=False)
-        self._process = context.Process(
-            target=_serve, args=(jobs_in, results_out), name="fabricc-analysis", daemon=True
-        )
-        self._process.start()
-        jobs_in.close()
-        results_out.close()
         payload = pickle.dumps(
             {
                 name: ([_pack(graph) for graph in graphs], tiers)
@@ -55,43 +53,52 @@ class PlaneWorker:
             },
             protocol=pickle.HIGHEST_PROTOCOL,
         )
-        self._sender = threading.Thread(target=self._send, args=(payload,), daemon=True)
+        self._process = subprocess.Popen(
+            [sys.executable, "-I", "-c", _SERVE, _ROOT],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
+        self._sender = threading.Thread(
+            target=_send, args=(self._process.stdin, payload), name="fabricc-analysis", daemon=True
+        )
         self._sender.start()
-
-    def _send(self, payload: bytes) -> None:
-        with contextlib.suppress(OSError):  # the process died first: figures() says so
-            self._jobs.send_bytes(payload)
 
     def figures(self) -> dict[str, dict[str, Any]]:
         """Per network, its plane figures; RuntimeError (with the process's traceback) when the
         process failed or ended without them."""
         try:
-            status, value = self._results.recv()
-        except EOFError:
-            self._process.join()
-            raise RuntimeError(
-                f"the analysis process ended without a result (exit code {self._process.exitcode})"
-            ) from None
+            assert self._process.stdout is not None
+            answer = self._process.stdout.read()
+            code = self._process.wait()
         finally:
             self.close()
+        if not answer:
+            raise RuntimeError(f"the analysis process ended without a result (exit code {code})")
+        status, value = pickle.loads(answer)
         if status != "ok":
             raise RuntimeError(f"the analysis process failed:\n{value}")
         return value  # type: ignore[no-any-return]
 
     def close(self) -> None:
         """Stop the process if it still runs (a build that failed) and release the pipes."""
-        if self._process.is_alive():
+        if self._process.poll() is None:
             self._process.kill()
-        self._process.join()
-        self._jobs.close()  # a sender still writing gets OSError and ends
-        self._sender.join()
-        self._results.close()
+        self._process.wait()
+        self._sender.join()  # its write failed, if the process died first
+        if self._process.stdout is not None:
+            self._process.stdout.close()
 
     def __enter__(self) -> PlaneWorker:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _send(stream: BinaryIO | None, payload: bytes) -> None:
+    assert stream is not None
+    with contextlib.suppress(OSError), stream:  # the process died first: figures() says so
+        stream.write(payload)
 
 
 def start(fabric: Fabric) -> PlaneWorker:
@@ -130,16 +137,19 @@ def _unpack(packed: _Packed) -> PlaneGraph:
     )
 
 
-def _serve(jobs: Connection, results: Connection) -> None:
-    """The process: figures of each network of the one job batch, or the traceback."""
+def serve() -> None:
+    """The process: figures of each network of the job read from stdin, or the traceback,
+    pickled to stdout."""
     try:
-        packed: dict[str, tuple[list[_Packed], dict[str, list[str]]]] = pickle.loads(
-            jobs.recv_bytes()
+        packed: dict[str, tuple[list[_Packed], dict[str, list[str]]]] = pickle.load(
+            sys.stdin.buffer
         )
         figures = {
             name: plane_figures([_unpack(graph) for graph in graphs], tiers)
             for name, (graphs, tiers) in packed.items()
         }
-        results.send(("ok", figures))
-    except BaseException:
-        results.send(("error", traceback.format_exc()))
+        answer: tuple[str, Any] = ("ok", figures)
+    except BaseException:  # whatever it is, the build reports it
+        answer = ("error", traceback.format_exc())
+    sys.stdout.buffer.write(pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL))
+    sys.stdout.buffer.flush()
