@@ -5,17 +5,18 @@ Consumes a finished Fabric: the plane graphs and tier switch names of each netwo
 in another Python process while the build's process runs the emitters before the analysis.
 Max-flows, path searches and failure impacts are most of the analysis (about 2 s at 100k GPUs)
 and read nothing but the graphs, which are small (a few thousand switches; endpoints are
-attachments). The process is a plain `python -I` that imports this fabricc package (by path)
-and runs serve(): nothing of the caller's program runs again in it, as multiprocessing's spawn
-would re-run an unguarded main script. The graphs go to its stdin pickled, with attachments as
-plain tuples (a named tuple pickles through a Python call each), written by a thread so that the
-build never waits for the process to start; the figures come back on its stdout. They are the
-same data as in-process (tests/test_analysis.py).
+attachments). The process is a plain `python -I` with this process's import path that imports
+this fabricc package and runs serve(): nothing of the caller's program runs again in it, as
+multiprocessing's spawn would re-run an unguarded main script. The graphs go to its stdin
+pickled, with attachments as plain tuples (a named tuple pickles through a Python call each),
+written by a thread so that the build never waits for the process to start; the figures come
+back on its stdout. They are the same data as in-process (tests/test_analysis.py).
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import pickle
 import subprocess
 import sys
@@ -32,9 +33,13 @@ from fabricc.ir import Fabric
 # other core): the 65k- and 100k-GPU designs, not the published SuperPODs.
 ANALYSIS_PROCESS_LINKS = 100_000
 MEMO_KEY = "analysis.worker"  # Fabric.memo: the worker of a build that started one
-# the folder that holds this fabricc package, first on the process's path: the same code runs
+# The process's import path: the folder that holds this fabricc package, then this process's
+# path (the same code runs there, its dependencies found where they were found here).
 _ROOT = str(Path(__file__).resolve().parent.parent.parent)
-_SERVE = "import sys; sys.path.insert(0, sys.argv[1]); from fabricc.analysis.worker import serve; serve()"
+_SERVE = (
+    "import json, sys; sys.path[:] = json.loads(sys.argv[1]); "
+    "from fabricc.analysis.worker import serve; serve()"
+)
 
 _Packed = tuple[
     str, int, list[str], list[str], list[dict[int, tuple[int, int]]], list[tuple[Any, ...]]
@@ -54,7 +59,7 @@ class PlaneWorker:
             protocol=pickle.HIGHEST_PROTOCOL,
         )
         self._process = subprocess.Popen(
-            [sys.executable, "-I", "-c", _SERVE, _ROOT],
+            [sys.executable, "-I", "-c", _SERVE, json.dumps([_ROOT, *sys.path])],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
         )
