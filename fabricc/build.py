@@ -11,8 +11,6 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fabricc.analysis.worker import ANALYSIS_PROCESS_LINKS
-from fabricc.analysis.worker import start as start_analysis
 from fabricc.checks.rules import check
 from fabricc.collector import fewer_collections
 from fabricc.emit import Artifact, emitters
@@ -25,6 +23,9 @@ from fabricc.writer import OutputTree
 
 # From about this size (a few hundred files) a writer process repays its start (fabricc.writer).
 WRITER_PROCESS_LINKS = 5_000
+# From about this size the analysis repays a process of its own (fabricc.analysis.worker: about
+# 0.6 s of imports, on the other core): the 65k- and 100k-GPU designs, not the published ones.
+ANALYSIS_PROCESS_LINKS = 100_000
 
 
 @dataclass(slots=True)
@@ -90,8 +91,10 @@ def build(
                 OutputTree(target, process=len(fabric.links) >= WRITER_PROCESS_LINKS)
             )
             if len(fabric.links) >= ANALYSIS_PROCESS_LINKS:
+                from fabricc.analysis import worker  # networkx and all: loaded when needed
+
                 stage("analysis graphs")
-                running.enter_context(start_analysis(fabric))
+                running.enter_context(worker.start(fabric))
             for batch in emit_all(fabric, stage):
                 paths.extend(path for path, _ in batch)
                 tree.add(batch)

@@ -561,7 +561,7 @@ def test_a_failed_build_stops_the_analysis_process(
         raise RuntimeError("emitter failed")
 
     monkeypatch.setattr(fabricc.build, "ANALYSIS_PROCESS_LINKS", 0)
-    monkeypatch.setattr(fabricc.build, "start_analysis", recorded)
+    monkeypatch.setattr(worker, "start", recorded)
     monkeypatch.setattr(fabricc.emit.cabling, "emit", failing)  # the first emitter
     with pytest.raises(RuntimeError, match="emitter failed"):
         fabricc.build.build(EXAMPLES / "roce-lab.yaml", tmp_path / "out")

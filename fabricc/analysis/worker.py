@@ -29,9 +29,6 @@ from fabricc.analysis.graph import Attachment, PlaneGraph, plane_graphs
 from fabricc.analysis.network import plane_figures, tier_switches
 from fabricc.ir import Fabric
 
-# From about this size the analysis repays a process's start (about 0.6 s of imports, on the
-# other core): the 65k- and 100k-GPU designs, not the published SuperPODs.
-ANALYSIS_PROCESS_LINKS = 100_000
 MEMO_KEY = "analysis.worker"  # Fabric.memo: the worker of a build that started one
 # The process's import path: the folder that holds this fabricc package, then this process's
 # path (the same code runs there, its dependencies found where they were found here).
