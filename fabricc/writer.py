@@ -110,6 +110,8 @@ class OutputTree:
                     stdin=subprocess.PIPE,
                     stdout=subprocess.PIPE,
                 )
+                assert self._process.stdin is not None
+                widen_pipe(self._process.stdin.fileno())
 
     def add(self, files: Iterable[Artifact]) -> None:
         self._raise_failure()
@@ -206,6 +208,20 @@ class OutputTree:
             ) from None
 
 
+# Linux pipes hold 64 KiB unless widened: a few hundred MB through one would wake the reader and
+# block the writer thousands of times. 1 MiB is the unprivileged limit (fs.pipe-max-size).
+PIPE_BYTES = 1 << 20
+
+
+def widen_pipe(fd: int) -> None:
+    """Let the pipe at `fd` hold PIPE_BYTES where the platform allows (a no-op elsewhere)."""
+    if sys.platform == "linux":
+        import fcntl
+
+        with contextlib.suppress(OSError):  # a lower system limit: the pipe stays as it is
+            fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+
+
 def _send(process: subprocess.Popen[bytes], batch: list[Artifact]) -> None:
     """Files to the writer process, framed as fabricc.writer_process reads them, a few hundred
     per system call: the thread holds the interpreter lock only to frame them, and the kernel
@@ -214,8 +230,17 @@ def _send(process: subprocess.Popen[bytes], batch: list[Artifact]) -> None:
     fd = process.stdin.fileno()
     buffers: list[bytes] = []  # encoded as they are sent, not the whole batch at once
     for relative, content in batch:
-        data = content.encode("utf-8") if isinstance(content, str) else content
         name = _safe_relative(relative).as_posix().encode("utf-8")
+        if isinstance(content, str) and len(content) > _ENCODE_CHUNK and content.isascii():
+            # a large file (a 70 MB cabling plan) a piece at a time: its bytes are its
+            # characters, and no second copy of it is made whole
+            buffers.append(b"%d %d\n%s" % (len(name), len(content), name))
+            for start in range(0, len(content), _ENCODE_CHUNK):
+                buffers.append(content[start : start + _ENCODE_CHUNK].encode("ascii"))
+                _write_all(fd, buffers)
+                buffers = []
+            continue
+        data = content.encode("utf-8") if isinstance(content, str) else content
         buffers += (b"%d %d\n%s" % (len(name), len(data), name), data)
         if len(buffers) >= _BUFFERS_PER_CALL:
             _write_all(fd, buffers)
@@ -224,6 +249,7 @@ def _send(process: subprocess.Popen[bytes], batch: list[Artifact]) -> None:
 
 
 _BUFFERS_PER_CALL = 512  # within IOV_MAX (1024 on Linux)
+_ENCODE_CHUNK = 1 << 20  # characters of a large text file encoded at a time
 
 
 def _write_all(fd: int, buffers: list[bytes]) -> None:

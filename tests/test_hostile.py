@@ -216,6 +216,9 @@ def test_the_writer_process_writes_what_the_thread_writes(tmp_path: Path) -> Non
         ("configs/leaf-1/startup.yaml", "hostname: leaf-1 \u2013 r\u00e4ck\r\nend\n"),
         ("configs/leaf-1/empty.txt", ""),
         ("diagrams/a.png", bytes(range(256)) * 300),
+        # larger than the writer's encoding piece, ASCII (sent piece by piece) and not
+        ("cabling/cables.csv", "".join(f"c{i:07d},leaf,swp{i % 64}\n" for i in range(120_000))),
+        ("cabling/notes.txt", "r\u00e4ck \u2013 row\n" * 200_000),
         *((f"ztp/sw{i:03}/boot.sh", f"#!/bin/sh\necho {i}\n" * i) for i in range(600)),
     ]
     for process in (False, True):

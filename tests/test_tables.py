@@ -97,7 +97,9 @@ def test_csv_text_of_text_only_tables_is_the_cell_by_cell_rule(
 
 def test_text_only_tables_are_joined_in_one_step() -> None:
     rows: list[tuple[Cell, ...]] = [(f"gpu{i:03d}", "eth0", "") for i in range(5)]
-    assert tables._plain_text(3, rows) == "".join(f"gpu{i:03d},eth0,\n" for i in range(5))
-    assert tables._plain_text(3, [("a", "-b", "")]) is None  # a formula guard is needed
-    assert tables._plain_text(3, [("a", "b", ""), ("a", 1, "")]) is None  # a number further down
-    assert tables._plain_text(3, [("a", "b", None)]) is None  # not tried: a gap in the first row
+    header = ("host", "port", "lag")
+    joined = "host,port,lag\n" + "".join(f"gpu{i:03d},eth0,\n" for i in range(5))
+    assert tables._plain_text(header, rows) == joined
+    assert tables._plain_text(header, [("a", "-b", "")]) is None  # a formula guard is needed
+    assert tables._plain_text(header, [("a", "b", ""), ("a", 1, "")]) is None  # a number later
+    assert tables._plain_text(header, [("a", "b", None)]) is None  # not tried: a gap in row 1

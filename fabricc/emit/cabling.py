@@ -110,7 +110,7 @@ def cables_csv(fabric: Fabric) -> str:
     speeds: dict[int, str] = {}
     cables: dict[tuple[str, str, float, int], str] = {}
 
-    lines: list[str] = []
+    lines = [",".join(HEADER) + "\n"]  # the file's one string is joined once, header and all
     append = lines.append
     for link in fabric.links:
         a, b = link.a, link.b
@@ -137,7 +137,7 @@ def cables_csv(fabric: Fabric) -> str:
         )
     text = "".join(lines)
     if plain_lines(text, len(lines), len(HEADER)):
-        return ",".join(HEADER) + "\n" + text
+        return text
     return csv_text(HEADER, rows(fabric))
 
 

@@ -50,9 +50,9 @@ _FLOATS = frozenset({float})
 
 def csv_text(header: Sequence[str], rows: Iterable[Sequence[Cell]]) -> str:
     if len(header) > 1 and isinstance(rows, list):
-        plain = _plain_text(len(header), rows)
+        plain = _plain_text(header, rows)
         if plain is not None:
-            return ",".join(header) + "\n" + plain
+            return plain
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(header)
@@ -69,20 +69,22 @@ def csv_text(header: Sequence[str], rows: Iterable[Sequence[Cell]]) -> str:
     return buffer.getvalue()
 
 
-def _plain_text(width: int, rows: Sequence[Sequence[Cell]]) -> str | None:
-    """The rows' lines in one step, when every cell is text and none needs the csv writer's
-    quotes or a formula guard (tables of names, ports and spelled values: the big ones); None
-    otherwise, and the rows go column by column. A table with a number or None in its first
-    row is not tried."""
+def _plain_text(header: Sequence[str], rows: Sequence[Sequence[Cell]]) -> str | None:
+    """The table in one step - the header and the rows' lines joined into the one string of
+    the file (a large table is not copied again) - when every cell is text and none needs the
+    csv writer's quotes or a formula guard (tables of names, ports and spelled values: the big
+    ones); None otherwise, and the rows go column by column. A table with a number or None in
+    its first row is not tried."""
     if not rows or not all(type(value) is str for value in rows[0]):
         return None
-    if set(map(len, rows)) != {width}:
+    if set(map(len, rows)) != {len(header)}:
         return None  # csv_text's column pass says which row
+    lines = itertools.chain((",".join(header),), map(",".join, rows), ("",))  # type: ignore[arg-type]
     try:
-        text = "\n".join(map(",".join, rows))  # type: ignore[arg-type]
+        text = "\n".join(lines)
     except TypeError:  # a cell further down is not text
         return None
-    return text + "\n" if plain_lines(text + "\n", len(rows), width) else None
+    return text if plain_lines(text, len(rows) + 1, len(header)) else None
 
 
 def plain_lines(text: str, count: int, width: int) -> bool:
