@@ -545,6 +545,14 @@ def test_a_failure_in_the_analysis_process_is_reported_with_its_traceback() -> N
     assert running._process.returncode == 0  # it reported the failure and ended
 
 
+def test_an_analysis_process_that_dies_is_reported() -> None:
+    fabric, _ = compiled("roce-lab")
+    running = worker.PlaneWorker({"x": (plane_graphs(fabric, "compute"), {})})
+    running._process.kill()
+    with pytest.raises(RuntimeError, match=r"ended without a result \(exit code -9\)"):
+        running.figures()
+
+
 def test_a_failed_build_stops_the_analysis_process(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -74,9 +74,12 @@ class PlaneWorker:
             code = self._process.wait()
         finally:
             self.close()
-        if not answer:
-            raise RuntimeError(f"the analysis process ended without a result (exit code {code})")
-        status, value = pickle.loads(answer)
+        try:
+            status, value = pickle.loads(answer)
+        except (pickle.UnpicklingError, EOFError, ValueError):  # nothing, or not its answer
+            raise RuntimeError(
+                f"the analysis process ended without a result (exit code {code})"
+            ) from None
         if status != "ok":
             raise RuntimeError(f"the analysis process failed:\n{value}")
         return value  # type: ignore[no-any-return]
