@@ -480,7 +480,12 @@ class _Cabler:
         mmf_cache: dict[tuple[CageInfo, CageInfo, int, str], float] = {}
         optical = [i for i in range(len(links)) if not done[i]]
         for i in optical:
-            ra, rb = find(cage_a[i]), find(cage_b[i])
+            ra, rb = cage_a[i], cage_b[i]
+            # (find inline where a cage is its own root: most cages, most of the time)
+            if parent[ra] != ra:
+                ra = find(ra)
+            if parent[rb] != rb:
+                rb = find(rb)
             if ra != rb:
                 parent[ra] = rb
         need = [0] * len(parent)
@@ -502,7 +507,9 @@ class _Cabler:
                         best_reach(info_b[i], link.speed, "mmf", kind, lane),
                     )
                 wanted = 1 if link.distance_m <= mmf else 2
-            root = find(cage_a[i])
+            root = cage_a[i]
+            if parent[root] != root:
+                root = find(root)
             if wanted > need[root]:
                 need[root] = wanted
         media_of = {1: "mmf", 2: "smf"}
