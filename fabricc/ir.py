@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TypeVar, cast
+from typing import TypeVar, cast, overload
 
 from fabricc.errors import Diagnostic
 from fabricc.spec.loader import LoadedSpec
@@ -55,8 +55,9 @@ class Rack:
 
 
 def one_based(value: int | None) -> int | None:
-    """Rail, plane and unit are 0-based in the IR and 1-based in every output, as people read
-    them (rail 1 is GPU 0's rail; p2-leaf01 is plane 2)."""
+    """Rail, plane and pod are 0-based in the IR and 1-based in every output, as people read
+    them (rail 1 is GPU 0's rail; p2-leaf01 is plane 2). A scalable unit prints its own number,
+    Fabric.su_label."""
     return value + 1 if value is not None else None
 
 
@@ -200,6 +201,8 @@ class Fabric:
     warnings: list[Diagnostic] = field(default_factory=list)
     duplicates: list[Device] = field(default_factory=list)  # devices whose name was taken
     memo: dict[str, object] = field(default_factory=dict)  # derived views, see derived()
+    # the number each scalable unit is printed with, by its 0-based index (synth/nodes.py)
+    su_labels: list[int] = field(default_factory=list)
 
     def derived(self, key: str, compute: Callable[[], T]) -> T:
         """A view derived from the finished design, computed once and shared by the emitters
@@ -217,6 +220,17 @@ class Fabric:
     @property
     def name(self) -> str:
         return self.loaded.spec.metadata.name
+
+    @overload
+    def su_label(self, su: int) -> int: ...
+    @overload
+    def su_label(self, su: int | None) -> int | None: ...
+    def su_label(self, su: int | None) -> int | None:
+        """The number a scalable unit is printed with. The IR's unit index is 0-based and
+        contiguous per node group (the fat-tree arithmetic needs it so); the printed number is
+        index + 1, except that a build keeping an earlier one (`build --keep`) keeps each
+        unit's earlier number, so a later group's units keep theirs when an earlier one grows."""
+        return self.su_labels[su] if su is not None else None
 
     def rack_of(self, device: str) -> Rack | None:
         rack = self.devices[device].rack

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from pathlib import Path
 
 import pytest
+import yaml
 from click.testing import CliRunner
 
 from fabricc.build import build
@@ -276,10 +278,107 @@ def test_keep_leaves_the_racks_of_other_regions_where_they_stand(tmp_path: Path)
     assert "network compute: spines 8 -> 16\n" in kept.output
     changes = _rows((out / "devices.csv").read_text())
     assert not [c for c in changes if c["change"] == "removed"]
-    # the second group's design-wide unit number still moves on (see README)
-    assert {c["fields"].split(":")[0] for c in changes if c["change"] == "changed"} == {
-        "scalable_unit"
+    # the second group's units keep their numbers too (test below)
+    assert not [c for c in changes if c["change"] == "changed"]
+
+
+def _expand(expression: str) -> list[str]:
+    """A hostlist as fabricc writes it (`a[001-032],b005`) -> its names."""
+    names: list[str] = []
+    for prefix, ranges in re.findall(r"([^,\[]+)(?:\[([^\]]*)\])?", expression):
+        if not ranges:
+            names.append(prefix)
+        for part in ranges.split(",") if ranges else ():
+            first, _, last = part.partition("-")
+            numbers = range(int(first), int(last or first) + 1)
+            names += [f"{prefix}{n:0{len(first)}d}" for n in numbers]
+    return names
+
+
+def _units_of_nodes(files: dict[str, str]) -> dict[str, tuple[object, ...]]:
+    """Each GPU node's unit as every provisioning feed prints it: the ansible host var `su`
+    and `su<n>` group, the Kubernetes label and the Slurm switch of its unit."""
+    inventory = yaml.safe_load(files["provisioning/ansible/inventory.yaml"])["all"]
+    groups = {
+        host: name
+        for name, group in inventory["children"].items()
+        if re.fullmatch(r"su\d+", name)
+        for host in group["hosts"]
     }
+    labels = {
+        doc["metadata"]["name"]: doc["metadata"]["labels"]["topology.fabricc.io/su"]
+        for doc in yaml.safe_load_all(files["provisioning/k8s/node-labels.yaml"])
+    }
+    switches = {
+        node: fields["SwitchName"]
+        for line in files["provisioning/slurm/topology.conf"].splitlines()
+        if "Nodes=" in line
+        for fields in [dict(item.split("=", 1) for item in line.split())]
+        for node in _expand(fields["Nodes"])
+    }
+    return {
+        name: (host.get("su"), groups.get(name), labels.get(name), switches.get(name))
+        for name, host in inventory["hosts"].items()
+        if host["kind"] == "node"
+    }
+
+
+def test_keep_holds_the_unit_numbers_of_a_later_group_when_an_earlier_one_grows(
+    tmp_path: Path,
+) -> None:
+    """Units are indexed design-wide group after group, so the first group's new unit shifts
+    the second group's indices. Without --keep the printed numbers follow (2 -> 3); with it
+    every existing device keeps its unit's number - inventory, ansible, Kubernetes and Slurm
+    - and the new unit takes the next number above the earlier build's."""
+    old = _spec(tmp_path, "old.yaml", TWO_GROUPS.format(count=32))
+    new = _spec(tmp_path, "new.yaml", TWO_GROUPS.format(count=64))
+    before_files = compile_files(old)
+    before = from_files("old", before_files)
+    plain = from_files("plain", compile_files(new))
+    assert plain.devices["b001"]["scalable_unit"] == "3", "the case must shift the indices"
+    after_files = compile_files(new, kept_places(before))
+    after = from_files("new", after_files)
+
+    units = {name: row["scalable_unit"] for name, row in before.devices.items()}
+    assert {units["a001"], units["b001"]} == {"1", "2"}
+    assert {name: after.devices[name]["scalable_unit"] for name in units} == units
+    added = {row["scalable_unit"] for n, row in after.devices.items() if n not in units}
+    assert added - {""} == {"3"}
+    assert after.devices["a033"]["scalable_unit"] == "3"
+
+    fed, refed = _units_of_nodes(before_files), _units_of_nodes(after_files)
+    assert fed["b001"] == (2, "su2", "2", "compute-su2")
+    assert {name: refed[name] for name in fed} == fed
+    assert refed["a064"] == (3, "su3", "3", "compute-su3")
+    # the diagrams name units by their numbers: the first group's two units drawn once
+    diagrams = sorted(path for path in after_files if path.startswith("diagrams/su-"))
+    assert diagrams == ["diagrams/su-compute-1.dot", "diagrams/su-compute-2.dot"]
+    assert "same as SU 3" in after_files["diagrams/su-compute-1.dot"]
+    assert "SU 2 leaves: compute-b-leaf001" in after_files["diagrams/overview-compute.dot"]
+
+
+def test_a_removed_units_number_is_not_given_to_another(tmp_path: Path) -> None:
+    """The first group shrinks by a unit and the second grows by one, the earlier build kept:
+    the second group keeps its number and its new unit takes the next one above the earlier
+    build's, not the number of the unit that went (its racks may still carry it)."""
+    old = _spec(tmp_path, "old.yaml", TWO_GROUPS.format(count=64))
+    grown = TWO_GROUPS.format(count=32).replace(
+        "b: {model: dgx-h100, count: 32}", "b: {model: dgx-h100, count: 64}"
+    )
+    new = _spec(tmp_path, "new.yaml", grown)
+    before = from_files("old", compile_files(old))
+    after = from_files("new", compile_files(new, kept_places(before)))
+
+    def units(snapshot: Snapshot) -> dict[str, set[str]]:
+        found: dict[str, set[str]] = {}
+        for row in snapshot.devices.values():
+            if row["kind"] == "node":
+                found.setdefault(row["group"], set()).add(row["scalable_unit"])
+        return found
+
+    assert units(before) == {"a": {"1", "2"}, "b": {"3"}}
+    assert units(after) == {"a": {"1"}, "b": {"3", "4"}}
+    assert after.devices["b033"]["scalable_unit"] == "4"
 
 
 def test_keep_of_the_same_design_changes_nothing(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ import pytest
 
 from fabricc.build import compile_design
 from fabricc.emit.diagrams import diagrams
+from fabricc.emit.diagrams.groups import unit_numbers
 from fabricc.emit.diagrams.model import DRAWN, PINNED, RANKED, Diagram
 from fabricc.emit.diagrams.render import notices, render_dot, to_svg
 from fabricc.emit.diagrams.su import SHAPES_SHOWN, su_shapes
@@ -331,3 +332,18 @@ def test_a_large_fabric_gives_a_handful_of_small_diagrams(tmp_path: Path) -> Non
     assert 1 <= len(su) <= SHAPES_SHOWN < topology.sus
     kinds = Counter(d.section for d in found)
     assert kinds["su"] == len(su)
+
+
+@pytest.mark.parametrize(
+    ("numbers", "text"),
+    [
+        ([3], "3"),
+        ([2, 3, 4], "2\u20134"),  # an en dash
+        ([1, 3], "1, 3"),
+        ([1, 2, 4, 5, 6, 7, 8, 9, 10], "1, 2, … (9 units)"),
+    ],
+)
+def test_unit_numbers_read_as_written(numbers: list[int], text: str) -> None:
+    """Unit numbers kept from an earlier build need not run in a row; a range is only written
+    for numbers that do."""
+    assert unit_numbers(numbers) == text

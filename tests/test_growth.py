@@ -1,8 +1,9 @@
 """Stable identity under growth (hypothesis): grow a generated design and diff the two.
 
-Growing a design - more nodes and scalable units, more storage arrays - keeps
-every existing device name, rack and rack unit, out-of-band port, management and in-band
-address, and every cable ID of a cable whose two ends stay. A data-network cable may only move
+Growing a design - more nodes and scalable units, more storage arrays, a first GPU group
+before a second - keeps every existing device name, rack and rack unit, out-of-band port,
+management and in-band address, and every cable ID of a cable whose two ends stay; with the
+earlier build kept (`--keep`), every device also keeps its scalable unit's number. A data-network cable may only move
 or go when the topology has to change (a spine or core count, the tier count), and then `diff`
 says so; only then may existing devices move (central racks hold the spines). The one other
 move: more storage arrays on the in-band network shift the GPU nodes' in-band ports, which
@@ -107,6 +108,13 @@ def check_growth(small: str, large: str, shifted: set[str], keep: bool) -> None:
             if (row["rack"], row["u"]) != (new.devices[name]["rack"], new.devices[name]["u"])
         ]
         assert not strayed, f"kept devices moved: {strayed[:3]}"
+        # a unit keeps its number even where growth before it shifts its index
+        renumbered_units = [
+            name
+            for name, row in old.devices.items()
+            if row["scalable_unit"] != new.devices[name]["scalable_unit"]
+        ]
+        assert not renumbered_units, f"kept devices changed unit: {renumbered_units[:3]}"
     movable = {"rack", "u", "mgmt_ip"}
     moved_central = {
         name
@@ -215,3 +223,68 @@ def test_growth_of_one_leaf_class_keeps_the_others(
     fabric; the other class keeps its switch names, spine ports, cable IDs, loopbacks and ASNs."""
     small, large = pair
     check_growth(small.text(), large.text(), set(), keep)
+
+
+@dataclass(frozen=True)
+class TwoGroupCase:
+    """Two GPU groups in scalable units: units are indexed group after group, so a unit more
+    in the first shifts the indices of the second's (its own floor region and leaf class)."""
+
+    model: str
+    first: int
+    second: int
+    su_size: int
+    inband: bool
+    oob: bool
+
+    def text(self) -> str:
+        lines = [
+            "metadata: {name: two}",
+            "site: {racks_per_row: 10, rack: {power_kw: 140}}",
+            "nodes:",
+            f"  a: {{model: {self.model}, count: {self.first}, su_size: {self.su_size}}}",
+            f"  b: {{model: {self.model}, count: {self.second}, su_size: {self.su_size}}}",
+            "networks:",
+            "  compute: {role: compute, fabric: infiniband}",
+        ]
+        if self.inband:
+            lines.append("  inband: {role: inband, dual_homed: true}")
+        if self.oob:
+            lines.append("  oob: {role: oob}")
+        return "\n".join(lines) + "\n"
+
+
+@st.composite
+def two_group_growths(draw: st.DrawFn) -> tuple[TwoGroupCase, TwoGroupCase]:
+    """Two tiers at most (8 units): a three-tier fabric's pods are runs of unit indices, so
+    there the second group's leaves change pod when the first gains units (README)."""
+    size = draw(st.sampled_from([4, 8, 16]))
+
+    def count(units: int) -> int:
+        return (units - 1) * size + draw(st.integers(1, size))
+
+    case = TwoGroupCase(
+        draw(st.sampled_from(["dgx-h100", "hgx-h100", "dgx-b200"])),
+        count(draw(st.integers(1, 3))),
+        count(draw(st.integers(1, 3))),
+        size,
+        draw(st.booleans()),
+        draw(st.booleans()),
+    )
+    more = draw(st.integers(1, 2 * size))
+    if draw(st.booleans()):
+        return case, dataclasses.replace(case, first=case.first + more)
+    return case, dataclasses.replace(case, second=case.second + more)
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(two_group_growths())
+def test_growth_of_a_first_group_keeps_the_second(pair: tuple[TwoGroupCase, TwoGroupCase]) -> None:
+    """Either of two GPU groups grows, the earlier build kept: the second group's racks and
+    its units' numbers stay when the first gains units (new units number on after the earlier
+    build's). Without --keep the first group outgrowing its rows moves the second's racks
+    (README; tests/test_change.py). On the in-band network (top of rack) the first group's
+    growth moves the second's ports (a reported rewire)."""
+    small, large = pair
+    shifted = {"inband"} if large.inband and large.first > small.first else set()
+    check_growth(small.text(), large.text(), shifted, keep=True)

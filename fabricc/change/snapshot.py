@@ -60,16 +60,24 @@ def from_files(label: str, files: dict[str, str]) -> Snapshot:
 
 
 def kept_places(snapshot: Snapshot) -> dict[str, KeptPlace]:
-    """Where the snapshot's devices stand (rack, lowest unit), for a build that keeps them
-    there (`fabricc build --keep`); devices without a rack have no place to keep."""
+    """Where the snapshot's devices stand (rack, lowest unit) and the number of their
+    scalable unit, for a build that keeps them (`fabricc build --keep`); devices without a
+    rack have no place to keep."""
     from fabricc.spec.loader import KeptPlace
 
     places: dict[str, KeptPlace] = {}
     for name, row in snapshot.devices.items():
-        rack, u = row.get("rack", ""), row.get("u", "")
-        if rack and u.isdigit():
-            places[name] = KeptPlace(row.get("model", ""), rack, int(u))
+        rack, u = row.get("rack", ""), _count(row.get("u", ""))
+        if rack and u is not None:
+            places[name] = KeptPlace(
+                row.get("model", ""), rack, u, _count(row.get("scalable_unit", ""))
+            )
     return places
+
+
+def _count(text: str) -> int | None:
+    """A rack unit or unit number as a build writes it (a few ASCII digits), else None."""
+    return int(text) if text.isascii() and text.isdecimal() and len(text) <= 9 else None
 
 
 def load(path: Path, kept: Mapping[str, KeptPlace] | None = None) -> Snapshot:

@@ -60,7 +60,7 @@ def rows(fabric: Fabric) -> list[tuple[Cell, ...]]:
             d.u,
             d.height_u,
             d.power_w,
-            one_based(d.su),
+            fabric.su_label(d.su),
             one_based(d.rail),
             one_based(d.plane),
             one_based(d.pod),

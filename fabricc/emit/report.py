@@ -216,7 +216,7 @@ def power_rows(fabric: Fabric) -> list[dict[str, Any]]:
             {
                 "rack": rack.name,
                 "role": rack.role,
-                "su": rack.su + 1 if rack.su is not None else "",
+                "su": fabric.su_label(rack.su) if rack.su is not None else "",
                 "devices": sum(1 for d in rack.devices if fabric.devices[d].height_u > 0),
                 "kw": f"{used / 1000:,.1f}",
                 "budget": f"{budget / 1000:,.1f}",

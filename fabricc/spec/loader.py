@@ -40,11 +40,13 @@ class LoadedSpec:
 
 
 class KeptPlace(NamedTuple):
-    """A device's place in an earlier build: its model, rack and lowest rack unit."""
+    """A device's place in an earlier build: its model, rack and lowest rack unit, and the
+    number its scalable unit was printed with (the inventory's `scalable_unit`), if any."""
 
     model: str
     rack: str
     u: int
+    su: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

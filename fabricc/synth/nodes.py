@@ -2,12 +2,14 @@
 
 Consumes the LoadedSpec (groups, their catalog models, the networks they attach to); produces
 node devices (for rack-scale systems: compute trays, NVLink switch trays and power shelves), each
-with its scalable unit and slot, and one NvlinkDomain per NVLink domain. Slots are derived from
-the node index alone, so adding nodes never renumbers existing ones.
+with its scalable unit and slot, the number each unit is printed with (Fabric.su_labels), and one
+NvlinkDomain per NVLink domain. Slots are derived from the node index alone, so adding nodes never
+renumbers existing ones.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 
 from fabricc.catalog.models import NodeModel
@@ -220,6 +222,36 @@ def expand_nodes(fabric: Fabric, plans: dict[str, GroupPlan]) -> None:
                     )
                 )
         next_unit += plan.sus
+    fabric.su_labels = su_labels(fabric, plans, next_unit)
+
+
+def su_labels(fabric: Fabric, plans: dict[str, GroupPlan], units: int) -> list[int]:
+    """The number each of the design's `units` scalable units is printed with, by index:
+    index + 1, or with an earlier build kept (`build --keep`) the number its endpoints (nodes,
+    compute trays) had there: the one most of them had (the lower on a tie) that no earlier
+    unit took. Units without one number on from the highest number the earlier build printed,
+    in index order, so a number never names two units across the two builds."""
+    kept = fabric.loaded.kept
+    if not kept:
+        return list(range(1, units + 1))
+    votes: list[Counter[int]] = [Counter() for _ in range(units)]
+    for plan in plans.values():
+        for endpoint in plan.endpoints:
+            place = kept.get(endpoint.device)
+            if endpoint.su is not None and place is not None and place.su is not None:
+                votes[endpoint.su][place.su] += 1
+    labels: list[int] = []
+    taken: set[int] = set()
+    fresh = max((p.su for p in kept.values() if p.su is not None), default=0)
+    for counts in votes:
+        ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+        label = next((label for label, _ in ranked if label not in taken), None)
+        if label is None:
+            fresh += 1
+            label = fresh
+        taken.add(label)
+        labels.append(label)
+    return labels
 
 
 def _node_domain(fabric: Fabric, model: NodeModel, hostname: str) -> None:

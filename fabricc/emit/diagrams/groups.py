@@ -110,3 +110,13 @@ def bundle(links: Iterable[Link], box_of: Mapping[str, str]) -> list[Bundle]:
 
 def ordinal_range(first: int, last: int) -> str:
     return f"{first}" if first == last else f"{first}–{last}"
+
+
+def unit_numbers(numbers: list[int]) -> str:
+    """Sorted unit numbers as a reader writes them: 3, 2–4, 2, 5, 9, or 2, 3, … (254 units)
+    for a long irregular list (units kept from an earlier build need not number in a row)."""
+    if numbers == list(range(numbers[0], numbers[0] + len(numbers))):
+        return ordinal_range(numbers[0], numbers[-1])
+    if len(numbers) <= 8:
+        return ", ".join(map(str, numbers))
+    return f"{numbers[0]}, {numbers[1]}, … ({len(numbers)} units)"

@@ -14,7 +14,15 @@ from collections.abc import Callable, Hashable
 from itertools import pairwise
 
 from fabricc.emit.diagrams import facts, style
-from fabricc.emit.diagrams.groups import Bundle, Group, bundle, elide, group_by, ordinal_range
+from fabricc.emit.diagrams.groups import (
+    Bundle,
+    Group,
+    bundle,
+    elide,
+    group_by,
+    ordinal_range,
+    unit_numbers,
+)
 from fabricc.emit.diagrams.layout import Box, Frame, Row, Scene, between
 from fabricc.emit.diagrams.model import PINNED, Diagram
 from fabricc.ir import ENDPOINT_LEAF, LEAF_SPINE, PEER, SPINE_CORE, Fabric, NetworkTopology
@@ -96,8 +104,7 @@ class _Overview:
             return Box(box_id, title, tone, summary, dashed=True, tooltip=tooltip)
         return Box(box_id, title, tone, summary, pips=pips, tooltip=tooltip)
 
-    @staticmethod
-    def group_title(tier: str, group: Group) -> str:
+    def group_title(self, tier: str, group: Group) -> str:
         key = group.first_key if group.is_ellipsis else group.key
         assert isinstance(key, tuple)
         kind = key[0]
@@ -105,11 +112,14 @@ class _Overview:
             assert isinstance(group.last_key, tuple)
             first, last = key[1], group.last_key[1]
             unit = {"su": "SU", "pod": "Pods", "group": "Core groups"}.get(kind, "")
+            if kind == "su" and isinstance(first, int) and isinstance(last, int):
+                labels = sorted(self.fabric.su_label(su) for su in range(first, last + 1))
+                return f"⋯ {unit} {unit_numbers(labels)}"
             if isinstance(first, int) and isinstance(last, int):
                 return f"⋯ {unit} {ordinal_range(first + 1, last + 1)}"
             return f"⋯ {group.hidden} more"
         if kind == "su":
-            return f"SU {key[1] + 1} leaves"
+            return f"SU {self.fabric.su_label(key[1])} leaves"
         if kind == "pod":
             return f"Pod {key[1] + 1} {'leaves' if tier == 'leaf' else 'spines'}"
         if kind == "group":
@@ -211,8 +221,8 @@ class _Overview:
         models = Counter(facts.model_name(self.fabric, devices[m]) for m in group.members)
         lines = [" + ".join(f"{style.count(n)} × {m}" for m, n in sorted(models.items()))]
         gpus = sum(facts.gpus(self.fabric, devices[m]) for m in group.members)
-        sus = sorted({su for m in group.members if (su := devices[m].su) is not None})
-        where = f"SU {ordinal_range(sus[0] + 1, sus[-1] + 1)}" if sus else ""
+        sus = {su for m in group.members if (su := devices[m].su) is not None}
+        where = f"SU {unit_numbers(sorted(map(self.fabric.su_label, sus)))}" if sus else ""
         extra = " · ".join(
             part for part in (where, f"{style.count(gpus)} GPUs" if gpus else "") if part
         )

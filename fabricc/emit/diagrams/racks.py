@@ -75,7 +75,7 @@ def _rack(canvas: Canvas, fabric: Fabric, rack: Rack, x: float, y: float, reserv
     used = rack_power(fabric, rack)
     budget = rack.power_budget_w
     tone = ROLE_TONE.get(rack.role, ROLE_TONE["central"])
-    role = rack.role + (f" · SU {rack.su + 1}" if rack.su is not None else "")
+    role = rack.role + (f" · SU {fabric.su_label(rack.su)}" if rack.su is not None else "")
     canvas.text(x, y + 13, rack.name, size=12, bold=True)
     canvas.text(x + RACK_W, y + 13, role, size=8, fill=style.MUTED, anchor="end")
     canvas.text(x, y + 28, f"{kw(used)} of {kw(budget)}", size=8, fill=style.INK)
@@ -305,7 +305,7 @@ def floorplan(fabric: Fabric) -> Diagram:
             share = min(used / rack.power_budget_w, 1.0) if rack.power_budget_w else 0.0
             tip = (
                 f"{rack.name} · {rack.role}"
-                + (f" · SU {rack.su + 1}" if rack.su is not None else "")
+                + (f" · SU {fabric.su_label(rack.su)}" if rack.su is not None else "")
                 + f" · {kw(used)} of {kw(rack.power_budget_w)}"
             )
             canvas.group(tip)
@@ -315,7 +315,7 @@ def floorplan(fabric: Fabric) -> Diagram:
                 canvas.text(
                     x + CELL_W - 4,
                     y + 13,
-                    f"SU {rack.su + 1}",
+                    f"SU {fabric.su_label(rack.su)}",
                     size=7,
                     fill=style.MUTED,
                     anchor="end",

@@ -13,7 +13,7 @@ from collections.abc import Hashable
 from itertools import pairwise
 
 from fabricc.emit.diagrams import facts, style
-from fabricc.emit.diagrams.groups import Group, bundle, elide, group_by, ordinal_range
+from fabricc.emit.diagrams.groups import Group, bundle, elide, group_by, unit_numbers
 from fabricc.emit.diagrams.layout import Box, Frame, Row, Scene
 from fabricc.emit.diagrams.model import PINNED, Diagram
 from fabricc.ir import ENDPOINT_LEAF, LEAF_SPINE, Fabric, Link, NetworkTopology
@@ -202,9 +202,9 @@ class _Unit:
 
     def build(self, same_as: list[int]) -> Diagram:
         topology = self.topology
-        number = self.su + 1
+        number = self.fabric.su_label(self.su)
         name = f"su-{topology.name}-{number}"
-        others = _numbers([s + 1 for s in same_as if s != self.su])
+        others = _numbers(sorted(self.fabric.su_label(s) for s in same_as if s != self.su))
         title = f"{topology.name} network · scalable unit {number}"
         parts = [self.node_detail(), f"{len(self.leaves)} leaves", f"{len(self.spines)} spines"]
         scene = Scene(name, title, " · ".join(parts + ([f"same as {others}"] if others else [])))
@@ -331,13 +331,7 @@ def _numbers(units: list[int]) -> str:
     """SU 2, SUs 2–4, SUs 2, 5, 9, or SUs 2, 3, … (254 units) for a long irregular list."""
     if not units:
         return ""
-    if len(units) == 1:
-        return f"SU {units[0]}"
-    if units == list(range(units[0], units[0] + len(units))):
-        return f"SUs {ordinal_range(units[0], units[-1])}"
-    if len(units) <= 8:
-        return "SUs " + ", ".join(map(str, units))
-    return f"SUs {units[0]}, {units[1]}, … ({len(units)} units)"
+    return f"{'SU' if len(units) == 1 else 'SUs'} {unit_numbers(units)}"
 
 
 def _units(fabric: Fabric, network: str) -> dict[int, _Unit]:

@@ -25,7 +25,7 @@ from fabricc.emit.provisioning.common import (
     nvlink_domain_of,
     port_devices,
 )
-from fabricc.ir import Device, Fabric, one_based
+from fabricc.ir import Device, Fabric
 
 KIND_GROUPS = {
     "node": "nodes",
@@ -83,7 +83,7 @@ def host_vars(
         "network": device.network,
         "rack": device.rack,
         "u": device.u,
-        "su": one_based(device.su),
+        "su": fabric.su_label(device.su),
         "nvlink_domain": domain,
         "bmc_address": device.mgmt_ip if node else None,
         "mgmt_address": None if node else device.mgmt_ip,
@@ -117,7 +117,7 @@ def groups(fabric: Fabric, domains: dict[str, str]) -> dict[str, list[str]]:
         if device.rack is not None:
             names.append(name_of("rack", device.rack))
         if device.su is not None:
-            names.append(f"su{device.su + 1}")
+            names.append(f"su{fabric.su_label(device.su)}")
         if device.name in domains:
             names.append(name_of("nvlink", domains[device.name]))
         for name in dict.fromkeys(names):

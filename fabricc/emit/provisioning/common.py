@@ -134,7 +134,7 @@ def _groups(fabric: Fabric, network: str) -> list[Group]:
         if len(leaves) == 1:
             name = leaves[0]
         elif unique_su and su is not None:
-            name = f"{network}-su{su + 1}"
+            name = f"{network}-su{fabric.su_label(su)}"
         else:
             name = f"{network}-group{index + 1}"
         pod = _common(fabric.devices[leaf].pod for leaf in leaves)

@@ -277,7 +277,7 @@ def node_labels(fabric: Fabric) -> list[dict[str, object]]:
         if device.rack is not None:
             entry[f"{FABRICC}/rack"] = device.rack
         if device.su is not None:
-            entry[f"{FABRICC}/su"] = str(device.su + 1)
+            entry[f"{FABRICC}/su"] = str(fabric.su_label(device.su))
         docs.append(
             {
                 "apiVersion": "v1",
