@@ -7,6 +7,7 @@ CLI. Nothing is written unless every stage succeeded.
 from __future__ import annotations
 
 import contextlib
+import itertools
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +27,7 @@ WRITER_PROCESS_LINKS = 5_000
 # From about this size the analysis repays a process of its own (fabricc.analysis.worker: about
 # 0.6 s of imports, on the other core): the 65k- and 100k-GPU designs, not the published ones.
 ANALYSIS_PROCESS_LINKS = 100_000
+EMIT_BATCH = 256  # files handed to the writer at a time
 
 
 @dataclass(slots=True)
@@ -51,10 +53,14 @@ def design(loaded: LoadedSpec, stage: Stage = quiet) -> Fabric:
 
 
 def emit_all(fabric: Fabric, stage: Stage = quiet) -> Iterator[list[Artifact]]:
-    """Every emitter's artifacts, emitter after emitter (`stage` is told each one's name)."""
+    """Every emitter's artifacts, emitter after emitter (`stage` is told each one's name), in
+    batches of at most EMIT_BATCH as an emitter makes them: the writer has a switch's files
+    while the next switches' are made."""
     for emitter in emitters():
         stage(emitter.name)
-        yield emitter.emit(fabric)
+        made = iter(emitter.emit(fabric))
+        while batch := list(itertools.islice(made, EMIT_BATCH)):
+            yield batch
 
 
 def compile_design(loaded: LoadedSpec, stage: Stage = quiet) -> tuple[Fabric, list[Artifact]]:

@@ -13,17 +13,21 @@ import stat
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
 
 import fabricc.build
+import fabricc.emit.configs
+import fabricc.emit.configs.files
+import fabricc.emit.configs.mgmt
 from fabricc.build import build
 from fabricc.cli import cli
 from fabricc.emit.tables import csv_text, markdown_table
 from fabricc.errors import Diagnostic, Location, OutputError, Severity
 from fabricc.writer import OutputTree
-from tests.support import EXAMPLES
+from tests.support import EXAMPLES, compiled
 
 LAB = EXAMPLES / "roce-lab.yaml"
 SECRET = "root:$y$j9T$Zq7hash:19000"
@@ -240,6 +244,30 @@ def test_a_build_through_the_writer_process_gives_the_same_folder(
     monkeypatch.setattr(OutputTree, "_write_one", None)  # any file the thread wrote would fail
     build(LAB, tmp_path / "process")
     assert _snapshot(tmp_path / "process") == _snapshot(tmp_path / "thread")
+
+
+def test_switch_configs_are_handed_to_the_writer_as_they_are_made(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The configs emitter makes its files one after another (the first without the rest) and
+    the build passes them on in batches of at most EMIT_BATCH: the same files in the same
+    order as a build that waits for every emitter."""
+    fabric, artifacts = compiled("superpod-h100-4su")
+    made = fabricc.emit.configs.emit(fabric)
+    trees: list[str] = []
+    management_tree = fabricc.emit.configs.mgmt.management_tree
+
+    def counted(*args: Any) -> Any:
+        trees.append(args[2].name)
+        return management_tree(*args)
+
+    monkeypatch.setattr(fabricc.emit.configs.files, "management_tree", counted)
+    first = next(iter(made))
+    assert first[0].startswith("configs/") and len(trees) == 1
+    monkeypatch.setattr(fabricc.build, "EMIT_BATCH", 3)
+    batches = list(fabricc.build.emit_all(fabric))
+    assert max(map(len, batches)) == 3
+    assert [a for batch in batches for a in batch] == list(artifacts)
 
 
 # -- what reaches artifacts --------------------------------------------------------------------

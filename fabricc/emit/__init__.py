@@ -1,13 +1,15 @@
 """Emit stage: the explicit, ordered list of artifact families.
 
-Each emitter is a pure function from the Fabric IR to a list of (relative path, content) pairs;
-only fabricc.writer touches the disk. Adding an artifact family is a module, a line in EMITTERS,
-its templates and its golden files - no change to the core.
+Each emitter is a pure function from the Fabric IR to (relative path, content) pairs - a list,
+or an iterator where it makes thousands of files one after another (configs), so that the build
+hands them to the writer as they come; only fabricc.writer touches the disk. Adding an artifact
+family is a module, a line in EMITTERS, its templates and its golden files - no change to the
+core.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from fabricc.ir import Fabric
@@ -19,7 +21,7 @@ __all__ = ["Artifact", "Emitter", "emitters"]
 @dataclass(frozen=True, slots=True)
 class Emitter:
     name: str  # also the output folder and the golden folder
-    emit: Callable[[Fabric], list[Artifact]]
+    emit: Callable[[Fabric], Iterable[Artifact]]
 
 
 def emitters() -> tuple[Emitter, ...]:

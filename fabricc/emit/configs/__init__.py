@@ -14,12 +14,15 @@ The link index is built once, so the emitter is linear in the number of links.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from fabricc.emit import Artifact
 from fabricc.ir import Fabric
 
 
-def emit(fabric: Fabric) -> list[Artifact]:
-    """Every config file (fabricc.emit.configs.files), loaded when a build first emits."""
+def emit(fabric: Fabric) -> Iterator[Artifact]:
+    """Every config file as it is made (fabricc.emit.configs.files, loaded when a build first
+    emits)."""
     from fabricc.emit.configs.files import emit as emit_files
 
     return emit_files(fabric)

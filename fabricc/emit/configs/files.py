@@ -9,6 +9,7 @@ ibfabric) does not load every config writer and their dependencies.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 
 from fabricc.emit import Artifact
 from fabricc.emit.configs.context import MANAGEMENT_ROLES, ConfigContext
@@ -25,26 +26,24 @@ from fabricc.ir import Fabric
 from fabricc.spec.yamlsource import format_path
 
 
-def emit(fabric: Fabric) -> list[Artifact]:
+def emit(fabric: Fabric) -> Iterator[Artifact]:
+    """The files one after another, as they are made (a build writes them meanwhile)."""
     ctx = ConfigContext(fabric)
-    artifacts: list[Artifact] = []
-    artifacts.extend(_switches(ctx))
+    yield from _switches(ctx)
     for subnet in build_subnets(ctx):
-        artifacts.extend(opensm_files(ctx, subnet))
-        artifacts.append(ibsim_file(fabric.name, subnet))
+        yield from opensm_files(ctx, subnet)
+        yield ibsim_file(fabric.name, subnet)
     for device in fabric.devices.values():
         if device.kind in ("node", "tray"):
             nics = host_nics(ctx, device)
             if nics:
-                artifacts.append(host_file(ctx, device, nics))
-    return artifacts
+                yield host_file(ctx, device, nics)
 
 
-def _switches(ctx: ConfigContext) -> list[Artifact]:
+def _switches(ctx: ConfigContext) -> Iterator[Artifact]:
     fabric = ctx.fabric
     check_vlans(fabric)
     plan = ManagementPlan(ctx)
-    artifacts: list[Artifact] = []
     for name, topology in fabric.networks.items():
         network = fabric.loaded.networks[name]
         if network.fabric != "ethernet":
@@ -68,17 +67,12 @@ def _switches(ctx: ConfigContext) -> list[Artifact]:
                 folder = f"configs/{switch}"
                 if management:
                     tree = management_tree(ctx, plan, device)
-                    artifacts.append(
-                        (f"{folder}/startup.yaml", nvue_text(device, fabric.name, tree))
-                    )
+                    yield f"{folder}/startup.yaml", nvue_text(device, fabric.name, tree)
                     continue
                 if network.spec.os == "sonic":
                     text = json.dumps(config_db(ctx, device), indent=2) + "\n"
-                    artifacts.append((f"{folder}/config_db.json", text))
+                    yield f"{folder}/config_db.json", text
                 else:
                     tree = roce_tree(ctx, device)
-                    artifacts.append(
-                        (f"{folder}/startup.yaml", nvue_text(device, fabric.name, tree))
-                    )
-                artifacts.append((f"{folder}/frr.conf", frr_text(frr_config(ctx, device))))
-    return artifacts
+                    yield f"{folder}/startup.yaml", nvue_text(device, fabric.name, tree)
+                yield f"{folder}/frr.conf", frr_text(frr_config(ctx, device))
