@@ -239,7 +239,12 @@ class Fabric:
     def links_of(self, network: str) -> Iterator[Link]:
         """The links of one network, in link order. For emitters: the index is built on first
         use, once synthesis has finished adding links."""
-        return iter(self.derived("links_by_network", self._links_by_network).get(network, []))
+        return iter(self.links_by_network().get(network, []))
+
+    def links_by_network(self) -> dict[str, list[Link]]:
+        """Every network that has links (in order of its first link) -> its links, in link
+        order; built once, like links_of's index (it is that index)."""
+        return self.derived("links_by_network", self._links_by_network)
 
     def _links_by_network(self) -> dict[str, list[Link]]:
         index: dict[str, list[Link]] = {}

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import itertools
 import os
 import queue
 import shutil
@@ -223,33 +224,36 @@ def widen_pipe(fd: int) -> None:
 
 
 def _send(process: subprocess.Popen[bytes], batch: list[Artifact]) -> None:
-    """Files to the writer process, framed as fabricc.writer_process reads them, a few hundred
-    per system call: the thread holds the interpreter lock only to frame them, and the kernel
-    moves the bytes while the emitters compute."""
+    """Files to the writer process, framed as fabricc.writer_process reads them, up to a few
+    hundred files or a MiB per system call: the thread holds the interpreter lock only to frame
+    them, and the kernel moves the bytes while the emitters compute."""
     assert process.stdin is not None
     fd = process.stdin.fileno()
     buffers: list[bytes] = []  # encoded as they are sent, not the whole batch at once
+    held = 0  # bytes in buffers
     for relative, content in batch:
         name = _safe_relative(relative).as_posix().encode("utf-8")
-        if isinstance(content, str) and len(content) > _ENCODE_CHUNK and content.isascii():
-            # a large file (a 70 MB cabling plan) a piece at a time: its bytes are its
-            # characters, and no second copy of it is made whole
-            buffers.append(b"%d %d\n%s" % (len(name), len(content), name))
-            for start in range(0, len(content), _ENCODE_CHUNK):
-                buffers.append(content[start : start + _ENCODE_CHUNK].encode("ascii"))
+        pieces: Iterable[bytes]
+        if isinstance(content, str) and content.isascii():
+            # its bytes are its characters: encoded a piece at a time, so that a large file
+            # (a 70 MB cabling plan) is never copied whole a second time
+            size = len(content)
+            pieces = (content[at : at + _PIECE].encode("ascii") for at in range(0, size, _PIECE))
+        else:
+            data = content.encode("utf-8") if isinstance(content, str) else content
+            size, pieces = len(data), (data,)
+        header = b"%d %d\n%s" % (len(name), size, name)
+        for piece in itertools.chain((header,), pieces):
+            buffers.append(piece)
+            held += len(piece)
+            if len(buffers) >= _BUFFERS_PER_CALL or held >= _PIECE:
                 _write_all(fd, buffers)
-                buffers = []
-            continue
-        data = content.encode("utf-8") if isinstance(content, str) else content
-        buffers += (b"%d %d\n%s" % (len(name), len(data), name), data)
-        if len(buffers) >= _BUFFERS_PER_CALL:
-            _write_all(fd, buffers)
-            buffers = []
+                buffers, held = [], 0
     _write_all(fd, buffers)
 
 
 _BUFFERS_PER_CALL = 512  # within IOV_MAX (1024 on Linux)
-_ENCODE_CHUNK = 1 << 20  # characters of a large text file encoded at a time
+_PIECE = 1 << 20  # characters of a text file encoded at a time, and bytes held before a send
 
 
 def _write_all(fd: int, buffers: list[bytes]) -> None:

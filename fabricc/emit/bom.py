@@ -234,8 +234,8 @@ def cable_kinds(fabric: Fabric) -> dict[str, Counter[CableKind]]:
 def _cable_kinds(fabric: Fabric) -> dict[str, Counter[CableKind]]:
     kinds = attrgetter("family", "part", "media", "length_m", "quantity")
     return {
-        network: Counter(map(kinds, unique_cables(fabric.links_of(network))))
-        for network in dict.fromkeys(map(attrgetter("network"), fabric.links))
+        network: Counter(map(kinds, unique_cables(links)))
+        for network, links in fabric.links_by_network().items()
     }
 
 
