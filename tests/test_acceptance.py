@@ -264,6 +264,20 @@ def test_spines_provisioned_for_growth(tmp_path: Path) -> None:
     assert compute["links"]["leaf-spine"] == 16 * 32  # but cables only for the 2 units present
 
 
+@pytest.mark.parametrize("nodes", [511, 543, 1023])
+def test_core_sized_for_growth_whatever_the_last_pod_holds(tmp_path: Path, nodes: int) -> None:
+    """spines_for_sus 32 sizes the 3-tier core for 8 full spine-leaf groups of 4 units: at 16
+    units, at 17 (a fifth group with one unit) and at 32 the core is the 32-SU core (RA-11333
+    scaled: 128 cores), and only the present groups get spines."""
+    text = (EXAMPLES / "superpod-h100-4su.yaml").read_text()
+    text = text.replace("count: 127", f"count: {nodes}")
+    text = text.replace("    reserved_slots: 1", "    spines_for_sus: 32\n    reserved_slots: 1")
+    compute = synthesized(text, tmp_path).networks["compute"]
+    assert compute.tiers == 3
+    assert len(compute.switches["core"]) == 128
+    assert len(compute.switches["spine"]) == 32 * -(-compute.sus // 4)
+
+
 def test_one_rail_and_plane_numbering_in_every_output() -> None:
     """Rail and plane are 1-based everywhere: a cable's rail/plane in cabling/cables.csv is the
     rail/plane of its leaf in inventory/devices.csv, p<k>-leaf... is plane k, leaf<r> is rail r,
@@ -395,9 +409,17 @@ def test_superpod_3_tier_with_storage_leaf_classes(
     budgets = {c.name: (c.down_ports, c.up_ports) for c in storage.leaf_classes}
     assert budgets == {"dgx": (32, 24), "storage": (16, 16)}  # 4:3 and 1:1
     devices = fabric.devices
-    pods = {c.name: {devices[leaf].pod for leaf in c.leaves} for c in storage.leaf_classes}
-    assert pods["dgx"].isdisjoint(pods["storage"])
     links = [link for link in fabric.links if link.network == "storage"]
+    # spine-leaf groups of their own: no spine serves both classes, and each class counts its
+    # pods from the first
+    spines_of: dict[str, set[str]] = {c.name: set() for c in storage.leaf_classes}
+    class_of = {leaf: c.name for c in storage.leaf_classes for leaf in c.leaves}
+    for link in links:
+        if link.kind == "leaf-spine":
+            spines_of[class_of[link.a]].add(link.b)
+    assert spines_of["dgx"].isdisjoint(spines_of["storage"])
+    for cls in storage.leaf_classes:
+        assert min(devices[spine].pod for spine in spines_of[cls.name]) == 0
     assert sum(1 for link in links if link.kind == "endpoint-leaf") == nodes * 2 + 8 * 8
     # every leaf uplink reaches a spine, every spine is non-blocking towards the core
     ups: dict[str, int] = {}

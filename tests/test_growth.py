@@ -256,8 +256,8 @@ class TwoGroupCase:
 
 @st.composite
 def two_group_growths(draw: st.DrawFn) -> tuple[TwoGroupCase, TwoGroupCase]:
-    """Two tiers at most (8 units): a three-tier fabric's pods are runs of unit indices, so
-    there the second group's leaves change pod when the first gains units (README)."""
+    """Two tiers at most (8 units); test_three_tier_growth_within_the_core_moves_nothing
+    grows two groups on three tiers."""
     size = draw(st.sampled_from([4, 8, 16]))
 
     def count(units: int) -> int:
@@ -288,3 +288,96 @@ def test_growth_of_a_first_group_keeps_the_second(pair: tuple[TwoGroupCase, TwoG
     small, large = pair
     shifted = {"inband"} if large.inband and large.first > small.first else set()
     check_growth(small.text(), large.text(), shifted, keep=True)
+
+
+@dataclass(frozen=True)
+class ThreeTierCase:
+    """Two GPU groups in scalable units on a 3-tier compute fabric of one spine-leaf group per
+    unit, and the first group with storage arrays on a 3-tier storage fabric, the cores sized
+    for `reserve` units (spines_for_sus): each leaf class has spine-leaf groups, a spine name
+    series and core ports of its own (the first class's from the cores' first port up, the
+    second's from their last down)."""
+
+    fabric: str
+    model: str
+    first: int
+    second: int
+    arrays: int
+    su_size: int
+    reserve: int
+
+    def text(self) -> str:
+        array = "storage-array" if self.fabric == "infiniband" else "storage-node"
+        tiers = f"tiers: 3, pod_sus: 1, spines_for_sus: {self.reserve}"
+        return (
+            "\n".join(
+                [
+                    "metadata: {name: three}",
+                    "site: {racks_per_row: 10, rack: {power_kw: 140}}",
+                    "nodes:",
+                    f"  a: {{model: {self.model}, count: {self.first}, su_size: {self.su_size}}}",
+                    f"  b: {{model: {self.model}, count: {self.second}, su_size: {self.su_size}}}",
+                    f"  st: {{model: {array}, count: {self.arrays}}}",
+                    "networks:",
+                    f"  compute: {{role: compute, fabric: {self.fabric}, {tiers},"
+                    " endpoints: {a: {}, b: {}}}",
+                    f"  storage: {{role: storage, fabric: {self.fabric}, rail_optimized: true, {tiers},"
+                    " oversubscription: '4:3', endpoints: {a: {}, st: {leaf_downlinks: 16,"
+                    " oversubscription: '1:1'}}}",
+                ]
+            )
+            + "\n"
+        )
+
+
+@st.composite
+def three_tier_growths(draw: st.DrawFn) -> tuple[ThreeTierCase, ThreeTierCase]:
+    size = draw(st.sampled_from([4, 8]))
+    units = [draw(st.integers(1, 2)), draw(st.integers(1, 2))]
+    case = ThreeTierCase(
+        draw(st.sampled_from(["infiniband", "ethernet"])),
+        draw(st.sampled_from(["dgx-h100", "dgx-b200"])),
+        (units[0] - 1) * size + draw(st.integers(1, size)),
+        (units[1] - 1) * size + draw(st.integers(1, size)),
+        draw(st.integers(1, 12)),
+        size,
+        sum(units) + 2,
+    )
+    grown = draw(st.sampled_from(["first", "second", "arrays"]))
+    more = draw(st.integers(1, 2 * size if grown != "arrays" else 24))
+    return case, dataclasses.replace(case, **{grown: getattr(case, grown) + more})
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(three_tier_growths())
+def test_three_tier_growth_within_the_core_moves_nothing(
+    pair: tuple[ThreeTierCase, ThreeTierCase],
+) -> None:
+    """Either GPU group gains units (new spine-leaf groups) or the storage arrays grow, on
+    3-tier fabrics whose core was sized for it: no existing cable of another leaf class moves
+    or changes, and no device changes name, place, pod, loopback or ASN - cables, leaves and
+    spines are added (and the cores' configs gain neighbours). A GPU group's units fill
+    spine-leaf groups of their own size (pod_sus), so its growth moves no cable at all; the
+    storage arrays' one spine-leaf group widens as they grow (its spines get more leaves and
+    so more uplinks: its own cables are re-terminated, which `diff` reports as a rewire)."""
+    small, large = pair
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        (folder / "old.yaml").write_text(small.text())
+        (folder / "new.yaml").write_text(large.text())
+        old = from_files("old", compile_files(folder / "old.yaml"))
+        new = from_files("new", compile_files(folder / "new.yaml", kept_places(old)))
+    result = diff(old, new)
+    arrays = large.arrays > small.arrays
+    moved = [
+        c
+        for c in result.cables
+        if c.change != ADDED
+        and not (arrays and "storage-st-" in c.a + c.b and c.network == "storage")
+    ]
+    assert not moved, f"{len(moved)} cables changed, e.g. {moved[0]}"
+    if arrays and any(c.change != ADDED for c in result.cables):
+        assert any(n.startswith("network storage: rewire") for n in result.topology)
+    assert set(old.devices) <= set(new.devices)
+    for change in result.devices:
+        assert change.change == ADDED or not change.fields, f"{change.name}: {change.fields}"

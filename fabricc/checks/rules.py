@@ -16,7 +16,16 @@ from collections import Counter, defaultdict
 from fabricc.catalog.models import FORM_ACCEPTS, TransceiverModel
 from fabricc.checks.power import check_power
 from fabricc.errors import Diagnostic, error
-from fabricc.ir import ENDPOINT_LEAF, LEAF_SPINE, SPINE_CORE, Cable, Device, Fabric, Link
+from fabricc.ir import (
+    ENDPOINT_LEAF,
+    LEAF_SPINE,
+    SPINE_CORE,
+    Cable,
+    Device,
+    Fabric,
+    Link,
+    one_based,
+)
 from fabricc.spec.yamlsource import DataPath, format_path
 from fabricc.synth.naming import PDU_PORT, POWER_SHELF_PORT, port_cage, valid_hostname
 
@@ -336,7 +345,8 @@ class _Rules:
                     if leaf.rail != link.rail or unit:
                         self.once(
                             "rail",
-                            f"{link.a} rail {link.rail} lands on {link.b} (rail {leaf.rail}, unit {leaf.su})",
+                            f"{link.a} rail {link.rail + 1} lands on {link.b} (rail "
+                            f"{one_based(leaf.rail)}, unit {self.fabric.su_label(leaf.su)})",
                             network.path,
                         )
             for kind in (LEAF_SPINE, SPINE_CORE):
@@ -355,10 +365,12 @@ class _Rules:
                         )
                 if kind != LEAF_SPINE:
                     continue
-                trees: dict[tuple[int | None, int | None], set[frozenset[str]]] = defaultdict(set)
+                # a pod is counted within its leaf class (the switches' name series)
+                Tree = tuple[int | None, str | None, int | None]
+                trees: dict[Tree, set[frozenset[str]]] = defaultdict(set)
                 for lower, uppers in uppers_of.items():
                     device = devices[lower]
-                    trees[(device.plane, device.pod)].add(frozenset(uppers))
+                    trees[(device.plane, device.series, device.pod)].add(frozenset(uppers))
                 if any(len(sets) > 1 for sets in trees.values()):
                     self.once(
                         "symmetry",

@@ -15,21 +15,23 @@ a design fills or appends instead of renumbering:
     leaves one ASN each, the spines of one pod and plane share one, the cores of a plane one.
     Each routed network takes an equal share of the pools. Leaves count up from the start of
     the share - a network's later leaf classes each from a halving part of their own, a leaf's
-    planes side by side - and spines, then cores, down from its end, so adding leaves never
-    moves a spine's values, a class's leaves never move another's, and adding spines (a growth
-    that doubles them) or a core tier never moves a leaf's;
+    planes side by side - and cores, then spines down from its end (3 tiers: the cores first,
+    then the spines by class - halving parts, mirrored -, pod and plane; 2 tiers: in order), so
+    adding leaves never moves a spine's values, a class's leaves never move another's, adding
+    spines (a growth that doubles them) or a core tier never moves a leaf's, and a new
+    spine-leaf group of a 3-tier fabric moves nobody's;
   * /31s for host links of routed fabrics, from each network's equal share of the hosts pool:
     a halving part per attached node group, a host's place in its group times its links plus
     the link's ordinal (_host_links); and, when addressing.p2p is set (otherwise BGP
     unnumbered), for switch-to-switch links from each network's share of that pool, a leaf's
-    uplinks at its leaf slot, spine-core links from the end (_switch_links).
+    uplinks at its leaf slot, a spine's core links down from the end at its slot (_switch_links).
 """
 
 from __future__ import annotations
 
 import ipaddress
 from collections import Counter
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator
 
 from fabricc.errors import Diagnostic, error
 from fabricc.ir import ENDPOINT_LEAF, LEAF_SPINE, MGMT, SPINE_CORE, Fabric
@@ -230,69 +232,144 @@ def halving_part(size: int, k: int) -> range:
     return range(start, start + (size >> (k + 1)))
 
 
-def _leaf_slots(fabric: Fabric, leaves: list[str], size: int) -> dict[str, int]:
-    """Each leaf's place in a share of `size` values: the network's first leaf class counts up
+def _leaf_slots(
+    fabric: Fabric, leaves: list[str], size: int, number: Callable[[str], int] | None = None
+) -> dict[str, int]:
+    """Each switch's place in a share of `size` values: the network's first class counts up
     from the start, its k-th later class from the start of the share's last 1/2**k (halves,
-    quarters, ...), so that each class grows without moving another; a leaf's planes sit side
-    by side (index * planes + plane). Where a class outgrows its part, the leaves count up class
-    after class instead (a tight pool: growing then renumbers, and `diff` says so)."""
+    quarters, ...), so that each class grows without moving another; a switch's planes sit side
+    by side (number * planes + plane; the number is its index in its series unless `number`
+    gives another, e.g. a spine's pod, which its pod's spines share). Where a class outgrows its
+    part, the places count up class after class instead (a tight pool: growing then renumbers,
+    and `diff` says so)."""
     devices = fabric.devices
     planes = 1 + max((devices[n].plane or 0 for n in leaves), default=0)
     classes = {devices[n].series: 0 for n in leaves}
-    slots = {n: devices[n].index * planes + (devices[n].plane or 0) for n in leaves}
+    at = number or (lambda n: devices[n].index)
+    slots = {n: at(n) * planes + (devices[n].plane or 0) for n in leaves}
     if len(classes) == 1:
         return slots
     parts = {series: halving_part(size, k) for k, series in enumerate(classes)}
     for name, slot in slots.items():
         part = parts[devices[name].series]
         if slot >= len(part):
-            return {name: place for place, name in enumerate(leaves)}
+            firsts: dict[tuple[str | None, int], int] = {}
+            for n in leaves:  # in order, switches of one number and plane sharing a place
+                firsts.setdefault((devices[n].series, slots[n]), len(firsts))
+            return {n: firsts[(devices[n].series, slots[n])] for n in leaves}
         slots[name] = part.start + slot
     return slots
+
+
+def _top_slots(
+    fabric: Fabric,
+    tiers: list[list[str]],
+    size: int,
+    taken: Collection[int],
+    number: Callable[[str], int],
+) -> dict[str, int] | None:
+    """Places counted down from the top of a share of `size` values for the upper tiers: the
+    cores first (their number is fixed while the design grows within them), then the spines by
+    class, pod (`number`) and plane (_leaf_slots' halving parts, mirrored: the first class's
+    spines down from the top, the k-th later class's from the top of the share's k-th part from
+    the top), so that a class's new pods take places of their own and move nobody's. None
+    where a place is one of the leaves' (`taken`) or below the share: the caller then counts
+    down in tier order."""
+    cores, spines = tiers
+    devices = fabric.devices
+    planes = 1 + max((devices[n].plane or 0 for n in cores), default=0)
+    places = {n: size - 1 - (devices[n].index * planes + (devices[n].plane or 0)) for n in cores}
+    top = size - len(cores)
+    below = _leaf_slots(fabric, spines, top, number)
+    places.update((n, top - 1 - slot) for n, slot in below.items())
+    values = set(places.values())
+    if places and (min(values) < 0 or not values.isdisjoint(taken)):
+        return None
+    return places
 
 
 def _routed_identities(
     fabric: Fabric, name: str, loopbacks: _Pool, loopbacks_v6: _Pool | None, asns: range
 ) -> None:
     """Loopbacks and ASNs of one routed network from its share of the pools: leaves from the
-    start of each share (_leaf_slots), spines and then cores down from its end."""
+    start of each share (_leaf_slots), cores and then spines down from its end (_top_slots)."""
     devices = fabric.devices
     topology = fabric.networks[name]
     leaves = topology.switches.get("leaf", [])
+    cores = topology.switches.get("core", [])
+    spines = topology.switches.get("spine", [])
     pools = [loopbacks] if loopbacks_v6 is None else [loopbacks, loopbacks_v6]
     for pool in pools:
-        slots = _leaf_slots(fabric, leaves, pool.end - pool.next)
+        size = pool.end - pool.next
+        slots = _leaf_slots(fabric, leaves, size)
         start = pool.base + pool.next
-        pool.next += 1 + max(slots.values(), default=-1)  # spines take from the end down to here
-        if pool.next > pool.end:
+        low = 1 + max(slots.values(), default=-1)
+        if low > size:
             raise PoolExhausted
+        places = (
+            _top_slots(
+                fabric, [cores, spines], size, set(slots.values()), lambda n: devices[n].index
+            )
+            if cores
+            else None
+        )
+        if places is None:  # 2 tiers (a spine tier that grows only as a whole), or a tight pool
+            if low + len(cores) + len(spines) > size:
+                raise PoolExhausted
+            places = {n: size - 1 - k for k, n in enumerate([*cores, *spines])}
         v4 = pool is loopbacks
-        for leaf, slot in slots.items():
+        for switch, slot in [*slots.items(), *places.items()]:
             if v4:
-                devices[leaf].loopback = pool.text(start + slot)
+                devices[switch].loopback = pool.text(start + slot)
             else:
-                devices[leaf].loopback_v6 = pool.text(start + slot)
+                devices[switch].loopback_v6 = pool.text(start + slot)
+    # ASNs: a leaf one each; the spines of one pod and plane share one, the cores of a plane one
     asn_slots = _leaf_slots(fabric, leaves, len(asns))
     up = 1 + max(asn_slots.values(), default=-1)  # leaf ASNs below this index
     for leaf, slot in asn_slots.items():
         devices[leaf].asn = asns[slot]
-    down = len(asns) - 1  # next spine or core ASN (index into asns)
-    shared: dict[tuple[str, int | None, int | None], int] = {}
-    for tier in ("spine", "core"):
-        for switch_name in topology.switches.get(tier, []):
-            device = devices[switch_name]
-            device.loopback = loopbacks.text(loopbacks.take_last())
-            if loopbacks_v6 is not None:
-                device.loopback_v6 = loopbacks_v6.text(loopbacks_v6.take_last())
-            key = (tier, device.plane, device.pod if tier == "spine" else None)
-            if key not in shared:
-                shared[key] = down
-                down -= 1
-            if up > down + 1:
-                raise _AsnsExhausted(up + len(asns) - 1 - down)
-            device.asn = asns[shared[key]]
-    if up > down + 1:
-        raise _AsnsExhausted(up + len(asns) - 1 - down)
+    plane_cores = [n for n in cores if devices[n].index == 0] if cores else []
+    shared = (
+        _top_slots(
+            fabric,
+            [plane_cores, spines],
+            len(asns),
+            set(asn_slots.values()),
+            lambda n: devices[n].pod or 0,
+        )
+        if cores
+        else None
+    )
+    if shared is None:  # down from the end in tier order, one per pod (or tier) and plane
+        keys: dict[tuple[str, int | None, int | None, str | None], int] = {}
+        for switch in [*cores, *spines]:
+            device = devices[switch]
+            keys.setdefault(_asn_key(device.role, device.plane, device.pod, device.series), 0)
+        if up + len(keys) > len(asns):
+            raise _AsnsExhausted(up + len(keys))
+        numbered = {key: len(asns) - 1 - k for k, key in enumerate(keys)}
+        shared = {
+            n: numbered[
+                _asn_key(devices[n].role, devices[n].plane, devices[n].pod, devices[n].series)
+            ]
+            for n in [*cores, *spines]
+        }
+    else:
+        by_plane = {devices[n].plane: shared[n] for n in plane_cores}
+        shared.update((n, by_plane[devices[n].plane]) for n in cores)
+    for switch in [*cores, *spines]:
+        devices[switch].asn = asns[shared[switch]]
+
+
+def _asn_key(
+    role: str | None, plane: int | None, pod: int | None, series: str | None
+) -> tuple[str, int | None, int | None, str | None]:
+    return (
+        role or "",
+        plane,
+        pod if role == "spine" else None,
+        series if role == "spine" else None,
+    )
 
 
 def assign_addresses(fabric: Fabric, problems: list[Diagnostic]) -> None:
@@ -360,9 +437,10 @@ def _switch_links(
     """A /31 per switch-to-switch link of each routed network (addressing.p2p), from the
     network's equal share of the pool: a leaf's uplinks at its slot (_leaf_slots: by leaf class,
     index and plane) times the most uplinks a leaf has, plus the uplink's ordinal on the leaf;
-    spine-core links down from the share's end. So more leaves, another class or another
-    network never move a leaf's uplink addresses; the spine-core links change only with the
-    spines and cores. Links are counted in order where that does not fit the share."""
+    a spine's core links down from the share's end, at its slot the same way. So more leaves,
+    another class or another network never move a leaf's uplink addresses, and a new spine-leaf
+    group never moves a spine's. Links are counted in order where that does not fit the
+    share."""
     blocks = _shares(
         fabric, problems, "p2p", fabric.loaded.spec.addressing.p2p or "", routed, shares
     )
@@ -383,14 +461,23 @@ def _switch_links(
         leaves = fabric.networks[name].switches.get("leaf", [])
         slots = _leaf_slots(fabric, leaves, pairs // per_leaf)
         places = [slots[leaf] * per_leaf + k for leaf, k in keys]
-        top = pairs - len(core)  # spine-core links from here to the end
-        if max(places, default=-1) >= top:
+        # a spine's core links down from the end, at its slot the same way
+        spine_keys: list[tuple[str, int]] = []
+        ordinals.clear()
+        for link in core:
+            spine_keys.append((link.a, ordinals[link.a]))
+            ordinals[link.a] += 1
+        per_spine = max(ordinals.values(), default=1)
+        spine_slots = _leaf_slots(fabric, list(ordinals), pairs // per_spine)
+        tops = [pairs - 1 - (spine_slots[spine] * per_spine + k) for spine, k in spine_keys]
+        if min(tops, default=pairs) <= max(places, default=-1):
+            tops = [pairs - 1 - k for k in range(len(core))]
+        if max(places, default=-1) >= min(tops, default=pairs):
             places = list(range(len(uplinks)))
         if len(uplinks) + len(core) > pairs:
             _fail(fabric, problems, "p2p", f"the switch-to-switch links of {name}", "more /31s")
             continue
-        ordered = [*zip(uplinks, places, strict=True)]
-        ordered += [(link, pairs - 1 - k) for k, link in enumerate(core)]
+        ordered = [*zip(uplinks, places, strict=True), *zip(core, tops, strict=True)]
         for link, place in ordered:
             base = pool.base + 2 * place
             link.b_ip, link.a_ip = pool.text(base), pool.text(base + 1)

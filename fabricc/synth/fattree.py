@@ -14,8 +14,10 @@ switch devices, links and a NetworkTopology. The rules, none of them special cas
   tiers first, then the fastest switch links: a slower breakout may keep a fabric at 2 tiers.
 * 3 tiers: blocks. Leaves and spines form spine-leaf groups (pods) of whole scalable units, or
   the written shape (spine_leaf_groups, core_groups); spine j of every pod connects to core group
-  j, again with equal link counts. Leaf classes with different uplink counts (storage arrays at
-  1:1 beside DGX at 4:3) get spine-leaf groups of their own under the shared core.
+  j, again with equal link counts. Every leaf class (storage arrays at 1:1 beside DGX at 4:3, a
+  second GPU group) gets spine-leaf groups of its own - pods counted within the class, spines a
+  name series of their own - under the shared core, the first class on the cores' ports from
+  the first up, the second from the last down, so that either grows without moving the other.
 * Guests: uplinks from other networks (uplink_to) take ports of the top tier; they are reserved
   before that tier is sized, so it grows (more switches, or a tier) instead of running out.
 """
@@ -733,17 +735,18 @@ class FatTreeBuilder(NetworkBuilder):
     def _three_tiers(
         self, classes: list[_Class], spine_model: SwitchModel, spine_breakout: int, spine_ports: int
     ) -> None:
-        """Leaves with the same uplink count share spine-leaf groups; leaf classes with another
-        count (storage arrays at 1:1 beside DGX leaves at 4:3) get spine-leaf groups of their own.
-        Every group hangs under one shared core: spine j of every group joins core group j."""
+        """Every leaf class gets spine-leaf groups (pods) of its own, its spines a name series of
+        their own, like its leaves; every group hangs under one shared core: spine j of every
+        group joins core group j. On the cores the first class's groups take ports from the
+        first up, later classes' from the last down, so each class grows (spines_for_sus sizes
+        the core for the last rail-wired class's future units) without moving another's cables."""
         path = (*self.net.path, "tiers")
         half = spine_ports // 2  # spines are non-blocking: half the ports down, half up
-        families: dict[int, list[_Class]] = {}
-        for cls in classes:
-            families.setdefault(cls.budget.up_ports, []).append(cls)
+        rail = [c for c in classes if c.rail]
         blocks: list[_Block] = []
-        for up, family in families.items():
-            block = self._block(family, up, half, path)
+        for number, cls in enumerate(classes):
+            series = None if number == 0 else cls.attachments[0].group
+            block = self._block(cls, half, path, series, reserve=bool(rail) and cls is rail[-1])
             if block is None:
                 return
             blocks.append(block)
@@ -788,9 +791,9 @@ class FatTreeBuilder(NetworkBuilder):
                 ]
                 for _ in range(groups)
             ]
-            offsets = [0] * groups  # next free down port of each core group's cores
-            pod = 0
-            for block in blocks:
+            rising = [0] * groups  # next free down port of each core group's cores, from below
+            falling = [0] * groups  # ports taken from the top
+            for number, block in enumerate(blocks):
                 per = block.spine_up // group_size
                 spine_down_cages = -(-block.spine_up // spine_breakout)
                 # a spine's up ports, the same on every spine of the block
@@ -799,12 +802,18 @@ class FatTreeBuilder(NetworkBuilder):
                     for u in range(group_size * per)
                 ]
                 network, speed = self.net.name, self.net.fabric_speed
-                for members in block.pods[plane]:
+                group = block.members.attachments[0].group
+                for pod, members in enumerate(block.pods[plane]):  # counted within the class
                     for leaf, _ in members:
                         self.fabric.devices[leaf].pod = pod
                     spines = [
                         self._new_switch(
-                            "spine", self.net.switch_models["spine"], plane=plane, pod=pod
+                            "spine",
+                            self.net.switch_models["spine"],
+                            block.series,
+                            group if block.series else None,
+                            plane=plane,
+                            pod=pod,
                         )
                         for _ in range(block.width)
                     ]
@@ -816,9 +825,13 @@ class FatTreeBuilder(NetworkBuilder):
                         spine_down_cages * spine_breakout,
                     )
                     for j, spine in enumerate(spines):
-                        core_downs = [
-                            switch_port(0, offsets[j] + k, core_breakout) for k in range(per)
-                        ]
+                        if number == 0:
+                            first = rising[j]
+                            rising[j] += per
+                        else:
+                            falling[j] += per
+                            first = core_ports - falling[j]
+                        core_downs = [switch_port(0, first + k, core_breakout) for k in range(per)]
                         for c, core in enumerate(cores[j]):
                             for k in range(per):
                                 self._link(  # positional, as in _wire_endpoints
@@ -834,28 +847,28 @@ class FatTreeBuilder(NetworkBuilder):
                                         plane,
                                     )
                                 )
-                        offsets[j] += per
-                    pod += 1
 
-    def _block(self, members: list[_Class], up: int, half: int, path: DataPath) -> _Block | None:
-        """The spine-leaf groups of leaf classes that share an uplink count: units packed into
-        groups, and the group's spine count by the symmetric rule."""
+    def _block(
+        self, cls: _Class, half: int, path: DataPath, series: str | None, *, reserve: bool
+    ) -> _Block | None:
+        """The spine-leaf groups of one leaf class: its units packed into groups, the group's
+        spine count by the symmetric rule, and (`reserve`: spines_for_sus) the groups the core
+        is sized for."""
+        up = cls.budget.up_ports
         split = self.spec.spine_leaf_groups.per_su
-        uneven = [c for c in members if c.rail and split and c.leaves_per_rail % split]
-        if split and uneven:
+        if split and cls.rail and cls.leaves_per_rail % split:
             self.fail(
-                f"a unit has {uneven[0].leaves_per_rail} leaves per rail, which do not split "
+                f"a unit has {cls.leaves_per_rail} leaves per rail, which do not split "
                 f"into {split} spine-leaf groups",
                 (*self.net.path, "spine_leaf_groups", "per_su"),
                 "per_su must divide the leaves per rail (set by leaf_downlinks)",
             )
             return None
-        plane_units = [self._units(members, plane) for plane in range(self.spec.planes)]
+        plane_units = [self._units([cls], plane) for plane in range(self.spec.planes)]
         largest_unit = max(len(u) for u in plane_units[0])
         max_leaves = half
-        if self.spec.pod_sus is not None:
-            per_su = max((len(u) for u in plane_units[0] if u[0][1].rail), default=largest_unit)
-            max_leaves = min(half, self.spec.pod_sus * per_su)
+        if self.spec.pod_sus is not None and cls.rail:
+            max_leaves = min(half, self.spec.pod_sus * largest_unit)
         if largest_unit > max_leaves:
             self.fail(
                 f"one unit has {largest_unit} leaves, more than a spine-leaf group can take ({max_leaves})",
@@ -894,18 +907,23 @@ class FatTreeBuilder(NetworkBuilder):
             return None
         present = len(pods_per_plane[0])
         target = present
-        rail_units = sum(1 for u in plane_units[0] if u[0][1].rail)
-        if self.spec.spines_for_sus is not None and rail_units:
-            units_per_pod = max(1, rail_units // present)
-            target = max(present, -(-self.spec.spines_for_sus // units_per_pod))
+        if reserve and self.spec.spines_for_sus is not None:
+            # the units to come fill pods like the present ones: as many units (or, with
+            # per_su, unit parts) as a full pod takes
+            extra = max(0, self.spec.spines_for_sus - self.topology.sus)
+            parts = split or 1
+            per_pod = 1 if split else max_leaves // largest_unit
+            target = max(present, -(-(cls.sus + extra) * parts // per_pod))
         # every spine gets as many uplinks as down ports
-        return _Block(pods_per_plane, width, pod_leaves * up // width, target)
+        return _Block(cls, series, pods_per_plane, width, pod_leaves * up // width, target)
 
 
 @dataclass(frozen=True, slots=True)
 class _Block:
-    """The spine-leaf groups of one leaf family in a 3-tier fabric."""
+    """The spine-leaf groups of one leaf class in a 3-tier fabric."""
 
+    members: _Class
+    series: str | None  # the spines' name series (None: the network's first class)
     pods: list[list[list[tuple[str, _Class]]]]  # per plane: groups of (leaf, class)
     width: int  # spines per group
     spine_up: int  # uplinks of each spine

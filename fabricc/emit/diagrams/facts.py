@@ -28,13 +28,27 @@ def gpus(fabric: Fabric, device: Device) -> int:
     return node.gpus if node is not None and device.kind in ("node", "tray") else 0
 
 
-def leaf_pods(fabric: Fabric, network: str) -> dict[str, int]:
-    """Pod of every leaf of a 3-tier network: the pod of the spines it uplinks to."""
+def spine_pods(fabric: Fabric, topology: NetworkTopology) -> dict[str, int]:
+    """Pod of every spine of a 3-tier network, numbered network-wide for drawing: pods count
+    within their leaf class, and are drawn class after class."""
     devices = fabric.devices
+    numbers: dict[tuple[str | None, int], int] = {}
     pods: dict[str, int] = {}
-    for link in fabric.links_of(network):
+    for spine in topology.switches.get("spine", []):
+        device = devices[spine]
+        if device.pod is not None:
+            key = (device.series, device.pod)
+            pods[spine] = numbers.setdefault(key, len(numbers))
+    return pods
+
+
+def leaf_pods(fabric: Fabric, topology: NetworkTopology) -> dict[str, int]:
+    """Pod of every leaf of a 3-tier network: the pod of the spines it uplinks to."""
+    spines = spine_pods(fabric, topology)
+    pods: dict[str, int] = {}
+    for link in fabric.links_of(topology.name):
         if link.kind == LEAF_SPINE and link.a not in pods:
-            pod = devices[link.b].pod
+            pod = spines.get(link.b)
             if pod is not None:
                 pods[link.a] = pod
     return pods

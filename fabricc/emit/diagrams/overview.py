@@ -48,7 +48,8 @@ class _Overview:
         self.topology = topology
         self.devices = fabric.devices
         self.links = list(fabric.links_of(topology.name))
-        self.pods = facts.leaf_pods(fabric, topology.name) if topology.tiers == 3 else {}
+        self.spine_pods = facts.spine_pods(fabric, topology) if topology.tiers == 3 else {}
+        self.pods = facts.leaf_pods(fabric, topology) if topology.tiers == 3 else {}
         self.classes = facts.leaf_classes(topology)
         self.railed = facts.rail_optimized_classes(topology)
         self.box_of: dict[str, str] = {}
@@ -63,7 +64,8 @@ class _Overview:
             per = topology.cores_per_group
             return lambda s: ("group", devices[s].index // per) if per else ("all",)
         if tier == "spine":
-            return lambda s: ("pod", devices[s].pod) if topology.tiers == 3 else ("all",)
+            pods = self.spine_pods
+            return lambda s: ("pod", pods.get(s)) if topology.tiers == 3 else ("all",)
 
         def leaf_key(s: str) -> Hashable:
             if s in self.pods:

@@ -182,7 +182,10 @@ class _Unit:
         )
         for index, group in enumerate(groups):
             plane, pod = group.key if isinstance(group.key, tuple) else (0, None)
+            series = devices[group.members[0]].series  # a later leaf class counts its own pods
             title = f"Pod {pod + 1} spines" if isinstance(pod, int) else "Spines"
+            if series and isinstance(pod, int):
+                title = f"{series} pod {pod + 1} spines"
             if self.topology.planes > 1:
                 title = f"Plane {plane + 1} · {title.lower()}"
             model = facts.model_name(self.fabric, devices[group.members[0]])

@@ -102,7 +102,7 @@ class Group:
     leaves: tuple[str, ...]
     hosts: tuple[str, ...]
     su: int | None
-    pod: int | None
+    pod: tuple[str | None, int] | None  # (leaf class series, pod in it): pods count per class
 
 
 def groups(fabric: Fabric, network: str) -> list[Group]:
@@ -137,9 +137,17 @@ def _groups(fabric: Fabric, network: str) -> list[Group]:
             name = f"{network}-su{fabric.su_label(su)}"
         else:
             name = f"{network}-group{index + 1}"
-        pod = _common(fabric.devices[leaf].pod for leaf in leaves)
+        pod = _common_pod(fabric, leaves)
         out.append(Group(name, tuple(leaves), tuple(hosts), su, pod))
     return out
+
+
+def _common_pod(fabric: Fabric, leaves: list[str]) -> tuple[str | None, int] | None:
+    pods = {(fabric.devices[leaf].series, fabric.devices[leaf].pod) for leaf in leaves}
+    if len(pods) != 1:
+        return None
+    series, pod = pods.pop()
+    return None if pod is None else (series, pod)
 
 
 def _common(values: Iterable[int | None]) -> int | None:

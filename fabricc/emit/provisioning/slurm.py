@@ -53,12 +53,13 @@ def tree(fabric: Fabric, network: str) -> list[Switch]:
     found = groups(fabric, network)
     switches = [Switch(g.name, nodes=g.hosts) for g in found]
     top: list[str] = [g.name for g in found]
-    pods = sorted({g.pod for g in found if g.pod is not None})
+    pods = list(dict.fromkeys(g.pod for g in found if g.pod is not None))  # class after class
     if len(pods) > 1 and all(g.pod is not None for g in found):
         top = []
-        for pod in pods:
-            name = f"{network}-pod{pod + 1}"
-            switches.append(Switch(name, switches=tuple(g.name for g in found if g.pod == pod)))
+        for series, pod in pods:
+            name = f"{network}{f'-{series}' if series else ''}-pod{pod + 1}"
+            members = tuple(g.name for g in found if g.pod == (series, pod))
+            switches.append(Switch(name, switches=members))
             top.append(name)
     if len(top) > 1:
         switches.append(Switch(network, switches=tuple(top)))
