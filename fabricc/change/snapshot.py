@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from fabricc.errors import Location, SpecError, error
 from fabricc.inputs import read_input
+from fabricc.ir import ENDPOINT_LEAF
 
 if TYPE_CHECKING:
     from fabricc.spec.loader import KeptPlace
@@ -65,14 +66,44 @@ def kept_places(snapshot: Snapshot) -> dict[str, KeptPlace]:
     rack have no place to keep."""
     from fabricc.spec.loader import KeptPlace
 
+    ranks = _endpoint_ranks(snapshot)
     places: dict[str, KeptPlace] = {}
     for name, row in snapshot.devices.items():
         rack, u = row.get("rack", ""), _count(row.get("u", ""))
         if rack and u is not None:
             places[name] = KeptPlace(
-                row.get("model", ""), rack, u, _count(row.get("scalable_unit", ""))
+                row.get("model", ""),
+                rack,
+                u,
+                _count(row.get("scalable_unit", "")),
+                tuple(sorted(ranks.get(name, {}).items())),
             )
     return places
+
+
+def _endpoint_ranks(snapshot: Snapshot) -> dict[str, dict[str, int]]:
+    """Device -> network -> its rank among the network's endpoints, ordered by the first leaf
+    port each has (leaves in inventory order, ports by cage and lane): the order in which a
+    build filled top-of-rack leaves, so that a build keeping it fills them the same way."""
+    order = {name: index for index, name in enumerate(snapshot.devices)}
+    first: dict[tuple[str, str], tuple[int, tuple[int, ...]]] = {}
+    for row in snapshot.cables:
+        if row.get("kind") != ENDPOINT_LEAF:
+            continue
+        leaf = order.get(row.get("b_device", ""))
+        port = tuple(_count(part) or 0 for part in row.get("b_port", "").split("/"))
+        if leaf is None:
+            continue
+        key = (row.get("network", ""), row.get("a_device", ""))
+        place = (leaf, port)
+        if key not in first or place < first[key]:
+            first[key] = place
+    ranks: dict[str, dict[str, int]] = {}
+    counts: dict[str, int] = {}
+    for network, device in sorted(first, key=lambda k: (k[0], first[k])):
+        ranks.setdefault(device, {})[network] = counts.get(network, 0)
+        counts[network] = counts.get(network, 0) + 1
+    return ranks
 
 
 def _count(text: str) -> int | None:

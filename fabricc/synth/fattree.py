@@ -413,38 +413,52 @@ class FatTreeBuilder(NetworkBuilder):
                     continue
                 self._wire_top_of_rack(cls, plane, leaves)
 
+    def _top_of_rack_order(self, cls: _Class) -> list[tuple[Attachment, Endpoint]]:
+        """The order in which a top-of-rack class fills its leaves. Groups built in units (the
+        ones that grow) after the others, so that growth appends. The leaves belong to no unit
+        (they sit in central racks): which units a leaf serves changes as the groups before it
+        grow, and a leaf must not change racks. With an earlier build kept (`build --keep`),
+        its endpoints first, in the order they filled the leaves there, so that more nodes of a
+        group before them move none: the new ones fill on after them."""
+        attachments = sorted(cls.attachments, key=lambda a: self.plans[a.group].in_units)
+        order = [(a, e) for a in attachments for e in self.plans[a.group].endpoints]
+        kept = self.fabric.loaded.kept
+        if not kept:
+            return order
+        network = self.net.name
+        last = len(order)
+
+        def rank(item: tuple[Attachment, Endpoint]) -> int:
+            place = kept.get(item[1].device)
+            return next((r for n, r in place.ranks if n == network), last) if place else last
+
+        return sorted(order, key=rank)  # stable: the new ones in the order above
+
     def _wire_top_of_rack(self, cls: _Class, plane: int, leaves: list[str]) -> None:
         b = cls.budget
-        position = 0
-        # Groups built in units (the ones that grow) after the others, so that growth appends.
-        # The leaves belong to no unit (they sit in central racks): which units a leaf serves
-        # changes as the groups before it grow, and a leaf must not change racks.
-        attachments = sorted(cls.attachments, key=lambda a: self.plans[a.group].in_units)
-        for attachment in attachments:
-            for endpoint in self.plans[attachment.group].endpoints:
-                slot_group, slot = divmod(position, cls.nodes_per_leaf)
-                position += 1
-                ports = len(attachment.ports)
-                for k in range(ports):
-                    if self.spec.dual_homed:
-                        leaf = leaves[2 * slot_group + k % 2]
-                        port_index = slot * -(-ports // 2) + k // 2
-                    else:
-                        leaf = leaves[slot_group]
-                        port_index = slot * ports + k
-                    self._link(  # positional, as in _wire_endpoints
-                        Link(
-                            self.net.name,
-                            ENDPOINT_LEAF,
-                            endpoint.device,
-                            self._endpoint_port(attachment, k, plane),
-                            leaf,
-                            switch_port(0, port_index, b.down_breakout),
-                            attachment.speed,
-                            None,
-                            plane,
-                        )
+        for position, (attachment, endpoint) in enumerate(self._top_of_rack_order(cls)):
+            slot_group, slot = divmod(position, cls.nodes_per_leaf)
+            ports = len(attachment.ports)
+            for k in range(ports):
+                if self.spec.dual_homed:
+                    leaf = leaves[2 * slot_group + k % 2]
+                    port_index = slot * -(-ports // 2) + k // 2
+                else:
+                    leaf = leaves[slot_group]
+                    port_index = slot * ports + k
+                self._link(  # positional, as in _wire_endpoints
+                    Link(
+                        self.net.name,
+                        ENDPOINT_LEAF,
+                        endpoint.device,
+                        self._endpoint_port(attachment, k, plane),
+                        leaf,
+                        switch_port(0, port_index, b.down_breakout),
+                        attachment.speed,
+                        None,
+                        plane,
                     )
+                )
 
     def _wire_reserved(self, classes: list[_Class]) -> None:
         reserved = [a for a in self.net.attachments if a.reserved]
