@@ -338,7 +338,8 @@ class NetworkSpec(SpecModel):
         None,
         ge=1,
         description="size spines (and core) for this many scalable units so the fabric can grow "
-        "without recabling; leaves and cables are only built for the units present",
+        "without recabling; leaves and cables are only built for the units present (3 tiers: "
+        "spine-leaf groups get the spines of a full group, the core room for the groups to come)",
     )
     spines: int | None = Field(
         None,

@@ -891,6 +891,12 @@ class FatTreeBuilder(NetworkBuilder):
             return None
         pods_per_plane = [self._pods(units, max_leaves) for units in plane_units]
         pod_leaves = max(len(pod) for pods in pods_per_plane for pod in pods)
+        grow_to = self.spec.spines_for_sus
+        if grow_to is not None and cls.rail and not split:
+            # A fabric sized for growth builds every group's spines for a full group (as many
+            # units as fit, or as the fabric grows to), so units joining a group take spine
+            # ports kept for them and no spine's uplinks move.
+            pod_leaves = max(pod_leaves, min(max_leaves // largest_unit, grow_to) * largest_unit)
         shape = self.spec.spine_leaf_groups
         shape_path = (*self.net.path, "spine_leaf_groups")
         if shape.leaves is not None and shape.leaves != pod_leaves:
