@@ -119,6 +119,22 @@ def test_superpod_units_one_and_two_to_four() -> None:
     assert su_shapes(fabric, "compute") == [[0], [1, 2, 3]]
 
 
+def test_pods_are_named_as_their_leaf_class_counts_them() -> None:
+    """Two GPU groups on one 3-tier fabric: each counts its own pods (inventory, Slurm), so the
+    diagrams name the second group's pod by its group, as Slurm's tree does."""
+    _, artifacts = compiled("mixed-gb200-gb300", "never")
+    files = dict(artifacts)
+    overview = str(files["diagrams/overview-compute.dot"])
+    assert "Pod 1 spines" in overview and "gb300 pod 1 spines" in overview
+    assert "Pod 2" not in overview
+    topology = str(files["provisioning/slurm/topology.conf"])
+    assert "SwitchName=compute-pod1 " in topology and "SwitchName=compute-gb300-pod1 " in topology
+    su_titles = [
+        str(files[p]) for p in files if p.startswith("diagrams/su-compute-") and p.endswith(".dot")
+    ]
+    assert any("gb300 pod 1 spines" in text for text in su_titles)
+
+
 @pytest.mark.parametrize("example", EXAMPLE_NAMES)
 def test_drawn_svgs_parse_and_show_every_device(example: str) -> None:
     fabric, _ = compiled(example, "never")

@@ -30,7 +30,7 @@ def gpus(fabric: Fabric, device: Device) -> int:
 
 def spine_pods(fabric: Fabric, topology: NetworkTopology) -> dict[str, int]:
     """Pod of every spine of a 3-tier network, numbered network-wide for drawing: pods count
-    within their leaf class, and are drawn class after class."""
+    within their leaf class, and are drawn class after class (pod_label names them)."""
     devices = fabric.devices
     numbers: dict[tuple[str | None, int], int] = {}
     pods: dict[str, int] = {}
@@ -40,6 +40,12 @@ def spine_pods(fabric: Fabric, topology: NetworkTopology) -> dict[str, int]:
             key = (device.series, device.pod)
             pods[spine] = numbers.setdefault(key, len(numbers))
     return pods
+
+
+def pod_label(device: Device) -> str:
+    """A pod as drawn: Pod 2, or storage pod 2 for a later leaf class (it counts its own)."""
+    number = (device.pod or 0) + 1
+    return f"{device.series} pod {number}" if device.series else f"Pod {number}"
 
 
 def leaf_pods(fabric: Fabric, topology: NetworkTopology) -> dict[str, int]:

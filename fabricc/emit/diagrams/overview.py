@@ -49,6 +49,7 @@ class _Overview:
         self.devices = fabric.devices
         self.links = list(fabric.links_of(topology.name))
         self.spine_pods = facts.spine_pods(fabric, topology) if topology.tiers == 3 else {}
+        self.pod_spines = {pod: spine for spine, pod in reversed(self.spine_pods.items())}
         self.pods = facts.leaf_pods(fabric, topology) if topology.tiers == 3 else {}
         self.classes = facts.leaf_classes(topology)
         self.railed = facts.rail_optimized_classes(topology)
@@ -117,13 +118,20 @@ class _Overview:
             if kind == "su" and isinstance(first, int) and isinstance(last, int):
                 labels = sorted(self.fabric.su_label(su) for su in range(first, last + 1))
                 return f"⋯ {unit} {unit_numbers(labels)}"
+            if kind == "pod" and isinstance(first, int) and isinstance(last, int):
+                ends = [self.devices[self.pod_spines[p]] for p in (first, last)]
+                if ends[0].series == ends[1].series:  # pods count within their leaf class
+                    pods = ordinal_range((ends[0].pod or 0) + 1, (ends[1].pod or 0) + 1)
+                    return f"⋯ {ends[0].series + ' pods' if ends[0].series else 'Pods'} {pods}"
+                return f"⋯ {group.hidden} more"
             if isinstance(first, int) and isinstance(last, int):
                 return f"⋯ {unit} {ordinal_range(first + 1, last + 1)}"
             return f"⋯ {group.hidden} more"
         if kind == "su":
             return f"SU {self.fabric.su_label(key[1])} leaves"
         if kind == "pod":
-            return f"Pod {key[1] + 1} {'leaves' if tier == 'leaf' else 'spines'}"
+            label = facts.pod_label(self.devices[self.pod_spines[key[1]]])
+            return f"{label} {'leaves' if tier == 'leaf' else 'spines'}"
         if kind == "group":
             return f"Core group {key[1] + 1}"
         if kind == "class":

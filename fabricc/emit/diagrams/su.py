@@ -182,10 +182,8 @@ class _Unit:
         )
         for index, group in enumerate(groups):
             plane, pod = group.key if isinstance(group.key, tuple) else (0, None)
-            series = devices[group.members[0]].series  # a later leaf class counts its own pods
-            title = f"Pod {pod + 1} spines" if isinstance(pod, int) else "Spines"
-            if series and isinstance(pod, int):
-                title = f"{series} pod {pod + 1} spines"
+            first = devices[group.members[0]]
+            title = f"{facts.pod_label(first)} spines" if isinstance(pod, int) else "Spines"
             if self.topology.planes > 1:
                 title = f"Plane {plane + 1} · {title.lower()}"
             model = facts.model_name(self.fabric, devices[group.members[0]])
