@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from fabricc.errors import Location, SpecError, error
 from fabricc.inputs import read_input
-from fabricc.ir import ENDPOINT_LEAF
+from fabricc.ir import ENDPOINT_LEAF, LEAF_SPINE, SPINE_CORE
 
 if TYPE_CHECKING:
     from fabricc.spec.loader import KeptPlace
@@ -67,6 +67,11 @@ def kept_places(snapshot: Snapshot) -> dict[str, KeptPlace]:
     from fabricc.spec.loader import KeptPlace
 
     ranks = _endpoint_ranks(snapshot)
+    uplinks: dict[str, list[tuple[str, str, str]]] = {}
+    for row in snapshot.cables:
+        if row.get("kind") in (LEAF_SPINE, SPINE_CORE):
+            own = (row.get("a_port", ""), row.get("b_device", ""), row.get("b_port", ""))
+            uplinks.setdefault(row.get("a_device", ""), []).append(own)
     places: dict[str, KeptPlace] = {}
     for name, row in snapshot.devices.items():
         rack, u = row.get("rack", ""), _count(row.get("u", ""))
@@ -77,6 +82,7 @@ def kept_places(snapshot: Snapshot) -> dict[str, KeptPlace]:
                 u,
                 _count(row.get("scalable_unit", "")),
                 tuple(sorted(ranks.get(name, {}).items())),
+                tuple(uplinks.get(name, ())),
             )
     return places
 

@@ -43,13 +43,14 @@ class KeptPlace(NamedTuple):
     """A device's place in an earlier build: its model, rack and lowest rack unit, the number
     its scalable unit was printed with (the inventory's `scalable_unit`), if any, and, per
     network, its rank among the endpoints of that network's leaves (by leaf, then port): the
-    order in which top-of-rack leaves were filled."""
+    order in which top-of-rack leaves were filled; and a switch's links to the tier above."""
 
     model: str
     rack: str
     u: int
     su: int | None = None
     ranks: tuple[tuple[str, int], ...] = ()  # (network, rank)
+    uplinks: tuple[tuple[str, str, str], ...] = ()  # a switch's (port, upper switch, its port)
 
 
 @dataclass(frozen=True, slots=True)

@@ -351,8 +351,8 @@ class NetworkSpec(SpecModel):
     pod_sus: int | None = Field(
         None,
         ge=1,
-        description="3-tier only: scalable units per spine-leaf group; default: as many as one "
-        "spine can serve",
+        description="3-tier only: scalable units per spine-leaf group (top-of-rack leaf classes: "
+        "leaves, or MLAG pairs, per group); default: as many as one spine can serve",
     )
     spine_leaf_groups: SpineLeafGroups = Field(
         default_factory=SpineLeafGroups,

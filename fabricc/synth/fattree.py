@@ -52,7 +52,7 @@ from fabricc.spec.resolve import (
 )
 from fabricc.spec.yamlsource import DataPath
 from fabricc.synth.builder import NetworkBuilder
-from fabricc.synth.naming import switch_port
+from fabricc.synth.naming import port_index, switch_port
 from fabricc.synth.nodes import Endpoint, GroupPlan
 from fabricc.synth.portbook import PortBook
 from fabricc.synth.sizing import MIN_SPINES, Guests, ports_used, symmetric_width
@@ -88,6 +88,16 @@ class FatTreeBuilder(NetworkBuilder):
     ) -> None:
         super().__init__(fabric, network, plans, book, problems, dual_homed=network.spec.dual_homed)
         self.guests = guests
+        # with an earlier build kept: its switch-to-switch links, (switch, port) -> upper end
+        self.kept_uplinks: dict[tuple[str, str], tuple[str, str]] | None = None
+        kept = fabric.loaded.kept
+        if any(place.uplinks for place in kept.values()):
+            self.kept_uplinks = {
+                (name, port): (upper, upper_port)
+                for name, place in kept.items()
+                for port, upper, upper_port in place.uplinks
+            }
+        self.deferred: list[tuple[Link, int, int]] = []  # (link, upper breakout, region ports)
 
     # -- planning ------------------------------------------------------------------------------
 
@@ -267,6 +277,8 @@ class FatTreeBuilder(NetworkBuilder):
             self.topology.switches = {"leaf": [n for c in classes for p in c.leaves for n in p]}
             return
         self._upper_tiers(classes, tiers)
+        if self.deferred:
+            self._place_kept_uplinks()
 
     def _check_single_tier(self, classes: list[_Class]) -> None:
         """Without spines, endpoints reach each other only through one leaf (or MLAG pair) per
@@ -375,6 +387,50 @@ class FatTreeBuilder(NetworkBuilder):
             return
         self.fabric.links.append(link)
 
+    def _uplink(self, link: Link, breakout: int, ports: int) -> None:
+        """A leaf-spine or spine-core link, whose upper end is one of the first `ports` ports
+        of its switch (`breakout` per cage); with an earlier build kept, held back until every
+        such link is known (_place_kept_uplinks)."""
+        if self.kept_uplinks is None:
+            self._link(link)
+        else:
+            self.deferred.append((link, breakout, ports))
+
+    def _place_kept_uplinks(self) -> None:
+        """With an earlier build kept (`build --keep`): a leaf-spine or spine-core link that
+        the earlier build cabled between the same two switches from the same lower port keeps
+        its upper port; the others take the port the rules give where it is free, else the
+        next free one of the upper switch's region. So growth moves no installed cable even
+        where the rules alone would (the ports of a third leaf class when the second grows)."""
+        kept = self.kept_uplinks
+        assert kept is not None
+        deferred, self.deferred = self.deferred, []
+        held: dict[str, set[str]] = {}
+        wanted: list[str | None] = []
+        for link, breakout, ports in deferred:
+            old = kept.get((link.a, link.a_port))
+            port = old[1] if old is not None and old[0] == link.b else None
+            index = port_index(port, breakout) if port is not None else None
+            taken = held.setdefault(link.b, set())
+            if port is None or index is None or index >= ports or port in taken:
+                wanted.append(None)
+                continue
+            taken.add(port)
+            wanted.append(port)
+        for (link, breakout, ports), port in zip(deferred, wanted, strict=True):
+            if port is None:
+                taken = held.setdefault(link.b, set())
+                port = link.b_port
+                start = port_index(port, breakout) or 0
+                for step in range(ports):
+                    if port not in taken:
+                        break
+                    port = switch_port(0, (start + step + 1) % ports, breakout)
+                taken.add(port)
+            if port != link.b_port:
+                link = dataclasses.replace(link, b_port=port)
+            self._link(link)
+
     def _wire_endpoints(self, classes: list[_Class]) -> None:
         for cls in classes:
             b = cls.budget
@@ -426,11 +482,11 @@ class FatTreeBuilder(NetworkBuilder):
         if not kept:
             return order
         network = self.net.name
-        last = len(order)
+        new = 1 << 62  # after every earlier rank, whatever the network's endpoints were
 
         def rank(item: tuple[Attachment, Endpoint]) -> int:
             place = kept.get(item[1].device)
-            return next((r for n, r in place.ranks if n == network), last) if place else last
+            return next((r for n, r in place.ranks if n == network), new) if place else new
 
         return sorted(order, key=rank)  # stable: the new ones in the order above
 
@@ -683,7 +739,7 @@ class FatTreeBuilder(NetworkBuilder):
             plane = self.fabric.devices[name].plane
             for s, top in enumerate(upper):
                 for j in range(per):
-                    self._link(  # positional, as in _wire_endpoints
+                    self._uplink(  # positional, as in _wire_endpoints
                         Link(
                             network,
                             kind,
@@ -694,7 +750,9 @@ class FatTreeBuilder(NetworkBuilder):
                             speed,
                             None,
                             plane,
-                        )
+                        ),
+                        upper_breakout,
+                        upper_ports,
                     )
 
     def _units(self, classes: list[_Class], plane: int) -> list[list[tuple[str, _Class]]]:
@@ -848,7 +906,7 @@ class FatTreeBuilder(NetworkBuilder):
                         core_downs = [switch_port(0, first + k, core_breakout) for k in range(per)]
                         for c, core in enumerate(cores[j]):
                             for k in range(per):
-                                self._link(  # positional, as in _wire_endpoints
+                                self._uplink(  # positional, as in _wire_endpoints
                                     Link(
                                         network,
                                         SPINE_CORE,
@@ -859,7 +917,9 @@ class FatTreeBuilder(NetworkBuilder):
                                         speed,
                                         None,
                                         plane,
-                                    )
+                                    ),
+                                    core_breakout,
+                                    core_ports,
                                 )
 
     def _block(
@@ -881,7 +941,7 @@ class FatTreeBuilder(NetworkBuilder):
         plane_units = [self._units([cls], plane) for plane in range(self.spec.planes)]
         largest_unit = max(len(u) for u in plane_units[0])
         max_leaves = half
-        if self.spec.pod_sus is not None and cls.rail:
+        if self.spec.pod_sus is not None:  # top-of-rack classes: leaves (or pairs) per group
             max_leaves = min(half, self.spec.pod_sus * largest_unit)
         if largest_unit > max_leaves:
             self.fail(

@@ -37,6 +37,23 @@ def switch_port(cage_offset: int, index: int, breakout: int) -> str:
     return f"{cage}/{index % breakout + 1}" if breakout > 1 else str(cage)
 
 
+def port_index(port: str, breakout: int) -> int | None:
+    """The inverse of switch_port from the first cage: "17/2" at 2 per cage -> 33; None for a
+    name that switch_port does not write at this breakout."""
+    cage, _, lane = port.partition("/")
+    if not _number(cage) or int(cage) < 1 or bool(lane) != (breakout > 1):
+        return None
+    if not lane:
+        return int(cage) - 1
+    if not _number(lane) or not 1 <= int(lane) <= breakout:
+        return None
+    return (int(cage) - 1) * breakout + int(lane) - 1
+
+
+def _number(text: str) -> bool:
+    return text.isascii() and text.isdecimal() and len(text) <= 6
+
+
 def port_cage(port: str) -> str:
     """The cage of a switch port name ("17/2" -> "17")."""
     return port.split("/", 1)[0]
