@@ -25,6 +25,7 @@ from fabricc.emit.configs.ports import (
     split_port,
 )
 from fabricc.emit.configs.qos import QosPlan, qos_plan
+from fabricc.emit.templating import SharedTrees
 from fabricc.errors import DesignError, error
 from fabricc.ir import Device, Fabric
 from fabricc.spec.yamlsource import format_path
@@ -61,8 +62,10 @@ class ConfigContext:
         self._qos: dict[str, QosPlan] = {}
         self._os: dict[str, str] = {}
         self._far: dict[tuple[str, str], str] = {}
-        # Config subtrees that many ports repeat, built once and shared (see templating.yaml_block)
+        # Config subtrees that many ports repeat, built once and shared (see templating.yaml_block);
+        # those that many switches repeat are in `shared` too, spelled once for all of them
         self.subtrees: dict[tuple[object, ...], dict[str, Any]] = {}
+        self.shared = SharedTrees()
 
     # -- what a switch is ------------------------------------------------------------------------
 
