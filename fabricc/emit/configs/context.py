@@ -62,6 +62,7 @@ class ConfigContext:
         self._qos: dict[str, QosPlan] = {}
         self._os: dict[str, str] = {}
         self._far: dict[tuple[str, str], str] = {}
+        self._routed: dict[str, bool] = {}
         # Config subtrees that many ports repeat, built once and shared (see templating.yaml_block);
         # those that many switches repeat are in `shared` too, spelled once for all of them
         self.subtrees: dict[tuple[object, ...], dict[str, Any]] = {}
@@ -95,6 +96,13 @@ class ConfigContext:
             and self.os_of(device) in ("sonic", "cumulus")
             and self.role_of(device) in ROUTED_ROLES
         )
+
+    def routed_switch(self, name: str) -> bool:
+        """routed() of the device of this name, kept per name (asked per host NIC)."""
+        found = self._routed.get(name)
+        if found is None:
+            found = self._routed[name] = self.routed(self.devices[name])
+        return found
 
     def ends(self, device: str) -> list[End]:
         """The device's ends of Ethernet links in port order (see LinkIndex)."""
