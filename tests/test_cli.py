@@ -41,6 +41,22 @@ def test_validate_error_exits_one_with_positions() -> None:
     assert "Traceback" not in result.stderr
 
 
+def test_the_program_flushes_everything_before_its_quick_exit() -> None:
+    # main() ends the process with os._exit: what click wrote to a pipe must all be there
+    result = run("schema")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == (ROOT / "schemas" / "fabricc.schema.json").read_text()
+
+
+def test_designs_are_held_only_by_the_program() -> None:
+    # CliRunner runs the commands, not main(): a test's designs are freed as usual
+    result = CliRunner().invoke(cli, ["validate", "examples/roce-lab.yaml"])
+    assert result.exit_code == 0, result.output
+    from fabricc import cli as module
+
+    assert module._held is None
+
+
 def test_usage_error_exits_two() -> None:
     assert run("validate").returncode == 2
     assert run("no-such-verb").returncode == 2

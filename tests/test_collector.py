@@ -28,6 +28,30 @@ def test_back_on_when_the_build_fails() -> None:
     assert gc.isenabled()
 
 
+def test_what_it_made_joins_the_oldest_generation_unwalked() -> None:
+    gc.collect()
+    with fewer_collections():
+        made = [[index] for index in range(50_000)]
+        assert gc.get_count()[0] > 50_000  # counted, not collected
+    # the first collection after does not walk 50,000 young objects: they are old now
+    assert gc.get_count()[0] < 1_000
+    old = {id(item) for item in gc.get_objects(generation=2)}
+    assert id(made) in old and id(made[-1]) in old
+    assert gc.get_freeze_count() == 0
+
+
+def test_a_callers_frozen_objects_stay_frozen() -> None:
+    gc.collect()
+    kept = [[1], [2]]
+    gc.freeze()
+    try:
+        with fewer_collections():
+            pass
+        assert gc.get_freeze_count() >= len(kept)
+    finally:
+        gc.unfreeze()
+
+
 def test_left_off_when_it_was_off() -> None:
     gc.disable()
     try:

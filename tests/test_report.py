@@ -18,12 +18,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from fabricc.emit.cabling import RAIL_COLORS
 from fabricc.emit.diagrams import diagrams, style
 from fabricc.emit.diagrams import racks as drawing
 from fabricc.emit.diagrams.model import DRAWN
-from fabricc.emit.report import PATH, RACK_ROWS_INLINE
+from fabricc.emit.report import PATH, RACK_ROWS_INLINE, inline_svg
 from fabricc.writer import write_tree
 from tests.png import decode
 from tests.support import EXAMPLE_NAMES, EXAMPLES, ROOT, Render, compiled, require_tool
@@ -352,3 +354,16 @@ def test_rack_labels_fit_their_boxes_and_legends_list_used_colours() -> None:
             ("over budget</text>", "#dc2626"),
         ):
             assert (label in floor) == (colour in shown), (example, label)
+
+
+@given(
+    st.lists(
+        st.sampled_from(['id="a"', 'xid="b"', "_", "-", " ", 'id="', '"', "é", "id", "q", "\n"]),
+        max_size=12,
+    ).map("".join),
+    st.sampled_from(["fig", "x\\1y", "r-2"]),
+)
+def test_inline_svg_renames_ids_as_the_word_boundary_pattern_does(text: str, prefix: str) -> None:
+    svg = f"<svg {text}>"
+    expected = re.sub(r'\bid="([^"]+)"', lambda m: f'id="{prefix}-{m.group(1)}"', svg)
+    assert str(inline_svg(svg, prefix)) == expected

@@ -10,7 +10,7 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fabricc.emit.templating import yaml_block
+from fabricc.emit.templating import SharedTrees, yaml_block
 
 # Text that looks like YAML of another type ("10", "on", "null", "1e3", ": x") must stay a string.
 TEXT = st.one_of(
@@ -61,3 +61,28 @@ def test_yaml_block_shared_subtrees_read_as_copies(
     with_shared = {"a": shared, "b": {"c": shared, "d": shared}, "e": tree, "f": shared}
     copies = json.loads(json.dumps(with_shared))
     assert yaml_block(with_shared, 2) == yaml_block(copies, 2)
+
+
+@given(TREE, TREE, st.integers(min_value=0, max_value=3))
+def test_yaml_block_trees_shared_between_calls_read_as_copies(
+    tree: dict[str, Any], shared: dict[str, Any], indent: int
+) -> None:
+    """A mapping registered with SharedTrees (the switches of a build hold one QoS section) is
+    written as if each tree held its own copy, at every indent and in every call."""
+    registry = SharedTrees()
+    registry.share(shared)
+    first = {"a": shared, "b": {"c": shared}, "e": tree}
+    second = {"x": {"y": {"z": shared}}, "a": shared}
+    for built in (first, second, first):
+        copies = json.loads(json.dumps(built))
+        assert yaml_block(built, indent, registry) == yaml_block(copies, indent)
+
+
+def test_a_shared_tree_is_spelled_once_per_indent() -> None:
+    registry = SharedTrees()
+    qos = registry.share({"roce": {"enable": "on", "mode": "lossless"}})
+    yaml_block({"qos": qos}, 4, registry)
+    yaml_block({"qos": qos, "nested": {"qos": qos}}, 4, registry)
+    _, texts = registry.held[id(qos)]
+    assert sorted(texts) == [" " * 6, " " * 8]
+    assert texts[" " * 6] == '      roce:\n        enable: "on"\n        mode: lossless\n'

@@ -41,7 +41,9 @@ PT_TO_PX = 4 / 3
 
 _PROLOG = re.compile(r"^.*?(?=<svg\b)", re.S)
 _COMMENT = re.compile(r"<!--.*?-->", re.S)
-_ID = re.compile(r'\bid="([^"]+)"')
+# an id attribute (where a word does not run into it: the match is checked, not the pattern -
+# a pattern that starts with its literal text is found by a fast scan, \b at every place is not)
+_ID = re.compile(r'id="([^"]+)"')
 _REF = re.compile(r'(url\(#|href="#)([^)"]+)')
 _WIDTH = re.compile(r'<svg\b[^>]*?\bwidth="([0-9.]+)pt"')
 
@@ -60,9 +62,26 @@ class Figure:
 def inline_svg(svg: str, prefix: str) -> Markup:
     """An SVG document made fit to sit in HTML: no prolog or comments, ids made unique."""
     body = _COMMENT.sub("", _PROLOG.sub("", svg, count=1)).strip()
-    body = _ID.sub(lambda m: f'id="{prefix}-{m.group(1)}"', body)
+    body = _own_ids(body, prefix)
     body = _REF.sub(lambda m: f"{m.group(1)}{prefix}-{m.group(2)}", body)
     return Markup(body)
+
+
+def _own_ids(body: str, prefix: str) -> str:
+    """Every `id="x"` that no word runs into (what r'\bid="..."' matches) as `id="prefix-x"`."""
+    parts: list[str] = []
+    done = scan = 0
+    while (found := _ID.search(body, scan)) is not None:
+        start = found.start()
+        before = body[start - 1] if start else " "
+        if before.isalnum() or before == "_":  # a word character: no boundary, try further on
+            scan = start + 1
+            continue
+        parts.append(body[done:start])
+        parts.append(f'id="{prefix}-{found.group(1)}"')
+        done = scan = found.end()
+    parts.append(body[done:])
+    return "".join(parts)
 
 
 def natural_width(svg: str) -> int:

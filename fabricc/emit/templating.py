@@ -1,6 +1,7 @@
-"""Emit helper: the Jinja2 environment over the top-level templates/ folder.
+"""Emit helper: the Jinja2 environment over the top-level templates/ folder, and YAML scalars and
+blocks written in Python (yaml_scalar, yaml_block; SharedTrees: subtrees spelled once per build).
 
-Consumes nothing but the template files; produces a cached Environment. Installed, the templates
+Consumes nothing but the template files; produces a cached Environment (Jinja2 loads with it). Installed, the templates
 ship inside the package as fabricc/templates (pyproject force-include); run from a source checkout
 they are <repo>/templates. Templates only loop and format: every value is computed in Python and
 passed in, and StrictUndefined turns a missing value into an error instead of empty text.
@@ -13,9 +14,10 @@ import json
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-import jinja2
+if TYPE_CHECKING:
+    import jinja2
 
 _PACKAGE = Path(__file__).resolve().parent.parent
 
@@ -54,15 +56,36 @@ def yaml_scalar(value: Any) -> str:
     return yaml_scalar(int(value) if isinstance(value, int) else str.__str__(value))
 
 
-def yaml_block(tree: Mapping[str, Any], indent: int = 0) -> str:
+def yaml_block(tree: Mapping[str, Any], indent: int = 0, shared: SharedTrees | None = None) -> str:
     """A nested mapping of yaml_scalar values as block-style YAML, keys in the mapping's order,
     two spaces per level and an empty mapping as `{}` - the shape of NVUE's startup.yaml. One
     pass in Python: per-scalar template filters were most of the configs stage at scale. A
     mapping object that occurs more than once in the tree (tree builders share the subtrees
-    every port repeats) is spelled once and its lines reused."""
+    every port repeats) is spelled once and its lines reused; one that `shared` holds (the
+    trees of a whole build share it) is spelled once per indent for all of them."""
     lines: list[str] = []
-    _block(tree, " " * indent, lines, {})
+    _block(tree, " " * indent, lines, {}, _NONE_SHARED if shared is None else shared.held)
     return "".join(lines)
+
+
+class SharedTrees:
+    """Mappings that many trees of a build hold (one object each, built once and never changed
+    after: a switch's QoS section, a port's link settings), with their YAML per indent. Holds
+    them, so that an id stands for one mapping while this object lives."""
+
+    def __init__(self) -> None:
+        self.held: _Held = {}
+
+    def share(self, tree: _Tree) -> _Tree:
+        """`tree`, registered: yaml_block given this object spells it once per indent."""
+        self.held.setdefault(id(tree), (tree, {}))
+        return tree
+
+
+_Tree = TypeVar("_Tree", bound=Mapping[str, Any])
+# id of a shared mapping -> (the mapping, its text per indent)
+_Held = dict[int, tuple[Mapping[str, Any], dict[str, str]]]
+_NONE_SHARED: _Held = {}
 
 
 # Keys (type, link, mtu...) and many values (swp, on, 9216) repeat in every interface: their
@@ -72,14 +95,28 @@ _SPELLED_MAX = 1 << 12
 
 
 def _spell(value: Any) -> str:
+    """yaml_scalar through the cache; text is spelled here without a further call (names and
+    addresses past the cache's bound, one per port, come here)."""
     kind = type(value)
-    if kind is not str and kind is not int:
+    if kind is str:
+        spelled = _SPELLED.get(value)
+        if spelled is not None:
+            return spelled
+        if _PLAIN.fullmatch(value):
+            if len(value) > 5 or value.lower() not in _YAML_WORDS:
+                spelled = value
+            else:
+                spelled = json.dumps(value, ensure_ascii=False)
+        elif _QUOTE_ONLY.fullmatch(value):
+            spelled = f'"{value}"'
+        else:
+            spelled = json.dumps(value, ensure_ascii=False)
+    elif kind is int:
+        spelled = _SPELLED.get(value) or str(value)
+    else:
         return yaml_scalar(value)  # raises for what is no scalar of fabricc's
-    spelled = _SPELLED.get(value)
-    if spelled is None:
-        spelled = yaml_scalar(value)
-        if len(_SPELLED) < _SPELLED_MAX:
-            _SPELLED[value] = spelled
+    if len(_SPELLED) < _SPELLED_MAX:
+        _SPELLED[value] = spelled
     return spelled
 
 
@@ -88,7 +125,7 @@ def _spell(value: Any) -> str:
 _Seen = dict[int, tuple[str, int, int]]
 
 
-def _block(tree: Mapping[str, Any], pad: str, lines: list[str], seen: _Seen) -> None:
+def _block(tree: Mapping[str, Any], pad: str, lines: list[str], seen: _Seen, held: _Held) -> None:
     inner = pad + "  "
     spelled = _SPELLED
     for key, value in tree.items():
@@ -100,9 +137,18 @@ def _block(tree: Mapping[str, Any], pad: str, lines: list[str], seen: _Seen) -> 
                 found = seen.get(id(value))
                 if found is not None and found[0] == inner:
                     lines.extend(lines[found[1] : found[2]])
+                    continue
+                shared = held.get(id(value))
+                if shared is not None:
+                    text = shared[1].get(inner)
+                    if text is None:
+                        part: list[str] = []
+                        _block(value, inner, part, {}, held)
+                        text = shared[1][inner] = "".join(part)
+                    lines.append(text)
                 else:
                     start = len(lines)
-                    _block(value, inner, lines, seen)
+                    _block(value, inner, lines, seen, held)
                     seen[id(value)] = (inner, start, len(lines))
             else:
                 lines.append(f"{pad}{name}: {{}}\n")
@@ -113,6 +159,8 @@ def _block(tree: Mapping[str, Any], pad: str, lines: list[str], seen: _Seen) -> 
 
 @functools.cache
 def environment() -> jinja2.Environment:
+    import jinja2  # loaded by the first render: validate needs yaml_block's helpers at most
+
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(templates_root())),
         undefined=jinja2.StrictUndefined,

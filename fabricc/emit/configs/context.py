@@ -25,6 +25,7 @@ from fabricc.emit.configs.ports import (
     split_port,
 )
 from fabricc.emit.configs.qos import QosPlan, qos_plan
+from fabricc.emit.templating import SharedTrees
 from fabricc.errors import DesignError, error
 from fabricc.ir import Device, Fabric
 from fabricc.spec.yamlsource import format_path
@@ -61,8 +62,11 @@ class ConfigContext:
         self._qos: dict[str, QosPlan] = {}
         self._os: dict[str, str] = {}
         self._far: dict[tuple[str, str], str] = {}
-        # Config subtrees that many ports repeat, built once and shared (see templating.yaml_block)
+        self._routed: dict[str, bool] = {}
+        # Config subtrees that many ports repeat, built once and shared (see templating.yaml_block);
+        # those that many switches repeat are in `shared` too, spelled once for all of them
         self.subtrees: dict[tuple[object, ...], dict[str, Any]] = {}
+        self.shared = SharedTrees()
 
     # -- what a switch is ------------------------------------------------------------------------
 
@@ -92,6 +96,13 @@ class ConfigContext:
             and self.os_of(device) in ("sonic", "cumulus")
             and self.role_of(device) in ROUTED_ROLES
         )
+
+    def routed_switch(self, name: str) -> bool:
+        """routed() of the device of this name, kept per name (asked per host NIC)."""
+        found = self._routed.get(name)
+        if found is None:
+            found = self._routed[name] = self.routed(self.devices[name])
+        return found
 
     def ends(self, device: str) -> list[End]:
         """The device's ends of Ethernet links in port order (see LinkIndex)."""

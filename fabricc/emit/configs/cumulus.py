@@ -34,7 +34,7 @@ from fabricc.emit.configs.ports import (
     split_port,
 )
 from fabricc.emit.configs.qos import DSCPS, PRIORITIES, QosPlan
-from fabricc.emit.templating import render, yaml_block
+from fabricc.emit.templating import SharedTrees, render, yaml_block
 from fabricc.ir import ENDPOINT_LEAF, LEAF_SPINE, SPINE_CORE, Device
 
 ON = "on"
@@ -43,10 +43,11 @@ MGMT_VRF = "mgmt"
 Tree = dict[str, Any]
 
 
-def nvue_text(device: Device, design: str, tree: Tree) -> str:
+def nvue_text(device: Device, design: str, tree: Tree, shared: SharedTrees | None = None) -> str:
     """The NVUE `set` tree as startup.yaml (templates/cumulus/startup.yaml.j2 around the tree's
-    YAML, in the tree's key order; the tests check that it reads back as exactly this tree)."""
-    body = yaml_block(tree, 4)
+    YAML, in the tree's key order; the tests check that it reads back as exactly this tree).
+    `shared`: the subtrees other switches' trees hold too (ConfigContext.shared)."""
+    body = yaml_block(tree, 4, shared)
     return render("cumulus/startup.yaml.j2", hostname=device.name, design=design, body=body)
 
 
@@ -92,7 +93,8 @@ def swp(ctx: ConfigContext, device: Device, end: End, mtu: int) -> Tree:
         key = ("link", mtu, speed)
         link = ctx.subtrees.get(key)
         if link is None:  # one object per MTU and speed, shared by the ports (never changed)
-            link = ctx.subtrees[key] = {"mtu": mtu, "speed": f"{speed}G", "state": {"up": {}}}
+            link = {"mtu": mtu, "speed": f"{speed}G", "state": {"up": {}}}
+            link = ctx.subtrees[key] = ctx.shared.share(link)
         ctx.subtrees[port] = link
     return {"type": "swp", "description": ctx.far_end(end), "link": link}
 
@@ -118,7 +120,8 @@ def roce_tree(ctx: ConfigContext, device: Device) -> Tree:
     adaptive = adaptive_routing(ctx, device.network)
     port_routing = ctx.subtrees.get(("adaptive-routing",))
     if port_routing is None:  # shared by every switch-to-switch port (never changed)
-        port_routing = ctx.subtrees[("adaptive-routing",)] = {"adaptive-routing": {"enable": ON}}
+        port_routing = {"adaptive-routing": {"enable": ON}}
+        port_routing = ctx.subtrees[("adaptive-routing",)] = ctx.shared.share(port_routing)
     for end in ctx.ends(device.name):
         link = end.link
         if end.port in mgmt_ports or link.network != device.network:
@@ -193,8 +196,17 @@ def roce_tree(ctx: ConfigContext, device: Device) -> Tree:
                 }
             }
         },
-        "qos": qos_tree(ctx.qos(device.network)),
+        "qos": _qos(ctx, device.network),
     }
+
+
+def _qos(ctx: ConfigContext, network: str) -> Tree:
+    """The network's QoS section: one object for all of its switches (never changed)."""
+    key = ("qos", network)
+    tree = ctx.subtrees.get(key)
+    if tree is None:
+        tree = ctx.subtrees[key] = ctx.shared.share(qos_tree(ctx.qos(network)))
+    return tree
 
 
 def qos_tree(plan: QosPlan) -> Tree:

@@ -67,12 +67,14 @@ def _switches(ctx: ConfigContext) -> Iterator[Artifact]:
                 folder = f"configs/{switch}"
                 if management:
                     tree = management_tree(ctx, plan, device)
-                    yield f"{folder}/startup.yaml", nvue_text(device, fabric.name, tree)
+                    text = nvue_text(device, fabric.name, tree, ctx.shared)
+                    yield f"{folder}/startup.yaml", text
                     continue
                 if network.spec.os == "sonic":
                     text = json.dumps(config_db(ctx, device), indent=2) + "\n"
                     yield f"{folder}/config_db.json", text
                 else:
                     tree = roce_tree(ctx, device)
-                    yield f"{folder}/startup.yaml", nvue_text(device, fabric.name, tree)
+                    text = nvue_text(device, fabric.name, tree, ctx.shared)
+                    yield f"{folder}/startup.yaml", text
                 yield f"{folder}/frr.conf", frr_text(frr_config(ctx, device))

@@ -24,7 +24,7 @@ from fabricc.ir import ENDPOINT_LEAF, Device
 TABLE_BASE = 100  # per-NIC policy routing tables: 100, 101, ...
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # (not frozen: a frozen dataclass sets each field by a call, per NIC)
 class HostNic:
     network: str
     port: str
@@ -37,6 +37,7 @@ class HostNic:
     leaf: str  # far end, as the leaf names its port
     qos: QosPlan
     qos_commands: str  # the NIC's QoS commands on "$IF" (the same for every NIC of the plan)
+    qos_comment: str  # the line that says what they set (the same for every NIC of the plan)
 
     def block(self) -> str:
         """The NIC's lines of the script, after a blank line: formatted here, not by a template
@@ -50,7 +51,7 @@ class HostNic:
         table = self.table
         return (
             f"\n# {self.port} on network {self.network} -> {self.leaf}\n"
-            f"{qos_comment(qos)}"
+            f"{self.qos_comment}"
             f"IF={self.ifname}\n"
             f"{self.qos_commands}{tos}"
             f'ip address replace {self.address} dev "$IF"\n'
@@ -91,26 +92,33 @@ def host_nics(ctx: ConfigContext, device: Device) -> list[HostNic]:
     context and its commands from qos_commands: each is looked up once, not per NIC."""
     of_port = port_devices(ctx.fabric)
     nics: list[HostNic] = []
+    routed = ctx.routed_switch
+    # network -> its plan and their texts: hashing a plan (ten fields, for the caches) per NIC
+    # was a fifth of this function
+    plans: dict[str, tuple[QosPlan, str, str]] = {}
     for end in ctx.ends(device.name):
         if end.kind != ENDPOINT_LEAF or not end.upward or end.local_ip is None:
             continue
-        if end.far_ip is None or not ctx.routed(ctx.devices[end.far]):
+        if end.far_ip is None or not routed(end.far):
             continue
         rdma, netdev = of_port[(device.model, end.port)]
-        qos = ctx.qos(end.link.network)
+        network = end.link.network
+        plan = plans.get(network)
+        if plan is None:
+            qos = ctx.qos(network)
+            plan = plans[network] = (qos, qos_commands(qos), qos_comment(qos))
         nics.append(
             HostNic(
-                network=end.link.network,
-                port=end.port,
-                rdma_device=rdma,
-                ifname=_ifname(rdma, netdev, end.port),
-                address=point_to_point(end.local_ip)[0],
-                source=end.local_ip,
-                gateway=end.far_ip,
-                table=TABLE_BASE + len(nics),
-                leaf=ctx.far_end(end),
-                qos=qos,
-                qos_commands=qos_commands(qos),
+                network,
+                end.port,
+                rdma,
+                _ifname(rdma, netdev, end.port),
+                point_to_point(end.local_ip)[0],
+                end.local_ip,
+                end.far_ip,
+                TABLE_BASE + len(nics),
+                ctx.far_end(end),
+                *plan,
             )
         )
     return nics

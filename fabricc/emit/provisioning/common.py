@@ -113,9 +113,10 @@ def groups(fabric: Fabric, network: str) -> list[Group]:
 def _groups(fabric: Fabric, network: str) -> list[Group]:
     attached = host_leaves(fabric, network)
     graph: nx.Graph[str] = nx.Graph()
-    for host, leaves in attached.items():
-        graph.add_node(host)
-        nx.add_path(graph, [host, *leaves])
+    # every host and an edge to each of its leaves, in two calls (add_path per host was a tenth
+    # of the slurm and ansible emitters at 100k GPUs); the components are the same
+    graph.add_nodes_from(attached)
+    graph.add_edges_from((host, leaf) for host, leaves in attached.items() for leaf in leaves)
     found: list[tuple[list[str], list[str]]] = []
     seen: set[str] = set()
     order = device_order(fabric)
