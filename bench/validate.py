@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench import BENCH_CATALOG, SCENARIOS, print_table, scenario_arguments
+from bench import BENCH_CATALOG, SCENARIOS, compile_package, print_table, scenario_arguments
 
 # The child times each stage by the stage callback (CPU time: the machine is shared).
 CHILD = """\
@@ -85,6 +85,7 @@ def main() -> None:
     names = args.scenarios
     header = ["scenario", "gpus", "links", "wall_s", "cpu_s", "us_per_link", "peak_mib"]
     rows = []
+    compile_package()
     with tempfile.TemporaryDirectory() as tmp:
         for name in names:
             start = time.perf_counter()
