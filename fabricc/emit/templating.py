@@ -1,10 +1,11 @@
 """Emit helper: the Jinja2 environment over the top-level templates/ folder, and YAML scalars and
 blocks written in Python (yaml_scalar, yaml_block; SharedTrees: subtrees spelled once per build).
 
-Consumes nothing but the template files; produces a cached Environment (Jinja2 loads with it). Installed, the templates
-ship inside the package as fabricc/templates (pyproject force-include); run from a source checkout
-they are <repo>/templates. Templates only loop and format: every value is computed in Python and
-passed in, and StrictUndefined turns a missing value into an error instead of empty text.
+Consumes nothing but the template files; produces a cached Environment (Jinja2 loads with it).
+Installed, the templates ship inside the package as fabricc/templates (pyproject force-include);
+run from a source checkout they are <repo>/templates. Templates only loop and format: every value
+is computed in Python and passed in, and StrictUndefined turns a missing value into an error
+instead of empty text.
 """
 
 from __future__ import annotations
@@ -95,28 +96,16 @@ _SPELLED_MAX = 1 << 12
 
 
 def _spell(value: Any) -> str:
-    """yaml_scalar through the cache; text is spelled here without a further call (names and
-    addresses past the cache's bound, one per port, come here)."""
+    """yaml_scalar through the cache (text and ints; names and addresses past the cache's
+    bound, one per port, are spelled anew)."""
     kind = type(value)
-    if kind is str:
-        spelled = _SPELLED.get(value)
-        if spelled is not None:
-            return spelled
-        if _PLAIN.fullmatch(value):
-            if len(value) > 5 or value.lower() not in _YAML_WORDS:
-                spelled = value
-            else:
-                spelled = json.dumps(value, ensure_ascii=False)
-        elif _QUOTE_ONLY.fullmatch(value):
-            spelled = f'"{value}"'
-        else:
-            spelled = json.dumps(value, ensure_ascii=False)
-    elif kind is int:
-        spelled = _SPELLED.get(value) or str(value)
-    else:
+    if kind is not str and kind is not int:
         return yaml_scalar(value)  # raises for what is no scalar of fabricc's
-    if len(_SPELLED) < _SPELLED_MAX:
-        _SPELLED[value] = spelled
+    spelled = _SPELLED.get(value)
+    if spelled is None:
+        spelled = yaml_scalar(value)
+        if len(_SPELLED) < _SPELLED_MAX:
+            _SPELLED[value] = spelled
     return spelled
 
 

@@ -34,7 +34,7 @@ from collections import Counter
 from collections.abc import Callable, Collection, Iterator
 
 from fabricc.errors import Diagnostic, error
-from fabricc.ir import ENDPOINT_LEAF, LEAF_SPINE, MGMT, SPINE_CORE, Fabric
+from fabricc.ir import ENDPOINT_LEAF, LEAF_SPINE, MGMT, SPINE_CORE, Device, Fabric, Link
 from fabricc.spec.yamlsource import format_path
 from fabricc.synth.oob import access_ports, region_order
 
@@ -263,23 +263,23 @@ def _leaf_slots(
 
 def _top_slots(
     fabric: Fabric,
-    tiers: list[list[str]],
+    cores: list[str],
+    spines: list[str],
     size: int,
     taken: Collection[int],
     number: Callable[[str], int],
 ) -> dict[str, int] | None:
-    """Places counted down from the top of a share of `size` values for the upper tiers: the
-    cores first (their number is fixed while the design grows within them), then the spines by
-    class, pod (`number`) and plane (_leaf_slots' halving parts, mirrored: the first class's
-    spines down from the top, the k-th later class's from the top of the share's k-th part from
-    the top), so that a class's new pods take places of their own and move nobody's. None
-    where a place is one of the leaves' (`taken`) or below the share: the caller then counts
-    down in tier order."""
-    cores, spines = tiers
-    devices = fabric.devices
-    planes = 1 + max((devices[n].plane or 0 for n in cores), default=0)
-    places = {n: size - 1 - (devices[n].index * planes + (devices[n].plane or 0)) for n in cores}
-    top = size - len(cores)
+    """Places counted down from the top of a share of `size` values for the upper tiers, by
+    _leaf_slots mirrored (`number` gives a switch's place in its series: its index, or for ASNs
+    its pod, which a pod's spines share, and 0 for the cores, which a plane's share): the cores
+    first (their number is fixed while the design grows within them), then the spines by class
+    (halving parts: the first class's down from there, the k-th later class's from the top of
+    the share's k-th part from the top), pod and plane, so that a class's new pods take places
+    of their own and move nobody's. None where a place is one of the leaves' (`taken`) or below
+    the share: the caller then counts down in tier order."""
+    high = _leaf_slots(fabric, cores, size, number)
+    places = {n: size - 1 - slot for n, slot in high.items()}
+    top = size - 1 - max(high.values(), default=-1)
     below = _leaf_slots(fabric, spines, top, number)
     places.update((n, top - 1 - slot) for n, slot in below.items())
     values = set(places.values())
@@ -307,9 +307,7 @@ def _routed_identities(
         if low > size:
             raise PoolExhausted
         places = (
-            _top_slots(
-                fabric, [cores, spines], size, set(slots.values()), lambda n: devices[n].index
-            )
+            _top_slots(fabric, cores, spines, size, set(slots.values()), lambda n: devices[n].index)
             if cores
             else None
         )
@@ -328,47 +326,36 @@ def _routed_identities(
     up = 1 + max(asn_slots.values(), default=-1)  # leaf ASNs below this index
     for leaf, slot in asn_slots.items():
         devices[leaf].asn = asns[slot]
-    plane_cores = [n for n in cores if devices[n].index == 0] if cores else []
     shared = (
-        _top_slots(
-            fabric,
-            [plane_cores, spines],
-            len(asns),
-            set(asn_slots.values()),
-            lambda n: devices[n].pod or 0,
-        )
+        _top_slots(fabric, cores, spines, len(asns), set(asn_slots.values()), _pod_of(fabric))
         if cores
         else None
     )
     if shared is None:  # down from the end in tier order, one per pod (or tier) and plane
-        keys: dict[tuple[str, int | None, int | None, str | None], int] = {}
+        keys: dict[tuple[str | None, int | None, int | None, str | None], int] = {}
         for switch in [*cores, *spines]:
-            device = devices[switch]
-            keys.setdefault(_asn_key(device.role, device.plane, device.pod, device.series), 0)
+            keys.setdefault(_asn_key(devices[switch]), len(keys))
         if up + len(keys) > len(asns):
             raise _AsnsExhausted(up + len(keys))
-        numbered = {key: len(asns) - 1 - k for k, key in enumerate(keys)}
-        shared = {
-            n: numbered[
-                _asn_key(devices[n].role, devices[n].plane, devices[n].pod, devices[n].series)
-            ]
-            for n in [*cores, *spines]
-        }
-    else:
-        by_plane = {devices[n].plane: shared[n] for n in plane_cores}
-        shared.update((n, by_plane[devices[n].plane]) for n in cores)
+        shared = {n: len(asns) - 1 - keys[_asn_key(devices[n])] for n in [*cores, *spines]}
     for switch in [*cores, *spines]:
         devices[switch].asn = asns[shared[switch]]
 
 
-def _asn_key(
-    role: str | None, plane: int | None, pod: int | None, series: str | None
-) -> tuple[str, int | None, int | None, str | None]:
+def _pod_of(fabric: Fabric) -> Callable[[str], int]:
+    """A switch's ASN place in its series: its pod (a core has none: 0, one per plane)."""
+    devices = fabric.devices
+    return lambda n: devices[n].pod or 0
+
+
+def _asn_key(device: Device) -> tuple[str | None, int | None, int | None, str | None]:
+    """The switches that share an ASN: a tier's in a plane, and for spines of one pod."""
+    spine = device.role == "spine"
     return (
-        role or "",
-        plane,
-        pod if role == "spine" else None,
-        series if role == "spine" else None,
+        device.role,
+        device.plane,
+        device.pod if spine else None,
+        device.series if spine else None,
     )
 
 
@@ -452,24 +439,11 @@ def _switch_links(
         uplinks = [link for link in fabric.links if link.network == name]
         core = [link for link in uplinks if link.kind == SPINE_CORE]
         uplinks = [link for link in uplinks if link.kind == LEAF_SPINE]
-        ordinals: Counter[str] = Counter()
-        keys: list[tuple[str, int]] = []
-        for link in uplinks:
-            keys.append((link.a, ordinals[link.a]))
-            ordinals[link.a] += 1
-        per_leaf = max(ordinals.values(), default=1)
         leaves = fabric.networks[name].switches.get("leaf", [])
-        slots = _leaf_slots(fabric, leaves, pairs // per_leaf)
-        places = [slots[leaf] * per_leaf + k for leaf, k in keys]
+        places = _uplink_places(fabric, uplinks, leaves, pairs)
         # a spine's core links down from the end, at its slot the same way
-        spine_keys: list[tuple[str, int]] = []
-        ordinals.clear()
-        for link in core:
-            spine_keys.append((link.a, ordinals[link.a]))
-            ordinals[link.a] += 1
-        per_spine = max(ordinals.values(), default=1)
-        spine_slots = _leaf_slots(fabric, list(ordinals), pairs // per_spine)
-        tops = [pairs - 1 - (spine_slots[spine] * per_spine + k) for spine, k in spine_keys]
+        spines = list(dict.fromkeys(link.a for link in core))
+        tops = [pairs - 1 - place for place in _uplink_places(fabric, core, spines, pairs)]
         if min(tops, default=pairs) <= max(places, default=-1):
             tops = [pairs - 1 - k for k in range(len(core))]
         if max(places, default=-1) >= min(tops, default=pairs):
@@ -481,6 +455,19 @@ def _switch_links(
         for link, place in ordered:
             base = pool.base + 2 * place
             link.b_ip, link.a_ip = pool.text(base), pool.text(base + 1)
+
+
+def _uplink_places(fabric: Fabric, links: list[Link], switches: list[str], pairs: int) -> list[int]:
+    """Each link's place among `pairs` /31s: its lower switch's slot (_leaf_slots over
+    `switches`) times the most links a switch has, plus the link's ordinal on its switch."""
+    ordinals: Counter[str] = Counter()
+    keys: list[tuple[str, int]] = []
+    for link in links:
+        keys.append((link.a, ordinals[link.a]))
+        ordinals[link.a] += 1
+    per_switch = max(ordinals.values(), default=1)
+    slots = _leaf_slots(fabric, switches, pairs // per_switch)
+    return [slots[switch] * per_switch + k for switch, k in keys]
 
 
 def _host_links(fabric: Fabric, routed: list[str], shares: int, problems: list[Diagnostic]) -> None:

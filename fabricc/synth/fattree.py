@@ -88,16 +88,8 @@ class FatTreeBuilder(NetworkBuilder):
     ) -> None:
         super().__init__(fabric, network, plans, book, problems, dual_homed=network.spec.dual_homed)
         self.guests = guests
-        # with an earlier build kept: its switch-to-switch links, (switch, port) -> upper end
-        self.kept_uplinks: dict[tuple[str, str], tuple[str, str]] | None = None
-        kept = fabric.loaded.kept
-        if any(place.uplinks for place in kept.values()):
-            self.kept_uplinks = {
-                (name, port): (upper, upper_port)
-                for name, place in kept.items()
-                for port, upper, upper_port in place.uplinks
-            }
-        self.deferred: list[tuple[Link, int, int]] = []  # (link, upper breakout, region ports)
+        # with an earlier build kept, the switch-to-switch links wait for _place_kept_uplinks
+        self.deferred: list[tuple[Link, int, int]] | None = [] if fabric.loaded.kept else None
 
     # -- planning ------------------------------------------------------------------------------
 
@@ -278,7 +270,7 @@ class FatTreeBuilder(NetworkBuilder):
             return
         self._upper_tiers(classes, tiers)
         if self.deferred:
-            self._place_kept_uplinks()
+            self._place_kept_uplinks(self.deferred)
 
     def _check_single_tier(self, classes: list[_Class]) -> None:
         """Without spines, endpoints reach each other only through one leaf (or MLAG pair) per
@@ -391,20 +383,24 @@ class FatTreeBuilder(NetworkBuilder):
         """A leaf-spine or spine-core link, whose upper end is one of the first `ports` ports
         of its switch (`breakout` per cage); with an earlier build kept, held back until every
         such link is known (_place_kept_uplinks)."""
-        if self.kept_uplinks is None:
+        if self.deferred is None:
             self._link(link)
         else:
             self.deferred.append((link, breakout, ports))
 
-    def _place_kept_uplinks(self) -> None:
+    def _place_kept_uplinks(self, deferred: list[tuple[Link, int, int]]) -> None:
         """With an earlier build kept (`build --keep`): a leaf-spine or spine-core link that
         the earlier build cabled between the same two switches from the same lower port keeps
         its upper port; the others take the port the rules give where it is free, else the
         next free one of the upper switch's region. So growth moves no installed cable even
         where the rules alone would (the ports of a third leaf class when the second grows)."""
-        kept = self.kept_uplinks
-        assert kept is not None
-        deferred, self.deferred = self.deferred, []
+        places = self.fabric.loaded.kept
+        kept = {  # (switch, port) -> the upper end the earlier build cabled it to
+            (name, port): (upper, upper_port)
+            for name in {link.a for link, _, _ in deferred}
+            if name in places
+            for port, upper, upper_port in places[name].uplinks
+        }
         held: dict[str, set[str]] = {}
         wanted: list[str | None] = []
         for link, breakout, ports in deferred:
@@ -755,29 +751,25 @@ class FatTreeBuilder(NetworkBuilder):
                         upper_ports,
                     )
 
-    def _units(self, classes: list[_Class], plane: int) -> list[list[tuple[str, _Class]]]:
-        """The building blocks of spine-leaf groups: the leaves of one scalable unit for
-        rail-wired groups, one leaf (or MLAG pair) for top-of-rack groups; in a stable order."""
+    def _units(self, cls: _Class, plane: int) -> list[list[tuple[str, _Class]]]:
+        """The building blocks of a class's spine-leaf groups: the leaves of one scalable unit
+        for rail-wired classes, one leaf (or MLAG pair) for top-of-rack ones; in a stable order."""
+        leaves = cls.leaves[plane]
+        if not cls.rail:
+            step = 2 if self.spec.dual_homed else 1
+            return [
+                [(leaf, cls) for leaf in leaves[i : i + step]] for i in range(0, len(leaves), step)
+            ]
         by_su: dict[tuple[int, int], list[tuple[str, _Class]]] = {}
-        single: list[list[tuple[str, _Class]]] = []
-        step = 2 if self.spec.dual_homed else 1
         split = self.spec.spine_leaf_groups.per_su or 1
-        for cls in classes:
-            leaves = cls.leaves[plane]
-            if cls.rail:
-                # leaves of a unit are in (rail, k) order; with per_su groups, the k-th leaves of
-                # every rail (the ones serving the same nodes) stay together
-                for index, leaf in enumerate(leaves):
-                    su = self.fabric.devices[leaf].su
-                    assert su is not None
-                    chunk = (index % cls.leaves_per_rail) * split // cls.leaves_per_rail
-                    by_su.setdefault((su, chunk), []).append((leaf, cls))
-            else:
-                single.extend(
-                    [(leaf, cls) for leaf in leaves[i : i + step]]
-                    for i in range(0, len(leaves), step)
-                )
-        return [by_su[su] for su in sorted(by_su)] + single
+        # leaves of a unit are in (rail, k) order; with per_su groups, the k-th leaves of every
+        # rail (the ones serving the same nodes) stay together
+        for index, leaf in enumerate(leaves):
+            su = self.fabric.devices[leaf].su
+            assert su is not None
+            chunk = (index % cls.leaves_per_rail) * split // cls.leaves_per_rail
+            by_su.setdefault((su, chunk), []).append((leaf, cls))
+        return [by_su[su] for su in sorted(by_su)]
 
     def _pods(
         self, units: list[list[tuple[str, _Class]]], max_leaves: int
@@ -874,7 +866,7 @@ class FatTreeBuilder(NetworkBuilder):
                     for u in range(group_size * per)
                 ]
                 network, speed = self.net.name, self.net.fabric_speed
-                group = block.members.attachments[0].group
+                group = block.leaf_class.attachments[0].group
                 for pod, members in enumerate(block.pods[plane]):  # counted within the class
                     for leaf, _ in members:
                         self.fabric.devices[leaf].pod = pod
@@ -938,7 +930,7 @@ class FatTreeBuilder(NetworkBuilder):
                 "per_su must divide the leaves per rail (set by leaf_downlinks)",
             )
             return None
-        plane_units = [self._units([cls], plane) for plane in range(self.spec.planes)]
+        plane_units = [self._units(cls, plane) for plane in range(self.spec.planes)]
         largest_unit = max(len(u) for u in plane_units[0])
         max_leaves = half
         if self.spec.pod_sus is not None:  # top-of-rack classes: leaves (or pairs) per group
@@ -951,12 +943,14 @@ class FatTreeBuilder(NetworkBuilder):
             return None
         pods_per_plane = [self._pods(units, max_leaves) for units in plane_units]
         pod_leaves = max(len(pod) for pods in pods_per_plane for pod in pods)
+        # units (or with per_su, unit parts) a full group takes
+        per_pod = 1 if split else max_leaves // largest_unit
         grow_to = self.spec.spines_for_sus
         if grow_to is not None and cls.rail and not split:
             # A fabric sized for growth builds every group's spines for a full group (as many
             # units as fit, or as the fabric grows to), so units joining a group take spine
             # ports kept for them and no spine's uplinks move.
-            pod_leaves = max(pod_leaves, min(max_leaves // largest_unit, grow_to) * largest_unit)
+            pod_leaves = max(pod_leaves, min(per_pod, grow_to) * largest_unit)
         shape = self.spec.spine_leaf_groups
         shape_path = (*self.net.path, "spine_leaf_groups")
         if shape.leaves is not None and shape.leaves != pod_leaves:
@@ -987,13 +981,10 @@ class FatTreeBuilder(NetworkBuilder):
             return None
         present = len(pods_per_plane[0])
         target = present
-        if reserve and self.spec.spines_for_sus is not None:
-            # the units to come fill pods like the present ones: as many units (or, with
-            # per_su, unit parts) as a full pod takes
-            extra = max(0, self.spec.spines_for_sus - self.topology.sus)
-            parts = split or 1
-            per_pod = 1 if split else max_leaves // largest_unit
-            target = max(present, -(-(cls.sus + extra) * parts // per_pod))
+        if reserve and grow_to is not None:
+            # the units to come fill pods like the present ones: per_pod units (or unit parts)
+            extra = max(0, grow_to - self.topology.sus)
+            target = max(present, -(-(cls.sus + extra) * (split or 1) // per_pod))
         # every spine gets as many uplinks as down ports
         return _Block(cls, series, pods_per_plane, width, pod_leaves * up // width, target)
 
@@ -1002,7 +993,7 @@ class FatTreeBuilder(NetworkBuilder):
 class _Block:
     """The spine-leaf groups of one leaf class in a 3-tier fabric."""
 
-    members: _Class
+    leaf_class: _Class
     series: str | None  # the spines' name series (None: the network's first class)
     pods: list[list[list[tuple[str, _Class]]]]  # per plane: groups of (leaf, class)
     width: int  # spines per group
