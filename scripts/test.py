@@ -1,4 +1,6 @@
-"""The project's one test entry point: lint, format check, strict typing, then the test suite.
+"""The project's one test entry point: lint, format check, strict typing, the documentation site
+(`mkdocs build --strict` into a temporary folder: a broken link or a missing page fails), then
+the test suite.
 
   python scripts/test.py [pytest arguments]
 
@@ -8,8 +10,10 @@ first failing step and exits with its code.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -26,6 +30,10 @@ def main() -> None:
     run("ruff", "check", ".")
     run("ruff", "format", "--check", ".")
     run("mypy")
+    os.environ.setdefault("NO_MKDOCS_2_WARNING", "1")  # Material's banner about its successor
+    with tempfile.TemporaryDirectory(prefix="fabricc-site-") as site:
+        # Not --quiet: mkdocs 1.6 then stops counting warnings and --strict passes anything.
+        run("mkdocs", "build", "--strict", "--site-dir", site)
     run("pytest", *sys.argv[1:])
 
 
