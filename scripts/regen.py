@@ -2,8 +2,9 @@
 
   python scripts/regen.py
 
-Writes schemas/fabricc.schema.json, the spec reference in README.md, tests/golden/<example>/...
-and tests/errors/*.err (the exact messages for the bad-spec corpus).
+Writes schemas/fabricc.schema.json, the spec and catalog references of the documentation site
+(docs/reference/spec.md, docs/reference/catalog.md), tests/golden/<example>/... and
+tests/errors/*.err (the exact messages for the bad-spec corpus).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from tests.support import ERRORS, GOLDEN, GOLDEN_FULL, GOLDEN_SELECTED, golden_a
 
 def main() -> None:
     (ROOT / "schemas" / "fabricc.schema.json").write_text(schema_text())
+    regen_docs()
     for example in sorted({*GOLDEN_FULL, *GOLDEN_SELECTED}):
         folder = GOLDEN / example
         if example in GOLDEN_FULL and folder.exists():
@@ -29,15 +31,18 @@ def main() -> None:
             target = folder / path
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(content.encode() if isinstance(content, str) else content)
-    regen_readme()
     regen_errors()
 
 
-def regen_readme() -> None:
-    from fabricc.spec.reference import replace_reference
+def regen_docs() -> None:
+    """The generated pages of the documentation site (tests/test_docs.py checks them fresh)."""
+    from fabricc.catalog import reference as catalog_reference
+    from fabricc.spec import reference as spec_reference
 
-    readme = ROOT / "README.md"
-    readme.write_text(replace_reference(readme.read_text()))
+    for module in (spec_reference, catalog_reference):
+        target = ROOT / module.PAGE
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(module.page())
 
 
 def regen_errors() -> None:

@@ -186,10 +186,10 @@ def test_short_version_flag() -> None:
 
 
 def test_shell_completion_script_as_documented() -> None:
-    """The README's `_FABRICC_COMPLETE=bash_source fabricc` prints a bash completion function,
-    and completing `fabricc b` offers `build`."""
-    readme = (ROOT / "README.md").read_text()
-    assert "_FABRICC_COMPLETE=bash_source fabricc" in readme
+    """The documented `_FABRICC_COMPLETE=bash_source fabricc` (getting started) prints a bash
+    completion function, and completing `fabricc b` offers `build`."""
+    guide = (ROOT / "docs" / "getting-started.md").read_text()
+    assert "_FABRICC_COMPLETE=bash_source fabricc" in guide
     env = {**os.environ, "_FABRICC_COMPLETE": "bash_source"}
     script = CliRunner().invoke(cli, [], env=env, prog_name="fabricc")
     assert (

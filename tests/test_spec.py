@@ -11,7 +11,6 @@ import pytest
 import yaml
 
 from fabricc.spec.loader import load_spec
-from fabricc.spec.reference import replace_reference
 from fabricc.spec.schema import schema_dict, schema_text
 from fabricc.spec.yamlsource import load_yaml_bytes
 from tests.support import EXAMPLE_NAMES, EXAMPLES, ROOT
@@ -24,23 +23,6 @@ def test_committed_schema_is_current() -> None:
     assert committed == schema_text(), (
         "schemas/fabricc.schema.json is stale: run python scripts/regen.py"
     )
-
-
-def test_readme_spec_reference_is_current() -> None:
-    readme = (ROOT / "README.md").read_text()
-    assert replace_reference(readme) == readme, (
-        "README spec reference is stale: run python scripts/regen.py"
-    )
-
-
-def test_reference_documents_every_field() -> None:
-    readme = (ROOT / "README.md").read_text()
-    from fabricc.spec.models import NetworkSpec, NodeGroupSpec, SiteSpec, Spec
-
-    for model in (Spec, SiteSpec, NodeGroupSpec, NetworkSpec):
-        for name, field in model.model_fields.items():
-            assert f"| `{name}` |" in readme
-            assert field.description, f"{model.__name__}.{name} has no description"
 
 
 @pytest.mark.parametrize("name", EXAMPLE_NAMES)

@@ -4,7 +4,7 @@ Consumes the plain data from yamlsource; produces a validated, immutable Spec. O
 and ranges are checked here; everything that needs the hardware catalog (models exist, ports fit,
 speeds match) is checked in fabricc.spec.semantics, still before synthesis.
 YAML keys equal the field names; every field carries a description that feeds the JSON Schema
-(editor completion) and the spec reference in README.md.
+(editor completion) and the spec reference in docs/reference/spec.md.
 """
 
 from __future__ import annotations
@@ -168,7 +168,7 @@ class SwitchModels(SpecModel):
 
 
 class Hostnames(SpecModel):
-    """Switch hostname patterns; {n} counts per series: tier, plane and leaf class (see README)."""
+    """Switch hostname patterns; {n} counts per series: tier, plane and leaf class (docs: Diff and verify)."""
 
     leaf: HostnamePattern = Field(
         "{network}-leaf{n:03d}",
@@ -181,7 +181,7 @@ class Hostnames(SpecModel):
 
 
 class RoceQos(SpecModel):
-    """Lossless RoCE settings; defaults are NVIDIA's `nv set qos roce` (REFERENCE.md section 6)."""
+    """Lossless RoCE settings; defaults are `nv set qos roce` (Cumulus Linux user guide: RoCE)."""
 
     roce_dscp: int = Field(26, ge=0, le=63, description="DSCP of RoCE data traffic")
     roce_priority: int = Field(3, ge=0, le=7, description="switch priority / PCP of RoCE traffic")
