@@ -15,7 +15,7 @@ from fabricc.emit import Artifact
 from tests.support import EXAMPLES, ROOT, compile_text
 
 SONIC_SCHEMA = ROOT / "schemas" / "sonic-config-db.schema.json"
-# Lossless RoCE settings that differ from every default (REFERENCE.md section 6 gives NVIDIA's
+# Lossless RoCE settings that differ from every default (Cumulus Linux user guide, RoCE, gives NVIDIA's
 # 26/3, 48/6; the Network Operator's CNP DSCP is 4).
 CUSTOM_QOS = (
     "    qos: {roce_dscp: 24, roce_priority: 5, pfc_priority: 5, cnp_dscp: 4, cnp_priority: 7,\n"

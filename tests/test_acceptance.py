@@ -1,4 +1,4 @@
-"""Acceptance against published reference designs (REFERENCE.md section 5).
+"""Acceptance against published reference designs (RA-11333 Table 4, RA-11338, the Spectrum-X RA).
 
 The specs state node counts and hardware only; every switch, link and transceiver count below
 must follow from the design rules. Expected values are the published tables, typed in here.
@@ -529,7 +529,7 @@ def test_gb200_core_group_shape_and_default(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("limit", ["    max_racks_per_switch: 1\n", ""])
 def test_gb200_racks_have_two_management_tors(tmp_path: Path, limit: str) -> None:
-    """RA-11338 / REFERENCE.md section 2: 2 management ToR switches per NVL72 rack, serving that
+    """RA-11338 / DGX GB200 user guide, Hardware: 2 management ToR switches per NVL72 rack, serving that
     rack; switches for other racks never take the free units of an NVL72 rack."""
     text = (EXAMPLES / "gb200-nvl72-su.yaml").read_text()
     assert "    max_racks_per_switch: 1\n" in text
@@ -609,7 +609,7 @@ def test_spectrum_x_16_su_with_the_published_spine_count(tmp_path: Path) -> None
 # -- GB300 NVL72 (issue 17) ------------------------------------------------------------------------
 # One scalable unit = 8 NVL72 racks = 144 compute trays x 4 Blackwell Ultra GPUs, one ConnectX-8
 # per GPU. On XDR each ConnectX-8 is one 800G port; on Spectrum-X it is split 2x 400G, one leg per
-# plane (REFERENCE.md section 5).
+# plane (NVIDIA Spectrum-X reference architecture: independent planes).
 
 
 def test_gb300_su_on_xdr_has_one_800g_link_per_gpu() -> None:

@@ -1,4 +1,4 @@
-"""The hardware catalog agrees with REFERENCE.md, and users can extend or override it."""
+"""The hardware catalog agrees with the published documents it cites, and users can extend or override it."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from fabricc.errors import SpecError
 from fabricc.spec.loader import load_spec
 from tests.support import compile_text
 
-# REFERENCE.md section 2, DGX H100 user guide network modules table: port -> (GPU, RDMA device).
+# DGX H100 user guide, network modules table: port -> (GPU, RDMA device).
 DGX_H100_PORT_MAP = {
     "OSFP1/P1": (7, "mlx5_11"),
     "OSFP1/P2": (4, "mlx5_6"),

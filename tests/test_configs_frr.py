@@ -3,7 +3,7 @@ like the cabling plan every session comes up and every leaf reaches every other 
 
 Expectations come from the cabling plan and the spec, not from the configs: one BGP session per
 end of every switch-to-switch cable, loopback reachability inside each plane (connected component
-of the cabling graph), and none across planes (REFERENCE.md section 5: planes are independent).
+of the cabling graph), and none across planes (Spectrum-X reference architecture: planes are independent).
 """
 
 from __future__ import annotations

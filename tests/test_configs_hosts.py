@@ -1,5 +1,5 @@
 """Host NIC settings match the switches: the same DSCPs, priorities and PFC, the CNP DSCP, the
-NCCL traffic class DSCP << 2 (REFERENCE.md section 6), and each NIC's /31 facing its leaf's."""
+NCCL traffic class DSCP << 2 (NCCL user guide: NCCL_IB_TC), and each NIC's /31 facing its leaf's."""
 
 from __future__ import annotations
 

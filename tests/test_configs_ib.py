@@ -1,7 +1,7 @@
 """InfiniBand configs proven by the real software: ibsim runs the generated topology, OpenSM routes
 it, infiniband-diags walk the routes (VALIDATORS.md section 1).
 
-Expected counts come from RA-11333 Table 4 (REFERENCE.md section 5): one SU is 31 DGX (248 ports)
+Expected counts come from RA-11333 Table 4: one SU is 31 DGX (248 ports)
 plus 4 UFM ports on 8 leaves and 4 spines; four SUs are 1,016 + 4 ports on 32 leaves and 16 spines.
 """
 

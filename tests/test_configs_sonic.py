@@ -1,6 +1,6 @@
 """SONiC config_db.json: valid against the project's schema, internally consistent (the references
 SONiC's YANG models check), consistent with the cabling plan, and carrying the spec's lossless RoCE
-values (REFERENCE.md section 6 defaults, or the spec's own)."""
+values (NVIDIA's `nv set qos roce` defaults, or the spec's own)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from tests.configs_support import (
 )
 from tests.support import EXAMPLES, compile_text, compiled
 
-# REFERENCE.md section 6, NVIDIA defaults: RoCE DSCP 26 -> priority/TC 3 (PFC), CNP DSCP 48 -> 6
+# Cumulus Linux user guide, RoCE, NVIDIA defaults: RoCE DSCP 26 -> priority/TC 3 (PFC), CNP DSCP 48 -> 6
 # strict, others TC 0, ECN 150 KB / 1.5 MB at 100 %, DWRR 50/50.
 DEFAULTS = {"roce": (26, 3), "cnp": (48, 6), "pfc": 3, "ecn": (150, 1500, 100), "dwrr": (50, 50)}
 CUSTOM = {"roce": (24, 5), "cnp": (4, 7), "pfc": 5, "ecn": (200, 2000, 50), "dwrr": (70, 30)}

@@ -1,7 +1,7 @@
 """`fabricc check-nccl`: the validator against real files, a corpus of broken ones and the CLI.
 
 Reference files (tests/nccl/reference, public dumps and vendor files that NCCL's own parser
-accepts) must pass. Each file in tests/nccl/broken breaks one rule of NCCL.md and must fail with
+accepts) must pass. Each file in tests/nccl/broken breaks one rule of NCCL's parser and must fail with
 that rule at the expected line; tests/nccl/warnings holds files NCCL accepts but that are risky.
 """
 

@@ -1,7 +1,7 @@
 """Emitter `nccl`: the topology files and settings follow the hardware and the design.
 
-Expected values come from the IBM Cloud H100 NCCL dump (tests/nccl/reference), REFERENCE.md
-(DGX H100 port map, RoCE traffic class) and NCCL.md - never from the emitter's own output.
+Expected values come from the IBM Cloud H100 NCCL dump (tests/nccl/reference), the DGX H100
+user guide (port map), NCCL's user guide (RoCE traffic class) and NCCL's source - never from the emitter's own output.
 Both files are read with xml.etree here, independently of fabricc's own NCCL parser.
 """
 
@@ -21,7 +21,7 @@ from fabricc.nccl.topology import NicPlan, build_topology, cpu_affinity
 from tests.support import compile_text, compiled
 
 IBM_DUMP = Path(__file__).resolve().parent / "nccl" / "reference" / "ibm-cloud-h100-vsi-topo.xml"
-# REFERENCE.md section 2, DGX H100 OSFP port map: GPU -> (netdev, ibverbs device).
+# DGX H100 user guide, network modules table, OSFP port map: GPU -> (netdev, ibverbs device).
 DGX_H100_RAILS = {
     7: ("ibp220s0", "mlx5_11"),
     4: ("ibp154s0", "mlx5_6"),
@@ -159,7 +159,7 @@ def test_element_and_attribute_vocabulary_matches_the_dump(
     assert set(ours) == set(theirs)
     for tag in ("pci", "gpu", "nvlink"):
         assert ours[tag] == theirs[tag]
-    # What NCCL fills per host (NCCL.md section 9, profile B) is left out.
+    # What NCCL fills per host (NCCL src/graph/xml.cc ncclTopoFillGpu and ncclTopoFillNet) is left out.
     assert theirs["cpu"] - ours["cpu"] == {"host_hash"}
     assert theirs["net"] - ours["net"] == {"guid", "gdr"}
 
@@ -167,7 +167,7 @@ def test_element_and_attribute_vocabulary_matches_the_dump(
 def test_nic_speed_is_the_ndr_port_in_mbps(dgx: ET.Element) -> None:
     assert {net.attrib["speed"] for net in dgx.iter("net")} == {"400000"}
     assert {pci.attrib["class"] for pci in dgx.iter("pci") if pci.find("nic") is not None} == {
-        "0x020700"  # InfiniBand compute network (NCCL.md 4.3)
+        "0x020700"  # InfiniBand compute network (NCCL src/graph/topo.cc kvDictPciClass)
     }
 
 
@@ -185,7 +185,7 @@ def test_dgx_settings_follow_the_port_map() -> None:
 
 def test_roce_settings_carry_the_traffic_class() -> None:
     settings = env_settings(artifact("roce-lab", "nccl/lab-server.env"))
-    assert settings["NCCL_IB_TC"] == "104"  # DSCP 26 << 2, REFERENCE.md section 6
+    assert settings["NCCL_IB_TC"] == "104"  # DSCP 26 << 2, NCCL user guide: NCCL_IB_TC
     assert settings["NCCL_IB_SL"] == "3"
     assert settings["NCCL_IB_HCA"] == "=mlx5_0,mlx5_1"
     assert settings["NCCL_SOCKET_IFNAME"].startswith("^")
@@ -217,7 +217,7 @@ def test_gb200_file_describes_one_tray() -> None:
         (link,) = gpu.iter("nvlink")
         assert link.attrib == {"target": "fffffff:ff:ff.0", "count": "18", "tclass": "0x068000"}
         assert len(list(gpu.iter("c2c"))) == 1
-    # NCCL.md section 8: GPU bus ids seen on GB200 trays, two per Grace.
+    # GPU bus ids public GB200 NCCL logs show, two per Grace (the catalog's assumption).
     busids = {
         cpu.attrib["numaid"]: sorted(
             p.attrib["busid"] for p in cpu.iter("pci") if p.find("gpu") is not None
@@ -351,13 +351,14 @@ def test_skeleton_holds_only_cpus_and_pci(name: str, text: str) -> None:
 @pytest.mark.parametrize(("name", "text"), [(n, t) for n, p, t in CATALOG_FILES if p == "complete"])
 def test_complete_profile_has_the_generation_link_counts(name: str, text: str) -> None:
     root = ET.fromstring(text)
-    expected = {"89": [], "90": [4, 4, 5, 5], "100": [18], "103": [18]}  # NCCL.md 4.5 and 8
+    # Public dumps; NCCL src/graph/topo.cc ncclTopoAddNvLinks.
+    expected = {"89": [], "90": [4, 4, 5, 5], "100": [18], "103": [18]}
     for gpu in root.iter("gpu"):
         assert nvswitch_links(gpu) == expected[gpu.attrib["sm"]]
 
 
 def test_affinity_is_the_sysfs_cpumap() -> None:
-    # Masks of the corrected Azure NDv5 file: 2 x 48 CPUs (NCCL.md 4.2).
+    # Masks of the corrected Azure NDv5 file: 2 x 48 CPUs (Azure/azhpc-images#391).
     assert cpu_affinity(list(range(48)), 96) == "00000000,0000ffff,ffffffff"
     assert cpu_affinity(list(range(48, 96)), 96) == "ffffffff,ffff0000,00000000"
 

@@ -22,10 +22,11 @@ if TYPE_CHECKING:
     from fabricc.catalog.loader import LoadedCatalog
 
 # NCCL matches bus ids by exact string against its own lower-case "%04x:%02x:%02x.%x" form
-# (NCCL.md section 4.3); domains above ffff print without padding.
+# (NCCL src/graph/xml.cc xmlFindTagKv; the form of src/misc/utils.cc int64ToBusId); domains
+# above ffff print without padding.
 BUSID_PATTERN = r"^(?:[0-9a-f]{4}|[1-9a-f][0-9a-f]{4,7}):[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$"
 # NVSwitches that the host cannot see (GB200 trays, Blackwell HGX, VMs) appear as NCCL's
-# sentinel target (NCCL.md section 8).
+# sentinel target (NCCL src/graph/xml.cc, the empty NVML bus id; dumps in NVIDIA/nccl-tests#256).
 NVSWITCH_SENTINEL = "fffffff:ff:ff.0"
 CPULIST_PATTERN = r"^[0-9]+(?:-[0-9]+)?(?:,[0-9]+(?:-[0-9]+)?)*$"
 
@@ -40,7 +41,7 @@ PciId = Annotated[str, Field(pattern=r"^0x[0-9a-f]{4}$", description="16-bit id,
 ClassCode = Annotated[
     str, Field(pattern=r"^0x[0-9a-f]{6}$", description="PCI class code as in sysfs, e.g. 0x060400")
 ]
-# The "x.0 GT/s PCIe" spellings of NCCL's link_speed dictionary (NCCL.md section 4.3).
+# The "x.0 GT/s PCIe" spellings of NCCL's link_speed dictionary (NCCL src/graph/topo.cc kvDictPciGen).
 LinkSpeed = Literal[
     "2.5 GT/s PCIe",
     "5.0 GT/s PCIe",
@@ -119,7 +120,7 @@ class CpuSocket(TopologyModel):
 
     @model_validator(mode="after")
     def _cpuid(self) -> CpuSocket:
-        # NCCL needs vendor on x86 and family/model on Intel (NCCL.md section 4.2).
+        # NCCL needs vendor on x86 and family/model on Intel (NCCL src/graph/topo.cc ncclTopoAddCpu).
         if self.arch == "x86_64" and self.vendor is None:
             raise ValueError("an x86_64 CPU needs 'vendor'")
         if self.arch != "x86_64" and self.vendor is not None:
@@ -285,7 +286,7 @@ def cross_check(loaded: LoadedCatalog) -> list[Diagnostic]:
                     if device is None:
                         continue
                     # Nodes on a NIC's path must carry every id, or NCCL ranks complete them
-                    # differently and cannot fuse their trees (NCCL.md section 9, "do not mix").
+                    # differently and cannot fuse their trees (NCCL src/graph/xml.cc ncclTopoFuseXml).
                     if _has_nic(pci) and not device.complete:
                         report(
                             f"device {pci.device!r} is on the path of a NIC and needs vendor, "

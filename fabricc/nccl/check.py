@@ -1,11 +1,12 @@
 """Check stage for NCCL topology files, part 2: the entry point and the per-element rules.
 
-Consumes a file's bytes; produces a sorted list of Findings (line, column, rule, message, error
-or warning) from the scanner (fabricc.nccl.parse), the root, nesting, limits, required attributes
-and value formats checked here against fabricc.nccl.dialect, and the whole-file rules of
+Consumes a file's bytes; produces a sorted list of Findings (line, column, rule, message, error or
+warning) from the scanner (fabricc.nccl.parse), the root, nesting, limits, required attributes and
+value formats checked here against fabricc.nccl.dialect, and the whole-file rules of
 fabricc.nccl.consistency. Errors are what makes NCCL fail or silently ignore part of the file;
-warnings are legal but risky (NCCL.md section 6). Every rule is written from NCCL.md, not from
-NCCL's code; RULES names each one (the test corpus has a broken file per rule).
+warnings are legal but risky. Every rule is written from NCCL's parser and graph builder (NCCL
+src/graph/xml.cc xmlGetToken, xmlLoadSub; src/graph/topo.cc ncclTopoGetSystemFromXml); RULES names
+each one (the test corpus has a broken file per rule).
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 Consumes the elements NCCL loads (fabricc.nccl.check hands over those outside ignored subtrees)
 and a reporting callback; reports duplicate ids, GPU dev numbering, NVSwitch link totals, GPU
-peer links, C2C placement, the "do not mix" rule of NCCL.md section 9 and overlapping affinity.
+peer links, C2C placement, the "do not mix" rule (what NCCL src/graph/xml.cc
+ncclTopoFuseXml cannot merge) and overlapping affinity.
 """
 
 from __future__ import annotations

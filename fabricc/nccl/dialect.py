@@ -1,8 +1,9 @@
 """Check stage for NCCL topology files: the NCCL dialect as data.
 
 Consumes nothing; provides the tables that fabricc.nccl.check and fabricc.nccl.consistency apply:
-which elements nest where (NCCL.md section 3), which attributes exist and which NCCL requires
-(section 4), the value dictionaries and formats, and the limits (section 7). Integers are read
+which elements nest where (NCCL src/graph/xml.cc xmlLoadSub tables), which attributes exist and which NCCL requires
+(NCCL src/graph/topo.cc ncclTopoGetSystemFromXml), the value dictionaries and formats, and the limits
+(src/graph/xml.h, src/graph/topo.h). Integers are read
 the way NCCL reads them (`strtol` with base 0).
 """
 
@@ -12,7 +13,7 @@ import re
 
 from fabricc.catalog.host_topology import BUSID_PATTERN
 
-MAX_ELEMENTS = 256  # NCCL_TOPO_XML_MAX_NODES (NCCL.md section 7)
+MAX_ELEMENTS = 256  # NCCL_TOPO_XML_MAX_NODES (src/graph/topo.h)
 MAX_CHILDREN = 640  # 2.29+
 MAX_CHILDREN_COMPAT = 128  # 2.19-2.28
 MAX_ATTRIBUTES = 16
@@ -31,7 +32,7 @@ CHILDREN: dict[str, frozenset[str]] = {
     "pcilink": frozenset(),
 }
 # The attributes of <pci>, in the order NCCL_TOPO_DUMP_FILE writes them; a dump carries all of
-# them on the path above a <net> (NCCL.md section 9, "do not mix").
+# them on the path above a <net> (NCCL src/graph/xml.cc ncclTopoFuseXml merges only equal nodes).
 PCI_ATTRIBUTES = (
     "busid",
     "class",
@@ -100,7 +101,8 @@ LINK_WIDTHS = frozenset({"", "0", "1", "2", "4", "8", "16", "32"})
 ARCHES = frozenset({"x86_64", "arm64", "ppc64"})
 CPU_VENDORS = frozenset({"GenuineIntel", "AuthenticAMD", "CentaurHauls", "  Shanghai  "})
 CPUID_MODEL_VENDORS = frozenset({"GenuineIntel", "CentaurHauls", "  Shanghai  "})
-# NVSwitch links per GPU by generation (NCCL.md 4.5): A100 12, H100/H200/B200/GB200/GB300 18.
+# NVSwitch links per GPU by generation (NCCL src/graph/topo.cc ncclTopoAddNvLinks; public dumps):
+# A100 12, H100/H200/B200/GB200/GB300 18.
 NVSWITCH_LINKS = {80: 12, 90: 18, 100: 18, 103: 18}
 
 BUSID = re.compile(BUSID_PATTERN)

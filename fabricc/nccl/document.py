@@ -1,10 +1,10 @@
 """Emit-stage helper: an NCCL topology XML tree and its serializer.
 
 Consumes Element trees built by fabricc.nccl.topology; produces the file text exactly as NCCL's
-hand-written parser wants it (NCCL.md section 2): no XML declaration, 2-space indentation, one
-start tag per line, `k="v"` with single spaces, attributes in the fixed order of NCCL's own dumps,
-`/>` for elements without children. Anything the parser would reject raises ValueError here, so a
-generator bug cannot produce a file that only fails on the cluster.
+hand-written parser wants it (NCCL src/graph/xml.cc xmlGetToken, xmlGetValue): no XML declaration,
+2-space indentation, one start tag per line, `k="v"` with single spaces, attributes in the fixed
+order of NCCL's own dumps, `/>` for elements without children. Anything the parser would reject
+raises ValueError here, so a generator bug cannot produce a file that only fails on the cluster.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from fabricc.nccl.dialect import PCI_ATTRIBUTES
 
-MAX_TOKEN = 253  # NCCL's MAX_STR_LEN 255 minus the terminator and one spare (NCCL.md section 7)
+MAX_TOKEN = 253  # NCCL's MAX_STR_LEN 255 minus the terminator and one spare (src/graph/xml.h)
 MAX_GENERATED_ATTRIBUTES = 12  # 16 is the hard limit; NCCL may add up to ~3 itself
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 _FORBIDDEN_IN_VALUE = re.compile(r"[\"'<>&\t\r\n]")

@@ -76,7 +76,7 @@ def _qos(plan: GroupPlan) -> list[Setting]:
                 str(qos.roce_dscp << 2),
                 (
                     f"RoCE traffic class of network {network.name}: the IP TOS byte,",
-                    f"DSCP {qos.roce_dscp} shifted left by two (REFERENCE.md section 6).",
+                    f"DSCP {qos.roce_dscp} shifted left by two (NCCL user guide, environment variables: NCCL_IB_TC).",
                 ),
             ),
             Setting(

@@ -1,11 +1,12 @@
 """Check stage for NCCL topology files, part 1: text -> element tree, with lexical findings.
 
-Consumes the bytes of a topology XML file; produces the elements as NCCL's hand-written parser
-would see them (names, attributes and children, each with its line and column) and a finding for
-every lexical rule of NCCL.md section 2 that the text breaks: XML declarations, a BOM, TABs,
-start tags over several lines, spaces around '=' or doubled between attributes, unquoted values,
-text nodes, tokens over 253 characters, broken closing tags. The scanner follows those rules,
-not NCCL's code, and goes on after an error so that one run reports every problem.
+Consumes the bytes of a topology XML file; produces the elements as NCCL's hand-written parser would
+see them (names, attributes and children, each with its line and column) and a finding for every
+lexical rule of NCCL's parser (NCCL src/graph/xml.cc xmlGetToken, xmlGetValue) that the text breaks:
+XML declarations, a BOM, TABs, start tags over several lines, spaces around '=' or doubled between
+attributes, unquoted values, text nodes, tokens over 253 characters, broken closing tags. The
+scanner follows those rules, not NCCL's code, and goes on after an error so that one run reports
+every problem.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import bisect
 from dataclasses import dataclass, field
 from enum import Enum
 
-MAX_TOKEN = 253  # name or value length NCCL still reads (NCCL.md section 2)
+MAX_TOKEN = 253  # name or value length NCCL still reads (MAX_STR_LEN in NCCL src/graph/xml.h)
 _SEPARATORS = frozenset(" \t\r\n")
 
 

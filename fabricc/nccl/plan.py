@@ -15,7 +15,7 @@ from fabricc.ir import Fabric
 from fabricc.nccl.topology import NicPlan
 from fabricc.spec.resolve import Attachment, ResolvedNetwork
 
-# PCI class of a ConnectX port by link layer (NCCL.md section 4.3).
+# PCI class of a ConnectX port by link layer (NCCL src/graph/topo.cc kvDictPciClass).
 NIC_CLASS = {"infiniband": "0x020700", "ethernet": "0x020000"}
 
 

@@ -4,11 +4,12 @@ Consumes a catalog HostTopology, its NodeModel (GPU count and sm), the profile c
 and the per-NIC settings the design decides (ibverbs name, NCCL device index, speed, the class
 that follows the fabric); produces an Element tree for fabricc.nccl.document.render.
 
-Profiles (NCCL.md section 9): `skeleton` writes only <cpu> and <pci> with GPU and NIC functions
-as self-closing <pci/> leaves, and NCCL adds <gpu>, <nvlink>, <c2c>, <nic> and <net> from NVML and
-its net plugin. `complete` writes what NCCL_TOPO_DUMP_FILE would hold, minus what belongs to one
-host or one run (host_hash, keep, mlopart, net guid and gdr); because it carries <net> elements,
-every <cpu> and <pci> above them is written complete ("do not mix").
+Profiles (what NCCL src/graph/xml.cc ncclTopoFillGpu and ncclTopoFillNet complete): `skeleton`
+writes only <cpu> and <pci> with GPU and NIC functions as self-closing <pci/> leaves, and NCCL adds
+<gpu>, <nvlink>, <c2c>, <nic> and <net> from NVML and its net plugin. `complete` writes what
+NCCL_TOPO_DUMP_FILE would hold, minus what belongs to one host or one run (host_hash, keep, mlopart,
+net guid and gdr); because it carries <net> elements, every <cpu> and <pci> above them is written
+complete ("do not mix").
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ from fabricc.catalog.models import NodeModel
 from fabricc.nccl.document import Element, element
 
 Profile = Literal["skeleton", "complete"]
-SYSTEM_VERSION = 1  # the only version NCCL 2.6-2.30 accepts (NCCL.md section 4.1)
+# The only version NCCL 2.6-2.30 accepts (NCCL src/graph/xml.cc ncclTopoXmlLoadSystem).
+SYSTEM_VERSION = 1
 
 
 @dataclass(frozen=True, slots=True)

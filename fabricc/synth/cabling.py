@@ -2,7 +2,7 @@
 
 Consumes the placed design (racks with coordinates, devices with U positions) and the catalog's
 cables and transceivers; produces a Cable for every link and a transceiver Module for every cage
-that carries optics. Rules (REFERENCE.md section 4):
+that carries optics. Rules (NVIDIA LinkX product specifications, RA-11333 cabling):
   * length = vertical drops to the overhead tray at both ends + tray runs along and across rows
     + the site's slack; inside one rack the vertical distance plus an in-rack allowance; rounded
     up to the cable family's orderable lengths;

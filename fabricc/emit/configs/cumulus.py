@@ -210,7 +210,7 @@ def _qos(ctx: ConfigContext, network: str) -> Tree:
 
 
 def qos_tree(plan: QosPlan) -> Tree:
-    """`nv set qos roce` and, explicitly, every value it stands for (REFERENCE.md section 6)."""
+    """`nv set qos roce` and, explicitly, every value it stands for (Cumulus Linux user guide: RoCE)."""
     roce = plan.traffic_class(plan.roce_priority)
     cnp = plan.traffic_class(plan.cnp_priority)
     return {

@@ -1,6 +1,6 @@
 """Emit helper (configs): the lossless RoCE plan of one ethernet network, from network.qos.
 
-Consumes the network's RoceQos (defaults: NVIDIA `nv set qos roce`, REFERENCE.md section 6);
+Consumes the network's RoceQos (defaults: NVIDIA `nv set qos roce`, Cumulus Linux user guide: RoCE);
 produces the numbers every switch OS and every host NIC is configured with, so that switch and NIC
 agree by construction: DSCP -> switch priority -> traffic class (RoCE and CNP get their own class,
 everything else class 0), PFC on the RoCE priority, ECN thresholds in bytes, DWRR weights, and the
