@@ -19,17 +19,48 @@ Fabric = Literal["infiniband", "ethernet"]
 Role = Literal["compute", "storage", "inband", "oob"]
 Media = Literal["copper", "mmf", "smf", "cat6"]
 # Plug/cage forms. Switches take finned-top OSFP ("osfp"); ConnectX HCAs and DGX CPU trays take
-# flat-top OSFP ("osfp-rhs", riding heat sink). QSFP112 cages also accept QSFP56/QSFP28 plugs.
-Form = Literal["osfp", "osfp-rhs", "qsfp112", "qsfp56", "qsfp28", "sfp28", "rj45"]
+# flat-top OSFP ("osfp-rhs", riding heat sink). The QSFP family shares one mechanical outline, so
+# a cage takes the plugs of the older, narrower members its lanes can run:
+#   * QSFP112 (4 x 100G lanes) takes QSFP56 and QSFP28 plugs;
+#   * QSFP-DD (8 lanes, 400G at 50G PAM4) takes QSFP56 and QSFP28 plugs ("backwards compatible
+#     with QSFP28 and QSFP56 modules", QSFP-DD MSA hardware specification, qsfp-dd.com);
+#   * QSFP-DD800 (8 x 100G lanes) takes QSFP-DD, QSFP112, QSFP56 and QSFP28 plugs, and
+#     QSFP-DD1600 (8 x 200G) takes those and QSFP-DD800 (QSFP-DD MSA hardware specification
+#     rev. 7: QSFP-DD800/1600 keep backward compatibility with QSFP-DD and QSFP modules);
+#   * OSFP-XD (16 lanes, OSFP MSA) is a wider cage of its own: it takes only OSFP-XD plugs;
+#   * SFP56 takes SFP28 plugs and SFP112 takes SFP56 and SFP28 (SFF-8402 / SFP-DD MSA family).
+Form = Literal[
+    "osfp",
+    "osfp-rhs",
+    "osfp-xd",
+    "qsfp-dd1600",
+    "qsfp-dd800",
+    "qsfp-dd",
+    "qsfp112",
+    "qsfp56",
+    "qsfp28",
+    "sfp112",
+    "sfp56",
+    "sfp28",
+    "rj45",
+]
 
 BOTH_FABRICS: tuple[Fabric, ...] = ("infiniband", "ethernet")
 
 FORM_ACCEPTS: dict[str, frozenset[str]] = {
     "osfp": frozenset({"osfp"}),
     "osfp-rhs": frozenset({"osfp-rhs"}),
+    "osfp-xd": frozenset({"osfp-xd"}),
+    "qsfp-dd1600": frozenset(
+        {"qsfp-dd1600", "qsfp-dd800", "qsfp-dd", "qsfp112", "qsfp56", "qsfp28"}
+    ),
+    "qsfp-dd800": frozenset({"qsfp-dd800", "qsfp-dd", "qsfp112", "qsfp56", "qsfp28"}),
+    "qsfp-dd": frozenset({"qsfp-dd", "qsfp56", "qsfp28"}),
     "qsfp112": frozenset({"qsfp112", "qsfp56", "qsfp28"}),
     "qsfp56": frozenset({"qsfp56", "qsfp28"}),
     "qsfp28": frozenset({"qsfp28"}),
+    "sfp112": frozenset({"sfp112", "sfp56", "sfp28"}),
+    "sfp56": frozenset({"sfp56", "sfp28"}),
     "sfp28": frozenset({"sfp28"}),
     "rj45": frozenset({"rj45"}),
 }
@@ -323,11 +354,28 @@ class TransceiverModel(CatalogModel):
     protocols: list[Fabric] = Field(default_factory=lambda: list(BOTH_FABRICS))
 
 
+CableKind = Literal["dac", "acc", "aoc", "fiber", "patch"]
+# Cables with their plugs on (no transceiver bought for them), in the order a run prefers them
+# when several reach: passive copper, active copper, active optical (fiber with its optics built
+# into the plugs, so its reach is its longest length).
+DIRECT_KINDS: dict[str, int] = {"patch": 0, "dac": 0, "acc": 1, "aoc": 2}
+KIND_MEDIA: dict[str, frozenset[str]] = {
+    "dac": frozenset({"copper"}),
+    "acc": frozenset({"copper"}),
+    "aoc": frozenset({"mmf", "smf"}),
+    "fiber": frozenset({"mmf", "smf"}),
+    "patch": frozenset({"cat6", "copper"}),
+}
+
+
 class CableModel(CatalogModel):
     description: Text
     source: Source
     media: Media
-    kind: Literal["dac", "acc", "fiber", "patch"]
+    kind: CableKind = Field(
+        description="dac (passive copper), acc (active copper), aoc (active optical: fiber with "
+        "its optics in the plugs), fiber (needs a transceiver at each end), patch (RJ45)"
+    )
     a_form: Token = Field(description="plug form at the A end (for fiber: the fiber connector)")
     b_form: Token = Field(description="plug form of each B leg")
     legs: int = Field(1, ge=1, le=8, description="B ends (2 = 1:2 splitter)")
@@ -338,9 +386,21 @@ class CableModel(CatalogModel):
         min_length=1, description="orderable length in m -> part number"
     )
 
+    @model_validator(mode="after")
+    def _media_of_kind(self) -> CableModel:
+        if self.media not in KIND_MEDIA[self.kind]:
+            allowed = " or ".join(sorted(KIND_MEDIA[self.kind]))
+            raise ValueError(f"a {self.kind} cable has media {allowed}, not {self.media}")
+        return self
+
     @property
     def reach_m(self) -> float:
         return max(self.lengths)
+
+    @property
+    def direct(self) -> bool:
+        """Plugs on both ends (copper, AOC, patch cord): no transceiver is bought for it."""
+        return self.kind in DIRECT_KINDS
 
 
 class PartModel(CatalogModel):

@@ -151,10 +151,7 @@ class _Rules:
         and the shortest reach of the three against the run); a design that fails is walked link
         by link to report."""
         transceivers = self.catalog.transceivers
-        optical = {
-            key: family.media not in ("copper", "cat6")
-            for key, family in self.catalog.cables.items()
-        }
+        optical = {key: not family.direct for key, family in self.catalog.cables.items()}
         reaches: dict[tuple[str, str | None, str | None], float | None] = {}
         for link in self.fabric.links:
             cable = link.cable

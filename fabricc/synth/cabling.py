@@ -6,9 +6,11 @@ that carries optics. Rules (NVIDIA LinkX product specifications, RA-11333 cablin
   * length = vertical drops to the overhead tray at both ends + tray runs along and across rows
     + the site's slack; inside one rack the vertical distance plus an in-rack allowance; rounded
     up to the cable family's orderable lengths;
-  * copper where a cable can physically do it: a straight DAC joins two cages whose ports all
-    go to each other, a splitter joins a switch cage to single-port host cages; passive before
-    active, within the cable's reach;
+  * a cable with its plugs on where one can physically do it: a straight cable joins two cages
+    whose ports all go to each other, a splitter joins a switch cage to single-port host cages;
+    passive copper before active copper before active optical (AOC), within the cable's reach
+    (an AOC's reach is its longest length); a network's `medium` narrows the kinds (copper:
+    DAC/ACC, multimode or singlemode: AOCs of that fiber);
   * otherwise optics, one module per cage and one fiber per link; every cage carries one medium,
     so the medium is chosen per connected set of cages (multimode while every link in the set is
     within multimode reach, single-mode otherwise), and a network may fix its medium;
@@ -23,7 +25,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from fabricc.catalog.models import FORM_ACCEPTS, CableModel, Catalog
+from fabricc.catalog.models import DIRECT_KINDS, FORM_ACCEPTS, CableModel, Catalog
 from fabricc.errors import Diagnostic, error
 from fabricc.ir import U_HEIGHT_M, Cable, Device, Fabric, Link, Module, Rack
 from fabricc.spec.yamlsource import format_path
@@ -32,6 +34,13 @@ from fabricc.synth.naming import PDU_PORT, POWER_SHELF_PORT, port_cage
 
 IN_RACK_ALLOWANCE_M = 0.5  # routing from the port to the vertical manager and back
 MEDIA_ORDER = {"copper": 0, "cat6": 0, "mmf": 1, "smf": 2}
+# The cable media each value of a network's `medium` allows for a cable with its plugs on.
+DIRECT_MEDIA = {
+    "auto": frozenset({"copper", "cat6", "mmf", "smf"}),
+    "copper": frozenset({"copper", "cat6"}),
+    "multimode": frozenset({"mmf"}),
+    "singlemode": frozenset({"smf"}),
+}
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -107,10 +116,11 @@ class _Cabler:
             tuple[str, int, int, str, str, int | None], list[tuple[float, str]]
         ] = {}
         self.copper_cache: dict[
-            tuple[str, str, int, int, int, float, int | None], tuple[str, CableModel, float] | None
+            tuple[str, str, int, int, int, float, int | None, str],
+            tuple[str, CableModel, float] | None,
         ] = {}
         self.family_cache: dict[
-            tuple[str, str, int, int, int, int | None], list[tuple[int, str, CableModel]]
+            tuple[str, str, int, int, int, int | None, str], list[tuple[int, str, CableModel]]
         ] = {}
         self.fiber_cache: dict[tuple[str, str], str | None] = {}
         self.picks: dict[tuple[CageInfo, int, str, str, int | None], list[tuple[float, str]]] = {}
@@ -170,16 +180,19 @@ class _Cabler:
         speed: int,
         length: float,
         lane: int | None,
+        medium: str = "auto",
     ) -> tuple[str, CableModel, float] | None:
-        """The copper cable for a run: passive before active, then the shortest orderable
-        length, then the catalog key. Memoized per question: a fabric asks a handful of
-        distinct ones (cage forms, speeds, a few hundred distances) hundreds of thousands of
-        times."""
-        question = (a_form, b_form, legs, ports, speed, length, lane)
+        """The cable with its plugs on for a run (DAC, ACC, AOC, patch cord): passive copper
+        before active copper before active optical, then the shortest orderable length, then
+        the catalog key; `medium` is the network's (which media it allows). Memoized per
+        question: a fabric asks a handful of distinct ones (cage forms, speeds, a few hundred
+        distances) hundreds of thousands of times."""
+        question = (a_form, b_form, legs, ports, speed, length, lane, medium)
         if question in self.copper_cache:
             return self.copper_cache[question]
         best: tuple[int, float, str, CableModel] | None = None
-        for rank, key, family in self._copper_families(a_form, b_form, legs, ports, speed, lane):
+        families = self._copper_families(a_form, b_form, legs, ports, speed, lane, medium)
+        for rank, key, family in families:
             rounded = _round_up(self.lengths[key], length)
             if rounded is None:
                 continue
@@ -191,17 +204,26 @@ class _Cabler:
         return found
 
     def _copper_families(
-        self, a_form: str, b_form: str, legs: int, ports: int, speed: int, lane: int | None
+        self,
+        a_form: str,
+        b_form: str,
+        legs: int,
+        ports: int,
+        speed: int,
+        lane: int | None,
+        medium: str,
     ) -> list[tuple[int, str, CableModel]]:
-        """Copper families that join these cages at this speed, whatever the length, with their
-        rank (0 passive, 1 active)."""
-        question = (a_form, b_form, legs, ports, speed, lane)
+        """Families with their plugs on that join these cages at this speed in a medium the
+        network allows, whatever the length, with their rank (0 passive copper, 1 active
+        copper, 2 active optical)."""
+        question = (a_form, b_form, legs, ports, speed, lane, medium)
         found = self.family_cache.get(question)
         if found is not None:
             return found
         found = []
+        allowed = DIRECT_MEDIA.get(medium, frozenset())
         for key, family in self.families:
-            if family.media not in ("copper", "cat6"):
+            if family.kind not in DIRECT_KINDS or family.media not in allowed:
                 continue
             if lane is not None and family.lane_speed != lane:
                 continue
@@ -221,7 +243,7 @@ class _Cabler:
                 continue
             if legs > 1 and family.speed != speed:
                 continue
-            found.append((0 if family.kind in ("dac", "patch") else 1, key, family))
+            found.append((DIRECT_KINDS[family.kind], key, family))
         self.family_cache[question] = found
         return found
 
@@ -329,8 +351,7 @@ class _Cabler:
             device = ends.keys[cage][0]
             if devices[device].kind != "switch" or any(done[i] for i in own):
                 continue
-            if mediums.get(links[own[0]].network, "auto") not in ("auto", "copper"):
-                continue
+            medium = mediums.get(links[own[0]].network, "auto")
             own_info = [info_a[i] if links[i].a == device else info_b[i] for i in own]
             peers = [
                 (cage_b[i], info_b[i]) if links[i].a == device else (cage_a[i], info_a[i])
@@ -344,7 +365,14 @@ class _Cabler:
                 if len(members[peer]) != len(own):
                     continue
                 found = self.copper_for(
-                    form, peer_info.form, 1, len(own), speed, longest[cage], own_info[0].lane_speed
+                    form,
+                    peer_info.form,
+                    1,
+                    len(own),
+                    speed,
+                    longest[cage],
+                    own_info[0].lane_speed,
+                    medium,
                 )
             elif (
                 len(peer_cages) == len(own)
@@ -356,7 +384,7 @@ class _Cabler:
                     continue
                 lane = own_info[0].lane_speed
                 found = self.copper_for(
-                    form, forms.pop(), len(own), len(own), speed, longest[cage], lane
+                    form, forms.pop(), len(own), len(own), speed, longest[cage], lane, medium
                 )
             else:
                 continue
@@ -372,15 +400,14 @@ class _Cabler:
         for i, link in enumerate(links):
             if done[i] or link.distance_m > reach[info_b[i].form]:  # B is the cable's A end
                 continue
-            if mediums.get(link.network, "auto") not in ("auto", "copper"):
-                continue
+            medium = mediums.get(link.network, "auto")
             if info_a[i].ports != 1 or info_b[i].ports != 1:
                 continue
             if len(members[cage_a[i]]) != 1 or len(members[cage_b[i]]) != 1:
                 continue
             lane = info_a[i].lane_speed or info_b[i].lane_speed
             found = self.copper_for(
-                info_b[i].form, info_a[i].form, 1, 1, link.speed, link.distance_m, lane
+                info_b[i].form, info_a[i].form, 1, 1, link.speed, link.distance_m, lane, medium
             )
             if found is None:
                 continue
@@ -402,12 +429,12 @@ class _Cabler:
             )
 
     def _copper_reach(self) -> dict[str, float]:
-        """Per cage form, the longest copper cable whose A end plugs into it (and a rounding
-        margin, as _round_up): a longer run from that cage is left to optics without a closer
-        look."""
+        """Per cage form, the longest cable with its plugs on (copper or AOC) whose A end plugs
+        into it (and a rounding margin, as _round_up): a longer run from that cage is left to
+        optics without a closer look."""
         reach: dict[str, float] = defaultdict(float)
         for _, family in self.families:
-            if family.media not in ("copper", "cat6"):
+            if family.kind not in DIRECT_KINDS:
                 continue
             for form, accepts in FORM_ACCEPTS.items():
                 if family.a_form in accepts:

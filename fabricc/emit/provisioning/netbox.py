@@ -43,6 +43,8 @@ ETHERNET_TYPES = {
 CABLE_TYPES = {
     ("copper", "dac"): "dac-passive",
     ("copper", "acc"): "dac-active",
+    ("mmf", "aoc"): "aoc",
+    ("smf", "aoc"): "aoc",
     ("mmf", "fiber"): "mmf-om4",
     ("smf", "fiber"): "smf-os2",
     ("cat6", "patch"): "cat6",
