@@ -98,6 +98,31 @@ def test_ra_11333_4su_bill_of_materials() -> None:
     assert all(pdu.name in managed for pdu in pdus)
 
 
+def test_ra_11333_4su_inband_cables_are_table_8s() -> None:
+    """RA-11333 Table 8 orders the in-band and out-of-band uplink cables as AOCs (100 Gbps QSFP
+    AOC 980-9I13N-00C030 for the management nodes, leaf-core links and OOB uplinks) and passive
+    copper for the ISLs - no transceivers. The DGX in-band ports run at the SN4600C's 100GbE."""
+    fabric = compiled("superpod-h100-4su")[0]
+    kinds: Counter[tuple[str, str, str]] = Counter()
+    for link in fabric.links:
+        if link.network == "inband" or (link.network == "oob" and link.speed == 100):
+            assert link.cable is not None
+            assert link.a_module is None and link.b_module is None, link
+            node = fabric.devices[link.a]
+            end = (node.group or "") if node.kind == "node" else "switch"
+            kinds[(link.kind, end, link.cable.kind)] += 1
+    assert kinds[(ENDPOINT_LEAF, "dgx", "aoc")] == 127 * 2
+    assert kinds[(ENDPOINT_LEAF, "mgmt", "aoc")] == 4 * 2
+    assert {kind for (link_kind, _, kind) in kinds if link_kind == ENDPOINT_LEAF} == {"aoc"}
+    # leaf-core and OOB uplinks: AOC, or passive copper where both switches share a rack
+    assert {kind for (link_kind, _, kind) in kinds if link_kind != ENDPOINT_LEAF} <= {"aoc", "dac"}
+    bom = summary(fabric)["bom"]
+    assert "MMA1B00-C100D" not in bom  # no 100G SR4 transceivers in the management networks
+    assert sum(n for part, n in bom.items() if part.startswith("MFA1A00-C")) == sum(
+        n for (_, _, kind), n in kinds.items() if kind == "aoc"
+    )
+
+
 def test_ra_11333_4su_oob_by_default_sizing(tmp_path: Path) -> None:
     """RA-11333 4 SU: 8 SN2201 and 16 OOB uplinks (2 x 100G each) from port counts alone."""
     text = (EXAMPLES / "superpod-h100-4su.yaml").read_text()

@@ -159,7 +159,7 @@ def check_invariants(fabric: Fabric) -> None:
                 assert catalog.transceivers[module].form in FORM_ACCEPTS[form], (end, port, module)
                 assert catalog.transceivers[module].reach_m >= link.distance_m
             else:
-                assert family.media in ("copper", "cat6"), "fiber without a module"
+                assert family.direct, "fiber without a module"  # copper, AOC, patch cord
                 assert {family.a_form, family.b_form} & FORM_ACCEPTS[form], (end, port, family)
         assert link.cable is not None and link.cable.length_m >= link.distance_m
         assert link.cable.length_m in catalog.cables[link.cable.family].lengths

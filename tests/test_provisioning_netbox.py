@@ -51,7 +51,7 @@ INTERFACE_TYPES = {
     "200gbase-x-qsfp56", "400gbase-x-osfp", "800gbase-x-osfp", "infiniband-edr",
     "infiniband-hdr", "infiniband-ndr", "infiniband-xdr", "other",
 }  # fmt: skip
-CABLE_TYPES = {"dac-passive", "dac-active", "mmf-om4", "smf-os2", "cat6"}
+CABLE_TYPES = {"dac-passive", "dac-active", "aoc", "mmf-om4", "smf-os2", "cat6"}  # dcim.choices
 SLUG = re.compile(r"^[-a-zA-Z0-9_]+$")
 
 

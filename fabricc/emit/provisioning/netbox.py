@@ -39,7 +39,7 @@ ETHERNET_TYPES = {
     400: "400gbase-x-osfp",
     800: "800gbase-x-osfp",
 }
-# NetBox cable types (dcim.choices.CableTypeChoices) by medium and cable kind.
+# NetBox cable types (dcim.choices.CableTypeChoices: TYPE_AOC is "aoc") by medium and cable kind.
 CABLE_TYPES = {
     ("copper", "dac"): "dac-passive",
     ("copper", "acc"): "dac-active",
