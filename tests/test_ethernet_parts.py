@@ -175,3 +175,86 @@ def test_megascale_1024_servers(tmp_path: Path) -> None:
     assert len(leaves_of) == 16
     assert all(len(leaves) == 8 for leaves in leaves_of.values())
     assert len(set().union(*leaves_of.values())) == 128
+
+
+TH5 = """
+  th5-64x800:
+    description: 51.2 Tb/s switch, 64x 800GbE QSFP-DD800
+    vendor: OEM
+    part_number: TEST-TH5
+    source: test
+    fabric: ethernet
+    asic: Tomahawk-5
+    height_u: 2
+    power_w: 2500
+    port_groups:
+      - {count: 64, form: qsfp-dd800, cage_speed: 800, breakouts: [1, 2, 4, 8]}
+"""
+DD800_OPTICS = """
+  qdd800-2x400g-dr4:
+    description: 800G QSFP-DD800 2x 400G DR4
+    source: test
+    form: qsfp-dd800
+    ports: 2
+    speed: 400
+    media: smf
+    reach_m: 500
+    connector: mpo-12-apc
+    power_w: 16
+  qdd800-800g-dr8:
+    description: 800G QSFP-DD800 DR8
+    source: test
+    form: qsfp-dd800
+    ports: 1
+    speed: 800
+    connectors: 2
+    media: smf
+    reach_m: 500
+    connector: mpo-12-apc
+    power_w: 16
+  qdd-400g-dr4-apc:
+    description: 400G QSFP-DD DR4 (APC)
+    source: test
+    form: qsfp-dd
+    ports: 1
+    speed: 400
+    lane_speed: 50
+    media: smf
+    reach_m: 500
+    connector: mpo-12-apc
+    power_w: 10
+"""
+
+
+def test_link_speed_per_tier(tmp_path: Path) -> None:
+    """Host links at the NICs' 200G, leaf-spine at the 400G that the leaf's cages and the
+    800G spine share, spine-core at the spines' and cores' 800G: one speed per pair of tiers,
+    not one for the network (which ran the spine-core links at 400G, twice as many)."""
+    catalog = SITE_CATALOG.read_text().replace("switches:\n", "switches:" + TH5, 1)
+    catalog = catalog.replace("transceivers:\n", "transceivers:" + DD800_OPTICS, 1)
+    catalog += "  mpo12-os2:\n    description: OS2 MPO-12\n    source: test\n    media: smf\n"
+    catalog += "    kind: fiber\n    a_form: mpo-12-apc\n    b_form: mpo-12-apc\n"
+    catalog += "    lengths: {10: T-10, 30: T-30, 100: T-100, 300: T-300}\n"
+    spec = EXAMPLE.read_text().replace(
+        "switches: {leaf: th4-64x400, spine: th4-64x400, core: th4-64x400}",
+        "switches: {leaf: th4-64x400, spine: th5-64x800, core: th5-64x800}",
+    )
+    fabric = _design(tmp_path, spec, catalog)
+    links = Counter((link.kind, link.speed) for link in fabric.links)
+    up = links[(LEAF_SPINE, 400)]
+    assert links == {
+        (ENDPOINT_LEAF, 200): 128 * 8,
+        (LEAF_SPINE, 400): up,
+        (SPINE_CORE, 800): up // 2,
+    }
+    resolved = fabric.loaded.networks["compute"]
+    assert (resolved.fabric_speed, resolved.core_speed) == (400, 800)
+    # a spine's uplink cages carry what its downlink cages do: 2 x 400G down per 800G up
+    spine = fabric.networks["compute"].switches["spine"][0]
+    down = {
+        link.b_port.split("/")[0]
+        for link in fabric.links
+        if link.kind == LEAF_SPINE and link.b == spine
+    }
+    ups = {link.a_port for link in fabric.links if link.kind == SPINE_CORE and link.a == spine}
+    assert len(ups) == len(down) and all("/" not in port for port in ups)

@@ -73,8 +73,9 @@ class ResolvedNetwork:
     switch_models: dict[Tier, str]
     attachments: tuple[Attachment, ...]
     oversubscription: tuple[int, int]
-    fabric_speed: int  # switch-to-switch link speed, Gb/s
+    fabric_speed: int  # leaf-spine link speed, Gb/s (the fastest leaf and spine cages share)
     path: DataPath
+    core_speed: int = 0  # spine-core link speed, Gb/s (the fastest spine and core cages share)
 
 
 def switch_port_speeds(switch: SwitchModel, *, uplink_group: bool = False) -> dict[int, int]:
@@ -275,7 +276,12 @@ class _Checker:
                 getattr(network.hostnames, pattern_tier), (*path, "hostnames", pattern_tier)
             )
         leaf = self.catalog.switches[models["leaf"]]
-        fabric_speed = self._fabric_speed(name, network, models)
+        fabric_speed = self._fabric_speed(name, network, models, ("leaf", "spine"))
+        core_speed = (
+            self._fabric_speed(name, network, models, ("spine", "core"))
+            if fabric_speed and network.tiers in ("auto", 3)
+            else fabric_speed
+        )
         ratio = parse_ratio(network.oversubscription)
         attachments = self._attachments(name, network, fabric, leaf, fabric_speed, ratio)
         rail_optimized = (
@@ -322,6 +328,7 @@ class _Checker:
             oversubscription=ratio,
             fabric_speed=fabric_speed,
             path=path,
+            core_speed=core_speed,
         )
 
     @staticmethod
@@ -332,13 +339,26 @@ class _Checker:
             return ("leaf", "spine", "core")
         return ("leaf", "spine")
 
-    def _fabric_speed(self, name: str, network: NetworkSpec, models: dict[Tier, str]) -> int:
-        """Highest speed that every switch tier can run on its inter-switch links."""
-        speed_sets = [set(switch_port_speeds(self.catalog.switches[m])) for m in models.values()]
+    def _fabric_speed(
+        self,
+        name: str,
+        network: NetworkSpec,
+        models: dict[Tier, str],
+        pair: tuple[Tier, Tier],
+    ) -> int:
+        """The speed of the links between two adjacent tiers: the fastest both switch models'
+        cages run (a leaf of 400G cages and a spine of 800G cages meet at 400G, while that
+        spine and an 800G core meet at 800G). A network of leaves alone: the leaf's fastest."""
+        lower, upper = pair
+        tiers = [t for t in pair if t in models]
+        if network.tiers == 1 or len(tiers) < 2:
+            tiers = ["leaf"] if "leaf" in models else []
+        speed_sets = [set(switch_port_speeds(self.catalog.switches[models[t]])) for t in tiers]
         common = set.intersection(*speed_sets) if speed_sets else set()
         if not common:
             self.err(
-                "the switch tiers share no port speed, so they cannot be cabled together",
+                f"the {lower} and {upper} switches share no port speed, so they cannot be "
+                "cabled together",
                 ("networks", name, "switches"),
             )
             return 0

@@ -528,10 +528,12 @@ class _Cabler:
                 mmf = mmf_cache.get(pair)
                 if mmf is None:
                     kind = fabrics.get(link.network, "ethernet")
-                    lane = info_a[i].lane_speed or info_b[i].lane_speed
+                    # each module matches its own cage's lanes (a host cage: the switch's)
+                    lane_a = info_a[i].lane_speed or info_b[i].lane_speed
+                    lane_b = info_b[i].lane_speed or info_a[i].lane_speed
                     mmf = mmf_cache[pair] = min(
-                        best_reach(info_a[i], link.speed, "mmf", kind, lane),
-                        best_reach(info_b[i], link.speed, "mmf", kind, lane),
+                        best_reach(info_a[i], link.speed, "mmf", kind, lane_a),
+                        best_reach(info_b[i], link.speed, "mmf", kind, lane_b),
                     )
                 wanted = 1 if link.distance_m <= mmf else 2
             root = cage_a[i]
@@ -550,14 +552,15 @@ class _Cabler:
             part_b = chosen.get(cage_b[i])
             if part_a is None or part_b is None:
                 media = media_of[need[find(cage_a[i])]]
-                lane = info_a[i].lane_speed or info_b[i].lane_speed
+                lane_a = info_a[i].lane_speed or info_b[i].lane_speed
+                lane_b = info_b[i].lane_speed or info_a[i].lane_speed
                 if part_a is None:
                     part_a = chosen[cage_a[i]] = self._module(
-                        link, link.a, info_a[i], ends.longest[cage_a[i]], media, lane
+                        link, link.a, info_a[i], ends.longest[cage_a[i]], media, lane_a
                     )
                 if part_b is None:
                     part_b = chosen[cage_b[i]] = self._module(
-                        link, link.b, info_b[i], ends.longest[cage_b[i]], media, lane
+                        link, link.b, info_b[i], ends.longest[cage_b[i]], media, lane_b
                     )
             link.a_module, link.b_module = part_a, part_b
             if not part_a or not part_b:

@@ -645,12 +645,14 @@ class FatTreeBuilder(NetworkBuilder):
                     return block, key
         return None
 
-    def _guest_ports(self, model: SwitchModel, per_width: int) -> Callable[[int], int]:
-        """Ports per top-tier switch taken by guests when the tier has `width * per_width`
-        switches in each plane."""
+    def _guest_ports(
+        self, model: SwitchModel, per_width: int, speed: int | None = None
+    ) -> Callable[[int], int]:
+        """Ports per top-tier switch (at `speed`, default the leaf-spine speed) taken by guests
+        when the tier has `width * per_width` switches in each plane."""
         guests = self.guests
         planes = self.spec.planes
-        speed = self.net.fabric_speed
+        speed = speed or self.net.fabric_speed
         if guests is None:
             return lambda _: 0
         return lambda width: guests.ports(model, speed, width * per_width * planes)
@@ -815,11 +817,16 @@ class FatTreeBuilder(NetworkBuilder):
                 return
             blocks.append(block)
         core_model = self.catalog.switches[self.net.switch_models["core"]]
-        core_breakout = switch_port_speeds(core_model)[self.net.fabric_speed]
+        # spine-core links run at the speed spine and core share, which may be faster than the
+        # leaf-spine links: a spine's uplinks carry its downlinks' bandwidth in fewer ports
+        core_speed = self.net.core_speed or self.net.fabric_speed
+        core_breakout = switch_port_speeds(core_model)[core_speed]
+        spine_up_breakout = switch_port_speeds(spine_model)[core_speed]
         core_ports = general_cages(core_model) * core_breakout
         groups = max(b.width for b in blocks)
-        group_uplinks = [(b.target, b.spine_up) for b in blocks]
-        guest_ports = self._guest_ports(core_model, groups)
+        spine_up = {id(b): -(-b.spine_up * self.net.fabric_speed // core_speed) for b in blocks}
+        group_uplinks = [(b.target, spine_up[id(b)]) for b in blocks]
+        guest_ports = self._guest_ports(core_model, groups, core_speed)
         group_size = symmetric_width(group_uplinks, core_ports, core_breakout, guest_ports)
         fixed = self.spec.core_groups.cores
         if fixed is not None:
@@ -858,14 +865,14 @@ class FatTreeBuilder(NetworkBuilder):
             rising = [0] * groups  # next free down port of each core group's cores, from below
             falling = [0] * groups  # ports taken from the top
             for number, block in enumerate(blocks):
-                per = block.spine_up // group_size
+                per = spine_up[id(block)] // group_size
                 spine_down_cages = -(-block.spine_up // spine_breakout)
                 # a spine's up ports, the same on every spine of the block
                 spine_ups = [
-                    switch_port(spine_down_cages, u, spine_breakout)
+                    switch_port(spine_down_cages, u, spine_up_breakout)
                     for u in range(group_size * per)
                 ]
-                network, speed = self.net.name, self.net.fabric_speed
+                network, speed = self.net.name, core_speed
                 group = block.leaf_class.attachments[0].group
                 for pod, members in enumerate(block.pods[plane]):  # counted within the class
                     for leaf, _ in members:
