@@ -197,14 +197,25 @@ def expect_lossless_buffers(db: dict[str, Any], pfc: int) -> None:
         for number in numbers:
             assert number not in queues.setdefault(port, {}), key
             queues[port][number] = entry["profile"]
-    assert set(pgs) == set(queues) == lossless_ports
+    # the SKU's template (buffers_config.j2, dynamic mode) gives every port the same objects
+    assert set(pgs) == set(queues) == set(db["PORT"])
     lengths = db["CABLE_LENGTH"]["AZURE"]
-    for port in lossless_ports:
+    for port in db["PORT"]:
         assert pgs[port] == {0: "ingress_lossy_profile", pfc: "NULL"}
         assert set(queues[port]) == set(range(8))
         assert {q for q, p in queues[port].items() if p == "egress_lossless_profile"} == {pfc}
-        assert db["BUFFER_PROFILE"]["egress_lossless_profile"]["pool"] == "egress_lossless_pool"
+        assert {p for q, p in queues[port].items() if q != pfc} == {"q_lossy_profile"}
         assert port in lengths, f"{port}: dynamic headroom needs the cable length"
+        assert db["BUFFER_PORT_INGRESS_PROFILE_LIST"][port] == {
+            "profile_list": "ingress_lossless_profile,ingress_lossy_profile"
+        }
+        assert db["BUFFER_PORT_EGRESS_PROFILE_LIST"][port] == {
+            "profile_list": "egress_lossless_profile,egress_lossy_profile"
+        }
+    for port in lossless_ports:
+        qos = db["PORT_QOS_MAP"][port]
+        assert qos["pfc_to_queue_map"] in db["MAP_PFC_PRIORITY_TO_QUEUE"]
+        assert qos["pfcwd_sw_enable"] == qos["pfc_enable"] == str(pfc)
         watchdog = db["PFC_WD"][port]
         assert watchdog["action"] == "drop" and int(watchdog["detection_time"]) > 0
     assert set(db["PFC_WD"]) == lossless_ports | {"GLOBAL"}

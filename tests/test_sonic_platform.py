@@ -1,0 +1,178 @@
+"""SONiC platforms, SKUs and port layouts: the SKU follows the port plan, PORT and BREAKOUT_CFG are
+what SONiC's portconfig.py derives from the platform's platform.json and the SKU's hwsku.json, the
+buffer objects are what the SKU's templates generate, and a model SONiC cannot run is an error.
+Expected values are read from sonic-buildimage (master 086b03bd): device/mellanox/<platform>/."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from fabricc.catalog.loader import load_catalog
+from fabricc.emit.configs.sonic_platform import SonicSwitch, sonic_platforms, sonic_switch
+from fabricc.errors import DesignError
+from tests.configs_support import by_path, config_dbs
+from tests.support import EXAMPLES, compile_text, compiled
+
+
+def switch(model: str, ways: dict[int, int]) -> SonicSwitch:
+    catalog = load_catalog().catalog
+    sizes = [g.count for g in catalog.switches[model].port_groups]
+    result = sonic_switch(sonic_platforms()[model], sizes, ways)
+    assert not isinstance(result, str), result
+    return result
+
+
+def port(sw: SonicSwitch, name: str) -> tuple[str, str, int, int]:
+    (found,) = [p for p in sw.ports if p.name == name]
+    return found.lanes, found.alias, found.index, found.speed
+
+
+def test_every_catalog_ethernet_switch_has_a_sonic_platform() -> None:
+    catalog = load_catalog().catalog
+    ethernet = {name for name, m in catalog.switches.items() if m.fabric == "ethernet"}
+    assert ethernet <= set(sonic_platforms())
+    assert {m: p.platform for m, p in sonic_platforms().items()} == {
+        "sn5600": "x86_64-nvidia_sn5600-r0",
+        "sn5610": "x86_64-nvidia_sn5610n-r0",
+        "sn4600c": "x86_64-mlnx_msn4600c-r0",
+        "sn2201": "x86_64-nvidia_sn2201-r0",
+    }
+
+
+def test_sku_follows_the_port_plan() -> None:
+    every = range(1, 65)
+    # default_sku ACS-SN5600: 64x 800G
+    assert switch("sn5600", dict.fromkeys(every, 1)).sku.name == "ACS-SN5600"
+    # Mellanox-SN5600-O128: every cage 2x 400G (hwsku.json), its SAI profile allows no other split
+    assert switch("sn5600", dict.fromkeys(every, 2)).sku.name == "Mellanox-SN5600-O128"
+    assert switch("sn5600", {1: 2, 5: 2}).sku.name == "Mellanox-SN5600-O128"
+    # mixed 800G and 2x 400G, or 4x 200G: only ACS-SN5600 breaks out (sai_5600.xml modes 3)
+    assert switch("sn5600", {1: 2, 2: 1}).sku.name == "ACS-SN5600"
+    assert switch("sn5600", {1: 4}).sku.name == "ACS-SN5600"
+    assert switch("sn4600c", {1: 1, 2: 2}).sku.name == "ACS-MSN4600C"
+
+
+def test_plans_sonic_cannot_run() -> None:
+    catalog = load_catalog().catalog
+    sizes = [g.count for g in catalog.switches["sn4600c"].port_groups]
+    # SN4600C platform.json: 1x100G and 2x50G only
+    assert "allows 1, 2 ports per cage" in str(
+        sonic_switch(sonic_platforms()["sn4600c"], sizes, {3: 4})
+    )
+    # sn5600 has no 8x 100G on a lossless SKU (C256S1/C224O8 are lossy-only, not offered)
+    sizes = [g.count for g in catalog.switches["sn5600"].port_groups]
+    assert "allows 1, 2, 4" in str(sonic_switch(sonic_platforms()["sn5600"], sizes, {3: 8}))
+
+
+def test_sn5600_layout_is_platform_json() -> None:
+    acs = switch("sn5600", {18: 2, 64: 4})
+    # platform.json Ethernet0: lanes 0-7, index 1, 1x800G alias etp1
+    assert port(acs, "Ethernet0") == ("0,1,2,3,4,5,6,7", "etp1", 1, 800000)
+    # Ethernet136 (cage 18) 2x400G: etp18a lanes 136-139, etp18b = Ethernet140 lanes 140-143
+    assert port(acs, "Ethernet136") == ("136,137,138,139", "etp18a", 18, 400000)
+    assert port(acs, "Ethernet140") == ("140,141,142,143", "etp18b", 18, 400000)
+    # Ethernet504 (cage 64) 4x200G: Ethernet504/506/508/510, two lanes each
+    assert port(acs, "Ethernet510") == ("510,511", "etp64d", 64, 200000)
+    # and the 25G SFP port: Ethernet512, lane 512, etp65, index 65, 1x25G[10G]
+    assert port(acs, "Ethernet512") == ("512", "etp65", 65, 25000)
+    assert len(acs.ports) == 62 + 2 + 4 + 1
+    o128 = switch("sn5600", {1: 2})
+    # Mellanox-SN5600-O128/port_config.ini: 128x 400G + Ethernet512, last Ethernet508 etp64b
+    assert len(o128.ports) == 129
+    assert port(o128, "Ethernet508") == ("508,509,510,511", "etp64b", 64, 400000)
+
+
+def test_other_layouts_are_platform_json() -> None:
+    # x86_64-mlnx_msn4600c-r0: Ethernet4 = cage 2, lanes 8-11; 2x50G Ethernet4/Ethernet6
+    sn4600c = switch("sn4600c", {2: 2})
+    assert port(sn4600c, "Ethernet4") == ("8,9", "etp2a", 2, 50000)
+    assert port(sn4600c, "Ethernet6") == ("10,11", "etp2b", 2, 50000)
+    assert port(sn4600c, "Ethernet252") == ("504,505,506,507", "etp64", 64, 100000)
+    # x86_64-nvidia_sn2201-r0: 48 RJ45 (Ethernet47 lane 188, 1000) and QSFP28 from Ethernet48
+    sn2201 = switch("sn2201", {49: 1})
+    assert port(sn2201, "Ethernet47") == ("188", "etp48", 48, 1000)
+    assert port(sn2201, "Ethernet60") == ("204,205,206,207", "etp52", 52, 100000)
+
+
+def roce_lab() -> dict[str, dict[str, object]]:
+    return config_dbs(by_path(compiled("roce-lab")[1]))
+
+
+def test_config_db_names_the_sku_and_writes_its_breakouts() -> None:
+    for name, db in roce_lab().items():
+        meta = db["DEVICE_METADATA"]["localhost"]  # type: ignore[index]
+        assert (meta["platform"], meta["hwsku"]) == ("x86_64-nvidia_sn5600-r0", "ACS-SN5600")
+        ports, breakouts = db["PORT"], db["BREAKOUT_CFG"]
+        assert isinstance(ports, dict) and isinstance(breakouts, dict)
+        assert ports["Ethernet512"]["speed"] == "25000", name
+        assert breakouts["Ethernet512"] == {"brkout_mode": "1x25G[10G]"}
+        for master, entry in breakouts.items():
+            children = [p for p in ports.values() if p["index"] == ports[master]["index"]]
+            assert len(children) == int(entry["brkout_mode"].split("x")[0])
+            assert {p["speed"] for p in children} <= {"800000", "400000", "25000"}
+        assert "autoneg" not in ports["Ethernet0"]
+
+
+def test_buffer_objects_are_the_sku_template() -> None:
+    for db in roce_lab().values():
+        pools, profiles = db["BUFFER_POOL"], db["BUFFER_PROFILE"]
+        assert isinstance(pools, dict) and isinstance(profiles, dict)
+        # ACS-SN5600/buffers_defaults_t1.j2 and the shared ACS-MSN2700 objects, dynamic mode
+        assert pools["egress_lossless_pool"] == {
+            "type": "egress",
+            "mode": "dynamic",
+            "size": "158229504",
+        }
+        assert "size" not in pools["ingress_lossy_pool"]
+        assert profiles["ingress_lossy_profile"]["pool"] == "ingress_lossy_pool"
+        assert profiles["ingress_lossless_profile"] == {
+            "pool": "ingress_lossless_pool",
+            "size": "0",
+            "dynamic_th": "7",
+        }
+        assert profiles["q_lossy_profile"] == {
+            "pool": "egress_lossy_pool",
+            "size": "0",
+            "dynamic_th": "3",
+        }
+        # sonic-utilities db_migrator.py: the dynamic model's traffic pattern
+        assert db["LOSSLESS_TRAFFIC_PATTERN"] == {
+            "AZURE": {"mtu": "1024", "small_packet_percentage": "100"}
+        }
+        # unused ports take the template's default_cable (5m)
+        lengths = db["CABLE_LENGTH"]["AZURE"]  # type: ignore[index]
+        assert lengths["Ethernet512"] == "5m"
+
+
+def test_version_and_mac(tmp_path: Path) -> None:
+    dbs = roce_lab()
+    macs = {db["DEVICE_METADATA"]["localhost"]["mac"] for db in dbs.values()}  # type: ignore[index]
+    assert len(macs) == len(dbs)
+    assert all(int(m[:2], 16) & 0x03 == 0x02 for m in macs)  # locally administered unicast
+    assert {str(db["VERSIONS"]) for db in dbs.values()} == {
+        str({"DATABASE": {"VERSION": "version_202605_01"}})
+    }
+    text = (
+        (EXAMPLES / "roce-lab.yaml")
+        .read_text()
+        .replace("    os: sonic\n", '    os: sonic\n    sonic_release: "202505"\n')
+    )
+    assert 'sonic_release: "202505"' in text
+    for db in config_dbs(by_path(compile_text(text, tmp_path)[1])).values():
+        assert db["VERSIONS"] == {"DATABASE": {"VERSION": "version_202505_01"}}
+
+
+def test_a_model_sonic_cannot_run_is_a_positioned_error(tmp_path: Path) -> None:
+    text = (
+        (EXAMPLES / "roce-lab.yaml")
+        .read_text()
+        .replace("    os: sonic\n", "    os: sonic\n    switches: {leaf: sn5610, spine: sn5610}\n")
+    )
+    assert "sn5610" in text
+    with pytest.raises(DesignError) as failure:
+        compile_text(text, tmp_path)
+    message = str(failure.value)
+    assert "x86_64-nvidia_sn5610n-r0" in message and "networks.fabric.os" in message
+    assert "os: cumulus" in message
