@@ -31,7 +31,7 @@ from fabricc.emit.configs.index import End, point_to_point
 from fabricc.emit.configs.ports import is_mgmt_port
 from fabricc.emit.configs.qos import DSCPS, PRIORITIES, QosPlan
 from fabricc.emit.configs.sonic_platform import Sku, sonic_releases
-from fabricc.ir import ENDPOINT_LEAF, LEAF_SPINE, SPINE_CORE, Device
+from fabricc.ir import ENDPOINT_LEAF, LEAF_SPINE, SPINE_CORE, Device, Fabric
 
 MAP = "ROCE"  # name of every QoS map
 WRED = "ROCE_LOSSLESS"
@@ -300,3 +300,17 @@ def _cable_lengths(used: dict[str, End], ports: list[str], default: str) -> dict
         cable = end.link.cable if end is not None else None
         lengths[port] = default if cable is None else f"{math.ceil(cable.length_m)}m"
     return lengths
+
+
+def check_sonic_switches(fabric: Fabric) -> None:
+    """Raise DesignError for a switch of an os: sonic network whose model or port plan no SONiC
+    SKU runs (what validate checks; build would fail on it writing the switch's config_db)."""
+    if not any(
+        n.fabric == "ethernet" and n.spec.os == "sonic" for n in fabric.loaded.networks.values()
+    ):
+        return
+    ctx = ConfigContext(fabric)
+    for name in sorted(fabric.devices):
+        device = fabric.devices[name]
+        if ctx.routed(device) and ctx.os_of(device) == "sonic":
+            ctx.sonic(device)
