@@ -6,10 +6,13 @@ Expected values are read from sonic-buildimage (master 086b03bd): device/mellano
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from fabricc.catalog.loader import load_catalog
+from fabricc.emit.configs.qos import qos_plan
+from fabricc.emit.configs.sonic import buffer_tables
 from fabricc.emit.configs.sonic_platform import SonicSwitch, sonic_platforms, sonic_switch
 from fabricc.errors import DesignError
 from tests.configs_support import by_path, config_dbs
@@ -48,9 +51,12 @@ def test_sku_follows_the_port_plan() -> None:
     # Mellanox-SN5600-O128: every cage 2x 400G (hwsku.json), its SAI profile allows no other split
     assert switch("sn5600", dict.fromkeys(every, 2)).sku.name == "Mellanox-SN5600-O128"
     assert switch("sn5600", {1: 2, 5: 2}).sku.name == "Mellanox-SN5600-O128"
-    # mixed 800G and 2x 400G, or 4x 200G: only ACS-SN5600 breaks out (sai_5600.xml modes 3)
+    # Mellanox-SN5600-V256: every cage 4x 200G
+    assert switch("sn5600", {1: 4, 2: 4}).sku.name == "Mellanox-SN5600-V256"
+    # mixed splits: only ACS-SN5600 breaks out both ways (sai_5600.xml breakout-modes 3)
     assert switch("sn5600", {1: 2, 2: 1}).sku.name == "ACS-SN5600"
-    assert switch("sn5600", {1: 4}).sku.name == "ACS-SN5600"
+    assert switch("sn5600", {1: 4, 2: 1, 3: 1}).sku.name == "ACS-SN5600"
+    assert switch("sn5600", {1: 4, 2: 2}).sku.name == "ACS-SN5600"
     assert switch("sn4600c", {1: 1, 2: 2}).sku.name == "ACS-MSN4600C"
 
 
@@ -96,13 +102,13 @@ def test_other_layouts_are_platform_json() -> None:
     assert port(sn2201, "Ethernet60") == ("204,205,206,207", "etp52", 52, 100000)
 
 
-def roce_lab() -> dict[str, dict[str, object]]:
+def roce_lab() -> dict[str, dict[str, Any]]:
     return config_dbs(by_path(compiled("roce-lab")[1]))
 
 
 def test_config_db_names_the_sku_and_writes_its_breakouts() -> None:
     for name, db in roce_lab().items():
-        meta = db["DEVICE_METADATA"]["localhost"]  # type: ignore[index]
+        meta = db["DEVICE_METADATA"]["localhost"]
         assert (meta["platform"], meta["hwsku"]) == ("x86_64-nvidia_sn5600-r0", "ACS-SN5600")
         ports, breakouts = db["PORT"], db["BREAKOUT_CFG"]
         assert isinstance(ports, dict) and isinstance(breakouts, dict)
@@ -142,13 +148,13 @@ def test_buffer_objects_are_the_sku_template() -> None:
             "AZURE": {"mtu": "1024", "small_packet_percentage": "100"}
         }
         # unused ports take the template's default_cable (5m)
-        lengths = db["CABLE_LENGTH"]["AZURE"]  # type: ignore[index]
+        lengths = db["CABLE_LENGTH"]["AZURE"]
         assert lengths["Ethernet512"] == "5m"
 
 
 def test_version_and_mac(tmp_path: Path) -> None:
     dbs = roce_lab()
-    macs = {db["DEVICE_METADATA"]["localhost"]["mac"] for db in dbs.values()}  # type: ignore[index]
+    macs = {db["DEVICE_METADATA"]["localhost"]["mac"] for db in dbs.values()}
     assert len(macs) == len(dbs)
     assert all(int(m[:2], 16) & 0x03 == 0x02 for m in macs)  # locally administered unicast
     assert {str(db["VERSIONS"]) for db in dbs.values()} == {
@@ -176,3 +182,45 @@ def test_a_model_sonic_cannot_run_is_a_positioned_error(tmp_path: Path) -> None:
     message = str(failure.value)
     assert "x86_64-nvidia_sn5610n-r0" in message and "networks.fabric.os" in message
     assert "os: cumulus" in message
+
+
+def test_every_cage_2x400g_runs_o128(tmp_path: Path) -> None:
+    """A single-tier lab: the leaves' only cabled cages run 2x 400G, so the SKU is
+    Mellanox-SN5600-O128 and PORT is its port_config.ini (Ethernet4 4,5,6,7 etp1b 1 400000)."""
+    text = (EXAMPLES / "roce-lab.yaml").read_text()
+    assert "    tiers: 2\n    spines: 2\n" in text
+    text = text.replace("    tiers: 2\n    spines: 2\n", "    tiers: 1\n")
+    dbs = config_dbs(by_path(compile_text(text, tmp_path)[1]))
+    assert dbs
+    for db in dbs.values():
+        assert db["DEVICE_METADATA"]["localhost"]["hwsku"] == "Mellanox-SN5600-O128"
+        ports = db["PORT"]
+        assert isinstance(ports, dict) and len(ports) == 129
+        entry = ports["Ethernet4"]
+        assert (entry["lanes"], entry["alias"], entry["index"], entry["speed"]) == (
+            "4,5,6,7",
+            "etp1b",
+            "1",
+            "400000",
+        )
+        # hwsku.json: autoneg off on the 128 cage ports, not on the SFP port
+        assert {p.get("autoneg") for n, p in ports.items() if n != "Ethernet512"} == {"off"}
+        assert "autoneg" not in ports["Ethernet512"]
+        assert db["BREAKOUT_CFG"]["Ethernet504"] == {
+            "brkout_mode": "2x400G[200G,100G,50G,40G,25G,10G]"
+        }
+
+
+def test_one_ingress_pool_skus_put_lossy_pgs_on_the_lossless_pool() -> None:
+    """Mellanox-SN5600-V256 links Mellanox-SN2700-D48C8/buffers_defaults_objects.j2: no
+    ingress_lossy_pool, ingress_lossy_profile on ingress_lossless_pool, one ingress profile."""
+    v256 = switch("sn5600", {1: 4})
+    assert v256.sku.name == "Mellanox-SN5600-V256"
+    plan = qos_plan(compiled("roce-lab")[0], "fabric")
+    tables = buffer_tables(plan, v256.sku, ["Ethernet0"], ["Ethernet0"])
+    assert "ingress_lossy_pool" not in tables["BUFFER_POOL"]
+    assert tables["BUFFER_PROFILE"]["ingress_lossy_profile"]["pool"] == "ingress_lossless_pool"
+    assert tables["BUFFER_PORT_INGRESS_PROFILE_LIST"] == {
+        "Ethernet0": {"profile_list": "ingress_lossless_profile"}
+    }
+    assert v256.sku.default_cable == "300m"

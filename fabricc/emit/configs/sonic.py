@@ -40,9 +40,10 @@ CABLE_PROFILE = "AZURE"  # the CABLE_LENGTH key SONiC's buffer templates and buf
 ROUTING_MODE = "split-unified"  # frr.conf used as shipped (see the module docstring)
 # Dynamic buffer model as the SKU's buffers_dynamic.json.j2 renders it: the shared Mellanox buffer
 # objects (sonic-buildimage device/mellanox/x86_64-mlnx_msn2700-r0/ACS-MSN2700/
-# buffers_defaults_objects.j2 with dynamic_mode) through files/build_templates/buffers_config.j2.
-# Pools have no size but egress_lossless_pool (the SKU's buffers_defaults_t1.j2); the lossless PG
-# names no profile ("NULL"), so buffermgrd computes its headroom from port speed and CABLE_LENGTH.
+# buffers_defaults_objects.j2 with dynamic_mode; Mellanox-SN2700-D48C8's for SKUs with one ingress
+# pool) through files/build_templates/buffers_config.j2. Pools have no size but
+# egress_lossless_pool (the SKU's buffers_defaults_t1.j2); the lossless PG names no profile
+# ("NULL"), so buffermgrd computes its headroom from port speed and CABLE_LENGTH.
 POOLS = {
     "ingress_lossless_pool": {"type": "ingress", "mode": "dynamic"},
     "ingress_lossy_pool": {"type": "ingress", "mode": "dynamic"},
@@ -164,7 +165,7 @@ def config_db(ctx: ConfigContext, device: Device) -> dict[str, Any]:
     }
     tables.update(_management(ctx, device))
     tables.update(_qos_tables(plan, fabric_ports))
-    tables.update(_buffer_tables(plan, sonic.sku, list(ports), fabric_ports))
+    tables.update(buffer_tables(plan, sonic.sku, list(ports), fabric_ports))
     tables["CABLE_LENGTH"] = {
         CABLE_PROFILE: _cable_lengths(used, list(ports), sonic.sku.default_cable)
     }
@@ -258,7 +259,7 @@ def _ranges(values: list[int]) -> list[str]:
     return out
 
 
-def _buffer_tables(
+def buffer_tables(
     plan: QosPlan, sku: Sku, ports: list[str], lossless_ports: list[str]
 ) -> dict[str, Any]:
     """The SKU's buffer template in dynamic mode, on every port (buffers_config.j2 gives inactive
@@ -279,12 +280,18 @@ def _buffer_tables(
     watchdog["GLOBAL"] = {"POLL_INTERVAL": PFC_WD_POLL_MS}
     pools = {name: dict(fields) for name, fields in POOLS.items()}
     pools["egress_lossless_pool"]["size"] = sku.egress_lossless_pool
+    profiles = {name: dict(fields) for name, fields in PROFILES.items()}
+    ingress = INGRESS_PROFILES
+    if not sku.lossy_ingress_pool:  # Mellanox-SN2700-D48C8's objects: one ingress pool
+        del pools["ingress_lossy_pool"]
+        profiles["ingress_lossy_profile"]["pool"] = "ingress_lossless_pool"
+        ingress = "ingress_lossless_profile"
     return {
         "BUFFER_POOL": pools,
-        "BUFFER_PROFILE": {name: dict(fields) for name, fields in PROFILES.items()},
+        "BUFFER_PROFILE": profiles,
         "BUFFER_PG": pgs,
         "BUFFER_QUEUE": queues,
-        "BUFFER_PORT_INGRESS_PROFILE_LIST": {p: {"profile_list": INGRESS_PROFILES} for p in ports},
+        "BUFFER_PORT_INGRESS_PROFILE_LIST": {p: {"profile_list": ingress} for p in ports},
         "BUFFER_PORT_EGRESS_PROFILE_LIST": {p: {"profile_list": EGRESS_PROFILES} for p in ports},
         "DEFAULT_LOSSLESS_BUFFER_PARAMETER": {CABLE_PROFILE: dict(LOSSLESS_DEFAULTS)},
         "LOSSLESS_TRAFFIC_PATTERN": {CABLE_PROFILE: dict(TRAFFIC_PATTERN)},

@@ -53,6 +53,7 @@ class Sku:
     ways: int  # hwsku.json default_brkout_mode of every cage
     breakouts: tuple[int, ...]  # splits the SAI profile allows
     autoneg: str | None
+    lossy_ingress_pool: bool  # buffer objects with an ingress_lossy_pool (the shared template)
     egress_lossless_pool: str
     default_cable: str
 
@@ -109,6 +110,7 @@ def sonic_platforms() -> dict[str, SonicPlatform]:
                     ways=s["ways"],
                     breakouts=tuple(s["breakouts"]),
                     autoneg=s.get("autoneg"),
+                    lossy_ingress_pool=_objects(s["objects"]),
                     egress_lossless_pool=s["egress_lossless_pool"],
                     default_cable=s["default_cable"],
                 )
@@ -118,6 +120,13 @@ def sonic_platforms() -> dict[str, SonicPlatform]:
         )
         for model, entry in sorted(_data()["platforms"].items())
     }
+
+
+@functools.cache
+def _objects(name: str) -> bool:
+    if name not in ("shared", "one-ingress-pool"):
+        raise ValueError(f"data/sonic.yaml: unknown buffer objects {name!r}")
+    return name == "shared"
 
 
 @functools.cache
