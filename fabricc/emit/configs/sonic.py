@@ -216,16 +216,20 @@ def _qos_tables(plan: QosPlan, ports: list[str]) -> dict[str, Any]:
         },
         "TC_TO_QUEUE_MAP": {MAP: {str(tc): str(tc) for tc in PRIORITIES}},
         "PORT_QOS_MAP": {
-            port: {
-                "dscp_to_tc_map": MAP,
-                "tc_to_pg_map": MAP,
-                "tc_to_queue_map": MAP,
-                "pfc_to_pg_map": MAP,
-                "pfc_to_queue_map": MAP,
-                "pfc_enable": str(plan.pfc_priority),
-                "pfcwd_sw_enable": str(plan.pfc_priority),
-            }
-            for port in ports
+            # qos_config.j2 (require_global_dscp_to_tc_map): the switch-wide DSCP map
+            "global": {"dscp_to_tc_map": MAP},
+            **{
+                port: {
+                    "dscp_to_tc_map": MAP,
+                    "tc_to_pg_map": MAP,
+                    "tc_to_queue_map": MAP,
+                    "pfc_to_pg_map": MAP,
+                    "pfc_to_queue_map": MAP,
+                    "pfc_enable": str(plan.pfc_priority),
+                    "pfcwd_sw_enable": str(plan.pfc_priority),
+                }
+                for port in ports
+            },
         },
         "MAP_PFC_PRIORITY_TO_QUEUE": {MAP: {str(p): str(p) for p in PRIORITIES}},
         "PFC_PRIORITY_TO_PRIORITY_GROUP_MAP": {MAP: {str(plan.pfc_priority): str(lossless)}},
