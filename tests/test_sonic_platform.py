@@ -6,15 +6,21 @@ Expected values are read from sonic-buildimage (master 086b03bd): device/mellano
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 
 from fabricc.catalog.loader import load_catalog
 from fabricc.emit.configs.qos import qos_plan
 from fabricc.emit.configs.sonic import buffer_tables
-from fabricc.emit.configs.sonic_platform import SonicSwitch, sonic_platforms, sonic_switch
+from fabricc.emit.configs.sonic_platform import (
+    SonicSwitch,
+    sonic_platforms,
+    sonic_releases,
+    sonic_switch,
+)
 from fabricc.errors import DesignError
+from fabricc.spec.models import NetworkSpec
 from tests.configs_support import by_path, config_dbs
 from tests.support import EXAMPLES, compile_text, compiled
 
@@ -224,3 +230,13 @@ def test_one_ingress_pool_skus_put_lossy_pgs_on_the_lossless_pool() -> None:
         "Ethernet0": {"profile_list": "ingress_lossless_profile"}
     }
     assert v256.sku.default_cable == "300m"
+
+
+def test_every_spec_release_has_a_database_version() -> None:
+    """networks.<n>.sonic_release offers exactly the releases data/sonic.yaml maps to a
+    VERSIONS|DATABASE version (sonic-utilities db_migrator.py), each version_<release>_NN."""
+    field = NetworkSpec.model_fields["sonic_release"]
+    assert set(get_args(field.annotation)) == set(sonic_releases())
+    assert field.default in sonic_releases()
+    for release, version in sonic_releases().items():
+        assert version.startswith(f"version_{release}_")
