@@ -16,6 +16,7 @@ from fabricc.checks.rules import check
 from fabricc.collector import fewer_collections
 from fabricc.emit import Artifact, emitters
 from fabricc.emit.configs.ibfabric import check_guid_files
+from fabricc.emit.configs.sonic import check_sonic_switches
 from fabricc.errors import DesignError, Diagnostic, Severity, raise_if_errors
 from fabricc.ir import Fabric
 from fabricc.spec.loader import KeptPlace, LoadedSpec, load_spec
@@ -41,7 +42,8 @@ class BuildResult:
 def design(loaded: LoadedSpec, stage: Stage = quiet) -> Fabric:
     """Synthesis, then the design rules over the finished IR (an independent second look that
     raises on any error and keeps the warnings on the fabric), then the GUID files against the
-    IB node names: everything that build would read, writing nothing (validate runs this)."""
+    IB node names and the SONiC switches against their platform's SKUs: everything that build
+    would read, writing nothing (validate runs this)."""
     with fewer_collections():
         fabric = synthesize(loaded, stage)
         stage("design rules")
@@ -49,6 +51,7 @@ def design(loaded: LoadedSpec, stage: Stage = quiet) -> Fabric:
         raise_if_errors(findings, DesignError)
         fabric.warnings.extend(d for d in findings if d.severity is Severity.WARNING)
         check_guid_files(fabric)
+        check_sonic_switches(fabric)
     return fabric
 
 

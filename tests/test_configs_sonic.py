@@ -62,11 +62,17 @@ def test_every_config_db_matches_the_schema(tmp_path: Path) -> None:
     assert len(list(validator.iter_errors(broken))) == 2
 
 
+def qos_ports(db: dict[str, Any]) -> dict[str, Any]:
+    """PORT_QOS_MAP's port entries (without the switch-wide "global" one)."""
+    return {k: v for k, v in db["PORT_QOS_MAP"].items() if k != "global"}
+
+
 def check_references(db: dict[str, Any]) -> list[str]:
     """The leafrefs of SONiC's YANG models, as a list of dangling references."""
     problems = []
     ports = set(db["PORT"])
-    for key, entry in db["PORT_QOS_MAP"].items():
+    assert db["PORT_QOS_MAP"]["global"] == {"dscp_to_tc_map": "ROCE"}
+    for key, entry in qos_ports(db).items():
         if key not in ports:
             problems.append(f"PORT_QOS_MAP {key}")
         for field, table in (
@@ -141,7 +147,7 @@ def test_ports_follow_the_cabling_plan() -> None:
     assert checked == 8 + 2 * 8
     for name, db in dbs.items():
         up = {n for n, p in db["PORT"].items() if p["admin_status"] == "up"}
-        assert up == set(db["PORT_QOS_MAP"]), f"{name}: every cabled port carries the RoCE QoS"
+        assert up == set(qos_ports(db)), f"{name}: every cabled port carries the RoCE QoS"
 
 
 def expect_qos(db: dict[str, Any], values: dict[str, Any]) -> None:
@@ -150,7 +156,7 @@ def expect_qos(db: dict[str, Any], values: dict[str, Any]) -> None:
     assert dscp[str(roce_dscp)] == str(roce_tc) and dscp[str(cnp_dscp)] == str(cnp_tc)
     assert {v for k, v in dscp.items() if int(k) not in (roce_dscp, cnp_dscp)} == {"0"}
     assert db["TC_TO_PRIORITY_GROUP_MAP"]["ROCE"][str(values["pfc"])] == str(values["pfc"])
-    assert {e["pfc_enable"] for e in db["PORT_QOS_MAP"].values()} == {str(values["pfc"])}
+    assert {e["pfc_enable"] for e in qos_ports(db).values()} == {str(values["pfc"])}
     low, high, probability = values["ecn"]
     wred = db["WRED_PROFILE"]["ROCE_LOSSLESS"]
     assert wred["ecn"] == "ecn_all"
@@ -160,7 +166,7 @@ def expect_qos(db: dict[str, Any], values: dict[str, Any]) -> None:
     )
     assert wred["green_drop_probability"] == str(probability)
     roce_weight, default_weight = values["dwrr"]
-    for port in db["PORT_QOS_MAP"]:
+    for port in qos_ports(db):
         roce = db["QUEUE"][f"{port}|{roce_tc}"]
         assert roce["wred_profile"] == "ROCE_LOSSLESS"
         assert db["SCHEDULER"][roce["scheduler"]] == {"type": "DWRR", "weight": str(roce_weight)}
@@ -183,7 +189,7 @@ def expect_lossless_buffers(db: dict[str, Any], pfc: int) -> None:
     assert db["DEVICE_METADATA"]["localhost"]["buffer_model"] == "dynamic"
     assert db["DEVICE_METADATA"]["localhost"]["default_pfcwd_status"] == "enable"
     assert db["TC_TO_PRIORITY_GROUP_MAP"]["ROCE"][str(pfc)] == str(pfc)
-    lossless_ports = set(db["PORT_QOS_MAP"])
+    lossless_ports = set(qos_ports(db))
     assert lossless_ports
     pgs: dict[str, dict[int, str]] = {}
     for key, entry in db["BUFFER_PG"].items():
@@ -197,14 +203,25 @@ def expect_lossless_buffers(db: dict[str, Any], pfc: int) -> None:
         for number in numbers:
             assert number not in queues.setdefault(port, {}), key
             queues[port][number] = entry["profile"]
-    assert set(pgs) == set(queues) == lossless_ports
+    # the SKU's template (buffers_config.j2, dynamic mode) gives every port the same objects
+    assert set(pgs) == set(queues) == set(db["PORT"])
     lengths = db["CABLE_LENGTH"]["AZURE"]
-    for port in lossless_ports:
+    for port in db["PORT"]:
         assert pgs[port] == {0: "ingress_lossy_profile", pfc: "NULL"}
         assert set(queues[port]) == set(range(8))
         assert {q for q, p in queues[port].items() if p == "egress_lossless_profile"} == {pfc}
-        assert db["BUFFER_PROFILE"]["egress_lossless_profile"]["pool"] == "egress_lossless_pool"
+        assert {p for q, p in queues[port].items() if q != pfc} == {"q_lossy_profile"}
         assert port in lengths, f"{port}: dynamic headroom needs the cable length"
+        assert db["BUFFER_PORT_INGRESS_PROFILE_LIST"][port] == {
+            "profile_list": "ingress_lossless_profile,ingress_lossy_profile"
+        }
+        assert db["BUFFER_PORT_EGRESS_PROFILE_LIST"][port] == {
+            "profile_list": "egress_lossless_profile,egress_lossy_profile"
+        }
+    for port in lossless_ports:
+        qos = qos_ports(db)[port]
+        assert qos["pfc_to_queue_map"] in db["MAP_PFC_PRIORITY_TO_QUEUE"]
+        assert qos["pfcwd_sw_enable"] == qos["pfc_enable"] == str(pfc)
         watchdog = db["PFC_WD"][port]
         assert watchdog["action"] == "drop" and int(watchdog["detection_time"]) > 0
     assert set(db["PFC_WD"]) == lossless_ports | {"GLOBAL"}

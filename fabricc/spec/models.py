@@ -389,6 +389,12 @@ class NetworkSpec(SpecModel):
     os: Literal["cumulus", "sonic"] = Field(
         "cumulus", description="network OS of ethernet switches (config flavour)"
     )
+    sonic_release: Literal["202311", "202405", "202411", "202505", "202511", "202605"] = Field(
+        "202605",
+        description="os: sonic: the SONiC release the config_db.json files are for; sets "
+        "VERSIONS|DATABASE to that release's CONFIG_DB schema version (sonic-utilities "
+        "scripts/db_migrator.py), so that `config reload` runs no migration",
+    )
     qos: RoceQos = Field(default_factory=RoceQos, description="lossless RoCE settings (ethernet)")
     adaptive_routing: bool | None = Field(
         None,

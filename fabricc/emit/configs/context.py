@@ -7,24 +7,19 @@ it), the split of every cage in use, SONiC platform data and the RoCE QoS plan p
 
 from __future__ import annotations
 
-import functools
-from importlib import resources
 from typing import Any
-
-import yaml
 
 from fabricc.catalog.models import SwitchModel
 from fabricc.emit.configs.index import End, LinkIndex
 from fabricc.emit.configs.ports import (
-    SonicPlatform,
     cage_group,
     cumulus_name,
     is_mgmt_port,
     mgmt_port_names,
-    sonic_port,
     split_port,
 )
 from fabricc.emit.configs.qos import QosPlan, qos_plan
+from fabricc.emit.configs.sonic_platform import SonicSwitch, sonic_platforms, sonic_switch
 from fabricc.emit.templating import SharedTrees
 from fabricc.errors import DesignError, error
 from fabricc.ir import Device, Fabric
@@ -32,24 +27,6 @@ from fabricc.spec.yamlsource import format_path
 
 ROUTED_ROLES = ("compute", "storage")
 MANAGEMENT_ROLES = ("inband", "oob")
-
-
-@functools.cache
-def sonic_platforms() -> dict[str, SonicPlatform]:
-    text = resources.files("fabricc.emit.configs").joinpath("data/sonic.yaml").read_text()
-    data = yaml.safe_load(text)
-    return {
-        model: SonicPlatform(
-            model=model,
-            platform=entry["platform"],
-            hwsku=entry["hwsku"],
-            lanes_per_cage=entry["lanes_per_cage"],
-            lane_stride=entry["lane_stride"],
-            name_stride=entry["name_stride"],
-            breakout_modes={int(k): v for k, v in entry["breakout_modes"].items()},
-        )
-        for model, entry in sorted(data["platforms"].items())
-    }
 
 
 class ConfigContext:
@@ -63,6 +40,7 @@ class ConfigContext:
         self._os: dict[str, str] = {}
         self._far: dict[tuple[str, str], str] = {}
         self._routed: dict[str, bool] = {}
+        self._sonic: dict[str, SonicSwitch] = {}
         # Config subtrees that many ports repeat, built once and shared (see templating.yaml_block);
         # those that many switches repeat are in `shared` too, spelled once for all of them
         self.subtrees: dict[tuple[object, ...], dict[str, Any]] = {}
@@ -126,23 +104,38 @@ class ConfigContext:
             self._ways[device.name] = ways
         return ways
 
-    def sonic_platform(self, device: Device) -> SonicPlatform:
+    def sonic(self, device: Device) -> SonicSwitch:
+        """The switch's SONiC platform, SKU (chosen by its port plan) and ports, kept per switch;
+        a model or port plan SONiC cannot run is an error at the network's os."""
+        found = self._sonic.get(device.name)
+        if found is not None:
+            return found
         platform = sonic_platforms().get(device.model)
         if platform is None:
+            result: SonicSwitch | str = (
+                "sonic-buildimage has no platform for this model (device/mellanox/)"
+            )
+        else:
+            sizes = [g.count for g in self.switch_model(device).port_groups]
+            result = sonic_switch(platform, sizes, self.cage_ways(device))
+        if isinstance(result, str):
             assert device.network is not None
             path = (*self.fabric.loaded.networks[device.network].path, "os")
+            where = f" ({platform.platform})" if platform is not None else ""
             raise DesignError(
                 [
                     error(
-                        f"no SONiC port layout for switch model {device.model!r} ({device.name})",
+                        f"SONiC cannot run switch model {device.model!r}{where} as "
+                        f"{device.name}: {result}",
                         path=format_path(path),
                         location=self.fabric.loaded.source.value(path),
-                        hint="use os: cumulus, or add the model to "
-                        "fabricc/emit/configs/data/sonic.yaml",
+                        hint="use os: cumulus, or a switch model whose SONiC SKU runs the "
+                        "port plan (fabricc/emit/configs/data/sonic.yaml)",
                     )
                 ]
             )
-        return platform
+        self._sonic[device.name] = result
+        return result
 
     def port_name(self, device_name: str, port: str) -> str:
         """The port as the device's own OS names it (IR name for hosts and InfiniBand)."""
@@ -155,8 +148,7 @@ class ConfigContext:
             if is_mgmt_port(model, port):
                 return port
             cage, sub = split_port(port)
-            ways = self.cage_ways(device).get(cage, 1)
-            return sonic_port(self.sonic_platform(device), cage, sub, ways).name
+            return self.sonic(device).by_cage[(cage, sub or 1)].name
         return port
 
     def far_end(self, end: End) -> str:

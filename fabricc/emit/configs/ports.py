@@ -1,14 +1,13 @@
 """Emit helper (configs): switch port names as each network OS spells them.
 
 Consumes IR port names - front-panel cage and sub-port, "17" or "17/2" - with the switch's catalog
-model; produces Cumulus names (swp17, swp17s1), SONiC names and lanes (Ethernet136, "136,137,138,
-139", alias etp18b) and InfiniBand port numbers. Pure functions of the name and the model.
+model; produces Cumulus names (swp17, swp17s1) and InfiniBand port numbers (SONiC names:
+sonic_platform.py). Pure functions of the name and the model.
 """
 
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
 
 from fabricc.catalog.models import PortGroup, SwitchModel
 
@@ -76,47 +75,6 @@ def cumulus_name(port: str) -> str:
 
 def cumulus_cage(cage: int) -> str:
     return f"swp{cage}"
-
-
-# -- SONiC ---------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class SonicPlatform:
-    """SONiC port layout of one switch model (from sonic-buildimage platform.json)."""
-
-    model: str
-    platform: str
-    hwsku: str
-    lanes_per_cage: int  # SerDes lanes behind one cage
-    lane_stride: int  # lane numbers between the first lanes of neighbouring cages
-    name_stride: int  # EthernetN numbers between neighbouring cages
-    breakout_modes: dict[int, str]  # ports per cage -> BREAKOUT_CFG mode string
-
-
-@dataclass(frozen=True, slots=True)
-class SonicPort:
-    name: str  # Ethernet136
-    lanes: str  # "136,137,138,139"
-    alias: str  # etp18b
-    index: int  # front-panel cage
-
-
-def sonic_port(platform: SonicPlatform, cage: int, sub: int | None, ways: int) -> SonicPort:
-    """The SONiC port for sub-port `sub` (1-based, None when unsplit) of a cage split `ways`."""
-    if platform.lanes_per_cage % ways or platform.name_stride % ways:
-        raise ValueError(f"{platform.model}: a cage cannot be split {ways} ways")
-    position = (sub or 1) - 1
-    lanes = platform.lanes_per_cage // ways
-    first_lane = (cage - 1) * platform.lane_stride + position * lanes
-    number = (cage - 1) * platform.name_stride + position * (platform.name_stride // ways)
-    letter = chr(ord("a") + position) if ways > 1 else ""
-    return SonicPort(
-        name=f"Ethernet{number}",
-        lanes=",".join(str(first_lane + k) for k in range(lanes)),
-        alias=f"etp{cage}{letter}",
-        index=cage,
-    )
 
 
 # -- InfiniBand ----------------------------------------------------------------------------------

@@ -2,13 +2,16 @@
 
 Consumes a switch of an ethernet compute or storage network whose network asks for os: sonic, the
 ConfigContext (ports, far ends, QoS plan) and the cabling plan's cable lengths; produces the
-config_db tables as a dict (serialized with json by the caller): DEVICE_METADATA, PORT and
-BREAKOUT_CFG for every cage, LOOPBACK_INTERFACE, INTERFACE (host /31s; fabric links numbered or
+config_db tables as a dict (serialized with json by the caller): DEVICE_METADATA (with the HWSKU
+the port plan chooses, see sonic_platform.py, and a MAC), VERSIONS (the spec's SONiC release), PORT
+and BREAKOUT_CFG for every port of the platform, LOOPBACK_INTERFACE, INTERFACE (host /31s; fabric links numbered or
 IPv6 link-local only for BGP unnumbered), MGMT_PORT/MGMT_INTERFACE, the lossless RoCE tables
-(DSCP_TO_TC_MAP, TC_TO_PRIORITY_GROUP_MAP, TC_TO_QUEUE_MAP, PORT_QOS_MAP, WRED_PROFILE, SCHEDULER,
-QUEUE), the inputs of SONiC's dynamic buffer model (BUFFER_POOL, BUFFER_PROFILE, BUFFER_PG with the
-lossless PG's headroom left to buffermgrd, BUFFER_QUEUE, CABLE_LENGTH from the cabling plan,
-DEFAULT_LOSSLESS_BUFFER_PARAMETER, LOSSLESS_TRAFFIC_PATTERN) and the PFC watchdog (PFC_WD).
+(DSCP_TO_TC_MAP, TC_TO_PRIORITY_GROUP_MAP, TC_TO_QUEUE_MAP, MAP_PFC_PRIORITY_TO_QUEUE,
+PFC_PRIORITY_TO_PRIORITY_GROUP_MAP, PORT_QOS_MAP, WRED_PROFILE, SCHEDULER, QUEUE), SONiC's dynamic
+buffer model as the SKU's templates generate it (BUFFER_POOL, BUFFER_PROFILE, BUFFER_PG with the
+lossless PG's headroom left to buffermgrd, BUFFER_QUEUE, BUFFER_PORT_INGRESS/EGRESS_PROFILE_LIST,
+CABLE_LENGTH from the cabling plan, DEFAULT_LOSSLESS_BUFFER_PARAMETER, LOSSLESS_TRAFFIC_PATTERN) and
+the PFC watchdog (PFC_WD).
 
 Routing: docker_routing_config_mode is split-unified. In that mode the bgp container's
 docker_init.sh keeps /etc/frr/frr.conf (the shipped file) and `vtysh -b` loads it as written;
@@ -18,88 +21,104 @@ written, so bgpcfgd adds no sessions of its own beside those of frr.conf.
 
 from __future__ import annotations
 
+import hashlib
 import ipaddress
 import math
 from typing import Any
 
 from fabricc.emit.configs.context import ConfigContext
 from fabricc.emit.configs.index import End, point_to_point
-from fabricc.emit.configs.ports import cage_group, is_mgmt_port, sonic_port
+from fabricc.emit.configs.ports import is_mgmt_port
 from fabricc.emit.configs.qos import DSCPS, PRIORITIES, QosPlan
-from fabricc.errors import DesignError, error
-from fabricc.ir import ENDPOINT_LEAF, LEAF_SPINE, SPINE_CORE, Device
+from fabricc.emit.configs.sonic_platform import Sku, sonic_releases
+from fabricc.ir import ENDPOINT_LEAF, LEAF_SPINE, SPINE_CORE, Device, Fabric
 
 MAP = "ROCE"  # name of every QoS map
 WRED = "ROCE_LOSSLESS"
 SCHEDULERS = {"roce": "ROCE_DWRR", "cnp": "CNP_STRICT", "default": "DEFAULT_DWRR"}
 CABLE_PROFILE = "AZURE"  # the CABLE_LENGTH key SONiC's buffer templates and buffermgrd read
 ROUTING_MODE = "split-unified"  # frr.conf used as shipped (see the module docstring)
-# Dynamic buffer model (sonic-buildimage files/build_templates/buffers_config.j2, dynamic_mode):
-# the lossless PG names no profile ("NULL"), so buffermgrd computes its headroom from port speed
-# and CABLE_LENGTH; pool sizes are the platform's (left out, so `config load` keeps them).
+# Dynamic buffer model as the SKU's buffers_dynamic.json.j2 renders it: the shared Mellanox buffer
+# objects (sonic-buildimage device/mellanox/x86_64-mlnx_msn2700-r0/ACS-MSN2700/
+# buffers_defaults_objects.j2 with dynamic_mode; Mellanox-SN2700-D48C8's for SKUs with one ingress
+# pool) through files/build_templates/buffers_config.j2. Pools have no size but
+# egress_lossless_pool (the SKU's buffers_defaults_t1.j2); the lossless PG names no profile
+# ("NULL"), so buffermgrd computes its headroom from port speed and CABLE_LENGTH.
 POOLS = {
     "ingress_lossless_pool": {"type": "ingress", "mode": "dynamic"},
+    "ingress_lossy_pool": {"type": "ingress", "mode": "dynamic"},
     "egress_lossless_pool": {"type": "egress", "mode": "dynamic"},
     "egress_lossy_pool": {"type": "egress", "mode": "dynamic"},
 }
 PROFILES = {
-    "ingress_lossy_profile": {"pool": "ingress_lossless_pool", "size": "0", "dynamic_th": "3"},
+    "ingress_lossless_profile": {"pool": "ingress_lossless_pool", "size": "0", "dynamic_th": "7"},
+    "ingress_lossy_profile": {"pool": "ingress_lossy_pool", "size": "0", "dynamic_th": "3"},
     "egress_lossless_profile": {"pool": "egress_lossless_pool", "size": "0", "dynamic_th": "7"},
     "egress_lossy_profile": {"pool": "egress_lossy_pool", "size": "9216", "dynamic_th": "7"},
+    "q_lossy_profile": {"pool": "egress_lossy_pool", "size": "0", "dynamic_th": "3"},
 }
+INGRESS_PROFILES = "ingress_lossless_profile,ingress_lossy_profile"
+EGRESS_PROFILES = "egress_lossless_profile,egress_lossy_profile"
 DYNAMIC_PG = "NULL"
-# SONiC's defaults for the dynamic model's headroom inputs (buffers_config.j2).
+# buffers_config.j2 (dynamic_mode) defaults for the headroom inputs; the traffic pattern as
+# sonic-utilities scripts/db_migrator.py writes it when it moves a switch to the dynamic model
 LOSSLESS_DEFAULTS = {"default_dynamic_th": "0"}
-TRAFFIC_PATTERN = {"mtu": "1024", "small_packet_percentage": "50"}
+TRAFFIC_PATTERN = {"mtu": "1024", "small_packet_percentage": "100"}
 # PFC watchdog: `pfcwd start_default` values (detect and restore 200 ms, drop, poll 200 ms).
 PFC_WD = {"action": "drop", "detection_time": "200", "restoration_time": "200"}
 PFC_WD_POLL_MS = "200"
 DEVICE_TYPES = {"leaf": "BackEndToRRouter", "spine": "BackEndLeafRouter", "core": "SpineRouter"}
 
 
-def _fec(speed_gbps: int) -> str:
-    """RS-FEC for 25G lanes and up (RS-528 NRZ, RS-544 PAM4), none below."""
-    return "rs" if speed_gbps >= 25 else "none"
+def _fec(speed_mbps: int, lanes: int) -> str | None:
+    """portconfig.py (sonic-config-engine): RS-FEC where a lane runs 50G or more, else unset."""
+    return "rs" if speed_mbps // lanes >= 50000 else None
+
+
+def _mac(fabric: str, name: str) -> str:
+    """A locally administered unicast MAC, stable per fabric and switch name (SONiC's own comes
+    from the switch's EEPROM when DEVICE_METADATA has none)."""
+    digest = hashlib.sha256(f"{fabric}/{name}".encode()).digest()
+    octets = [(digest[0] & 0xFC) | 0x02, *digest[1:6]]
+    return ":".join(f"{o:02x}" for o in octets)
 
 
 def config_db(ctx: ConfigContext, device: Device) -> dict[str, Any]:
-    platform = ctx.sonic_platform(device)
+    sonic = ctx.sonic(device)
     model = ctx.switch_model(device)
     assert device.network is not None and device.loopback is not None
-    mtu = str(ctx.fabric.loaded.networks[device.network].spec.mtu)
-    ways = ctx.cage_ways(device)
+    spec = ctx.fabric.loaded.networks[device.network].spec
+    mtu = str(spec.mtu)
     used: dict[str, End] = {}
     for end in ctx.ends(device.name):
         if not is_mgmt_port(model, end.port):
             used[ctx.port_name(device.name, end.port)] = end
 
+    cage_ports = {port.name for port in sonic.by_cage.values()}
     ports: dict[str, dict[str, str]] = {}
     breakouts: dict[str, dict[str, str]] = {}
-    for cage in range(1, model.cages + 1):
-        split = ways.get(cage, 1)
-        mode = platform.breakout_modes.get(split)
-        if mode is None:
-            raise DesignError(
-                [error(f"{device.name}: SONiC {platform.model} has no {split}-way breakout mode")]
-            )
-        speed = cage_group(model, cage).cage_speed // split
-        for sub in range(1, split + 1):
-            port = sonic_port(platform, cage, sub if split > 1 else None, split)
-            if sub == 1:
-                breakouts[port.name] = {"brkout_mode": mode}
-            found = used.get(port.name)
-            entry = {
-                "admin_status": "up" if found is not None else "down",
-                "alias": port.alias,
-                "index": str(port.index),
-                "lanes": port.lanes,
-                "speed": str(speed * 1000),
-                "mtu": mtu,
-                "fec": _fec(speed // len(port.lanes.split(","))),
-            }
-            if found is not None:
-                entry["description"] = ctx.far_end(found)
-            ports[port.name] = entry
+    for port in sonic.ports:
+        if port.master:
+            breakouts[port.name] = {"brkout_mode": port.mode}
+        found = used.get(port.name)
+        speed = port.speed if found is None else found.link.speed * 1000
+        lanes = len(port.lanes.split(","))
+        entry = {
+            "admin_status": "up" if found is not None else "down",
+            "alias": port.alias,
+            "index": str(port.index),
+            "lanes": port.lanes,
+            "speed": str(speed),
+            "mtu": mtu,
+        }
+        fec = _fec(speed, lanes)
+        if fec is not None:
+            entry["fec"] = fec
+        if sonic.sku.autoneg is not None and port.name in cage_ports:
+            entry["autoneg"] = sonic.sku.autoneg
+        if found is not None:
+            entry["description"] = ctx.far_end(found)
+        ports[port.name] = entry
 
     interfaces: dict[str, dict[str, str]] = {}
     fabric_ports: list[str] = []
@@ -128,8 +147,9 @@ def config_db(ctx: ConfigContext, device: Device) -> dict[str, Any]:
         "DEVICE_METADATA": {
             "localhost": {
                 "hostname": device.name,
-                "platform": platform.platform,
-                "hwsku": platform.hwsku,
+                "platform": sonic.platform.platform,
+                "hwsku": sonic.sku.name,
+                "mac": _mac(ctx.fabric.name, device.name),
                 "type": DEVICE_TYPES[device.role],
                 "bgp_asn": str(device.asn),
                 "docker_routing_config_mode": ROUTING_MODE,
@@ -145,8 +165,11 @@ def config_db(ctx: ConfigContext, device: Device) -> dict[str, Any]:
     }
     tables.update(_management(ctx, device))
     tables.update(_qos_tables(plan, fabric_ports))
-    tables.update(_buffer_tables(plan, fabric_ports))
-    tables["CABLE_LENGTH"] = {CABLE_PROFILE: _cable_lengths(used, fabric_ports)}
+    tables.update(buffer_tables(plan, sonic.sku, list(ports), fabric_ports))
+    tables["CABLE_LENGTH"] = {
+        CABLE_PROFILE: _cable_lengths(used, list(ports), sonic.sku.default_cable)
+    }
+    tables["VERSIONS"] = {"DATABASE": {"VERSION": sonic_releases()[spec.sonic_release]}}
     return tables
 
 
@@ -193,14 +216,23 @@ def _qos_tables(plan: QosPlan, ports: list[str]) -> dict[str, Any]:
         },
         "TC_TO_QUEUE_MAP": {MAP: {str(tc): str(tc) for tc in PRIORITIES}},
         "PORT_QOS_MAP": {
-            port: {
-                "dscp_to_tc_map": MAP,
-                "tc_to_pg_map": MAP,
-                "tc_to_queue_map": MAP,
-                "pfc_enable": str(plan.pfc_priority),
-            }
-            for port in ports
+            # qos_config.j2 (require_global_dscp_to_tc_map): the switch-wide DSCP map
+            "global": {"dscp_to_tc_map": MAP},
+            **{
+                port: {
+                    "dscp_to_tc_map": MAP,
+                    "tc_to_pg_map": MAP,
+                    "tc_to_queue_map": MAP,
+                    "pfc_to_pg_map": MAP,
+                    "pfc_to_queue_map": MAP,
+                    "pfc_enable": str(plan.pfc_priority),
+                    "pfcwd_sw_enable": str(plan.pfc_priority),
+                }
+                for port in ports
+            },
         },
+        "MAP_PFC_PRIORITY_TO_QUEUE": {MAP: {str(p): str(p) for p in PRIORITIES}},
+        "PFC_PRIORITY_TO_PRIORITY_GROUP_MAP": {MAP: {str(plan.pfc_priority): str(lossless)}},
         "WRED_PROFILE": {
             WRED: {
                 "ecn": "ecn_all",
@@ -231,10 +263,13 @@ def _ranges(values: list[int]) -> list[str]:
     return out
 
 
-def _buffer_tables(plan: QosPlan, ports: list[str]) -> dict[str, Any]:
-    """Lossless buffers for the PFC priority: its PG (TC_TO_PRIORITY_GROUP_MAP maps the lossless
-    class to PG = class, everything else to PG 0) gets dynamic headroom, its queue the lossless
-    egress profile; the other queues are lossy. PFC watchdog on every lossless port."""
+def buffer_tables(
+    plan: QosPlan, sku: Sku, ports: list[str], lossless_ports: list[str]
+) -> dict[str, Any]:
+    """The SKU's buffer template in dynamic mode, on every port (buffers_config.j2 gives inactive
+    ports the same objects): PG 0 lossy, the lossless class's PG (TC_TO_PRIORITY_GROUP_MAP maps it
+    to PG = class) headroom by buffermgrd, its queue lossless, the other queues q_lossy_profile.
+    PFC watchdog on every lossless port."""
     lossless = plan.traffic_class(plan.pfc_priority)
     lossy_queues = _ranges([q for q in PRIORITIES if q != lossless])
     pgs: dict[str, dict[str, str]] = {}
@@ -244,24 +279,49 @@ def _buffer_tables(plan: QosPlan, ports: list[str]) -> dict[str, Any]:
         pgs[f"{port}|{lossless}"] = {"profile": DYNAMIC_PG}
         queues[f"{port}|{lossless}"] = {"profile": "egress_lossless_profile"}
         for key in lossy_queues:
-            queues[f"{port}|{key}"] = {"profile": "egress_lossy_profile"}
-    watchdog: dict[str, dict[str, str]] = {port: dict(PFC_WD) for port in ports}
+            queues[f"{port}|{key}"] = {"profile": "q_lossy_profile"}
+    watchdog: dict[str, dict[str, str]] = {port: dict(PFC_WD) for port in lossless_ports}
     watchdog["GLOBAL"] = {"POLL_INTERVAL": PFC_WD_POLL_MS}
+    pools = {name: dict(fields) for name, fields in POOLS.items()}
+    pools["egress_lossless_pool"]["size"] = sku.egress_lossless_pool
+    profiles = {name: dict(fields) for name, fields in PROFILES.items()}
+    ingress = INGRESS_PROFILES
+    if not sku.lossy_ingress_pool:  # Mellanox-SN2700-D48C8's objects: one ingress pool
+        del pools["ingress_lossy_pool"]
+        profiles["ingress_lossy_profile"]["pool"] = "ingress_lossless_pool"
+        ingress = "ingress_lossless_profile"
     return {
-        "BUFFER_POOL": {name: dict(fields) for name, fields in POOLS.items()},
-        "BUFFER_PROFILE": {name: dict(fields) for name, fields in PROFILES.items()},
+        "BUFFER_POOL": pools,
+        "BUFFER_PROFILE": profiles,
         "BUFFER_PG": pgs,
         "BUFFER_QUEUE": queues,
+        "BUFFER_PORT_INGRESS_PROFILE_LIST": {p: {"profile_list": ingress} for p in ports},
+        "BUFFER_PORT_EGRESS_PROFILE_LIST": {p: {"profile_list": EGRESS_PROFILES} for p in ports},
         "DEFAULT_LOSSLESS_BUFFER_PARAMETER": {CABLE_PROFILE: dict(LOSSLESS_DEFAULTS)},
         "LOSSLESS_TRAFFIC_PATTERN": {CABLE_PROFILE: dict(TRAFFIC_PATTERN)},
         "PFC_WD": watchdog,
     }
 
 
-def _cable_lengths(used: dict[str, End], ports: list[str]) -> dict[str, str]:
+def _cable_lengths(used: dict[str, End], ports: list[str], default: str) -> dict[str, str]:
+    """Every port's cable length: the cabling plan's, else the SKU template's default_cable."""
     lengths: dict[str, str] = {}
     for port in ports:
-        cable = used[port].link.cable
-        if cable is not None:
-            lengths[port] = f"{math.ceil(cable.length_m)}m"
+        end = used.get(port)
+        cable = end.link.cable if end is not None else None
+        lengths[port] = default if cable is None else f"{math.ceil(cable.length_m)}m"
     return lengths
+
+
+def check_sonic_switches(fabric: Fabric) -> None:
+    """Raise DesignError for a switch of an os: sonic network whose model or port plan no SONiC
+    SKU runs (what validate checks; build would fail on it writing the switch's config_db)."""
+    if not any(
+        n.fabric == "ethernet" and n.spec.os == "sonic" for n in fabric.loaded.networks.values()
+    ):
+        return
+    ctx = ConfigContext(fabric)
+    for name in sorted(fabric.devices):
+        device = fabric.devices[name]
+        if ctx.routed(device) and ctx.os_of(device) == "sonic":
+            ctx.sonic(device)

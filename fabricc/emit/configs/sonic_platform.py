@@ -1,0 +1,268 @@
+"""Emit helper (configs): SONiC platforms, SKUs and port layouts (data/sonic.yaml).
+
+Consumes a catalog switch model name and the ports-per-cage plan of one switch (cage -> ways);
+produces the SONiC platform, the HWSKU chosen for that plan and every PORT/BREAKOUT_CFG entry as
+SONiC's portconfig.py (sonic-buildimage src/sonic-config-engine) derives them from the platform's
+platform.json and the SKU's hwsku.json, with dynamic breakout (BREAKOUT_CFG) where the plan differs
+from the SKU's default. Pure functions of the data.
+
+SKU rule: the SKUs whose SAI profile allows every cage's split; of those, the one whose default
+split (hwsku.json) matches the most cages in use, the platform's default SKU on a tie.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+import yaml
+
+# portconfig.py BRKOUT_PATTERN, first group: <ports>x<speed>[<other speeds>]
+_MODE = re.compile(r"(\d+)x(\d+G?)")
+
+
+@dataclass(frozen=True, slots=True)
+class PortGroup:
+    """platform.json layout of one catalog port group (its cages in order)."""
+
+    lanes: int  # SerDes lanes behind one cage
+    first_lane: int
+    lane_step: int  # lane numbers between the first lanes of neighbouring cages
+    first_name: int  # EthernetN of the group's first cage
+    name_step: int  # EthernetN numbers between neighbouring cages
+    modes: dict[int, str]  # ways -> BREAKOUT_CFG mode string
+
+
+@dataclass(frozen=True, slots=True)
+class ExtraPort:
+    """A platform.json port with no catalog cage (SFP ports beside the OSFP cages)."""
+
+    name: str
+    lanes: str
+    alias: str
+    index: int
+    mode: str
+
+
+@dataclass(frozen=True, slots=True)
+class Sku:
+    name: str
+    ways: int  # hwsku.json default_brkout_mode of every cage
+    breakouts: tuple[int, ...]  # splits the SAI profile allows
+    autoneg: str | None
+    lossy_ingress_pool: bool  # buffer objects with an ingress_lossy_pool (the shared template)
+    egress_lossless_pool: str
+    default_cable: str
+
+
+@dataclass(frozen=True, slots=True)
+class SonicPlatform:
+    model: str
+    platform: str
+    groups: tuple[PortGroup, ...]
+    extra_ports: tuple[ExtraPort, ...]
+    skus: tuple[Sku, ...]  # the default SKU first
+    unsupported: str | None  # why no SKU can run a lossless RoCE plan
+
+
+@dataclass(frozen=True, slots=True)
+class SonicPort:
+    name: str  # Ethernet136
+    lanes: str  # "136,137,138,139"
+    alias: str  # etp18b
+    index: int  # front-panel cage
+    speed: int  # Mb/s, the breakout mode's default speed
+    master: bool  # first port of its cage: the BREAKOUT_CFG key
+    mode: str  # the cage's BREAKOUT_CFG mode
+
+
+@functools.cache
+def _data() -> dict[str, Any]:
+    text = resources.files("fabricc.emit.configs").joinpath("data/sonic.yaml").read_text()
+    data: dict[str, Any] = yaml.safe_load(text)
+    return data
+
+
+@functools.cache
+def sonic_platforms() -> dict[str, SonicPlatform]:
+    return {
+        model: SonicPlatform(
+            model=model,
+            platform=entry["platform"],
+            groups=tuple(
+                PortGroup(
+                    lanes=g["lanes"],
+                    first_lane=g["first_lane"],
+                    lane_step=g["lane_step"],
+                    first_name=g["first_name"],
+                    name_step=g["name_step"],
+                    modes={int(k): v for k, v in g["modes"].items()},
+                )
+                for g in entry.get("groups", [])
+            ),
+            extra_ports=tuple(ExtraPort(**p) for p in entry.get("extra_ports", [])),
+            skus=tuple(
+                Sku(
+                    name=s["name"],
+                    ways=s["ways"],
+                    breakouts=tuple(s["breakouts"]),
+                    autoneg=s.get("autoneg"),
+                    lossy_ingress_pool=_objects(s["objects"]),
+                    egress_lossless_pool=s["egress_lossless_pool"],
+                    default_cable=s["default_cable"],
+                )
+                for s in entry.get("skus", [])
+            ),
+            unsupported=entry.get("unsupported"),
+        )
+        for model, entry in sorted(_data()["platforms"].items())
+    }
+
+
+@functools.cache
+def _objects(name: str) -> bool:
+    if name not in ("shared", "one-ingress-pool"):
+        raise ValueError(f"data/sonic.yaml: unknown buffer objects {name!r}")
+    return name == "shared"
+
+
+@functools.cache
+def sonic_releases() -> dict[str, str]:
+    """SONiC release -> the CONFIG_DB schema version of VERSIONS|DATABASE."""
+    return {str(k): v for k, v in _data()["releases"].items()}
+
+
+def mode_speed(mode: str) -> int:
+    """The default speed of a breakout mode in Mb/s: "2x400G[200G]" -> 400000, "1x1000" -> 1000
+    (portconfig.py BreakoutModeEntry._speed_to_int)."""
+    found = _MODE.match(mode)
+    if found is None:
+        raise ValueError(f"bad breakout mode {mode!r}")
+    speed = found.group(2)
+    return int(speed[:-1]) * 1000 if speed.endswith("G") else int(speed)
+
+
+def cage_groups(
+    platform: SonicPlatform, group_sizes: list[int]
+) -> dict[int, tuple[PortGroup, int]]:
+    """Cage -> (its platform.json group, position in the group), the catalog's port groups (their
+    cage counts, in front-panel order) paired with the platform's in order."""
+    if len(group_sizes) != len(platform.groups):
+        raise ValueError(
+            f"{platform.model}: {len(group_sizes)} port groups in the catalog, "
+            f"{len(platform.groups)} in data/sonic.yaml"
+        )
+    out: dict[int, tuple[PortGroup, int]] = {}
+    cage = 1
+    for group, size in zip(platform.groups, group_sizes, strict=True):
+        for position in range(size):
+            out[cage] = (group, position)
+            cage += 1
+    return out
+
+
+def allows(sku: Sku, group: PortGroup, ways: int) -> bool:
+    return ways in group.modes and (ways == default_ways_of(sku, group) or ways in sku.breakouts)
+
+
+def default_ways_of(sku: Sku, group: PortGroup) -> int:
+    return sku.ways if sku.ways in group.modes else min(group.modes)
+
+
+def choose_sku(platform: SonicPlatform, plan: dict[int, tuple[PortGroup, int]]) -> Sku | None:
+    """The SKU for a plan of cage -> (its port group, ways): see the module docstring."""
+    best: tuple[int, int, Sku] | None = None
+    for order, sku in enumerate(platform.skus):
+        if not all(allows(sku, group, ways) for group, ways in plan.values()):
+            continue
+        matching = sum(1 for group, ways in plan.values() if ways == default_ways_of(sku, group))
+        key = (-matching, order)
+        if best is None or key < best[:2]:
+            best = (*key, sku)
+    return None if best is None else best[2]
+
+
+def cage_ports(group: PortGroup, position: int, cage: int, ways: int) -> list[SonicPort]:
+    """The ports of the cage at `position` (0-based) of its group, split `ways` ways, as
+    portconfig.py BreakoutCfg.get_config names them."""
+    mode = group.modes[ways]
+    first_lane = group.first_lane + position * group.lane_step
+    base = group.first_name + position * group.name_step
+    per = group.lanes // ways
+    speed = mode_speed(mode)
+    ports = []
+    for sub in range(ways):
+        offset = sub * per
+        ports.append(
+            SonicPort(
+                name=f"Ethernet{base + offset}",
+                lanes=",".join(str(first_lane + offset + k) for k in range(per)),
+                alias=f"etp{cage}" + (chr(ord("a") + sub) if ways > 1 else ""),
+                index=cage,
+                speed=speed,
+                master=sub == 0,
+                mode=mode,
+            )
+        )
+    return ports
+
+
+@dataclass(frozen=True, slots=True)
+class SonicSwitch:
+    """One switch's SONiC platform, chosen SKU and every port of its PORT table, in order."""
+
+    platform: SonicPlatform
+    sku: Sku
+    ports: tuple[SonicPort, ...]
+    by_cage: dict[tuple[int, int], SonicPort]  # (cage, sub-port from 1) -> port
+
+
+def sonic_switch(
+    platform: SonicPlatform, group_sizes: list[int], ways: dict[int, int]
+) -> SonicSwitch | str:
+    """The switch's SKU and ports for a plan of cage -> ways (cages in use only; the others keep
+    the SKU's default split), or why SONiC cannot run the plan."""
+    if platform.unsupported is not None:
+        return platform.unsupported
+    groups = cage_groups(platform, group_sizes)
+    plan: dict[int, tuple[PortGroup, int]] = {}
+    for cage, split in sorted(ways.items()):
+        group = groups[cage][0]
+        if split not in group.modes:
+            allowed = ", ".join(str(w) for w in sorted(group.modes))
+            return (
+                f"cage {cage} is split {split} ways; {platform.platform}'s platform.json "
+                f"allows {allowed} ports per cage"
+            )
+        plan[cage] = (group, split)
+    sku = choose_sku(platform, plan)
+    if sku is None:
+        splits = ", ".join(sorted({str(w) for _, w in plan.values()}))
+        offered = "; ".join(
+            f"{s.name}: {s.ways} by default, {'/'.join(map(str, s.breakouts))} by breakout"
+            for s in platform.skus
+        )
+        return f"no SKU splits its cages {splits} ways (ports per cage: {offered})"
+    ports: list[SonicPort] = []
+    by_cage: dict[tuple[int, int], SonicPort] = {}
+    for cage, (group, position) in sorted(groups.items()):
+        split = ways.get(cage, default_ways_of(sku, group))
+        for sub, port in enumerate(cage_ports(group, position, cage, split), start=1):
+            ports.append(port)
+            by_cage[(cage, sub)] = port
+    for extra in platform.extra_ports:
+        ports.append(
+            SonicPort(
+                name=extra.name,
+                lanes=extra.lanes,
+                alias=extra.alias,
+                index=extra.index,
+                speed=mode_speed(extra.mode),
+                master=True,
+                mode=extra.mode,
+            )
+        )
+    return SonicSwitch(platform=platform, sku=sku, ports=tuple(ports), by_cage=by_cage)
