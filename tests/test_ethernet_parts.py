@@ -92,6 +92,7 @@ def _by_kind(fabric: Any) -> Counter[tuple[str, int, str, str | None]]:
     return Counter(
         (link.kind, link.speed, link.cable.kind, link.a_module or link.b_module)
         for link in fabric.links
+        if link.network == "compute"
     )
 
 
@@ -164,7 +165,7 @@ def test_megascale_1024_servers(tmp_path: Path) -> None:
     assert compute.tiers == 3
     sizes = {tier: len(names) for tier, names in compute.switches.items()}
     assert sizes == {"leaf": 128, "spine": 128, "core": 64}
-    links = Counter((link.kind, link.speed) for link in fabric.links)
+    links = Counter((link.kind, link.speed) for link in fabric.links if link.network == "compute")
     assert links == {(ENDPOINT_LEAF, 200): 8192, (LEAF_SPINE, 400): 4096, (SPINE_CORE, 400): 4096}
     leaves_of: dict[int, set[str]] = {}
     for link in fabric.links:
@@ -240,7 +241,7 @@ def test_link_speed_per_tier(tmp_path: Path) -> None:
         "switches: {leaf: th4-64x400, spine: th5-64x800, core: th5-64x800}",
     )
     fabric = _design(tmp_path, spec, catalog)
-    links = Counter((link.kind, link.speed) for link in fabric.links)
+    links = Counter((link.kind, link.speed) for link in fabric.links if link.network == "compute")
     up = links[(LEAF_SPINE, 400)]
     assert links == {
         (ENDPOINT_LEAF, 200): 128 * 8,
