@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 
 from fabricc.build import design
+from fabricc.catalog.loader import load_catalog
+from fabricc.catalog.media import cabled_speeds
 from fabricc.catalog.models import FORM_ACCEPTS, CableModel
 from fabricc.errors import DesignError, SpecError
 from fabricc.ir import ENDPOINT_LEAF, LEAF_SPINE, SPINE_CORE
@@ -259,3 +261,20 @@ def test_link_speed_per_tier(tmp_path: Path) -> None:
     }
     ups = {link.a_port for link in fabric.links if link.kind == SPINE_CORE and link.a == spine}
     assert len(ups) == len(down) and all("/" not in port for port in ups)
+
+
+def test_tiers_meet_at_the_fastest_speed_the_media_carries() -> None:
+    """A QM9700 runs 400G or 200G per port (32 cages as 2x or 4x); twin-port 2 x 400G modules
+    and DACs carry 400G, nothing in the catalog carries a cage as 4 x 200G."""
+    catalog = load_catalog().catalog
+    qm9700, sn5600 = catalog.switches["qm9700"], catalog.switches["sn5600"]
+    assert cabled_speeds(catalog, qm9700, qm9700, "infiniband") == {400}
+    assert {800, 400} <= cabled_speeds(catalog, sn5600, sn5600, "ethernet")
+    # without the twin-port modules and DACs, no speed is carried at all
+    bare = catalog.model_copy(
+        update={
+            "transceivers": {k: v for k, v in catalog.transceivers.items() if v.form != "osfp"},
+            "cables": {k: v for k, v in catalog.cables.items() if v.a_form != "osfp"},
+        }
+    )
+    assert cabled_speeds(bare, qm9700, qm9700, "infiniband") == set()

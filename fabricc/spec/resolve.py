@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from fabricc.catalog.loader import LoadedCatalog
+from fabricc.catalog.media import cabled_speeds
 from fabricc.catalog.models import NodeModel, PortSpec, SwitchModel
 from fabricc.errors import Diagnostic, error, warning
 from fabricc.spec.hostnames import check_pattern
@@ -362,6 +363,14 @@ class _Checker:
                 ("networks", name, "switches"),
             )
             return 0
+        if len(tiers) == 2:
+            # the fastest the media supports: a speed no catalog module or cable carries
+            # between these cages is left out (the cabling pass reports a pair with none)
+            a, b = (self.catalog.switches[models[t]] for t in tiers)
+            fabric = a.fabric
+            cabled = common & cabled_speeds(self.catalog, a, b, fabric)
+            if cabled:
+                return max(cabled)
         return max(common)
 
     def _attachments(
