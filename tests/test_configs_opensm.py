@@ -207,9 +207,9 @@ def test_every_topo_system_type_has_an_ibnl_definition(example: str) -> None:
     for kind, ports in used.items():
         ibnl = files.get(f"cabling/{kind}.ibnl")
         assert ibnl is not None, kind
-        assert f"\nTOPSYSTEM {kind}\n" in ibnl
+        assert ibnl.startswith(f"TOPSYSTEM {kind}\n")  # the IBNL grammar has no comments
         defined = set(re.findall(r"^\s+\d+ -> (\S+)$", ibnl, re.M))
         assert ports <= defined, (kind, sorted(ports - defined)[:5])
     qm9700 = files.get("cabling/QUANTUM-2-QM9700.ibnl")
     if qm9700 is not None:
-        assert "NODE SW 64 " in qm9700 and "   64 -> 32/2" in qm9700
+        assert "NODE SW 64 " in qm9700 and "   64 -> P32/2" in qm9700
