@@ -140,17 +140,20 @@ def test_partition_without_members_on_the_network(tmp_path: Path) -> None:
 
 def test_nvidia_sm_file_adds_adaptive_routing_and_sharp(tmp_path: Path) -> None:
     """QM9700 has AR and SHARP: nvidia-sm.conf is opensm.conf with the AR engine over the chosen
-    one (ftree -> ar_ftree, updn -> ar_updn) and sharp_enabled 1; opensm.conf keeps what upstream
-    OpenSM reads. Both turned off in the spec: no NVIDIA file."""
+    one (ftree and updn -> ar_updn with the root GUID file: NVIDIA's AR engine for fat-trees, the
+    only one UFM supports on XDR; ftree's cn_guid_file goes) and sharp_enabled 1; opensm.conf
+    keeps what upstream OpenSM reads. Both turned off in the spec: no NVIDIA file."""
     files = one_su(tmp_path / "on")
     upstream, nvidia = files[SM + "opensm.conf"], files[SM + "nvidia-sm.conf"]
     assert re.search(r"^routing_engine ftree$", upstream, re.M)
     assert "sharp_enabled" not in upstream and "ar_" not in upstream
-    assert re.search(r"^routing_engine ar_ftree$", nvidia, re.M)
+    assert re.search(r"^routing_engine ar_updn$", nvidia, re.M)
+    assert re.search(r"^root_guid_file /etc/opensm/root_guids.conf$", nvidia, re.M)
     assert re.search(r"^sharp_enabled 1$", nvidia, re.M)
     assert set(lines(upstream)) ^ set(lines(nvidia)) == {
         "routing_engine ftree",
-        "routing_engine ar_ftree",
+        "routing_engine ar_updn",
+        "cn_guid_file /etc/opensm/cn_guids.conf",
         "sharp_enabled 1",
     }
     updn = one_su(tmp_path / "updn", "      routing_engine: updn\n")[SM + "nvidia-sm.conf"]
@@ -213,3 +216,22 @@ def test_every_topo_system_type_has_an_ibnl_definition(example: str) -> None:
     qm9700 = files.get("cabling/QUANTUM-2-QM9700.ibnl")
     if qm9700 is not None:
         assert "NODE SW 64 " in qm9700 and "   64 -> P32/2" in qm9700
+
+
+@pytest.mark.parametrize("example", ["gb300-nvl72-xdr", "superpod-h100-4su", "gb200-nvl72-su"])
+def test_adaptive_routing_over_a_fat_tree_is_ar_updn_with_the_root_guids(example: str) -> None:
+    """UFM Enterprise 6.21, Appendix - Adaptive Routing: on XDR only ar_updn, with the root GUID
+    file, and no ar_ftree; NVIDIA's bring-up procedure names ar_updn for fat-trees (NDR) too."""
+    files = by_path(compiled(example)[1])
+    confs = {
+        p: t
+        for p, t in files.items()
+        if p.endswith("/nvidia-sm.conf") and "# NVIDIA SM: adaptive routing over" in t
+    }
+    assert "configs/compute-sm/nvidia-sm.conf" in confs
+    for path, text in confs.items():
+        assert "ar_ftree" not in text, path
+        assert re.search(r"^routing_engine ar_updn$", text, re.M), path
+        assert re.search(r"^root_guid_file /etc/opensm/root_guids.conf$", text, re.M), path
+        roots = files[path.replace("nvidia-sm.conf", "root_guids.conf")].split()
+        assert roots and all(re.fullmatch(r"0x[0-9a-f]{16}", g) for g in roots)

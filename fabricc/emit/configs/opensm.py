@@ -9,9 +9,10 @@ GUIDs of the named node groups) and guids.yaml (every IB node name with its GUID
 subnet_manager.guids reads back). With several subnet-manager nodes, the first is the master
 (sm_priority 15) and the others standbys with falling priorities (their `opensm -p` in the file).
 Where the network wants adaptive routing or SHARP and its switches have them, nvidia-sm.conf is
-the same file for NVIDIA's SM (UFM, MLNX OpenSM) with its AR routing engine (ar_ftree, ar_updn)
-and sharp_enabled; opensm.conf stays what upstream OpenSM reads. Files name their siblings by
-absolute path under SM_DIR, where the provisioning system puts them on the subnet-manager node.
+the same file for NVIDIA's SM (UFM, MLNX OpenSM) with its AR routing engine (ar_updn with the
+root GUID file over a fat-tree, NDR and XDR alike) and sharp_enabled; opensm.conf stays what
+upstream OpenSM reads. Files name their siblings by absolute path under SM_DIR, where the
+provisioning system puts them on the subnet-manager node.
 """
 
 from __future__ import annotations
@@ -41,9 +42,14 @@ QOS_PREFIXES = ("qos", "qos_ca", "qos_sw0", "qos_swe", "qos_rtr")
 QOS_ENDPOINT_PREFIXES = ("qos_ca", "qos_sw0", "qos_rtr")  # links with a CA (or port 0) at one end
 TORUS_ENDPOINT_VLS = 2  # torus-2QoS: endpoint links use VLs 0-1 (weights 0 on VLs 2-7)
 MASTER_PRIORITY = 15  # highest sm_priority: the master; standbys count down from 14
-# NVIDIA SM's adaptive-routing engines over the upstream ones (InfiniBand Cluster Bring-up
-# Procedure, "Adaptive Routing": the SM default is ar_updn; ar_ftree for fat-trees)
-AR_ENGINES = {"ftree": "ar_ftree", "updn": "ar_updn", "ar_updn": "ar_updn", "dor": "ar_dor"}
+# NVIDIA SM's adaptive-routing engines over the upstream ones. Fat-trees: ar_updn with the root
+# GUID file. NVIDIA's "InfiniBand Cluster Bring-up Procedure", "Adaptive Routing": the default
+# routing_engine "ar_updn ... is relevant for a fat tree topology", and "It is recommended to
+# specify the correct root GUIDs file"; UFM Enterprise User Manual v6.21, "Appendix - Adaptive
+# Routing" (docs.nvidia.com/networking/display/ufmenterpriseumv6210): "For XDR topologies, only
+# the ar_updn routing mode is supported", "The root_guid file must be provided by the customer",
+# "The ar_ftree routing mode is no longer supported for XDR topologies".
+AR_ENGINES = {"ftree": "ar_updn", "updn": "ar_updn", "ar_updn": "ar_updn", "dor": "ar_dor"}
 SHARP_ON, SHARP_OFF = 1, 0  # NVIDIA SM sharp_enabled: 0 disable, 1 enable (2: leave as is)
 
 
@@ -119,7 +125,12 @@ def nvidia_sm(ctx: ConfigContext, subnet: IbSubnet) -> NvidiaSm | None:
     engine, note = subnet.engine, "adaptive routing off"
     if ar and subnet.engine in AR_ENGINES:
         engine = AR_ENGINES[subnet.engine]
-        note = f"adaptive routing over {subnet.engine}"
+        note = f"adaptive routing over {subnet.engine}" + (
+            " as ar_updn with the root GUID file (NVIDIA's AR engine for fat-trees, the only one"
+            " UFM supports on XDR)"
+            if engine == "ar_updn"
+            else ""
+        )
     elif ar:
         note = f"{subnet.engine} has no adaptive-routing engine"
     can_sharp = bool(models) and all(m.sharp for m in models)
@@ -156,38 +167,49 @@ def _qos(torus: bool) -> dict[str, object]:
     }
 
 
+def _files(engine: str, subnet: IbSubnet, computes: bool) -> dict[str, str | None]:
+    """The files an engine reads (opensm.conf options naming them), None where it reads none."""
+    return {
+        "root_guid_file": f"{SM_DIR}/root_guids.conf"
+        if engine in ROOTED_ENGINES and subnet.roots
+        else None,
+        "cn_guid_file": f"{SM_DIR}/cn_guids.conf" if engine == "ftree" and computes else None,
+        "torus_config": f"{SM_DIR}/torus-2QoS.conf" if engine == TORUS_ENGINE else None,
+        "partition_config_file": f"{SM_DIR}/partitions.conf",
+        "config_file": f"{SM_DIR}/opensm.conf",
+    }
+
+
 def opensm_files(ctx: ConfigContext, subnet: IbSubnet) -> list[Artifact]:
     design = ctx.fabric.name
     partitions = _partitions(ctx, subnet)
     computes = [ca for ca in subnet.cas if ca.compute]
-    files = {
-        "root_guid_file": f"{SM_DIR}/root_guids.conf"
-        if subnet.engine in ROOTED_ENGINES and subnet.roots
-        else None,
-        "cn_guid_file": f"{SM_DIR}/cn_guids.conf"
-        if subnet.engine == "ftree" and computes
-        else None,
-        "torus_config": f"{SM_DIR}/torus-2QoS.conf" if subnet.engine == TORUS_ENGINE else None,
-        "partition_config_file": f"{SM_DIR}/partitions.conf",
-        "config_file": f"{SM_DIR}/opensm.conf",
-    }
+    files = _files(subnet.engine, subnet, bool(computes))
     values = {
         "design": design,
         "subnet": subnet,
-        "files": files,
         "sm_nodes": sm_nodes(subnet),
         "qos": _qos(subnet.engine == TORUS_ENGINE),
     }
     folder = f"configs/{subnet.folder}"
     artifacts: list[Artifact] = [
-        (f"{folder}/opensm.conf", render("opensm/opensm.conf.j2", nvidia=None, **values))
+        (
+            f"{folder}/opensm.conf",
+            render("opensm/opensm.conf.j2", nvidia=None, files=files, **values),
+        )
     ]
     nvidia = nvidia_sm(ctx, subnet)
     if nvidia is not None:
+        nvidia_files = _files(nvidia.engine, subnet, bool(computes))
         artifacts.append(
-            (f"{folder}/nvidia-sm.conf", render("opensm/opensm.conf.j2", nvidia=nvidia, **values))
+            (
+                f"{folder}/nvidia-sm.conf",
+                render("opensm/opensm.conf.j2", nvidia=nvidia, files=nvidia_files, **values),
+            )
         )
-    if files["root_guid_file"] is not None:
+    if files["root_guid_file"] is not None or (
+        nvidia is not None and nvidia.engine in ROOTED_ENGINES and subnet.roots
+    ):
         artifacts.append(
             (f"{folder}/root_guids.conf", "".join(f"{guid_text(n.guid)}\n" for n in subnet.roots))
         )
