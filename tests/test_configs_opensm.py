@@ -235,3 +235,23 @@ def test_adaptive_routing_over_a_fat_tree_is_ar_updn_with_the_root_guids(example
         assert re.search(r"^root_guid_file /etc/opensm/root_guids.conf$", text, re.M), path
         roots = files[path.replace("nvidia-sm.conf", "root_guids.conf")].split()
         assert roots and all(re.fullmatch(r"0x[0-9a-f]{16}", g) for g in roots)
+
+
+def test_every_subnet_names_its_sm_hosts_or_is_warned_about() -> None:
+    """An IB subnet whose network names no sm_nodes cabled into it gets a warning naming the
+    subnet (the 4-SU storage fabric has none); a subnet with UFM appliances as sm_nodes gets
+    none and its opensm.conf names master and standby."""
+    fabric, artifacts = compiled("superpod-h100-4su")
+    warned = [w.render() for w in fabric.warnings if "subnet-manager host" in w.message]
+    assert len(warned) == 1, warned
+    assert "InfiniBand subnet storage has no subnet-manager host" in warned[0]
+    assert "networks.storage.subnet_manager" in warned[0]
+    fabric, artifacts = compiled("gb200-nvl72-su")
+    assert not [w for w in fabric.warnings if "subnet-manager host" in w.message]
+    conf = by_path(artifacts)[SM + "opensm.conf"]
+    assert re.search(r"^#\s+ufm01: master, sm_priority 15$", conf, re.M)
+    assert "#   ufm02: standby, sm_priority 14" in conf
+    # rail-only: one subnet per rail leaf, each named
+    rails, _ = compiled("rail-only-h100")
+    warned = [w.message for w in rails.warnings if "subnet-manager host" in w.message]
+    assert warned and "subnets compute-rail1, compute-rail2" in warned[0]
