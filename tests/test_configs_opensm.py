@@ -121,14 +121,17 @@ def test_partitions(tmp_path: Path) -> None:
     )
     table = guids(files)
     text = files[SM + "partitions.conf"]
-    assert "Default=0x7fff, ipoib, defmember=limited : ALL, ALL_SWITCHES=full, SELF=full ;" in text
+    assert (
+        "Default=0x7fff, ipoib, mtu=5, defmember=limited : ALL, ALL_SWITCHES=full, SELF=full ;"
+        in (text)
+    )
     sections = {
         m.group(1): m.group(0)
         for m in re.finditer(r"^(\w+)=0x[0-9a-f]{4}[^;]*;", text, re.M | re.S)
     }
     research = set(re.findall(r"(0x[0-9a-f]{16})=full", sections["research"]))
     assert research == {f"0x{g:016x}" for n, g in table.items() if n.startswith("dgx")}
-    assert sections["research"].startswith("research=0x0010, ipoib,")
+    assert sections["research"].startswith("research=0x0010, ipoib, mtu=5,")
     ops = set(re.findall(r"(0x[0-9a-f]{16})=limited", sections["ops"]))
     assert ops == {f"0x{g:016x}" for n, g in table.items() if n.startswith("ufm")}
 
@@ -255,3 +258,41 @@ def test_every_subnet_names_its_sm_hosts_or_is_warned_about() -> None:
     rails, _ = compiled("rail-only-h100")
     warned = [w.message for w in rails.warnings if "subnet-manager host" in w.message]
     assert warned and "subnets compute-rail1, compute-rail2" in warned[0]
+
+
+def test_data_vls_follow_the_sls_the_design_uses() -> None:
+    """The design's traffic is on SL 0: a fat-tree subnet runs one data VL (max_op_vls 1, every
+    SL on VL 0) instead of 8 that only divide the buffers; torus-2QoS gets VLs 0-3 on switch
+    links (its dateline and failed-switch bits), VL 0 on endpoints, owns SL-to-VL, and the
+    generic qos_vlarb_high/qos_vlarb_low that man torus-2QoS says not to use are gone."""
+    tree = by_path(compiled("superpod-h100-4su")[1])[SM + "opensm.conf"]
+    assert re.search(r"^max_op_vls 1$", tree, re.M)
+    assert set(re.findall(r"^qos\w*_max_vls (\d+)$", tree, re.M)) == {"1"}
+    assert set(re.findall(r"^qos\w*_vlarb_low (\S+)$", tree, re.M)) == {"0:64"}
+    assert set(re.findall(r"^qos\w*_sl2vl (\S+)$", tree, re.M)) == {",".join(["0"] * 16)}
+    torus = by_path(compiled("torus-3d-h100")[1])[SM + "opensm.conf"]
+    assert re.search(r"^max_op_vls 3$", torus, re.M)
+    assert not re.search(r"^qos_(vlarb_high|vlarb_low|max_vls|sl2vl) ", torus, re.M)
+    assert "sl2vl" not in torus
+    assert re.search(r"^qos_swe_max_vls 4$", torus, re.M)
+    assert re.search(r"^qos_swe_vlarb_low 0:64,1:64,2:64,3:64$", torus, re.M)
+    assert re.search(r"^qos_ca_max_vls 1$", torus, re.M)
+
+
+@pytest.mark.parametrize(
+    ("example", "mtu"),
+    [("superpod-h100-4su", 5), ("gb300-nvl72-xdr", 5), ("torus-3d-h100", 5)],
+)
+def test_ipoib_partitions_run_4096_byte_mtu_on_ndr_and_xdr(example: str, mtu: int) -> None:
+    files = by_path(compiled(example)[1])
+    for path, text in files.items():
+        if path.endswith("/partitions.conf"):
+            assert re.search(rf"^Default=0x7fff, ipoib, mtu={mtu}, ", text, re.M), path
+
+
+def test_ipoib_partitions_keep_2048_below_ndr() -> None:
+    from fabricc.emit.configs.opensm import ipoib_mtu
+
+    assert ipoib_mtu(200) == (2048, 4)
+    assert ipoib_mtu(400) == (4096, 5)
+    assert ipoib_mtu(800) == (4096, 5)

@@ -33,14 +33,26 @@ SM_DIR = "/etc/opensm"
 DEFAULT_PKEY = 0x7FFF
 ROOTED_ENGINES = ("ftree", "updn", "ar_updn")  # engines that read root_guid_file
 TORUS_ENGINE = "torus-2QoS"  # reads torus_config
-# QoS: 8 data VLs (Quantum-2 switches and ConnectX-7 HCAs have VL0-VL7), equal low-priority
-# arbitration weights, no high-priority table, SL n on VL n mod 8.
-QOS_MAX_VLS = 8
+# QoS: as many data VLs as the design's SLs use, since every operational VL takes its share of a
+# port's buffers. The design's traffic runs on SL 0 (NCCL_IB_SL, IPoIB and storage keep the
+# default): one data VL. torus-2QoS (man torus-2QoS, "QUALITY OF SERVICE CONFIGURATION") encodes
+# the datelines a path crosses in SL bits 0-2 and uses "VL values 0-3 to implement one of its
+# supported QoS levels" on inter-switch links: four, which also route around a failed switch
+# (osm_torus.c: "need 4"). max_op_vls takes PortInfo's OperationalVLs code (IBA 14.2.5.6: 1 VL0,
+# 2 VL0-1, 3 VL0-3, 4 VL0-7, 5 VL0-14; osm_subnet.c's default is 5).
+DESIGN_SLS = (0,)
+TORUS_VLS = 4
+OP_VLS_CODE = {1: 1, 2: 2, 4: 3, 8: 4, 15: 5}
 QOS_VLARB_WEIGHT = 64
 SLS = 16
 QOS_PREFIXES = ("qos", "qos_ca", "qos_sw0", "qos_swe", "qos_rtr")
 QOS_ENDPOINT_PREFIXES = ("qos_ca", "qos_sw0", "qos_rtr")  # links with a CA (or port 0) at one end
-TORUS_ENDPOINT_VLS = 2  # torus-2QoS: endpoint links use VLs 0-1 (weights 0 on VLs 2-7)
+TORUS_ENDPOINT_VLS = 1  # torus-2QoS: endpoint links carry QoS level 0 on VL 0 (level 1: VL 1)
+# IPoIB broadcast-group MTU of the partitions, IBTA-coded (doc/partition-config.txt: "mtu=4 for
+# 2048", the default): 4096 (mtu=5) from NDR up - ConnectX-7/8 and Quantum-2/X800 ports have a
+# 4096-byte MTU cap - 2048 below.
+IPOIB_MTU_CODE = {2048: 4, 4096: 5}
+IPOIB_4K_FROM_GBPS = 400
 MASTER_PRIORITY = 15  # highest sm_priority: the master; standbys count down from 14
 # NVIDIA SM's adaptive-routing engines over the upstream ones. Fat-trees: ar_updn with the root
 # GUID file. NVIDIA's "InfiniBand Cluster Bring-up Procedure", "Adaptive Routing": the default
@@ -140,30 +152,52 @@ def nvidia_sm(ctx: ConfigContext, subnet: IbSubnet) -> NvidiaSm | None:
     return NvidiaSm(engine, note, level)
 
 
-def _qos(torus: bool) -> dict[str, object]:
-    """QoS settings; under torus-2QoS (man torus-2QoS) the engine owns SL-to-VL (it picks the VL
-    that breaks each ring's cycle) and endpoint links carry VLs 0-1 only."""
-    weights = ",".join(f"{vl}:{QOS_VLARB_WEIGHT}" for vl in range(QOS_MAX_VLS))
-    endpoint = (
-        ",".join(
-            f"{vl}:{QOS_VLARB_WEIGHT if vl < TORUS_ENDPOINT_VLS else 0}"
-            for vl in range(QOS_MAX_VLS)
-        )
-        if torus
-        else weights
-    )
+def data_vls(engine: str) -> int:
+    """Data VLs the subnet needs: one per SL the design uses, or torus-2QoS's four."""
+    return TORUS_VLS if engine == TORUS_ENGINE else len(DESIGN_SLS)
+
+
+def _qos(engine: str) -> dict[str, object]:
+    """QoS settings over data_vls(engine) VLs with equal arbitration weights. Under torus-2QoS
+    the engine owns SL-to-VL (it picks the VL that breaks each ring's cycle), endpoint links
+    carry VL 0, and the generic qos_vlarb_high/qos_vlarb_low are not written (man torus-2QoS:
+    the engine maps SLs to VLs differently on inter-switch and endport links, "This is why
+    qos_vlarb_high and qos_vlarb_low should not be used")."""
+    torus = engine == TORUS_ENGINE
+    vls = data_vls(engine)
+    sls = ", ".join(map(str, DESIGN_SLS))
     return {
-        "note": "SL-to-VL set by torus-2QoS, endpoint links on VLs 0-1"
+        "note": f"SL-to-VL set by torus-2QoS: VLs 0-{vls - 1} on inter-switch links (one QoS "
+        "level, a failed switch routed around), VL 0 on endpoint links"
         if torus
-        else "the same for CAs, switch external ports and switch port 0",
-        "max_vls": QOS_MAX_VLS,
+        else f"the design's traffic uses SL {sls}: {vls} data VL{'s' if vls > 1 else ''}, "
+        "the same for CAs, switch external ports and switch port 0",
+        "op_vls": OP_VLS_CODE[vls],
+        "op_vls_note": f"VL0-{vls - 1}" if vls > 1 else "VL0 only",
+        "max_vls": vls,
         "high_limit": 0,
-        "vlarb_high": ",".join(f"{vl}:0" for vl in range(QOS_MAX_VLS)),
-        "sections": [
-            {"prefix": p, "vlarb_low": endpoint if p in QOS_ENDPOINT_PREFIXES else weights}
-            for p in QOS_PREFIXES
-        ],
-        "sl2vl": None if torus else ",".join(str(sl % QOS_MAX_VLS) for sl in range(SLS)),
+        "sections": [_section(p, vls, torus) for p in QOS_PREFIXES if not (torus and p == "qos")],
+        "sl2vl": None
+        if torus
+        else ",".join(str(min(sl, vls - 1) if sl in DESIGN_SLS else 0) for sl in range(SLS)),
+    }
+
+
+def ipoib_mtu(speed_gbps: int) -> tuple[int, int]:
+    """The IPoIB MTU (bytes, IBTA code) of a network's partitions by its link speed."""
+    size = 4096 if speed_gbps >= IPOIB_4K_FROM_GBPS else 2048
+    return size, IPOIB_MTU_CODE[size]
+
+
+def _section(prefix: str, vls: int, torus: bool) -> dict[str, object]:
+    """One qos_<prefix>_* block: its VLs (torus-2QoS endpoint links: VL 0) at equal low-priority
+    weights, no high-priority table."""
+    count = min(vls, TORUS_ENDPOINT_VLS) if torus and prefix in QOS_ENDPOINT_PREFIXES else vls
+    return {
+        "prefix": prefix,
+        "max_vls": count,
+        "vlarb_high": ",".join(f"{vl}:0" for vl in range(count)),
+        "vlarb_low": ",".join(f"{vl}:{QOS_VLARB_WEIGHT}" for vl in range(count)),
     }
 
 
@@ -189,7 +223,7 @@ def opensm_files(ctx: ConfigContext, subnet: IbSubnet) -> list[Artifact]:
         "design": design,
         "subnet": subnet,
         "sm_nodes": sm_nodes(subnet),
-        "qos": _qos(subnet.engine == TORUS_ENGINE),
+        "qos": _qos(subnet.engine),
     }
     folder = f"configs/{subnet.folder}"
     artifacts: list[Artifact] = [
@@ -230,6 +264,7 @@ def opensm_files(ctx: ConfigContext, subnet: IbSubnet) -> list[Artifact]:
                 default_pkey=f"0x{DEFAULT_PKEY:04x}",
                 default_membership="limited" if partitions else "full",
                 partitions=partitions,
+                mtu=ipoib_mtu(ctx.fabric.loaded.networks[subnet.network].fabric_speed),
             ),
         )
     )
