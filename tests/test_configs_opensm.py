@@ -144,7 +144,8 @@ def test_partition_without_members_on_the_network(tmp_path: Path) -> None:
 def test_nvidia_sm_file_adds_adaptive_routing_and_sharp(tmp_path: Path) -> None:
     """QM9700 has AR and SHARP: nvidia-sm.conf is opensm.conf with the AR engine over the chosen
     one (ftree and updn -> ar_updn with the root GUID file: NVIDIA's AR engine for fat-trees, the
-    only one UFM supports on XDR; ftree's cn_guid_file goes) and sharp_enabled 1; opensm.conf
+    only one UFM supports on XDR; ftree's cn_guid_file goes) and sharp_enabled 2 (enable; 1
+    disables SHARP, 0 ignores it); opensm.conf
     keeps what upstream OpenSM reads. Both turned off in the spec: no NVIDIA file."""
     files = one_su(tmp_path / "on")
     upstream, nvidia = files[SM + "opensm.conf"], files[SM + "nvidia-sm.conf"]
@@ -152,17 +153,17 @@ def test_nvidia_sm_file_adds_adaptive_routing_and_sharp(tmp_path: Path) -> None:
     assert "sharp_enabled" not in upstream and "ar_" not in upstream
     assert re.search(r"^routing_engine ar_updn$", nvidia, re.M)
     assert re.search(r"^root_guid_file /etc/opensm/root_guids.conf$", nvidia, re.M)
-    assert re.search(r"^sharp_enabled 1$", nvidia, re.M)
+    assert re.search(r"^sharp_enabled 2$", nvidia, re.M)
     assert set(lines(upstream)) ^ set(lines(nvidia)) == {
         "routing_engine ftree",
         "routing_engine ar_updn",
         "cn_guid_file /etc/opensm/cn_guids.conf",
-        "sharp_enabled 1",
+        "sharp_enabled 2",
     }
     updn = one_su(tmp_path / "updn", "      routing_engine: updn\n")[SM + "nvidia-sm.conf"]
     assert re.search(r"^routing_engine ar_updn$", updn, re.M)
     no_sharp = one_su(tmp_path / "nosharp", "      sharp: false\n")[SM + "nvidia-sm.conf"]
-    assert re.search(r"^sharp_enabled 0$", no_sharp, re.M)
+    assert re.search(r"^sharp_enabled 1$", no_sharp, re.M)  # 1: disable on every switch
     text = (EXAMPLES / "superpod-h100-4su.yaml").read_text().replace("count: 127", "count: 31")
     text = text.replace(
         "    subnet_manager:\n      sm_nodes: [ufm]\n",
@@ -296,3 +297,20 @@ def test_ipoib_partitions_keep_2048_below_ndr() -> None:
     assert ipoib_mtu(200) == (2048, 4)
     assert ipoib_mtu(400) == (4096, 5)
     assert ipoib_mtu(800) == (4096, 5)
+
+
+def test_sharp_on_means_sharp_on_end_to_end(tmp_path: Path) -> None:
+    """SHARP on: the SM enables it (sharp_enabled 2), UFM's SHARP Aggregation Manager is turned
+    on (gv.cfg [Sharp] sharp_enabled = true, off by default) on the SM hosts, and NCCL uses it
+    (NCCL_COLLNET_ENABLE=1). subnet_manager.sharp false: disabled (1), no AM file, no CollNet."""
+    on = one_su(tmp_path / "on")
+    assert re.search(r"^sharp_enabled 2$", on[SM + "nvidia-sm.conf"], re.M)
+    gv = on[SM + "ufm-gv-sharp.cfg"]
+    assert gv.endswith("[Sharp]\nsharp_enabled = true\n")
+    assert "ufm01, ufm02, ufm03, ufm04" in gv
+    env = on["nccl/dgx-h100.env"]
+    assert "\nNCCL_COLLNET_ENABLE=1\n" in env
+    off = one_su(tmp_path / "off", "      sharp: false\n")
+    assert re.search(r"^sharp_enabled 1$", off[SM + "nvidia-sm.conf"], re.M)
+    assert SM + "ufm-gv-sharp.cfg" not in off
+    assert "NCCL_COLLNET_ENABLE" not in off["nccl/dgx-h100.env"]

@@ -32,7 +32,10 @@ def topology_path(file_stem: str) -> str:
     return f"{INSTALL_DIR}/{file_stem}.xml"
 
 
-def settings(plan: GroupPlan, file_stem: str, has_topology: bool) -> list[Setting]:
+def settings(
+    plan: GroupPlan, file_stem: str, has_topology: bool, sharp: bool = False
+) -> list[Setting]:
+    """`sharp`: the InfiniBand compute network runs SHARP (nvidia-sm.conf sharp_enabled 2)."""
     result: list[Setting] = []
     if has_topology:
         result.append(
@@ -44,6 +47,8 @@ def settings(plan: GroupPlan, file_stem: str, has_topology: bool) -> list[Settin
         )
     result.extend(_hca(plan))
     result.extend(_qos(plan))
+    if sharp and plan.compute is not None:
+        result.append(_collnet(plan.compute))
     result.append(_socket(plan))
     return result
 
@@ -91,6 +96,22 @@ def _qos(plan: GroupPlan) -> list[Setting]:
             ),
         ]
     return [Setting("NCCL_IB_SL", "0", ib_sl_comment(network))]
+
+
+def _collnet(network: ResolvedNetwork) -> Setting:
+    """SHARP for NCCL (HPC-X, "NCCL-RDMA-SHARP Plugins"): NCCL_COLLNET_ENABLE=1 with the plugin's
+    libnccl-net.so on the library path; the SM enables SHARP on the switches and the SHARP
+    Aggregation Manager (UFM gv.cfg [Sharp]) builds the trees."""
+    return Setting(
+        "NCCL_COLLNET_ENABLE",
+        "1",
+        (
+            f"SHARP in-network reductions on network {network.name} (CollNet). Needs the",
+            "NCCL-RDMA-SHARP plugin (HPC-X nccl_rdma_sharp_plugin, libnccl-net.so) on the",
+            "library path, SHARP on in the SM (nvidia-sm.conf sharp_enabled 2) and the SHARP",
+            "Aggregation Manager running (configs/<subnet>/ufm-gv-sharp.cfg).",
+        ),
+    )
 
 
 def ib_engine(network: ResolvedNetwork) -> str:
