@@ -2,16 +2,18 @@
 
 Consumes an IbSubnet (GUIDs, roots, compute nodes, routing engine) and the network's
 subnet_manager spec; produces, for the folder configs/<network>-sm/ (one per plane when a network
-has several): opensm.conf (routing engine and its GUID files, partitions, QoS and SL-to-VL),
-root_guids.conf (node GUIDs of the top tier), cn_guids.conf (port GUIDs of the compute nodes'
-CAs), partitions.conf (the default partition plus the spec's tenant partitions, members = port
-GUIDs of the named node groups) and guids.yaml (every IB node name with its GUID, in the format
+has several): opensm.conf (routing engine and its GUID files, partitions, QoS over as many data
+VLs as the design's SLs need, SL-to-VL), root_guids.conf (node GUIDs of the top tier; a torus's
+origin switch), cn_guids.conf (port GUIDs of the compute nodes' CAs), partitions.conf (the
+default partition plus the spec's tenant partitions, members = port GUIDs of the named node
+groups, IPoIB MTU by link speed) and guids.yaml (every IB node name with its GUID, in the format
 subnet_manager.guids reads back). With several subnet-manager nodes, the first is the master
 (sm_priority 15) and the others standbys with falling priorities (their `opensm -p` in the file).
 Where the network wants adaptive routing or SHARP and its switches have them, nvidia-sm.conf is
 the same file for NVIDIA's SM (UFM, MLNX OpenSM) with its AR routing engine (ar_updn with the
-root GUID file over a fat-tree, NDR and XDR alike) and sharp_enabled; opensm.conf stays what
-upstream OpenSM reads. Files name their siblings by absolute path under SM_DIR, where the
+root GUID file over a fat-tree, NDR and XDR alike) and sharp_enabled, and with SHARP on
+ufm-gv-sharp.cfg starts UFM's SHARP Aggregation Manager; opensm.conf stays what upstream OpenSM
+reads. Files name their siblings by absolute path under SM_DIR, where the
 provisioning system puts them on the subnet-manager node.
 """
 
