@@ -327,3 +327,25 @@ def test_torus_routes_with_torus_2qos_over_four_vls_or_updn_from_one_root(
     with simulator(updn["ibsim.net"], tmp_path / "updn-sim") as sim:
         log = sim.opensm_once("-F", str(conf), debug="0x03")
     assert "updn tables configured on all switches" in log
+
+
+@pytest.mark.tool
+def test_gb300_xdr_nvidia_sm_routing_is_updn_over_the_root_guids(tmp_path: Path) -> None:
+    """nvidia-sm.conf of the XDR unit routes with ar_updn and the root GUID file (UFM 6.21:
+    the only AR engine on XDR). Upstream OpenSM has no AR, so its base engine, updn, runs the
+    same file here (AR engine name and SHARP switch taken out): it reads the root GUIDs and
+    routes every switch."""
+    require_tool(*TOOLS)
+    _, artifacts = compiled("gb300-nvl72-xdr")
+    sm = files(artifacts, "compute-sm")
+    conf = sm["nvidia-sm.conf"]
+    assert re.search(r"^routing_engine ar_updn$", conf, re.M)
+    sm["opensm.conf"] = re.sub(
+        r"^sharp_enabled .*\n", "", conf.replace("ar_updn", "updn"), flags=re.M
+    )
+    path = _install(sm, tmp_path / "sm")
+    with simulator(sm["ibsim.net"], tmp_path / "sim") as sim:
+        log = sim.opensm_once("-F", str(path), debug="0x07")
+    assert "updn tables configured on all switches" in log
+    assert (tmp_path / "sm" / "root_guids.conf").read_text() == sm["root_guids.conf"]
+    assert " ERR " not in log
