@@ -50,9 +50,10 @@ SLS = 16
 QOS_PREFIXES = ("qos", "qos_ca", "qos_sw0", "qos_swe", "qos_rtr")
 QOS_ENDPOINT_PREFIXES = ("qos_ca", "qos_sw0", "qos_rtr")  # links with a CA (or port 0) at one end
 TORUS_ENDPOINT_VLS = 1  # torus-2QoS: endpoint links carry QoS level 0 on VL 0 (level 1: VL 1)
-# IPoIB broadcast-group MTU of the partitions, IBTA-coded (doc/partition-config.txt: "mtu=4 for
-# 2048", the default): 4096 (mtu=5) from NDR up - ConnectX-7/8 and Quantum-2/X800 ports have a
-# 4096-byte MTU cap - 2048 below.
+# IPoIB broadcast-group MTU of the partitions, IBTA-coded (OpenSM doc/partition-config.txt: "mtu=4
+# for 2048", the default). MLNX_OFED User Manual, OpenSM partition configuration: "To use 4K MTU,
+# edit that entry to mtu=5". fabricc uses 4096 from NDR up, where NVIDIA's HCAs and switches
+# (ConnectX-7/8, Quantum-2/X800) all carry it, and keeps OpenSM's 2048 below.
 IPOIB_MTU_CODE = {2048: 4, 4096: 5}
 IPOIB_4K_FROM_GBPS = 400
 MASTER_PRIORITY = 15  # highest sm_priority: the master; standbys count down from 14
