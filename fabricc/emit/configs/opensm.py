@@ -13,8 +13,8 @@ Where the network wants adaptive routing or SHARP and its switches have them, nv
 the same file for NVIDIA's SM (UFM, MLNX OpenSM) with its AR routing engine (ar_updn with the
 root GUID file over a fat-tree, NDR and XDR alike) and sharp_enabled, and with SHARP on
 ufm-gv-sharp.cfg starts UFM's SHARP Aggregation Manager; opensm.conf stays what upstream OpenSM
-reads. Files name their siblings by absolute path under SM_DIR, where the
-provisioning system puts them on the subnet-manager node.
+reads. Files name their siblings by absolute path under SM_DIR, where the provisioning system
+puts them on the subnet-manager node.
 """
 
 from __future__ import annotations
@@ -178,6 +178,7 @@ def _qos(engine: str) -> dict[str, object]:
     torus = engine == TORUS_ENGINE
     vls = data_vls(engine)
     sls = ", ".join(map(str, DESIGN_SLS))
+    vl_of = {sl: vl for vl, sl in enumerate(DESIGN_SLS)}
     return {
         "note": f"SL-to-VL set by torus-2QoS: VLs 0-{vls - 1} on inter-switch links (one QoS "
         "level, a failed switch routed around), VL 0 on endpoint links"
@@ -186,12 +187,10 @@ def _qos(engine: str) -> dict[str, object]:
         "the same for CAs, switch external ports and switch port 0",
         "op_vls": OP_VLS_CODE[vls],
         "op_vls_note": f"VL0-{vls - 1}" if vls > 1 else "VL0 only",
-        "max_vls": vls,
         "high_limit": 0,
         "sections": [_section(p, vls, torus) for p in QOS_PREFIXES if not (torus and p == "qos")],
-        "sl2vl": None
-        if torus
-        else ",".join(str(min(sl, vls - 1) if sl in DESIGN_SLS else 0) for sl in range(SLS)),
+        # each SL the design uses on a VL of its own, any other SL on VL 0
+        "sl2vl": None if torus else ",".join(str(vl_of.get(sl, 0)) for sl in range(SLS)),
     }
 
 
