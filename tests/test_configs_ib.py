@@ -276,3 +276,76 @@ def test_opensm_reads_every_option_of_opensm_conf(tmp_path: Path) -> None:
         written = (tmp_path / f"{name}.out").read_text()
         assert re.search(r"^sm_priority 15$", written, re.M), "OpenSM did not take sm_priority"
     assert unknown == {"opensm.conf": [], "nvidia-sm.conf": ["sharp_enabled"]}
+
+
+@pytest.mark.tool
+def test_dragonfly_plus_dfsssp_routes_every_path_on_vl0(tmp_path: Path) -> None:
+    """opensm.conf limits the dragonfly+ subnet to VL 0 (max_op_vls 1): DFSSSP then finds one VL
+    enough and routes every path on SL 0 - the one SL NCCL uses (NCCL_IB_SL=0). The first
+    sweep sets the operational VLs; the second routes over them, as a running SM does."""
+    require_tool(*TOOLS)
+    _, artifacts = compiled("dragonfly-plus-h100")
+    sm = files(artifacts, "compute-sm")
+    conf = _install(sm, tmp_path / "sm")
+    with simulator(sm["ibsim.net"], tmp_path / "sim") as sim:
+        first = sim.opensm_once("-F", str(conf), debug="0x03")
+        second = sim.opensm_once("-F", str(conf), debug="0x03")
+    assert "dfsssp tables configured on all switches" in first
+    assert "Virtual Lanes available: 1" in second and "Virtual Lanes needed: 1" in second
+    assert "dfsssp tables configured on all switches" in second
+
+
+@pytest.mark.tool
+def test_torus_routes_with_torus_2qos_over_four_vls_or_updn_from_one_root(
+    tmp_path: Path,
+) -> None:
+    """torus-2QoS routes the torus over VLs 0-3 on switch links (max_op_vls 3: one QoS level);
+    with routing_engine updn (what the SL warning offers NCCL) up/down from the origin switch
+    routes it too, credit-loop free on one SL."""
+    require_tool(*TOOLS)
+    _, artifacts = compiled("torus-3d-h100")
+    sm = files(artifacts, "compute-sm")
+    conf = _install(sm, tmp_path / "sm")
+    with simulator(sm["ibsim.net"], tmp_path / "sim") as sim:
+        log = sim.opensm_once("-F", str(conf), debug="0x03")
+    assert "torus-2QoS tables configured on all switches" in log
+    assert "minimum data VLs: endport 4, switchport 4" in log
+    spec = (EXAMPLES / "torus-3d-h100.yaml").read_text()
+    assert "  compute:\n" in spec
+    spec = re.sub(
+        r"(\n  compute:\n(?:    .*\n)*?)(    endpoints:)",
+        r"\1    subnet_manager: {routing_engine: updn}\n\2",
+        spec,
+        count=1,
+    )
+    (tmp_path / "updn").mkdir()
+    fabric, updn_artifacts = compile_text(spec, tmp_path / "updn")
+    assert not [w for w in fabric.warnings if "torus-2QoS" in w.message]
+    updn = files(updn_artifacts, "compute-sm")
+    assert len(updn["root_guids.conf"].split()) == 1
+    conf = _install(updn, tmp_path / "updn-sm")
+    with simulator(updn["ibsim.net"], tmp_path / "updn-sim") as sim:
+        log = sim.opensm_once("-F", str(conf), debug="0x03")
+    assert "updn tables configured on all switches" in log
+
+
+@pytest.mark.tool
+def test_gb300_xdr_nvidia_sm_routing_is_updn_over_the_root_guids(tmp_path: Path) -> None:
+    """nvidia-sm.conf of the XDR unit routes with ar_updn and the root GUID file (UFM 6.21:
+    the only AR engine on XDR). Upstream OpenSM has no AR, so its base engine, updn, runs the
+    same file here (AR engine name and SHARP switch taken out): it reads the root GUIDs and
+    routes every switch."""
+    require_tool(*TOOLS)
+    _, artifacts = compiled("gb300-nvl72-xdr")
+    sm = files(artifacts, "compute-sm")
+    conf = sm["nvidia-sm.conf"]
+    assert re.search(r"^routing_engine ar_updn$", conf, re.M)
+    sm["opensm.conf"] = re.sub(
+        r"^sharp_enabled .*\n", "", conf.replace("ar_updn", "updn"), flags=re.M
+    )
+    path = _install(sm, tmp_path / "sm")
+    with simulator(sm["ibsim.net"], tmp_path / "sim") as sim:
+        log = sim.opensm_once("-F", str(path), debug="0x07")
+    assert "updn tables configured on all switches" in log
+    assert (tmp_path / "sm" / "root_guids.conf").read_text() == sm["root_guids.conf"]
+    assert " ERR " not in log

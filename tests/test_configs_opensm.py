@@ -121,14 +121,17 @@ def test_partitions(tmp_path: Path) -> None:
     )
     table = guids(files)
     text = files[SM + "partitions.conf"]
-    assert "Default=0x7fff, ipoib, defmember=limited : ALL, ALL_SWITCHES=full, SELF=full ;" in text
+    assert (
+        "Default=0x7fff, ipoib, mtu=5, defmember=limited : ALL, ALL_SWITCHES=full, SELF=full ;"
+        in (text)
+    )
     sections = {
         m.group(1): m.group(0)
         for m in re.finditer(r"^(\w+)=0x[0-9a-f]{4}[^;]*;", text, re.M | re.S)
     }
     research = set(re.findall(r"(0x[0-9a-f]{16})=full", sections["research"]))
     assert research == {f"0x{g:016x}" for n, g in table.items() if n.startswith("dgx")}
-    assert sections["research"].startswith("research=0x0010, ipoib,")
+    assert sections["research"].startswith("research=0x0010, ipoib, mtu=5,")
     ops = set(re.findall(r"(0x[0-9a-f]{16})=limited", sections["ops"]))
     assert ops == {f"0x{g:016x}" for n, g in table.items() if n.startswith("ufm")}
 
@@ -140,23 +143,27 @@ def test_partition_without_members_on_the_network(tmp_path: Path) -> None:
 
 def test_nvidia_sm_file_adds_adaptive_routing_and_sharp(tmp_path: Path) -> None:
     """QM9700 has AR and SHARP: nvidia-sm.conf is opensm.conf with the AR engine over the chosen
-    one (ftree -> ar_ftree, updn -> ar_updn) and sharp_enabled 1; opensm.conf keeps what upstream
-    OpenSM reads. Both turned off in the spec: no NVIDIA file."""
+    one (ftree and updn -> ar_updn with the root GUID file: NVIDIA's AR engine for fat-trees, the
+    only one UFM supports on XDR; ftree's cn_guid_file goes) and sharp_enabled 2 (enable; 1
+    disables SHARP, 0 ignores it); opensm.conf
+    keeps what upstream OpenSM reads. Both turned off in the spec: no NVIDIA file."""
     files = one_su(tmp_path / "on")
     upstream, nvidia = files[SM + "opensm.conf"], files[SM + "nvidia-sm.conf"]
     assert re.search(r"^routing_engine ftree$", upstream, re.M)
     assert "sharp_enabled" not in upstream and "ar_" not in upstream
-    assert re.search(r"^routing_engine ar_ftree$", nvidia, re.M)
-    assert re.search(r"^sharp_enabled 1$", nvidia, re.M)
+    assert re.search(r"^routing_engine ar_updn$", nvidia, re.M)
+    assert re.search(r"^root_guid_file /etc/opensm/root_guids.conf$", nvidia, re.M)
+    assert re.search(r"^sharp_enabled 2$", nvidia, re.M)
     assert set(lines(upstream)) ^ set(lines(nvidia)) == {
         "routing_engine ftree",
-        "routing_engine ar_ftree",
-        "sharp_enabled 1",
+        "routing_engine ar_updn",
+        "cn_guid_file /etc/opensm/cn_guids.conf",
+        "sharp_enabled 2",
     }
     updn = one_su(tmp_path / "updn", "      routing_engine: updn\n")[SM + "nvidia-sm.conf"]
     assert re.search(r"^routing_engine ar_updn$", updn, re.M)
     no_sharp = one_su(tmp_path / "nosharp", "      sharp: false\n")[SM + "nvidia-sm.conf"]
-    assert re.search(r"^sharp_enabled 0$", no_sharp, re.M)
+    assert re.search(r"^sharp_enabled 1$", no_sharp, re.M)  # 1: disable on every switch
     text = (EXAMPLES / "superpod-h100-4su.yaml").read_text().replace("count: 127", "count: 31")
     text = text.replace(
         "    subnet_manager:\n      sm_nodes: [ufm]\n",
@@ -207,9 +214,103 @@ def test_every_topo_system_type_has_an_ibnl_definition(example: str) -> None:
     for kind, ports in used.items():
         ibnl = files.get(f"cabling/{kind}.ibnl")
         assert ibnl is not None, kind
-        assert f"\nTOPSYSTEM {kind}\n" in ibnl
+        assert ibnl.startswith(f"TOPSYSTEM {kind}\n")  # the IBNL grammar has no comments
         defined = set(re.findall(r"^\s+\d+ -> (\S+)$", ibnl, re.M))
         assert ports <= defined, (kind, sorted(ports - defined)[:5])
     qm9700 = files.get("cabling/QUANTUM-2-QM9700.ibnl")
     if qm9700 is not None:
-        assert "NODE SW 64 " in qm9700 and "   64 -> 32/2" in qm9700
+        assert "NODE SW 64 " in qm9700 and "   64 -> P32/2" in qm9700
+
+
+@pytest.mark.parametrize("example", ["gb300-nvl72-xdr", "superpod-h100-4su", "gb200-nvl72-su"])
+def test_adaptive_routing_over_a_fat_tree_is_ar_updn_with_the_root_guids(example: str) -> None:
+    """UFM Enterprise 6.21, Appendix - Adaptive Routing: on XDR only ar_updn, with the root GUID
+    file, and no ar_ftree; NVIDIA's bring-up procedure names ar_updn for fat-trees (NDR) too."""
+    files = by_path(compiled(example)[1])
+    confs = {
+        p: t
+        for p, t in files.items()
+        if p.endswith("/nvidia-sm.conf") and "# NVIDIA SM: adaptive routing over" in t
+    }
+    assert "configs/compute-sm/nvidia-sm.conf" in confs
+    for path, text in confs.items():
+        assert "ar_ftree" not in text, path
+        assert re.search(r"^routing_engine ar_updn$", text, re.M), path
+        assert re.search(r"^root_guid_file /etc/opensm/root_guids.conf$", text, re.M), path
+        roots = files[path.replace("nvidia-sm.conf", "root_guids.conf")].split()
+        assert roots and all(re.fullmatch(r"0x[0-9a-f]{16}", g) for g in roots)
+
+
+def test_every_subnet_names_its_sm_hosts_or_is_warned_about() -> None:
+    """An IB subnet whose network names no sm_nodes cabled into it gets a warning naming the
+    subnet (the 4-SU storage fabric has none); a subnet with UFM appliances as sm_nodes gets
+    none and its opensm.conf names master and standby."""
+    fabric, artifacts = compiled("superpod-h100-4su")
+    warned = [w.render() for w in fabric.warnings if "subnet-manager host" in w.message]
+    assert len(warned) == 1, warned
+    assert "InfiniBand subnet storage has no subnet-manager host" in warned[0]
+    assert "networks.storage.subnet_manager" in warned[0]
+    fabric, artifacts = compiled("gb200-nvl72-su")
+    assert not [w for w in fabric.warnings if "subnet-manager host" in w.message]
+    conf = by_path(artifacts)[SM + "opensm.conf"]
+    assert re.search(r"^#\s+ufm01: master, sm_priority 15$", conf, re.M)
+    assert "#   ufm02: standby, sm_priority 14" in conf
+    # rail-only: one subnet per rail leaf, each named
+    rails, _ = compiled("rail-only-h100")
+    warned = [w.message for w in rails.warnings if "subnet-manager host" in w.message]
+    assert warned and "subnets compute-rail1, compute-rail2" in warned[0]
+
+
+def test_data_vls_follow_the_sls_the_design_uses() -> None:
+    """The design's traffic is on SL 0: a fat-tree subnet runs one data VL (max_op_vls 1, every
+    SL on VL 0) instead of 8 that only divide the buffers; torus-2QoS gets VLs 0-3 on switch
+    links (its dateline and failed-switch bits), VL 0 on endpoints, owns SL-to-VL, and the
+    generic qos_vlarb_high/qos_vlarb_low that man torus-2QoS says not to use are gone."""
+    tree = by_path(compiled("superpod-h100-4su")[1])[SM + "opensm.conf"]
+    assert re.search(r"^max_op_vls 1$", tree, re.M)
+    assert set(re.findall(r"^qos\w*_max_vls (\d+)$", tree, re.M)) == {"1"}
+    assert set(re.findall(r"^qos\w*_vlarb_low (\S+)$", tree, re.M)) == {"0:64"}
+    assert set(re.findall(r"^qos\w*_sl2vl (\S+)$", tree, re.M)) == {",".join(["0"] * 16)}
+    torus = by_path(compiled("torus-3d-h100")[1])[SM + "opensm.conf"]
+    assert re.search(r"^max_op_vls 3$", torus, re.M)
+    assert not re.search(r"^qos_(vlarb_high|vlarb_low|max_vls|sl2vl) ", torus, re.M)
+    assert "sl2vl" not in torus
+    assert re.search(r"^qos_swe_max_vls 4$", torus, re.M)
+    assert re.search(r"^qos_swe_vlarb_low 0:64,1:64,2:64,3:64$", torus, re.M)
+    assert re.search(r"^qos_ca_max_vls 1$", torus, re.M)
+
+
+@pytest.mark.parametrize(
+    ("example", "mtu"),
+    [("superpod-h100-4su", 5), ("gb300-nvl72-xdr", 5), ("torus-3d-h100", 5)],
+)
+def test_ipoib_partitions_run_4096_byte_mtu_on_ndr_and_xdr(example: str, mtu: int) -> None:
+    files = by_path(compiled(example)[1])
+    for path, text in files.items():
+        if path.endswith("/partitions.conf"):
+            assert re.search(rf"^Default=0x7fff, ipoib, mtu={mtu}, ", text, re.M), path
+
+
+def test_ipoib_partitions_keep_2048_below_ndr() -> None:
+    from fabricc.emit.configs.opensm import ipoib_mtu
+
+    assert ipoib_mtu(200) == (2048, 4)
+    assert ipoib_mtu(400) == (4096, 5)
+    assert ipoib_mtu(800) == (4096, 5)
+
+
+def test_sharp_on_means_sharp_on_end_to_end(tmp_path: Path) -> None:
+    """SHARP on: the SM enables it (sharp_enabled 2), UFM's SHARP Aggregation Manager is turned
+    on (gv.cfg [Sharp] sharp_enabled = true, off by default) on the SM hosts, and NCCL uses it
+    (NCCL_COLLNET_ENABLE=1). subnet_manager.sharp false: disabled (1), no AM file, no CollNet."""
+    on = one_su(tmp_path / "on")
+    assert re.search(r"^sharp_enabled 2$", on[SM + "nvidia-sm.conf"], re.M)
+    gv = on[SM + "ufm-gv-sharp.cfg"]
+    assert gv.endswith("[Sharp]\nsharp_enabled = true\n")
+    assert "ufm01, ufm02, ufm03, ufm04" in gv
+    env = on["nccl/dgx-h100.env"]
+    assert "\nNCCL_COLLNET_ENABLE=1\n" in env
+    off = one_su(tmp_path / "off", "      sharp: false\n")
+    assert re.search(r"^sharp_enabled 1$", off[SM + "nvidia-sm.conf"], re.M)
+    assert SM + "ufm-gv-sharp.cfg" not in off
+    assert "NCCL_COLLNET_ENABLE" not in off["nccl/dgx-h100.env"]

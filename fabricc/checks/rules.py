@@ -4,8 +4,10 @@ Consumes a Fabric; produces Diagnostics that point at the spec line responsible.
 every port exists and is used once; both ends of a link run its speed; cables and modules reach;
 rack power and space hold; rails are symmetric (rail k of every node of a unit on that unit's
 rail-k leaf) and every leaf reaches every spine of its tree with the same number of links;
-hostnames are valid and unique. Synthesis already avoids these mistakes; the rules are here so
-that a regression, a user catalog or a later pass cannot slip one through.
+hostnames are valid and unique; every InfiniBand subnet has a subnet-manager host
+(checks/subnet_managers.py, a warning), and NCCL's one SL can follow the routing engine
+(checks/service_levels.py, a warning). Synthesis already avoids these mistakes; the rules are
+here so that a regression, a user catalog or a later pass cannot slip one through.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from collections import Counter, defaultdict
 
 from fabricc.catalog.models import FORM_ACCEPTS, TransceiverModel
 from fabricc.checks.power import check_power
+from fabricc.checks.service_levels import check_service_levels
+from fabricc.checks.subnet_managers import check_subnet_managers
 from fabricc.errors import Diagnostic, error
 from fabricc.ir import (
     ENDPOINT_LEAF,
@@ -396,4 +400,9 @@ def check(fabric: Fabric) -> list[Diagnostic]:
     rules.racks()
     rules.rails()
     rules.names()
-    return [*rules.problems, *check_power(fabric)]
+    return [
+        *rules.problems,
+        *check_power(fabric),
+        *check_subnet_managers(fabric),
+        *check_service_levels(fabric),
+    ]

@@ -67,8 +67,27 @@ def _files(fabric: Fabric, plan: GroupPlan, stem: str, profile: Profile) -> _Fil
     if topology is not None:
         nics = {nic.name: nic for nic in plan.nics}
         xml = render(build_topology(plan.model, topology, plan.node, profile, nics))
-    entries = tuple(settings(plan, stem, xml is not None))
+    entries = tuple(settings(plan, stem, xml is not None, sharp=_sharp(fabric, plan)))
     return _Files(stem, plan.model, (plan.group,), xml, entries)
+
+
+def _sharp(fabric: Fabric, plan: GroupPlan) -> bool:
+    """SHARP on the group's InfiniBand compute network: subnet_manager.sharp, and every switch of
+    the network does SHARP (what nvidia-sm.conf's sharp_enabled follows)."""
+    network = plan.compute
+    if network is None or network.fabric != "infiniband" or network.name not in fabric.networks:
+        return False
+    switches = fabric.loaded.catalog.catalog.switches
+    models = {
+        fabric.devices[name].model
+        for names in fabric.networks[network.name].switches.values()
+        for name in names
+    }
+    return (
+        network.spec.subnet_manager.sharp
+        and bool(models)
+        and all(switches[m].sharp for m in models)
+    )
 
 
 def _readme(fabric: Fabric, files: list[_Files], profile: Profile) -> str:

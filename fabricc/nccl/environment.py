@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from fabricc.emit.configs.ibfabric import FAMILY_ENGINES
 from fabricc.nccl.plan import GroupPlan
+from fabricc.spec.resolve import ResolvedNetwork
 
 INSTALL_DIR = "/etc/nccl"  # where README.md tells operators to put the files
 # Interfaces NCCL must not pick for its socket bootstrap when no in-band interface is known:
@@ -30,7 +32,10 @@ def topology_path(file_stem: str) -> str:
     return f"{INSTALL_DIR}/{file_stem}.xml"
 
 
-def settings(plan: GroupPlan, file_stem: str, has_topology: bool) -> list[Setting]:
+def settings(
+    plan: GroupPlan, file_stem: str, has_topology: bool, sharp: bool = False
+) -> list[Setting]:
+    """`sharp`: the InfiniBand compute network runs SHARP (nvidia-sm.conf sharp_enabled 2)."""
     result: list[Setting] = []
     if has_topology:
         result.append(
@@ -42,6 +47,8 @@ def settings(plan: GroupPlan, file_stem: str, has_topology: bool) -> list[Settin
         )
     result.extend(_hca(plan))
     result.extend(_qos(plan))
+    if sharp and plan.compute is not None:
+        result.append(_collnet(plan.compute))
     result.append(_socket(plan))
     return result
 
@@ -88,16 +95,61 @@ def _qos(plan: GroupPlan) -> list[Setting]:
                 ),
             ),
         ]
-    return [
-        Setting(
-            "NCCL_IB_SL",
-            "0",
-            (
-                f"InfiniBand service level on network {network.name}: SL 0, the default, as the",
-                "spec defines no QoS levels for its subnet manager.",
-            ),
+    return [Setting("NCCL_IB_SL", "0", ib_sl_comment(network))]
+
+
+def _collnet(network: ResolvedNetwork) -> Setting:
+    """SHARP for NCCL (HPC-X, "NCCL-RDMA-SHARP Plugins"): NCCL_COLLNET_ENABLE=1 with the plugin's
+    libnccl-net.so on the library path; the SM enables SHARP on the switches and the SHARP
+    Aggregation Manager (UFM gv.cfg [Sharp]) builds the trees."""
+    return Setting(
+        "NCCL_COLLNET_ENABLE",
+        "1",
+        (
+            f"SHARP in-network reductions on network {network.name} (CollNet). Needs the",
+            "NCCL-RDMA-SHARP plugin (HPC-X nccl_rdma_sharp_plugin, libnccl-net.so) on the",
+            "library path, SHARP on in the SM (nvidia-sm.conf sharp_enabled 2) and the SHARP",
+            "Aggregation Manager running (configs/<subnet>/ufm-gv-sharp.cfg).",
+        ),
+    )
+
+
+def ib_engine(network: ResolvedNetwork) -> str:
+    """The OpenSM routing engine of an InfiniBand network: the spec's, or its family's."""
+    forced = network.spec.subnet_manager.routing_engine
+    if forced != "auto":
+        return forced
+    family = FAMILY_ENGINES.get(network.spec.topology)
+    return family[0] if family is not None else "ftree"
+
+
+def ib_sl_comment(network: ResolvedNetwork) -> tuple[str, ...]:
+    """Why SL 0: NCCL sets one SL (NCCL_IB_SL) on every QP and asks the SA for no path record,
+    so it holds only where the routing engine needs no per-path SL."""
+    head = f"InfiniBand service level on network {network.name}: SL 0, the default."
+    engine = ib_engine(network)
+    if engine == "torus-2QoS":
+        return (
+            head,
+            "NOT deadlock-free here: torus-2QoS puts the datelines a path crosses in its SL, and",
+            "every application must take the path SL from a path record query (man torus-2QoS),",
+            "while NCCL uses this one SL for every connection - its traffic can close credit",
+            "loops around the rings. With subnet_manager.routing_engine: updn the up/down paths",
+            "from the origin switch (root_guids.conf) are credit-loop free on one SL, over",
+            "longer paths.",
         )
-    ]
+    if engine in ("dfsssp", "nue"):
+        return (
+            head,
+            f"{engine} breaks credit loops by giving paths different SLs (VLs), which NCCL",
+            "does not ask for; opensm.conf limits the subnet to VL 0 (max_op_vls 1), so the",
+            "engine routes every path deadlock-free on SL 0 or refuses (OpenSM ERR AD25: the",
+            "design needs more VLs than NCCL can use).",
+        )
+    return (
+        head,
+        f"{engine} routes credit-loop free on one SL; the spec defines no QoS levels.",
+    )
 
 
 def _socket(plan: GroupPlan) -> Setting:

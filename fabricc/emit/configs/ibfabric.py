@@ -18,7 +18,7 @@ from fabricc.emit.configs.guids import ca_port_guid, load_mappings, switch_guid
 from fabricc.emit.configs.ports import ib_port, ib_port_count
 from fabricc.errors import DesignError, error
 from fabricc.ir import ENDPOINT_LEAF, Device, Fabric
-from fabricc.spec.topology import RAIL_ONLY
+from fabricc.spec.topology import RAIL_ONLY, TORUS
 from fabricc.spec.yamlsource import format_path
 
 TIER_ORDER = ("leaf", "spine", "core")
@@ -277,7 +277,13 @@ def _subnets(
     top = topology.top_tier
     forced = resolved.spec.subnet_manager.routing_engine
     for subnet in subnets:
-        subnet.roots = [n for n in subnet.switches if n.tier == top]
+        # A torus has one tier: up/down (updn) needs one root to rank the rings, the origin
+        # switch (torus-2QoS's seed); every switch as a root leaves updn no ranking at all.
+        subnet.roots = (
+            subnet.switches[:1]
+            if topology.topology == TORUS
+            else [n for n in subnet.switches if n.tier == top]
+        )
         _check_unique(ctx, name, subnet)
         symmetric, reason = _symmetric_fat_tree(subnet, topology.tiers)
         family = FAMILY_ENGINES.get(topology.topology)

@@ -1,0 +1,51 @@
+"""How InfiniBand service levels are chosen, said where NCCL reads them: NCCL sets one SL
+(NCCL_IB_SL) on every connection and makes no path record query, so a torus routed by
+torus-2QoS (dateline SLs) gets a build warning and an env comment that say so, dragonfly+ says
+that DFSSSP is held to VL 0, and a fat-tree says its engine needs one SL."""
+
+from __future__ import annotations
+
+from fabricc.emit import Artifact
+from tests.support import compiled
+
+
+def _env(artifacts: tuple[Artifact, ...]) -> str:
+    texts = [c for p, c in artifacts if p.startswith("nccl/") and p.endswith(".env")]
+    assert len(texts) == 1 and isinstance(texts[0], str)
+    return texts[0]
+
+
+def _sl_block(env: str) -> str:
+    """The comment above NCCL_IB_SL and the setting."""
+    blocks = env.split("\n\n")
+    found = [b for b in blocks if "\nNCCL_IB_SL=" in b]
+    assert len(found) == 1
+    return found[0]
+
+
+def test_torus_warns_that_nccl_cannot_follow_torus_2qos_path_sls() -> None:
+    fabric, artifacts = compiled("torus-3d-h100")
+    warned = [w.render() for w in fabric.warnings if "torus-2QoS" in w.message]
+    assert len(warned) == 1
+    assert "path record query" in warned[0] and "NCCL_IB_SL" in warned[0]
+    assert "networks.compute.topology" in warned[0]
+    assert "routing_engine: updn" in warned[0]
+    block = _sl_block(_env(artifacts))
+    assert block.endswith("\nNCCL_IB_SL=0")
+    assert "NOT deadlock-free here" in block and "path record query" in block
+
+
+def test_dragonfly_plus_says_dfsssp_is_held_to_vl0() -> None:
+    fabric, artifacts = compiled("dragonfly-plus-h100")
+    assert not [w for w in fabric.warnings if "torus-2QoS" in w.message]
+    block = _sl_block(_env(artifacts))
+    assert "dfsssp" in block and "max_op_vls 1" in block and "ERR AD25" in block
+    conf = dict(artifacts)["configs/compute-sm/opensm.conf"]
+    assert isinstance(conf, str) and "\nmax_op_vls 1\n" in conf
+
+
+def test_fat_tree_sl0_is_the_engines_one_sl() -> None:
+    fabric, artifacts = compiled("superpod-h100-4su")
+    assert not [w for w in fabric.warnings if "torus-2QoS" in w.message]
+    block = _sl_block(_env(artifacts))
+    assert "ftree routes credit-loop free on one SL" in block
