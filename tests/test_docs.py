@@ -88,7 +88,7 @@ def test_readme_spec_builds_without_findings(tmp_path: Path) -> None:
     path.write_text(spec)
     fabric = design(load_spec(path, "minimal.yaml"))
     assert fabric.warnings == []
-    assert sum(1 for d in fabric.devices.values() if d.kind == "node") == 64
+    assert sum(1 for d in fabric.devices.values() if d.group == "dgx") == 64
 
 
 def test_getting_started_spec_and_site_catalog_validate(tmp_path: Path) -> None:
