@@ -1,17 +1,22 @@
-"""DHCP/ZTP feed: Kea's own parser (`kea-dhcp4 -t`) accepts the generated config; every cabled
-management port gets its device's address by circuit-id, and every Ethernet switch fabricc
-configures is handed the ZTP file that fetches that config (SONiC option 67, Cumulus 239).
+"""DHCP/ZTP feed: Kea's own parser (`kea-dhcp4 -t`) accepts the generated config; every access
+switch's subnet is one Kea subnet routed by that switch; every cabled management port gets its
+device's address by the circuit-id its access switch's relay adds, and every Ethernet switch
+fabricc configures is handed the ZTP file that fetches that config (SONiC option 67, Cumulus
+239). tests/test_kea_relay.py runs it with a relay and a client in network namespaces.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from fabricc.ir import MGMT
+from fabricc.synth.mgmtnet import management_net
 from tests.provisioning_support import provisioning
 from tests.support import EXAMPLE_NAMES, compiled, require_tool
 
@@ -33,7 +38,9 @@ def test_kea_accepts_the_config(example: str, tmp_path: Path) -> None:
     assert result.returncode == 0, result.stdout + result.stderr
     # the check bites: two reservations of one address in a subnet are refused
     config = json.loads(text)
-    reservations = config["Dhcp4"]["subnet4"][0]["reservations"]
+    reservations = next(s for s in config["Dhcp4"]["subnet4"] if len(s["reservations"]) > 1)[
+        "reservations"
+    ]
     reservations[1]["ip-address"] = reservations[0]["ip-address"]
     path.write_text(json.dumps(config))
     assert kea_check(path).returncode != 0
@@ -45,16 +52,33 @@ def test_every_management_port_is_reserved(example: str) -> None:
     files = provisioning(example)
     config = json.loads(files["kea/kea-dhcp4.conf"])["Dhcp4"]
     assert "circuit-id" in config["host-reservation-identifiers"]
-    (subnet,) = config["subnet4"]
-    by_ip = {r["ip-address"]: r for r in subnet["reservations"]}
-    cabled = [
-        fabric.devices[link.a]
-        for link in fabric.links
-        if link.kind == MGMT and fabric.devices[link.a].mgmt_ip is not None
-    ]
+    net = management_net(fabric)
+    subnets = {s["subnet"]: s for s in config["subnet4"]}
+    assert sorted(subnets) == sorted(str(a.network) for a in net.subnets.values())
+    by_ip: dict[str, dict[str, Any]] = {}
+    for access in net.subnets.values():
+        subnet = subnets[str(access.network)]
+        # the access switch routes its subnet: the devices' router
+        assert subnet["option-data"] == [{"name": "routers", "data": access.gateway}]
+        # the pool lies after the last port's address: it never hands out a reserved one
+        if access.pool is not None:
+            first, last = (
+                ipaddress.ip_address(a.strip()) for a in subnet["pools"][0]["pool"].split("-")
+            )
+            assert first in access.network and last in access.network
+            reserved = [ipaddress.ip_address(r["ip-address"]) for r in subnet["reservations"]]
+            assert all(r < first for r in reserved)
+        ids = [r["circuit-id"] for r in subnet["reservations"]]
+        assert len(set(ids)) == len(ids)
+        for r in subnet["reservations"]:
+            assert ipaddress.ip_address(r["ip-address"]) in access.network
+            by_ip[r["ip-address"]] = r
+    links = [link for link in fabric.links if link.kind == MGMT]
+    cabled = [fabric.devices[link.a] for link in links if fabric.devices[link.a].mgmt_ip]
     assert sorted(by_ip) == sorted(str(d.mgmt_ip) for d in cabled)
-    ids = [r["circuit-id"] for r in subnet["reservations"]]
-    assert len(set(ids)) == len(ids)
+    for link in links:  # the circuit-id: the access port as Cumulus names it (swp<port>)
+        if fabric.devices[link.a].mgmt_ip:
+            assert by_ip[str(fabric.devices[link.a].mgmt_ip)]["circuit-id"] == f"'swp{link.b_port}'"
     for device in cabled:
         entry = by_ip[str(device.mgmt_ip)]
         assert entry["hostname"].startswith(device.name)
@@ -83,6 +107,8 @@ def test_every_management_port_is_reserved(example: str) -> None:
 
 def test_circuit_ids_name_the_access_port_as_cumulus_does() -> None:
     config = json.loads(provisioning("roce-lab")["kea/kea-dhcp4.conf"])["Dhcp4"]
-    gpu01 = next(r for r in config["subnet4"][0]["reservations"] if r["hostname"] == "gpu01-bmc")
-    # cables.csv: gpu01:BMC > oob-gpu-leaf001:3
-    assert gpu01["circuit-id"] == "'oob-gpu-leaf001:swp3'"
+    reservations = [r for s in config["subnet4"] for r in s["reservations"]]
+    gpu01 = next(r for r in reservations if r["hostname"] == "gpu01-bmc")
+    # cables.csv: gpu01:BMC > oob-gpu-leaf001:3; Cumulus's relay with use-pif-circuit-id sends
+    # the port's name, the subnet (picked by the relay's address) tells the switch
+    assert gpu01["circuit-id"] == "'swp3'"

@@ -18,12 +18,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from fabricc.emit.configs.context import MANAGEMENT_ROLES, ConfigContext
-from fabricc.emit.configs.cumulus import ON, Tree, breakouts, eth0, mgmt_port_end, oob_gateway, swp
+from fabricc.emit.configs.cumulus import ON, Tree, breakouts, eth0, mgmt_port_end, swp
 from fabricc.emit.configs.index import End
 from fabricc.emit.configs.ports import cumulus_name, mgmt_port_names
 from fabricc.errors import DesignError, error
 from fabricc.ir import ENDPOINT_LEAF, MGMT, PEER, UPLINK, Device, Fabric
 from fabricc.spec.yamlsource import format_path
+from fabricc.synth.mgmtnet import AccessSubnet, management_net, mgmt_subnet
 
 DEFAULT_VLANS = {"inband": 10, "oob": 20}
 BRIDGE = "br_default"
@@ -125,6 +126,12 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
     mgmt_ports = mgmt_port_names(ctx.switch_model(device))
     pair = plan.pair_of.get(device.name)
     interfaces: Tree = {}
+    net = management_net(fabric)
+    access = net.subnets.get(device.name)
+    gateway = net.inband if net.inband is not None and device.name in net.inband.real else None
+    # the in-band top tier and the access switches that route into it
+    routers = set(net.inband.real) if net.inband is not None else set()
+    neighbors: Tree = {}
     mgmt = mgmt_port_end(ctx, device)
     if mgmt is not None:
         interfaces["eth0"] = eth0(ctx, device, mgmt)
@@ -132,8 +139,8 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
 
     # Subtrees that many ports and bonds repeat, one object each (never changed): yaml_block
     # spells a shared subtree once
-    access = {"access": vlan, "stp": {"admin-edge": ON, "bpdu-guard": ON}}
-    bridge = {"domain": {BRIDGE: access}}  # access ports and host bonds
+    edge = {"access": vlan, "stp": {"admin-edge": ON, "bpdu-guard": ON}}
+    bridge = {"domain": {BRIDGE: edge}}  # access ports and host bonds
     bond_link = {"mtu": mtu}
     trunk: Tree = {"domain": {BRIDGE: {}}}  # switch-to-switch bonds
     host_bonds: dict[str, list[End]] = {}
@@ -150,6 +157,10 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
                 interfaces[name] = {**swp(ctx, device, end, mtu), "bridge": bridge}
         elif end.kind == PEER:
             interfaces[name] = swp(ctx, device, end, mtu)
+        elif end.kind == UPLINK and (end.far if end.upward else device.name) in routers:
+            # an access switch's uplink into the in-band top tier: routed, BGP unnumbered
+            interfaces[name] = swp(ctx, device, end, mtu)
+            neighbors[name] = {"type": "unnumbered", "remote-as": "external"}
         elif end.kind == UPLINK and end.upward:
             # this switch uplinks into another network: its own VLAN, untagged
             interfaces[name] = {
@@ -209,14 +220,41 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
 
     tree: Tree = {"system": {"hostname": device.name}}
     routes: Tree = {}
-    if mgmt is None and device.mgmt_ip is not None:
-        pool, gateway = oob_gateway(ctx)
+    announce = ""  # the prefix this switch routes for (BGP)
+    router_id = None
+    if access is not None:
+        # the router of its subnet: the gateway of every device cabled to it
         interfaces[f"vlan{vlan}"] = {
             "type": "svi",
             "vlan": vlan,
-            "ip": {"address": {f"{device.mgmt_ip}/{pool.prefixlen}": {}}},
+            "ip": {"address": {f"{access.gateway}/{access.network.prefixlen}": {}}},
         }
-        routes = {"0.0.0.0/0": {"via": {gateway: {}}}}
+        announce, router_id = str(access.network), access.gateway
+    elif mgmt is None and device.mgmt_ip is not None:
+        prefixlen, via = mgmt_subnet(fabric, device.name)
+        interfaces[f"vlan{vlan}"] = {
+            "type": "svi",
+            "vlan": vlan,
+            "ip": {"address": {f"{device.mgmt_ip}/{prefixlen}": {}}},
+        }
+        routes = {"0.0.0.0/0": {"via": {via: {}}}}
+    if gateway is not None:
+        # the in-band hosts' gateway: VRR, the same virtual address and MAC on the whole tier
+        prefixlen = gateway.prefix.prefixlen
+        interfaces[f"vlan{vlan}"] = {
+            "type": "svi",
+            "vlan": vlan,
+            "ip": {
+                "address": {f"{gateway.real[device.name]}/{prefixlen}": {}},
+                "vrr": {
+                    "enable": ON,
+                    "address": {f"{gateway.virtual}/{prefixlen}": {}},
+                    "mac-address": gateway.vlan_mac,
+                    "state": {"up": {}},
+                },
+            },
+        }
+        announce, router_id = str(gateway.prefix), gateway.real[device.name]
     tree["interface"] = interfaces
     if pair is not None:
         peer = pair.secondary if device.name == pair.primary else pair.primary
@@ -238,9 +276,40 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
             }
         }
     }
-    if routes:
+    if access is not None and access.uplinks:
+        tree["service"] = {"dhcp-relay": {"default": _relay(access, vlan, net.server)}}
+    if neighbors and router_id is not None:
+        asn = access.asn if access is not None else gateway.asn if gateway is not None else None
+        tree["router"] = {"bgp": {"enable": ON, "autonomous-system": asn, "router-id": router_id}}
+        routes_bgp: Tree = {
+            "enable": ON,
+            "address-family": {
+                "ipv4-unicast": {
+                    "enable": ON,
+                    "network": {announce: {}},
+                    "multipaths": {"ebgp": len(neighbors)},
+                }
+            },
+            "neighbor": neighbors,
+        }
+        tree["vrf"] = {"default": {"router": {"bgp": routes_bgp}}}
+    elif routes:
         tree["vrf"] = {"default": {"router": {"static": routes}}}
     return tree
+
+
+def _relay(access: AccessSubnet, vlan: int, server: str) -> Tree:
+    """The access switch's DHCP relay: from its SVI to the provisioning server over its uplinks,
+    adding option 82 with the switch port a request came in on as circuit-id (Cumulus Linux
+    "DHCP Relays": use-pif-circuit-id; without it the circuit-id is the SVI's name) - what Kea's
+    reservations of this subnet match."""
+    interfaces: Tree = {f"vlan{vlan}": {}}
+    interfaces.update({cumulus_name(port): {} for port in access.uplinks})
+    return {
+        "interface": interfaces,
+        "server": {server: {}},
+        "agent": {"enable": ON, "use-pif-circuit-id": {"enable": ON}},
+    }
 
 
 def _stp_priority(ctx: ConfigContext, device: Device) -> int:

@@ -3,18 +3,19 @@
 Consumes the Ethernet switches of the Fabric IR whose config fabricc writes (SONiC config_db.json,
 Cumulus NVUE startup.yaml) and the OOB pool; produces provisioning/ztp/<switch>/ztp.json (SONiC
 ZTP: load the config_db.json) or provisioning/ztp/<switch>/ztp.sh (a Cumulus ZTP script: fetch
-startup.yaml, apply it). Both fetch from the provisioning server, expected at the OOB pool's last
-address (a full pool: no ZTP) serving this output folder at http://<server>/fabricc/; kea.py hands the URLs out.
+startup.yaml, apply it). Both fetch from the provisioning server (synth/mgmtnet.py: the first
+server node on an in-band network, else the OOB pool's last address; an address a device holds:
+no ZTP) serving this output folder at http://<server>/fabricc/; kea.py hands the URLs out.
 """
 
 from __future__ import annotations
 
-import ipaddress
 from dataclasses import dataclass, field
 
 from fabricc.emit import Artifact
 from fabricc.emit.tables import json_text
 from fabricc.ir import Fabric
+from fabricc.synth.mgmtnet import management_net
 
 ROOT = "fabricc"  # where the server publishes this output folder
 
@@ -33,8 +34,8 @@ class ZtpPlan:
 
 
 def server_address(fabric: Fabric) -> str:
-    pool = ipaddress.ip_network(fabric.loaded.spec.addressing.oob)
-    return str(pool.broadcast_address - 1)
+    """The provisioning server (synth/mgmtnet.py: the design's first in-band server node)."""
+    return management_net(fabric).server
 
 
 def ztp_plan(fabric: Fabric) -> ZtpPlan:
