@@ -195,6 +195,7 @@ def test_in_band_hosts_are_bonded_over_mlag_pairs() -> None:
         mlag, other = trees[leaf]["mlag"], trees[peer]["mlag"]
         assert mlag["mac-address"] == other["mac-address"] and mlag["peer-ip"] == "linklocal"
         assert {mlag["priority"], other["priority"]} == {1000, 2000}
+        assert mlag["init-delay"] == other["init-delay"] == 300
         assert set(trees[leaf]["interface"]["peerlink"]["bond"]["member"]) == peer_ports[leaf]
     assert len({trees[leaf]["mlag"]["mac-address"] for leaf in peers}) == 3
     host_bonds: dict[str, dict[str, int]] = {}

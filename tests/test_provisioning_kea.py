@@ -46,6 +46,17 @@ def test_kea_accepts_the_config(example: str, tmp_path: Path) -> None:
     assert kea_check(path).returncode != 0
 
 
+def check_ztp_script(script: str) -> None:
+    """The Cumulus ZTP page's hygiene: output logged, failures trapped, the release checked, the
+    default password replaced by a hash - and bash parses the script."""
+    assert "exec >>/var/log/autoprovision 2>&1" in script
+    assert "trap error ERR" in script
+    assert "/etc/lsb-release" in script and "TARGET_RELEASE=5." in script
+    assert 'echo "cumulus:$HASH" | chpasswd -e' in script
+    result = subprocess.run(["bash", "-n"], input=script, text=True, capture_output=True)
+    assert result.returncode == 0, result.stderr
+
+
 @pytest.mark.parametrize("example", EXAMPLE_NAMES)
 def test_every_management_port_is_reserved(example: str) -> None:
     fabric, _ = compiled(example)
@@ -98,7 +109,8 @@ def test_every_management_port_is_reserved(example: str) -> None:
         else:
             assert option["code"] == 239  # Cumulus ZTP script URL
             script = files[f"ztp/{device.name}/ztp.sh"]
-            assert "# CUMULUS-AUTOPROVISIONING" in script
+            assert script.splitlines()[1] == "# CUMULUS-AUTOPROVISIONING"
+            check_ztp_script(script)
             assert f"/configs/{device.name}/startup.yaml" in script
         assert option["data"].endswith(
             f"/provisioning/ztp/{device.name}/" + ("ztp.json" if os == "sonic" else "ztp.sh")

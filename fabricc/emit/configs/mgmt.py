@@ -34,6 +34,9 @@ UPLINK_MLAG_ID_BASE = 1000  # host bonds are numbered from 1, uplink bonds from 
 # switches that only uplink into another network must never become root.
 STP_ROOT, STP_BACKUP, STP_DEFAULT, STP_EDGE = 4096, 8192, 32768, 61440
 MLAG_PRIORITY = (1000, 2000)  # primary, secondary
+# Seconds a restarting peer keeps its MLAG bonds down while it learns the fabric: Cumulus Linux
+# "Multi-Chassis Link Aggregation - MLAG" (init-delay, default 180 s) recommends 300 s at scale.
+MLAG_INIT_DELAY_S = 300
 
 
 def network_vlan(fabric: Fabric, network: str) -> int:
@@ -263,6 +266,7 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
             "mac-address": plan.mac(pair),
             "peer-ip": "linklocal",
             "priority": MLAG_PRIORITY[0 if device.name == pair.primary else 1],
+            "init-delay": MLAG_INIT_DELAY_S,
         }
         peer_ip = ctx.devices[peer].mgmt_ip
         if peer_ip is not None:
