@@ -190,14 +190,14 @@ def test_in_band_hosts_are_bonded_over_mlag_pairs() -> None:
             peers[row["a_device"]], peers[row["b_device"]] = row["b_device"], row["a_device"]
             peer_ports.setdefault(row["a_device"], set()).add(cumulus_port(row["a_port"]))
             peer_ports.setdefault(row["b_device"], set()).add(cumulus_port(row["b_port"]))
-    assert len(peers) == 6  # 3 pairs
+    assert len(peers) == 8  # 3 leaf pairs and the spine pair
     for leaf, peer in peers.items():
         mlag, other = trees[leaf]["mlag"], trees[peer]["mlag"]
         assert mlag["mac-address"] == other["mac-address"] and mlag["peer-ip"] == "linklocal"
         assert {mlag["priority"], other["priority"]} == {1000, 2000}
         assert mlag["init-delay"] == other["init-delay"] == 300
         assert set(trees[leaf]["interface"]["peerlink"]["bond"]["member"]) == peer_ports[leaf]
-    assert len({trees[leaf]["mlag"]["mac-address"] for leaf in peers}) == 3
+    assert len({trees[leaf]["mlag"]["mac-address"] for leaf in peers}) == 4
     host_bonds: dict[str, dict[str, int]] = {}
     for row in rows:
         if row["network"] == "inband" and row["kind"] == "endpoint-leaf":
@@ -210,25 +210,49 @@ def test_in_band_hosts_are_bonded_over_mlag_pairs() -> None:
     for host, bonds in host_bonds.items():
         (a, id_a), (b, id_b) = sorted(bonds.items())
         assert peers[a] == b and id_a == id_b, host
-    # leaf-pair uplinks: one MLAG bond per spine, same id on both leaves; spines bundle the pair
-    for leaf, peer in peers.items():
-        ups = {
-            i["description"]: i["bond"]["mlag"]["id"]
-            for n, i in trees[leaf]["interface"].items()
-            if n.startswith("uplink")
-        }
-        assert sorted(ups) == ["inband-spine001", "inband-spine002"]
-        assert ups == {
-            i["description"]: i["bond"]["mlag"]["id"]
-            for n, i in trees[peer]["interface"].items()
-            if n.startswith("uplink")
-        }
-    downs = [
-        i for n, i in trees["inband-spine001"]["interface"].items() if n.startswith("downlink")
-    ]
-    assert sorted(d["description"] for d in downs) == sorted(
-        f"{a}+{peers[a]}" for a in peers if a < peers[a]
-    )
+    assert_loop_free(trees, rows, "inband", peers)
+
+
+def assert_loop_free(
+    trees: dict[str, Any], rows: list[dict[str, str]], network: str, peers: dict[str, str]
+) -> None:
+    """Spanning tree blocks nothing: between two switches or MLAG pairs every cable is in one
+    bond on each side (the same bond and MLAG id on both peers), and the switches and pairs
+    joined by these bonds form a tree."""
+
+    def group(switch: str) -> str:
+        return min(switch, peers.get(switch, switch))
+
+    links: dict[tuple[str, str], list[tuple[str, str, str, str]]] = {}
+    for row in rows:
+        if row["network"] == network and row["kind"] in ("leaf-spine", "spine-core"):
+            key = (group(row["a_device"]), group(row["b_device"]))
+            cable = (row["a_device"], row["a_port"], row["b_device"], row["b_port"])
+            links.setdefault(key, []).append(cable)
+    for cables_between in links.values():
+        for side in (0, 2):
+            bonds = {
+                (end[side], _bond_of(trees[end[side]], cumulus_port(end[side + 1]))[0])
+                for end in cables_between
+            }
+            names = {name for _, name in bonds}
+            ids = {
+                str(trees[switch]["interface"][name]["bond"].get("mlag", {}).get("id"))
+                for switch, name in bonds
+            }
+            assert len(names) == 1 and len(ids) == 1, bonds  # one logical link per side
+    nodes = {g for key in links for g in key}
+    parent = {node: node for node in nodes}
+
+    def root(node: str) -> str:
+        while parent[node] != node:
+            node = parent[node]
+        return node
+
+    for a, b in links:
+        ra, rb = root(a), root(b)
+        assert ra != rb, f"a loop through {a} and {b}: spanning tree would block a link"
+        parent[ra] = rb
 
 
 def test_oob_access_ports_and_uplinks() -> None:

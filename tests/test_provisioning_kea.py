@@ -74,10 +74,10 @@ def test_every_management_port_is_reserved(example: str) -> None:
         # the pool lies after the last port's address: it never hands out a reserved one
         if access.pool is not None:
             first, last = (
-                ipaddress.ip_address(a.strip()) for a in subnet["pools"][0]["pool"].split("-")
+                ipaddress.IPv4Address(a.strip()) for a in subnet["pools"][0]["pool"].split("-")
             )
             assert first in access.network and last in access.network
-            reserved = [ipaddress.ip_address(r["ip-address"]) for r in subnet["reservations"]]
+            reserved = [ipaddress.IPv4Address(r["ip-address"]) for r in subnet["reservations"]]
             assert all(r < first for r in reserved)
         ids = [r["circuit-id"] for r in subnet["reservations"]]
         assert len(set(ids)) == len(ids)

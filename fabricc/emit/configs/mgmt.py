@@ -1,16 +1,18 @@
 """Emit stage, configs: NVUE startup.yaml of the management switches (in-band and out-of-band).
 
-Consumes the switches of inband and oob networks (os: cumulus), the ConfigContext and the cabling
-plan; produces per switch an NVUE `set` tree. Management networks are layer 2 up to their top
-tier: one access VLAN per network (network.vlan, default 10 for inband and 20 for oob), hosts on
-access ports - or, where the network is dual-homed, on LACP bonds split over an MLAG leaf pair
-joined by the peer links the IR already has -, switch-to-switch cables bundled into bonds per far
-switch (per far leaf pair on the upper side) that trunk the VLANs, uplinks from another network
-(oob -> inband spines) carrying that network's VLAN, and RSTP with the first top-tier switch as
-root. Every port is described with its far end. Management addresses come from the OOB pool: on
-eth0 in the mgmt VRF where the switch's own management port is cabled, otherwise (OOB access
-switches) on the access VLAN's SVI with a default route to the pool's gateway. Keys are inserted
-in the order startup.yaml lists them (type, description, vlan, link, bond, ip, bridge).
+Consumes the switches of inband and oob networks (os: cumulus), the ConfigContext, the cabling
+plan and the management routing plan (synth/mgmtnet.py); produces per switch an NVUE `set` tree.
+The in-band network is layer 2 up to its top tier: one access VLAN (network.vlan, default 10),
+hosts on LACP bonds split over an MLAG leaf pair (or on access ports), switch-to-switch cables
+bundled into one bond per far switch or far MLAG pair (a leaf pair's uplinks to the spine pair:
+one bond; the spine pair's links to a leaf pair: one bond), so RSTP (root: the top tier) blocks
+none of them; the top tier owns the in-band gateway (an SVI with VRR) and routes. Every OOB
+access switch is the router of its own subnet: its devices on access ports of its VLAN (default
+20), the gateway address on that VLAN's SVI, a DHCP relay towards the provisioning server and
+BGP unnumbered on its uplinks into the in-band top tier. Every port is described with its far
+end. Switches with a cabled management port keep it in the mgmt VRF, its gateway the access
+switch it is cabled to. Keys are inserted in the order startup.yaml lists them (type,
+description, vlan, link, bond, ip, bridge).
 """
 
 from __future__ import annotations
@@ -76,30 +78,43 @@ class Pair:
     ordinal: int  # design-wide, in network and pair order
     peer_ports: dict[str, list[str]] = field(default_factory=dict)
     host_ids: dict[str, int] = field(default_factory=dict)  # host -> MLAG id
-    uplink_ids: dict[str, int] = field(default_factory=dict)  # far switch -> MLAG id
+    # far switch (the primary of a far MLAG pair) -> MLAG id of the bond towards it
+    uplink_ids: dict[str, int] = field(default_factory=dict)
+    downlink_ids: dict[str, int] = field(default_factory=dict)
 
 
 class ManagementPlan:
-    """MLAG pairs and their bond ids, computed once for all management networks."""
+    """MLAG pairs (leaf pairs, an in-band spine pair) and their bond ids, computed once for all
+    management networks. Between two pairs one bond on each side: every leaf pair's uplinks to
+    the spine pair are one MLAG bond, the spine pair's links to a leaf pair one - so no
+    switch-to-switch link of the network is left for spanning tree to block."""
 
     def __init__(self, ctx: ConfigContext) -> None:
         self.ctx = ctx
         self.pair_of: dict[str, Pair] = {}
+        pairs: list[Pair] = []
         ordinal = 0
         for name, network in ctx.fabric.loaded.networks.items():
             topology = ctx.fabric.networks.get(name)
             if network.spec.role not in MANAGEMENT_ROLES or topology is None:
                 continue
-            for leaf in topology.switches.get("leaf", []):
-                if leaf in self.pair_of:
+            for switch in [*topology.switches.get("leaf", []), *topology.switches.get("spine", [])]:
+                if switch in self.pair_of:
                     continue
-                peers = [e for e in ctx.ends(leaf) if e.kind == PEER]
+                peers = [e for e in ctx.ends(switch) if e.kind == PEER]
                 if not peers:
                     continue
-                pair = Pair(leaf, peers[0].far, ordinal)
+                pair = Pair(switch, peers[0].far, ordinal)
                 ordinal += 1
-                self.pair_of[leaf] = self.pair_of[peers[0].far] = pair
-                self._number(pair)
+                self.pair_of[switch] = self.pair_of[peers[0].far] = pair
+                pairs.append(pair)
+        for pair in pairs:
+            self._number(pair)
+
+    def group(self, far: str) -> str:
+        """The far end of a bond: the primary of the far switch's MLAG pair, or the switch."""
+        pair = self.pair_of.get(far)
+        return pair.primary if pair is not None else far
 
     def _number(self, pair: Pair) -> None:
         ctx = self.ctx
@@ -109,9 +124,15 @@ class ManagementPlan:
                     pair.peer_ports.setdefault(member, []).append(end.port)
                 elif end.kind == ENDPOINT_LEAF and not end.upward:
                     pair.host_ids.setdefault(end.far, len(pair.host_ids) + 1)
-                elif end.upward and end.link.network == ctx.devices[member].network:
+                elif end.link.network != ctx.devices[member].network or end.kind == UPLINK:
+                    continue
+                elif end.upward:
                     pair.uplink_ids.setdefault(
-                        end.far, UPLINK_MLAG_ID_BASE + len(pair.uplink_ids) + 1
+                        self.group(end.far), UPLINK_MLAG_ID_BASE + len(pair.uplink_ids) + 1
+                    )
+                else:
+                    pair.downlink_ids.setdefault(
+                        self.group(end.far), UPLINK_MLAG_ID_BASE + len(pair.downlink_ids) + 1
                     )
 
     def mac(self, pair: Pair) -> str:
@@ -179,9 +200,7 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
                 "bridge": {"domain": {BRIDGE: {"access": far_vlan}}},
             }
         else:
-            far_pair = plan.pair_of.get(end.far)
-            group = far_pair.primary if far_pair is not None and not end.upward else end.far
-            switch_bonds.setdefault((end.upward, group), []).append(end)
+            switch_bonds.setdefault((end.upward, plan.group(end.far)), []).append(end)
             interfaces[name] = swp(ctx, device, end, mtu)
 
     for host, ends in host_bonds.items():
@@ -203,9 +222,10 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
         counters[upward] += 1
         name = f"{'uplink' if upward else 'downlink'}{counters[upward]}"
         bond: Tree = {"member": {cumulus_name(e.port): {} for e in ends}}
-        if upward and pair is not None and group in pair.uplink_ids:
-            bond["mlag"] = {"id": pair.uplink_ids[group]}
-        far_pair = plan.pair_of.get(group) if not upward else None
+        ids = (pair.uplink_ids if upward else pair.downlink_ids) if pair is not None else {}
+        if group in ids:
+            bond["mlag"] = {"id": ids[group]}
+        far_pair = plan.pair_of.get(group)
         description = f"{far_pair.primary}+{far_pair.secondary}" if far_pair is not None else group
         interfaces[name] = {
             "type": "bond",
@@ -325,6 +345,8 @@ def _stp_priority(ctx: ConfigContext, device: Device) -> int:
         return STP_EDGE
     if device.role == top and device.name == topology.switches[top][0]:
         return STP_ROOT
+    if device.role == top and any(e.kind == PEER for e in ctx.ends(device.name)):
+        return STP_ROOT  # an MLAG pair is one bridge: the same priority on both peers
     if device.role == top:
         return STP_BACKUP
     return STP_DEFAULT
