@@ -271,6 +271,8 @@ class FatTreeBuilder(NetworkBuilder):
         self._upper_tiers(classes, tiers)
         if self.deferred:
             self._place_kept_uplinks(self.deferred)
+        if self.spec.role == "inband" and self.spec.dual_homed and self.topology.tiers == 2:
+            self._spine_pair(self.topology.switches.get("spine", []))
 
     def _check_single_tier(self, classes: list[_Class]) -> None:
         """Without spines, endpoints reach each other only through one leaf (or MLAG pair) per
@@ -588,7 +590,7 @@ class FatTreeBuilder(NetworkBuilder):
                         port = switch_port(first_cage, index, breakout)
                         self._link(Link(self.net.name, PEER, a, port, b, port, speed))
 
-    def _spine_pair(self, spines: list[str], model: SwitchModel, breakout: int) -> None:
+    def _spine_pair(self, spines: list[str]) -> None:
         """The peer link of an in-band network's MLAG spine pair (its last cages). Bridged
         loop-free only over one pair: with more spines, RSTP would block every uplink to all but
         one of them, so the design says so."""
@@ -601,6 +603,8 @@ class FatTreeBuilder(NetworkBuilder):
                 "with more ports, so that two spines suffice",
             )
             return
+        model = self.catalog.switches[self.net.switch_models["spine"]]
+        breakout = switch_port_speeds(model)[self.net.fabric_speed]
         first_cage = general_cages(model) - PEER_LINK_CAGES
         for index in range(PEER_LINK_CAGES * breakout):
             port = switch_port(first_cage, index, breakout)
@@ -661,8 +665,6 @@ class FatTreeBuilder(NetworkBuilder):
                     for _ in range(width)
                 ]
                 self._connect(leaves, spines, LEAF_SPINE, spine_breakout, spine_ports)
-                if mlag_spines:
-                    self._spine_pair(spines, spine_model, spine_breakout)
             return
         self._three_tiers(classes, spine_model, spine_breakout, spine_ports)
 

@@ -262,7 +262,8 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
         }
         routes = {"0.0.0.0/0": {"via": {via: {}}}}
     if gateway is not None:
-        # the in-band hosts' gateway: VRR, the same virtual address and MAC on the whole tier
+        # the in-band hosts' gateway: VRR, the same virtual address and MAC on the whole tier, as
+        # the DGX BasePOD deployment guide configures its SN4600C pair ("Network Deployment")
         prefixlen = gateway.prefix.prefixlen
         interfaces[f"vlan{vlan}"] = {
             "type": "svi",
@@ -270,7 +271,6 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
             "ip": {
                 "address": {f"{gateway.real[device.name]}/{prefixlen}": {}},
                 "vrr": {
-                    "enable": ON,
                     "address": {f"{gateway.virtual}/{prefixlen}": {}},
                     "mac-address": gateway.vlan_mac,
                     "state": {"up": {}},

@@ -2,7 +2,8 @@
 
 Consumes the Fabric IR; produces OUT/provisioning/, one folder per consumer, each from its own
 module: slurm/ (topology and nodes), k8s/ (NVIDIA Network Operator objects and node labels),
-ansible/ (inventory), kea/ (DHCPv4 with ZTP), netbox/ (a complete import set).
+ansible/ (inventory), kea/ (DHCPv4 with ZTP), ztp/ (the switches' ZTP files), netplan/ (the
+hosts' in-band bonds), netbox/ (a complete import set).
 """
 
 from __future__ import annotations
@@ -12,9 +13,9 @@ from fabricc.ir import Fabric
 
 
 def emit(fabric: Fabric) -> list[Artifact]:
-    from fabricc.emit.provisioning import ansible, k8s, kea, netbox, slurm, ztp
+    from fabricc.emit.provisioning import ansible, k8s, kea, netbox, netplan, slurm, ztp
 
     artifacts: list[Artifact] = []
-    for module in (slurm, k8s, ansible, kea, ztp, netbox):
+    for module in (slurm, k8s, ansible, kea, ztp, netplan, netbox):
         artifacts += module.emit(fabric)
     return artifacts
