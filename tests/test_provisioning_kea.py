@@ -124,3 +124,25 @@ def test_circuit_ids_name_the_access_port_as_cumulus_does() -> None:
     # cables.csv: gpu01:BMC > oob-gpu-leaf001:3; Cumulus's relay with use-pif-circuit-id sends
     # the port's name, the subnet (picked by the relay's address) tells the switch
     assert gpu01["circuit-id"] == "'swp3'"
+
+
+@pytest.mark.parametrize("example", EXAMPLE_NAMES)
+def test_every_ztp_switch_gets_its_script(example: str) -> None:
+    """A switch with a ZTP file gets it by DHCP (a reservation with its URL) or is a seed,
+    bootstrapped first from a USB drive (seeds.txt); the access switches, which have no
+    management port behind a relay, are all seeds."""
+    fabric, _ = compiled(example)
+    files = provisioning(example)
+    scripts = {p.split("/")[1] for p in files if p.startswith("ztp/") and p.count("/") == 2}
+    if not scripts:
+        return
+    config = json.loads(files["kea/kea-dhcp4.conf"])["Dhcp4"]
+    handed = {
+        r["option-data"][0]["data"].split("/")[-2]
+        for s in config["subnet4"]
+        for r in s["reservations"]
+        if "option-data" in r
+    }
+    seeds = {line.split("\t")[0] for line in files["ztp/seeds.txt"].splitlines() if line[:1] != "#"}
+    assert scripts <= handed | seeds
+    assert set(management_net(fabric).subnets) <= seeds

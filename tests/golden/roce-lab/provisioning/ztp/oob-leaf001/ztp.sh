@@ -17,9 +17,14 @@ case "$RELEASE" in
   "$TARGET_RELEASE" | "$TARGET_RELEASE".*) ;;
   *) echo "ERROR: Cumulus Linux $RELEASE runs, the config is for $TARGET_RELEASE: install it (onie-install) first" >&2; exit 1 ;;
 esac
-HASH=$(curl -fsS 'http://10.128.255.254/fabricc/provisioning/ztp/cumulus-password.hash')
+if [ -n "${ZTP_USB_MOUNTPOINT:-}" ]; then  # ZTP-USB (a seed): the files on the drive
+  HASH=$(cat "$ZTP_USB_MOUNTPOINT/fabricc/cumulus-password.hash")
+  cp "$ZTP_USB_MOUNTPOINT/fabricc/oob-leaf001/startup.yaml" /tmp/startup.yaml
+else  # DHCP option 239: the files on the provisioning server
+  HASH=$(curl -fsS 'http://10.128.255.254/fabricc/provisioning/ztp/cumulus-password.hash')
+  curl -fsS -o /tmp/startup.yaml 'http://10.128.255.254/fabricc/configs/oob-leaf001/startup.yaml'
+fi
 echo "cumulus:$HASH" | chpasswd -e
-curl -fsS -o /tmp/startup.yaml 'http://10.128.255.254/fabricc/configs/oob-leaf001/startup.yaml'
 nv config replace /tmp/startup.yaml
 nv config apply --assume-yes
 date "+%FT%T ztp: oob-leaf001 done"
