@@ -84,12 +84,18 @@ def test_every_management_port_is_reserved(example: str) -> None:
         for r in subnet["reservations"]:
             assert ipaddress.ip_address(r["ip-address"]) in access.network
             by_ip[r["ip-address"]] = r
-    links = [link for link in fabric.links if link.kind == MGMT]
-    cabled = [fabric.devices[link.a] for link in links if fabric.devices[link.a].mgmt_ip]
-    assert sorted(by_ip) == sorted(str(d.mgmt_ip) for d in cabled)
-    for link in links:  # the circuit-id: the access port as Cumulus names it (swp<port>)
-        if fabric.devices[link.a].mgmt_ip:
-            assert by_ip[str(fabric.devices[link.a].mgmt_ip)]["circuit-id"] == f"'swp{link.b_port}'"
+    links = [link for link in fabric.links if link.kind == MGMT and fabric.devices[link.a].mgmt_ip]
+    # every cable a reservation: the access switch's address + the port, keyed by the port as
+    # Cumulus names it (swp<port>); a device's own address is that of its first cable
+    addresses = {
+        str(ipaddress.IPv4Address(net.subnets[link.b].gateway) + int(link.b_port)): link
+        for link in links
+    }
+    assert sorted(by_ip) == sorted(addresses)
+    for address, link in addresses.items():
+        assert by_ip[address]["circuit-id"] == f"'swp{link.b_port}'"
+    cabled = list({link.a: fabric.devices[link.a] for link in links}.values())
+    assert all(str(d.mgmt_ip) in by_ip for d in cabled)
     for device in cabled:
         entry = by_ip[str(device.mgmt_ip)]
         assert entry["hostname"].startswith(device.name)
@@ -146,3 +152,19 @@ def test_every_ztp_switch_gets_its_script(example: str) -> None:
     seeds = {line.split("\t")[0] for line in files["ztp/seeds.txt"].splitlines() if line[:1] != "#"}
     assert scripts <= handed | seeds
     assert set(management_net(fabric).subnets) <= seeds
+
+
+def test_nvlink_switch_trays_have_three_management_cables() -> None:
+    """ComE1, ComE2 and BMC of every NVLink switch tray go to the rack's access switch (Mission
+    Control North-South guide, NVLink Switch physical connectivity), each with a reservation."""
+    fabric, _ = compiled("gb300-nvl72-spectrum-x")
+    config = json.loads(provisioning("gb300-nvl72-spectrum-x")["kea/kea-dhcp4.conf"])["Dhcp4"]
+    names = {r["hostname"] for s in config["subnet4"] for r in s["reservations"]}
+    trays = [d for d in fabric.devices.values() if d.kind == "nvlink-switch"]
+    assert len(trays) == 8 * 9
+    for tray in trays:
+        ports = sorted(
+            link.a_port for link in fabric.links if link.kind == MGMT and link.a == tray.name
+        )
+        assert ports == ["BMC", "ComE1", "ComE2"]
+        assert {tray.name, f"{tray.name}-come2", f"{tray.name}-bmc"} <= names

@@ -64,6 +64,10 @@ class ManagementNet:
     server_device: str | None = None  # the node that serves, if the design has one
     seeds: list[str] = field(default_factory=list)
 
+    def port_address(self, switch: str, port: str) -> str:
+        """The address of the device cabled to an access port: the switch's own + the port."""
+        return str(ipaddress.IPv4Address(self.subnets[switch].gateway) + int(port))
+
     def subnet_of(self, device: str) -> AccessSubnet | None:
         """The subnet a device's management address is in (its access switch's)."""
         switch = device if device in self.subnets else self.served_by.get(device)

@@ -36,6 +36,7 @@ def circuit_id(fabric: Fabric, switch: str, port: str) -> str:
 
 def reservations(fabric: Fabric, switch: str) -> list[dict[str, object]]:
     plan = ztp_plan(fabric)
+    net = management_net(fabric)
     out: list[dict[str, object]] = []
     for link in fabric.links:
         if link.kind != MGMT or link.b != switch:
@@ -43,13 +44,18 @@ def reservations(fabric: Fabric, switch: str) -> list[dict[str, object]]:
         device = fabric.devices[link.a]
         if device.mgmt_ip is None:
             continue
+        # the port decides the address; a device's first management port holds its own address
+        # (mgmt_ip), another one (an NVLink switch tray's ComE2 and BMC) is named by its port
+        address = net.port_address(link.b, link.b_port)
+        first = address == device.mgmt_ip
+        suffix = "-bmc" if device.kind in ("node", "tray") else ""
         entry: dict[str, object] = {
             "circuit-id": f"'{circuit_id(fabric, link.b, link.b_port)}'",
-            "ip-address": device.mgmt_ip,
-            "hostname": device.name + ("-bmc" if device.kind in ("node", "tray") else ""),
+            "ip-address": address,
+            "hostname": device.name + (suffix if first else f"-{link.a_port.lower()}"),
         }
         ztp = plan.switches.get(device.name)
-        if ztp is not None:
+        if ztp is not None and first:
             option = (
                 {"name": "boot-file-name", "data": ztp.url}
                 if ztp.os == "sonic"
