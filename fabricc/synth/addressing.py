@@ -212,11 +212,18 @@ def _inband(fabric: Fabric, problems: list[Diagnostic]) -> None:
     if any(pool.next + needed[k] > len(part) for k, part in parts.items()):
         block = pool.size >> max(0, len(groups) - 1).bit_length()
         parts = {k: range(k * block, (k + 1) * block) for k in needed}
+    # the pool's last addresses are the in-band top tier's own (synth/mgmtnet.py: its gateway
+    # SVIs), one per switch below the broadcast address
+    top = sum(
+        len(topology.switches.get(topology.top_tier or "", []))
+        for name, topology in fabric.networks.items()
+        if name in inband_nets
+    )
     offsets: dict[str, int] = {}
     for name in hosts:
         part = parts[number.get(fabric.devices[name].group or "", 0)]
         offset = pool.next + places[name]
-        if offset >= len(part):
+        if offset >= len(part) or part[offset] >= pool.size - 1 - top:
             _fail(fabric, problems, "inband", f"{len(hosts)} in-band hosts", "more addresses")
             return
         offsets[name] = part[offset]

@@ -42,10 +42,6 @@ def mgmt_ports(fabric: Fabric, device: Device) -> list[str]:
     return [port.name for port in model.ports if port.role == "oob"]
 
 
-def mgmt_port(fabric: Fabric, device: Device) -> str | None:
-    """The first port a device is managed through (its address's), or None if it has none."""
-    return next(iter(mgmt_ports(fabric, device)), None)
-
 
 def access_ports(switch: SwitchModel) -> int:
     """Ports an access switch has for managed devices (its RJ45 ports of any use)."""
@@ -193,7 +189,7 @@ def _managed(
     ports.sort(key=lambda port: port[0].kind == "node")
     placed = [(k, d, p) for k, (d, p) in enumerate(ports)]
     nodes = [d for d in rack.devices if d.kind == "node"]
-    per_node = 1 if nodes and mgmt_port(fabric, nodes[0]) is not None else 0
+    per_node = len(mgmt_ports(fabric, nodes[0])) if nodes else 0
     return placed, len(ports) + max(0, rack.capacity - len(nodes)) * per_node
 
 
