@@ -96,6 +96,10 @@ def _compute(fabric: Fabric) -> ManagementNet:
     inband = _inband_gateway(fabric)
     plan.inband = inband
     tops = set(inband.real) if inband is not None else set()
+    uplinks_of: dict[str, list[str]] = {}  # one pass over the links, not one per switch
+    for link in fabric.links:
+        if link.kind == UPLINK and link.b in tops:
+            uplinks_of.setdefault(link.a, []).append(link.a_port)
     number = 0
     for name, network in fabric.loaded.networks.items():
         topology = fabric.networks.get(name)
@@ -117,11 +121,7 @@ def _compute(fabric: Fabric) -> ManagementNet:
                 if first_free <= last
                 else None
             )
-            uplinks = tuple(
-                link.a_port
-                for link in fabric.links
-                if link.kind == UPLINK and link.a == switch and link.b in tops
-            )
+            uplinks = tuple(uplinks_of.get(switch, ()))
             number += 1
             plan.subnets[switch] = AccessSubnet(
                 switch,

@@ -42,7 +42,6 @@ def mgmt_ports(fabric: Fabric, device: Device) -> list[str]:
     return [port.name for port in model.ports if port.role == "oob"]
 
 
-
 def access_ports(switch: SwitchModel) -> int:
     """Ports an access switch has for managed devices (its RJ45 ports of any use)."""
     return sum(g.count for g in switch.port_groups if g.use == "any" and g.form == "rj45")

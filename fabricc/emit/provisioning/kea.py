@@ -20,7 +20,7 @@ from fabricc.emit import Artifact
 from fabricc.emit.configs.ports import cumulus_name
 from fabricc.emit.provisioning.ztp import ztp_plan
 from fabricc.emit.tables import json_text
-from fabricc.ir import MGMT, Fabric
+from fabricc.ir import MGMT, Fabric, Link
 from fabricc.synth.mgmtnet import management_net
 
 ZTP_URL_OPTION = 239  # site-specific option: SONiC's provisioning script, Cumulus's ZTP script
@@ -34,13 +34,12 @@ def circuit_id(fabric: Fabric, switch: str, port: str) -> str:
     return cumulus_name(port) if network is not None and network.spec.os == "cumulus" else port
 
 
-def reservations(fabric: Fabric, switch: str) -> list[dict[str, object]]:
+def reservations(fabric: Fabric, switch: str, links: list[Link]) -> list[dict[str, object]]:
+    """The reservations of one access switch's subnet: one per management cable to it."""
     plan = ztp_plan(fabric)
     net = management_net(fabric)
     out: list[dict[str, object]] = []
-    for link in fabric.links:
-        if link.kind != MGMT or link.b != switch:
-            continue
+    for link in links:
         device = fabric.devices[link.a]
         if device.mgmt_ip is None:
             continue
@@ -67,6 +66,10 @@ def reservations(fabric: Fabric, switch: str) -> list[dict[str, object]]:
 
 
 def subnets(fabric: Fabric) -> list[dict[str, object]]:
+    cables: dict[str, list[Link]] = {}  # access switch -> its management cables, in link order
+    for link in fabric.links:
+        if link.kind == MGMT:
+            cables.setdefault(link.b, []).append(link)
     out: list[dict[str, object]] = []
     for number, access in enumerate(management_net(fabric).subnets.values(), 1):
         subnet: dict[str, object] = {
@@ -77,7 +80,7 @@ def subnets(fabric: Fabric) -> list[dict[str, object]]:
         }
         if access.pool is not None:
             subnet["pools"] = [{"pool": f"{access.pool[0]} - {access.pool[1]}"}]
-        subnet["reservations"] = reservations(fabric, access.switch)
+        subnet["reservations"] = reservations(fabric, access.switch, cables.get(access.switch, []))
         out.append(subnet)
     return out
 
