@@ -457,10 +457,12 @@ def test_access_switches_are_a_name_series_and_an_address_part_per_region(tmp_pa
     fabric, _ = compile_text(text, tmp_path)
     access = {n: d for n, d in fabric.devices.items() if d.network == "oob"}
     assert {"oob-leaf001", "oob-dgx-leaf001", "oob-storage-leaf001"} <= set(access)
-    assert access["oob-dgx-leaf001"].mgmt_ip == "10.128.0.2"
-    assert access["oob-dgx-leaf002"].mgmt_ip == "10.128.0.51"  # 48 ports + 1 on
-    assert access["oob-leaf001"].mgmt_ip == "10.128.128.2"
-    assert access["oob-storage-leaf001"].mgmt_ip == "10.128.192.2"
+    # each switch the first host of its subnet: a /26 for 48 ports (network, switch, ports,
+    # broadcast)
+    assert access["oob-dgx-leaf001"].mgmt_ip == "10.128.0.1"
+    assert access["oob-dgx-leaf002"].mgmt_ip == "10.128.0.65"
+    assert access["oob-leaf001"].mgmt_ip == "10.128.128.1"
+    assert access["oob-storage-leaf001"].mgmt_ip == "10.128.192.1"
     written = text.replace(
         "uplink_to: inband}", "uplink_to: inband, hostnames: {leaf: 'm-{group}{n}'}}"
     )

@@ -16,6 +16,7 @@ from fabricc.emit.configs.context import ConfigContext
 from fabricc.emit.configs.cumulus import roce_tree
 from fabricc.emit.configs.mgmt import ManagementPlan, management_tree
 from fabricc.errors import DesignError
+from fabricc.synth.mgmtnet import management_net
 from tests.configs_support import by_path, cables, nvue, with_custom_qos
 from tests.support import EXAMPLES, compile_text, compiled
 
@@ -145,22 +146,27 @@ def test_management_switches_follow_the_cabling_plan() -> None:
     ]
     assert set(managed) <= set(trees)
     assert check_cabled_ports(files, {n: trees[n] for n in managed}) > 0
-    oob = ipaddress.ip_network(fabric.loaded.spec.addressing.oob)
-    gateway = str(next(oob.hosts()))
+    net = management_net(fabric)
     for name in managed:
         device, tree = fabric.devices[name], trees[name]
-        address = f"{device.mgmt_ip}/{oob.prefixlen}"
-        if "eth0" in tree["interface"]:  # cabled management port: mgmt VRF
+        if "eth0" in tree["interface"]:  # cabled management port: mgmt VRF, its access switch
+            # the router of its subnet
+            served = net.subnets[net.served_by[name]]
             ip = tree["interface"]["eth0"]["ip"]
             assert (list(ip["address"]), list(ip["gateway"]), ip["vrf"]) == (
-                [address],
-                [gateway],
+                [f"{device.mgmt_ip}/{served.network.prefixlen}"],
+                [served.gateway],
                 "mgmt",
             )
-        else:  # OOB access switch: SVI in its own VLAN and a default route
+        else:  # OOB access switch: the gateway of its subnet on the SVI of its VLAN
+            access = net.subnets[name]
             svi = tree["interface"]["vlan20"]
-            assert list(svi["ip"]["address"]) == [address]
-            assert list(tree["vrf"]["default"]["router"]["static"]["0.0.0.0/0"]["via"]) == [gateway]
+            assert device.mgmt_ip == access.gateway
+            assert list(svi["ip"]["address"]) == [f"{access.gateway}/26"]
+            assert (
+                str(access.network)
+                == f"{ipaddress.ip_network(f'{access.gateway}/26', strict=False)}"
+            )
 
 
 def _bond_of(tree: dict[str, Any], port: str) -> tuple[str, dict[str, Any]]:
@@ -184,13 +190,14 @@ def test_in_band_hosts_are_bonded_over_mlag_pairs() -> None:
             peers[row["a_device"]], peers[row["b_device"]] = row["b_device"], row["a_device"]
             peer_ports.setdefault(row["a_device"], set()).add(cumulus_port(row["a_port"]))
             peer_ports.setdefault(row["b_device"], set()).add(cumulus_port(row["b_port"]))
-    assert len(peers) == 6  # 3 pairs
+    assert len(peers) == 8  # 3 leaf pairs and the spine pair
     for leaf, peer in peers.items():
         mlag, other = trees[leaf]["mlag"], trees[peer]["mlag"]
         assert mlag["mac-address"] == other["mac-address"] and mlag["peer-ip"] == "linklocal"
         assert {mlag["priority"], other["priority"]} == {1000, 2000}
+        assert mlag["init-delay"] == other["init-delay"] == 300
         assert set(trees[leaf]["interface"]["peerlink"]["bond"]["member"]) == peer_ports[leaf]
-    assert len({trees[leaf]["mlag"]["mac-address"] for leaf in peers}) == 3
+    assert len({trees[leaf]["mlag"]["mac-address"] for leaf in peers}) == 4
     host_bonds: dict[str, dict[str, int]] = {}
     for row in rows:
         if row["network"] == "inband" and row["kind"] == "endpoint-leaf":
@@ -203,43 +210,101 @@ def test_in_band_hosts_are_bonded_over_mlag_pairs() -> None:
     for host, bonds in host_bonds.items():
         (a, id_a), (b, id_b) = sorted(bonds.items())
         assert peers[a] == b and id_a == id_b, host
-    # leaf-pair uplinks: one MLAG bond per spine, same id on both leaves; spines bundle the pair
-    for leaf, peer in peers.items():
-        ups = {
-            i["description"]: i["bond"]["mlag"]["id"]
-            for n, i in trees[leaf]["interface"].items()
-            if n.startswith("uplink")
-        }
-        assert sorted(ups) == ["inband-spine001", "inband-spine002"]
-        assert ups == {
-            i["description"]: i["bond"]["mlag"]["id"]
-            for n, i in trees[peer]["interface"].items()
-            if n.startswith("uplink")
-        }
-    downs = [
-        i for n, i in trees["inband-spine001"]["interface"].items() if n.startswith("downlink")
-    ]
-    assert sorted(d["description"] for d in downs) == sorted(
-        f"{a}+{peers[a]}" for a in peers if a < peers[a]
-    )
+    assert_loop_free(trees, rows, "inband", peers)
+
+
+def assert_loop_free(
+    trees: dict[str, Any], rows: list[dict[str, str]], network: str, peers: dict[str, str]
+) -> None:
+    """Spanning tree blocks nothing: between two switches or MLAG pairs every cable is in one
+    bond on each side (the same bond and MLAG id on both peers), and the switches and pairs
+    joined by these bonds form a tree."""
+
+    def group(switch: str) -> str:
+        return min(switch, peers.get(switch, switch))
+
+    links: dict[tuple[str, str], list[tuple[str, str, str, str]]] = {}
+    for row in rows:
+        if row["network"] == network and row["kind"] in ("leaf-spine", "spine-core"):
+            key = (group(row["a_device"]), group(row["b_device"]))
+            cable = (row["a_device"], row["a_port"], row["b_device"], row["b_port"])
+            links.setdefault(key, []).append(cable)
+    for cables_between in links.values():
+        for side in (0, 2):
+            bonds = {
+                (end[side], _bond_of(trees[end[side]], cumulus_port(end[side + 1]))[0])
+                for end in cables_between
+            }
+            names = {name for _, name in bonds}
+            ids = {
+                str(trees[switch]["interface"][name]["bond"].get("mlag", {}).get("id"))
+                for switch, name in bonds
+            }
+            assert len(names) == 1 and len(ids) == 1, bonds  # one logical link per side
+    nodes = {g for key in links for g in key}
+    parent = {node: node for node in nodes}
+
+    def root(node: str) -> str:
+        while parent[node] != node:
+            node = parent[node]
+        return node
+
+    for a, b in links:
+        ra, rb = root(a), root(b)
+        assert ra != rb, f"a loop through {a} and {b}: spanning tree would block a link"
+        parent[ra] = rb
 
 
 def test_oob_access_ports_and_uplinks() -> None:
+    """Access ports in the OOB VLAN; the access switch routes its subnet into the in-band top
+    tier (BGP unnumbered on both ends of every uplink, each side announcing its prefix), relays
+    DHCP with the access port as circuit-id, and the top tier owns the in-band gateway (VRR)."""
     files = superpod()
     trees = nvue(files)
+    fabric, _ = compiled("superpod-h100-4su")
+    net = management_net(fabric)
+    assert net.inband is not None
+    uplinks = 0
     for row in cables(files):
         if row["network"] != "oob":
             continue
-        switch = trees[row["b_device"] if row["kind"] == "mgmt" else row["a_device"]]
-        port = row["b_port"] if row["kind"] == "mgmt" else row["a_port"]
-        domain = switch["interface"][cumulus_port(port)]["bridge"]["domain"]["br_default"]
-        assert domain["access"] == 20
         if row["kind"] == "mgmt":
-            assert domain["stp"] == {"admin-edge": "on", "bpdu-guard": "on"}
-        else:  # the in-band spine end of an OOB uplink is in the OOB VLAN too
-            spine = trees[row["b_device"]]["interface"][cumulus_port(row["b_port"])]
-            assert spine["bridge"]["domain"]["br_default"]["access"] == 20
-    assert set(trees["inband-spine001"]["bridge"]["domain"]["br_default"]["vlan"]) == {"10", "20"}
+            switch = trees[row["b_device"]]
+            domain = switch["interface"][cumulus_port(row["b_port"])]["bridge"]["domain"]
+            assert domain["br_default"]["access"] == 20
+            assert domain["br_default"]["stp"] == {"admin-edge": "on", "bpdu-guard": "on"}
+            continue
+        uplinks += 1
+        for end, port in ((row["a_device"], row["a_port"]), (row["b_device"], row["b_port"])):
+            tree = trees[end]
+            assert "bridge" not in tree["interface"][cumulus_port(port)]  # routed
+            neighbor = tree["vrf"]["default"]["router"]["bgp"]["neighbor"][cumulus_port(port)]
+            assert neighbor == {"type": "unnumbered", "remote-as": "external"}
+        access = net.subnets[row["a_device"]]
+        ours = trees[row["a_device"]]
+        assert ours["router"]["bgp"]["autonomous-system"] == access.asn
+        family = ours["vrf"]["default"]["router"]["bgp"]["address-family"]["ipv4-unicast"]
+        assert list(family["network"]) == [str(access.network)]
+        relay = ours["service"]["dhcp-relay"]["default"]
+        assert relay["server"] == {net.server: {}}
+        assert relay["agent"]["use-pif-circuit-id"] == {"enable": "on"}
+        assert cumulus_port(row["a_port"]) in relay["interface"] and "vlan20" in relay["interface"]
+    assert uplinks == 16
+    asns = [
+        t["router"]["bgp"]["autonomous-system"] for n, t in trees.items() if n.startswith("oob")
+    ]
+    assert len(set(asns)) == len(asns) == 8
+    for spine in ("inband-spine001", "inband-spine002"):
+        tree = trees[spine]
+        assert set(tree["bridge"]["domain"]["br_default"]["vlan"]) == {"10"}
+        svi = tree["interface"]["vlan10"]["ip"]
+        assert list(svi["address"]) == [f"{net.inband.real[spine]}/16"]
+        assert svi["vrr"]["address"] == {f"{net.inband.virtual}/16": {}}
+        assert (
+            svi["vrr"]["mac-address"]
+            == trees["inband-spine001"]["interface"]["vlan10"]["ip"]["vrr"]["mac-address"]
+        )
+    assert net.inband.virtual == "10.64.0.1"  # the in-band hosts' gateway (Ansible, netplan)
     priorities = {
         n: t["bridge"]["domain"]["br_default"]["stp"]["priority"] for n, t in trees.items()
     }

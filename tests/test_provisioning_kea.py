@@ -1,17 +1,22 @@
-"""DHCP/ZTP feed: Kea's own parser (`kea-dhcp4 -t`) accepts the generated config; every cabled
-management port gets its device's address by circuit-id, and every Ethernet switch fabricc
-configures is handed the ZTP file that fetches that config (SONiC option 67, Cumulus 239).
+"""DHCP/ZTP feed: Kea's own parser (`kea-dhcp4 -t`) accepts the generated config; every access
+switch's subnet is one Kea subnet routed by that switch; every cabled management port gets its
+device's address by the circuit-id its access switch's relay adds, and every Ethernet switch
+fabricc configures is handed the ZTP file that fetches that config (SONiC option 67, Cumulus
+239). tests/test_kea_relay.py runs it with a relay and a client in network namespaces.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from fabricc.ir import MGMT
+from fabricc.synth.mgmtnet import management_net
 from tests.provisioning_support import provisioning
 from tests.support import EXAMPLE_NAMES, compiled, require_tool
 
@@ -33,10 +38,23 @@ def test_kea_accepts_the_config(example: str, tmp_path: Path) -> None:
     assert result.returncode == 0, result.stdout + result.stderr
     # the check bites: two reservations of one address in a subnet are refused
     config = json.loads(text)
-    reservations = config["Dhcp4"]["subnet4"][0]["reservations"]
+    reservations = next(s for s in config["Dhcp4"]["subnet4"] if len(s["reservations"]) > 1)[
+        "reservations"
+    ]
     reservations[1]["ip-address"] = reservations[0]["ip-address"]
     path.write_text(json.dumps(config))
     assert kea_check(path).returncode != 0
+
+
+def check_ztp_script(script: str) -> None:
+    """The Cumulus ZTP page's hygiene: output logged, failures trapped, the release checked, the
+    default password replaced by a hash - and bash parses the script."""
+    assert "exec >>/var/log/autoprovision 2>&1" in script
+    assert "trap error ERR" in script
+    assert "/etc/lsb-release" in script and "TARGET_RELEASE=5." in script
+    assert 'echo "cumulus:$HASH" | chpasswd -e' in script
+    result = subprocess.run(["bash", "-n"], input=script, text=True, capture_output=True)
+    assert result.returncode == 0, result.stderr
 
 
 @pytest.mark.parametrize("example", EXAMPLE_NAMES)
@@ -45,16 +63,39 @@ def test_every_management_port_is_reserved(example: str) -> None:
     files = provisioning(example)
     config = json.loads(files["kea/kea-dhcp4.conf"])["Dhcp4"]
     assert "circuit-id" in config["host-reservation-identifiers"]
-    (subnet,) = config["subnet4"]
-    by_ip = {r["ip-address"]: r for r in subnet["reservations"]}
-    cabled = [
-        fabric.devices[link.a]
-        for link in fabric.links
-        if link.kind == MGMT and fabric.devices[link.a].mgmt_ip is not None
-    ]
-    assert sorted(by_ip) == sorted(str(d.mgmt_ip) for d in cabled)
-    ids = [r["circuit-id"] for r in subnet["reservations"]]
-    assert len(set(ids)) == len(ids)
+    net = management_net(fabric)
+    subnets = {s["subnet"]: s for s in config["subnet4"]}
+    assert sorted(subnets) == sorted(str(a.network) for a in net.subnets.values())
+    by_ip: dict[str, dict[str, Any]] = {}
+    for access in net.subnets.values():
+        subnet = subnets[str(access.network)]
+        # the access switch routes its subnet: the devices' router
+        assert subnet["option-data"] == [{"name": "routers", "data": access.gateway}]
+        # the pool lies after the last port's address: it never hands out a reserved one
+        if access.pool is not None:
+            first, last = (
+                ipaddress.IPv4Address(a.strip()) for a in subnet["pools"][0]["pool"].split("-")
+            )
+            assert first in access.network and last in access.network
+            reserved = [ipaddress.IPv4Address(r["ip-address"]) for r in subnet["reservations"]]
+            assert all(r < first for r in reserved)
+        ids = [r["circuit-id"] for r in subnet["reservations"]]
+        assert len(set(ids)) == len(ids)
+        for r in subnet["reservations"]:
+            assert ipaddress.ip_address(r["ip-address"]) in access.network
+            by_ip[r["ip-address"]] = r
+    links = [link for link in fabric.links if link.kind == MGMT and fabric.devices[link.a].mgmt_ip]
+    # every cable a reservation: the access switch's address + the port, keyed by the port as
+    # Cumulus names it (swp<port>); a device's own address is that of its first cable
+    addresses = {
+        str(ipaddress.IPv4Address(net.subnets[link.b].gateway) + int(link.b_port)): link
+        for link in links
+    }
+    assert sorted(by_ip) == sorted(addresses)
+    for address, link in addresses.items():
+        assert by_ip[address]["circuit-id"] == f"'swp{link.b_port}'"
+    cabled = list({link.a: fabric.devices[link.a] for link in links}.values())
+    assert all(str(d.mgmt_ip) in by_ip for d in cabled)
     for device in cabled:
         entry = by_ip[str(device.mgmt_ip)]
         assert entry["hostname"].startswith(device.name)
@@ -74,7 +115,8 @@ def test_every_management_port_is_reserved(example: str) -> None:
         else:
             assert option["code"] == 239  # Cumulus ZTP script URL
             script = files[f"ztp/{device.name}/ztp.sh"]
-            assert "# CUMULUS-AUTOPROVISIONING" in script
+            assert script.splitlines()[1] == "# CUMULUS-AUTOPROVISIONING"
+            check_ztp_script(script)
             assert f"/configs/{device.name}/startup.yaml" in script
         assert option["data"].endswith(
             f"/provisioning/ztp/{device.name}/" + ("ztp.json" if os == "sonic" else "ztp.sh")
@@ -83,6 +125,46 @@ def test_every_management_port_is_reserved(example: str) -> None:
 
 def test_circuit_ids_name_the_access_port_as_cumulus_does() -> None:
     config = json.loads(provisioning("roce-lab")["kea/kea-dhcp4.conf"])["Dhcp4"]
-    gpu01 = next(r for r in config["subnet4"][0]["reservations"] if r["hostname"] == "gpu01-bmc")
-    # cables.csv: gpu01:BMC > oob-gpu-leaf001:3
-    assert gpu01["circuit-id"] == "'oob-gpu-leaf001:swp3'"
+    reservations = [r for s in config["subnet4"] for r in s["reservations"]]
+    gpu01 = next(r for r in reservations if r["hostname"] == "gpu01-bmc")
+    # cables.csv: gpu01:BMC > oob-gpu-leaf001:3; Cumulus's relay with use-pif-circuit-id sends
+    # the port's name, the subnet (picked by the relay's address) tells the switch
+    assert gpu01["circuit-id"] == "'swp3'"
+
+
+@pytest.mark.parametrize("example", EXAMPLE_NAMES)
+def test_every_ztp_switch_gets_its_script(example: str) -> None:
+    """A switch with a ZTP file gets it by DHCP (a reservation with its URL) or is a seed,
+    bootstrapped first from a USB drive (seeds.txt); the access switches, which have no
+    management port behind a relay, are all seeds."""
+    fabric, _ = compiled(example)
+    files = provisioning(example)
+    scripts = {p.split("/")[1] for p in files if p.startswith("ztp/") and p.count("/") == 2}
+    if not scripts:
+        return
+    config = json.loads(files["kea/kea-dhcp4.conf"])["Dhcp4"]
+    handed = {
+        r["option-data"][0]["data"].split("/")[-2]
+        for s in config["subnet4"]
+        for r in s["reservations"]
+        if "option-data" in r
+    }
+    seeds = {line.split("\t")[0] for line in files["ztp/seeds.txt"].splitlines() if line[:1] != "#"}
+    assert scripts <= handed | seeds
+    assert set(management_net(fabric).subnets) <= seeds
+
+
+def test_nvlink_switch_trays_have_three_management_cables() -> None:
+    """ComE1, ComE2 and BMC of every NVLink switch tray go to the rack's access switch (Mission
+    Control North-South guide, NVLink Switch physical connectivity), each with a reservation."""
+    fabric, _ = compiled("gb300-nvl72-spectrum-x")
+    config = json.loads(provisioning("gb300-nvl72-spectrum-x")["kea/kea-dhcp4.conf"])["Dhcp4"]
+    names = {r["hostname"] for s in config["subnet4"] for r in s["reservations"]}
+    trays = [d for d in fabric.devices.values() if d.kind == "nvlink-switch"]
+    assert len(trays) == 8 * 9
+    for tray in trays:
+        ports = sorted(
+            link.a_port for link in fabric.links if link.kind == MGMT and link.a == tray.name
+        )
+        assert ports == ["BMC", "ComE1", "ComE2"]
+        assert {tray.name, f"{tray.name}-come2", f"{tray.name}-bmc"} <= names

@@ -8,9 +8,11 @@ from file://. Everything the page prints is computed here; templates/report/ onl
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections import Counter
 from dataclasses import dataclass
+from pathlib import PurePath
 from typing import Any
 
 from markupsafe import Markup
@@ -26,6 +28,7 @@ from fabricc.emit.diagrams.render import INSTALL_HINT, graphviz_available, shoul
 from fabricc.emit.diagrams.style import plural
 from fabricc.emit.summary import summary
 from fabricc.emit.templating import environment
+from fabricc.errors import Diagnostic
 from fabricc.ir import ENDPOINT_LEAF, LEAF_SPINE, SPINE_CORE, Fabric
 
 PATH = "report/index.html"
@@ -293,10 +296,21 @@ def missing_reason(fabric: Fabric, count: int) -> str:
     )
 
 
+def _portable(diagnostic: Diagnostic) -> Diagnostic:
+    """A warning as the report shows it: its spec file by name, not by the folder it was built
+    from (the page holds no absolute path, and the same spec gives the same bytes anywhere)."""
+    location = diagnostic.location
+    if location is None:
+        return diagnostic
+    return dataclasses.replace(
+        diagnostic, location=dataclasses.replace(location, file=PurePath(location.file).name)
+    )
+
+
 def context(fabric: Fabric) -> dict[str, Any]:
     data = summary(fabric)
     sections, missing, linked = figures(fabric)
-    warnings = [d.render() for d in (*fabric.loaded.warnings, *fabric.warnings)]
+    warnings = [_portable(d).render() for d in (*fabric.loaded.warnings, *fabric.warnings)]
     return {
         "name": data["name"],
         "description": data["description"],

@@ -3,10 +3,11 @@
 Consumes the wired design and spec.addressing; produces addresses on devices and links. Every
 value derives from stable indices, so the same spec always gives the same addresses and growing
 a design fills or appends instead of renumbering:
-  * oob: every access switch a block of the pool (its own address, then one per port), by its
-    number in its floor region's part of the pool (halving parts, so a region's growth or a new
-    region moves no other's); a managed device takes the address of its port (the pool's first
-    host address is left for the gateway);
+  * oob: every access switch a subnet of the pool (oob_block_size: a power of two holding the
+    network address, its own address - the subnet's first host, the gateway of the devices it
+    serves -, one per port and the broadcast address), by its number in its floor region's part
+    of the pool (halving parts, so a region's growth or a new region moves no other's); a
+    managed device takes the address of its port (the switch's address + port number);
   * inband: one address per host attached to an in-band network (its bond); the pool is cut in
     halving parts, one per node group in spec order (the first half, the next quarter, ...), so
     a new group never moves another's, and a host takes the address of its index in its group's
@@ -97,9 +98,8 @@ def _routed_networks(fabric: Fabric) -> Iterator[str]:
 def _management(fabric: Fabric, problems: list[Diagnostic]) -> None:
     """Management addresses: each out-of-band network an equal share of the pool (as many as
     the next power of two), in it each floor region a part (_switch_blocks), in it each access
-    switch a block of ports + 1 addresses by its number: its own, then one per port."""
+    switch a subnet (oob_block_size) by its number: its own address first, then one per port."""
     oob = ipaddress.ip_network(fabric.loaded.spec.addressing.oob)
-    catalog = fabric.loaded.catalog.catalog
     networks = [
         switches
         for name, network in fabric.loaded.networks.items()
@@ -111,11 +111,11 @@ def _management(fabric: Fabric, problems: list[Diagnostic]) -> None:
     offsets: dict[str, int] = {}
     full = False
     for number, switches in enumerate(networks):
-        stride = 1 + max(access_ports(catalog.switches[fabric.devices[s].model]) for s in switches)
+        stride = oob_stride(fabric, switches)
         blocks = _switch_blocks(fabric, switches, share, stride)
         full = full or blocks is None
         for name, block in (blocks or dict.fromkeys(switches, 0)).items():
-            offsets[name] = number * share + block
+            offsets[name] = number * share + block + 1  # the subnet's first host
     addresses = dict(offsets)
     for link in fabric.links:
         if link.kind == MGMT and link.b in offsets:
@@ -128,7 +128,13 @@ def _management(fabric: Fabric, problems: list[Diagnostic]) -> None:
         fabric.devices[name].mgmt_ip = pool.text(pool.base + offset)
 
 
-SKIPPED = 2  # addresses left at the start of a part: the network address and the gateway
+def oob_stride(fabric: Fabric, switches: list[str]) -> int:
+    """Addresses of each access switch's subnet in an out-of-band network: the next power of
+    two that holds the network address, the switch's own, one per port of its largest model and
+    the broadcast address (64 for 48 ports)."""
+    catalog = fabric.loaded.catalog.catalog
+    ports = max(access_ports(catalog.switches[fabric.devices[s].model]) for s in switches)
+    return 1 << (ports + 2).bit_length()
 
 
 def _switch_blocks(
@@ -146,20 +152,20 @@ def _switch_blocks(
     regions = {name: order[devices[name].series] for name in switches}
     need: dict[int, int] = {}
     for name, region in regions.items():
-        need[region] = max(need.get(region, 0), SKIPPED + (devices[name].index + 1) * stride)
+        need[region] = max(need.get(region, 0), (devices[name].index + 1) * stride)
     halves = {region: halving_part(size, region) for region in need}
     block = size >> max(order.values()).bit_length()
     equal = {region: range(region * block, (region + 1) * block) for region in need}
     for parts in (halves, equal):
         if all(need[region] <= len(part) for region, part in parts.items()):
             return {
-                name: parts[region].start + SKIPPED + devices[name].index * stride
+                name: parts[region].start + devices[name].index * stride
                 for name, region in regions.items()
             }
     ordered = sorted(switches, key=lambda name: (regions[name], devices[name].index))
-    if SKIPPED + len(ordered) * stride > size:
+    if len(ordered) * stride > size:
         return None
-    return {name: SKIPPED + k * stride for k, name in enumerate(ordered)}
+    return {name: k * stride for k, name in enumerate(ordered)}
 
 
 def _group_places(fabric: Fabric, hosts: Collection[str]) -> dict[str, int]:
@@ -206,11 +212,18 @@ def _inband(fabric: Fabric, problems: list[Diagnostic]) -> None:
     if any(pool.next + needed[k] > len(part) for k, part in parts.items()):
         block = pool.size >> max(0, len(groups) - 1).bit_length()
         parts = {k: range(k * block, (k + 1) * block) for k in needed}
+    # the pool's last addresses are the in-band top tier's own (synth/mgmtnet.py: its gateway
+    # SVIs), one per switch below the broadcast address
+    top = sum(
+        len(topology.switches.get(topology.top_tier or "", []))
+        for name, topology in fabric.networks.items()
+        if name in inband_nets
+    )
     offsets: dict[str, int] = {}
     for name in hosts:
         part = parts[number.get(fabric.devices[name].group or "", 0)]
         offset = pool.next + places[name]
-        if offset >= len(part):
+        if offset >= len(part) or part[offset] >= pool.size - 1 - top:
             _fail(fabric, problems, "inband", f"{len(hosts)} in-band hosts", "more addresses")
             return
         offsets[name] = part[offset]

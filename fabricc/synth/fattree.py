@@ -271,6 +271,8 @@ class FatTreeBuilder(NetworkBuilder):
         self._upper_tiers(classes, tiers)
         if self.deferred:
             self._place_kept_uplinks(self.deferred)
+        if self.spec.role == "inband" and self.spec.dual_homed and self.topology.tiers == 2:
+            self._spine_pair(self.topology.switches.get("spine", []))
 
     def _check_single_tier(self, classes: list[_Class]) -> None:
         """Without spines, endpoints reach each other only through one leaf (or MLAG pair) per
@@ -588,6 +590,28 @@ class FatTreeBuilder(NetworkBuilder):
                         port = switch_port(first_cage, index, breakout)
                         self._link(Link(self.net.name, PEER, a, port, b, port, speed))
 
+    def _spine_pair(self, spines: list[str]) -> None:
+        """The peer link of an in-band network's MLAG spine pair (its last cages). Bridged
+        loop-free only over one pair: with more spines, RSTP would block every uplink to all but
+        one of them, so the design says so."""
+        if len(spines) != 2:
+            self.warn(
+                f"{self.net.name} needs {len(spines)} spines: its VLAN is bridged up to one MLAG "
+                "spine pair, so spanning tree would block the uplinks to all spines but one",
+                (*self.net.path, "oversubscription"),
+                "give the in-band leaves fewer uplinks (a higher oversubscription) or spines "
+                "with more ports, so that two spines suffice",
+            )
+            return
+        model = self.catalog.switches[self.net.switch_models["spine"]]
+        breakout = switch_port_speeds(model)[self.net.fabric_speed]
+        first_cage = general_cages(model) - PEER_LINK_CAGES
+        for index in range(PEER_LINK_CAGES * breakout):
+            port = switch_port(first_cage, index, breakout)
+            self._link(
+                Link(self.net.name, PEER, spines[0], port, spines[1], port, self.net.fabric_speed)
+            )
+
     # -- spines and cores ------------------------------------------------------------------------
 
     def _upper_tiers(self, classes: list[_Class], tiers: int | str) -> None:
@@ -596,8 +620,16 @@ class FatTreeBuilder(NetworkBuilder):
         spine_ports = general_cages(spine_model) * spine_breakout
         target = self._target_leaves(classes)
         uplinks = [(target[i], c.budget.up_ports) for i, c in enumerate(classes)]
+        # a dual-homed in-band network bridges its VLAN up to an MLAG spine pair (emit/configs/
+        # mgmt.py): the pair's peer link takes the spines' last cages, as on the leaves
+        mlag_spines = self.spec.role == "inband" and self.spec.dual_homed
+        peer_ports = PEER_LINK_CAGES * spine_breakout if mlag_spines else 0
         width = symmetric_width(
-            uplinks, spine_ports, spine_breakout, self._guest_ports(spine_model, 1), MIN_SPINES
+            uplinks,
+            spine_ports - peer_ports,
+            spine_breakout,
+            self._guest_ports(spine_model, 1),
+            MIN_SPINES,
         )
         shaped = self._shaped()
         if shaped is not None:

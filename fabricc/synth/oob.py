@@ -27,21 +27,19 @@ UPLINK_PORTS = "uplink-ports"  # diagnostic code: a target tier ran out of ports
 CENTRAL = "central"  # what a written hostname pattern's {group} gives for central racks
 
 
-def mgmt_port(fabric: Fabric, device: Device) -> str | None:
-    """The port a device is managed through, or None if it has none."""
+def mgmt_ports(fabric: Fabric, device: Device) -> list[str]:
+    """The ports a device is managed through (each cabled to an access switch): its management
+    port - or, for a node model, every port of role oob (an NVLink switch tray has three)."""
     catalog = fabric.loaded.catalog.catalog
     if device.kind == "pdu":
-        return PDU_PORT
+        return [PDU_PORT]
     if device.kind == "power-shelf":
-        return POWER_SHELF_PORT
+        return [POWER_SHELF_PORT]
     if device.kind == "switch":
         switch: SwitchModel = catalog.switches[device.model]
-        return switch.mgmt_ports[0].name if switch.mgmt_ports else None
+        return [switch.mgmt_ports[0].name] if switch.mgmt_ports else []
     model: NodeModel = catalog.nodes[device.model]
-    for port in model.ports:
-        if port.role == "oob":
-            return port.name
-    return None
+    return [port.name for port in model.ports if port.role == "oob"]
 
 
 def access_ports(switch: SwitchModel) -> int:
@@ -179,7 +177,7 @@ def _managed(
     down from its last, so what either side adds later keeps the ports of what is there now.
     Other racks number PDUs and switches first, then nodes, and reserve a port for every node
     still to come into their free places."""
-    ports = [(d, p) for d in rack.devices if (p := mgmt_port(fabric, d)) is not None]
+    ports = [(d, p) for d in rack.devices for p in mgmt_ports(fabric, d)]
     ports.sort(key=lambda port: (port[0].kind == "switch", port[0].kind == "node"))
     if rack.role == "central" and len(ports) <= capacity:
         up = [port for port in ports if port[0].kind != "switch"]
@@ -190,7 +188,7 @@ def _managed(
     ports.sort(key=lambda port: port[0].kind == "node")
     placed = [(k, d, p) for k, (d, p) in enumerate(ports)]
     nodes = [d for d in rack.devices if d.kind == "node"]
-    per_node = 1 if nodes and mgmt_port(fabric, nodes[0]) is not None else 0
+    per_node = len(mgmt_ports(fabric, nodes[0])) if nodes else 0
     return placed, len(ports) + max(0, rack.capacity - len(nodes)) * per_node
 
 

@@ -13,7 +13,6 @@ are shared with the management switch builder.
 
 from __future__ import annotations
 
-import ipaddress
 from typing import Any
 
 from fabricc.emit.configs.context import ConfigContext
@@ -36,6 +35,7 @@ from fabricc.emit.configs.ports import (
 from fabricc.emit.configs.qos import DSCPS, PRIORITIES, QosPlan
 from fabricc.emit.templating import SharedTrees, render, yaml_block
 from fabricc.ir import ENDPOINT_LEAF, LEAF_SPINE, SPINE_CORE, Device
+from fabricc.synth.mgmtnet import mgmt_subnet
 
 ON = "on"
 MGMT_VRF = "mgmt"
@@ -56,18 +56,12 @@ def mgmt_port_end(ctx: ConfigContext, device: Device) -> End | None:
     return next((e for e in ctx.ends(device.name) if e.port in names), None)
 
 
-def oob_gateway(ctx: ConfigContext) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, str]:
-    """The OOB pool and its gateway (the pool's first host; synthesis leaves it free)."""
-    network = ipaddress.ip_network(ctx.fabric.loaded.spec.addressing.oob)
-    return network, str(next(network.hosts()))
-
-
 def eth0(ctx: ConfigContext, device: Device, end: End) -> Tree:
-    pool, gateway = oob_gateway(ctx)
     tree: Tree = {"type": "eth", "description": ctx.far_end(end)}
     if device.mgmt_ip is not None:
+        prefixlen, gateway = mgmt_subnet(ctx.fabric, device.name)
         tree["ip"] = {
-            "address": {f"{device.mgmt_ip}/{pool.prefixlen}": {}},
+            "address": {f"{device.mgmt_ip}/{prefixlen}": {}},
             "gateway": {gateway: {}},
             "vrf": MGMT_VRF,
         }

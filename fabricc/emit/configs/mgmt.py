@@ -1,16 +1,18 @@
 """Emit stage, configs: NVUE startup.yaml of the management switches (in-band and out-of-band).
 
-Consumes the switches of inband and oob networks (os: cumulus), the ConfigContext and the cabling
-plan; produces per switch an NVUE `set` tree. Management networks are layer 2 up to their top
-tier: one access VLAN per network (network.vlan, default 10 for inband and 20 for oob), hosts on
-access ports - or, where the network is dual-homed, on LACP bonds split over an MLAG leaf pair
-joined by the peer links the IR already has -, switch-to-switch cables bundled into bonds per far
-switch (per far leaf pair on the upper side) that trunk the VLANs, uplinks from another network
-(oob -> inband spines) carrying that network's VLAN, and RSTP with the first top-tier switch as
-root. Every port is described with its far end. Management addresses come from the OOB pool: on
-eth0 in the mgmt VRF where the switch's own management port is cabled, otherwise (OOB access
-switches) on the access VLAN's SVI with a default route to the pool's gateway. Keys are inserted
-in the order startup.yaml lists them (type, description, vlan, link, bond, ip, bridge).
+Consumes the switches of inband and oob networks (os: cumulus), the ConfigContext, the cabling
+plan and the management routing plan (synth/mgmtnet.py); produces per switch an NVUE `set` tree.
+The in-band network is layer 2 up to its top tier: one access VLAN (network.vlan, default 10),
+hosts on LACP bonds split over an MLAG leaf pair (or on access ports), switch-to-switch cables
+bundled into one bond per far switch or far MLAG pair (a leaf pair's uplinks to the spine pair:
+one bond; the spine pair's links to a leaf pair: one bond), so RSTP (root: the top tier) blocks
+none of them; the top tier owns the in-band gateway (an SVI with VRR) and routes. Every OOB
+access switch is the router of its own subnet: its devices on access ports of its VLAN (default
+20), the gateway address on that VLAN's SVI, a DHCP relay towards the provisioning server and
+BGP unnumbered on its uplinks into the in-band top tier. Every port is described with its far
+end. Switches with a cabled management port keep it in the mgmt VRF, its gateway the access
+switch it is cabled to. Keys are inserted in the order startup.yaml lists them (type,
+description, vlan, link, bond, ip, bridge).
 """
 
 from __future__ import annotations
@@ -18,12 +20,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from fabricc.emit.configs.context import MANAGEMENT_ROLES, ConfigContext
-from fabricc.emit.configs.cumulus import ON, Tree, breakouts, eth0, mgmt_port_end, oob_gateway, swp
+from fabricc.emit.configs.cumulus import ON, Tree, breakouts, eth0, mgmt_port_end, swp
 from fabricc.emit.configs.index import End
 from fabricc.emit.configs.ports import cumulus_name, mgmt_port_names
 from fabricc.errors import DesignError, error
 from fabricc.ir import ENDPOINT_LEAF, MGMT, PEER, UPLINK, Device, Fabric
 from fabricc.spec.yamlsource import format_path
+from fabricc.synth.mgmtnet import AccessSubnet, management_net, mgmt_subnet
 
 DEFAULT_VLANS = {"inband": 10, "oob": 20}
 BRIDGE = "br_default"
@@ -33,6 +36,9 @@ UPLINK_MLAG_ID_BASE = 1000  # host bonds are numbered from 1, uplink bonds from 
 # switches that only uplink into another network must never become root.
 STP_ROOT, STP_BACKUP, STP_DEFAULT, STP_EDGE = 4096, 8192, 32768, 61440
 MLAG_PRIORITY = (1000, 2000)  # primary, secondary
+# Seconds a restarting peer keeps its MLAG bonds down while it learns the fabric: Cumulus Linux
+# "Multi-Chassis Link Aggregation - MLAG" (init-delay, default 180 s) recommends 300 s at scale.
+MLAG_INIT_DELAY_S = 300
 
 
 def network_vlan(fabric: Fabric, network: str) -> int:
@@ -72,30 +78,43 @@ class Pair:
     ordinal: int  # design-wide, in network and pair order
     peer_ports: dict[str, list[str]] = field(default_factory=dict)
     host_ids: dict[str, int] = field(default_factory=dict)  # host -> MLAG id
-    uplink_ids: dict[str, int] = field(default_factory=dict)  # far switch -> MLAG id
+    # far switch (the primary of a far MLAG pair) -> MLAG id of the bond towards it
+    uplink_ids: dict[str, int] = field(default_factory=dict)
+    downlink_ids: dict[str, int] = field(default_factory=dict)
 
 
 class ManagementPlan:
-    """MLAG pairs and their bond ids, computed once for all management networks."""
+    """MLAG pairs (leaf pairs, an in-band spine pair) and their bond ids, computed once for all
+    management networks. Between two pairs one bond on each side: every leaf pair's uplinks to
+    the spine pair are one MLAG bond, the spine pair's links to a leaf pair one - so no
+    switch-to-switch link of the network is left for spanning tree to block."""
 
     def __init__(self, ctx: ConfigContext) -> None:
         self.ctx = ctx
         self.pair_of: dict[str, Pair] = {}
+        pairs: list[Pair] = []
         ordinal = 0
         for name, network in ctx.fabric.loaded.networks.items():
             topology = ctx.fabric.networks.get(name)
             if network.spec.role not in MANAGEMENT_ROLES or topology is None:
                 continue
-            for leaf in topology.switches.get("leaf", []):
-                if leaf in self.pair_of:
+            for switch in [*topology.switches.get("leaf", []), *topology.switches.get("spine", [])]:
+                if switch in self.pair_of:
                     continue
-                peers = [e for e in ctx.ends(leaf) if e.kind == PEER]
+                peers = [e for e in ctx.ends(switch) if e.kind == PEER]
                 if not peers:
                     continue
-                pair = Pair(leaf, peers[0].far, ordinal)
+                pair = Pair(switch, peers[0].far, ordinal)
                 ordinal += 1
-                self.pair_of[leaf] = self.pair_of[peers[0].far] = pair
-                self._number(pair)
+                self.pair_of[switch] = self.pair_of[peers[0].far] = pair
+                pairs.append(pair)
+        for pair in pairs:
+            self._number(pair)
+
+    def group(self, far: str) -> str:
+        """The far end of a bond: the primary of the far switch's MLAG pair, or the switch."""
+        pair = self.pair_of.get(far)
+        return pair.primary if pair is not None else far
 
     def _number(self, pair: Pair) -> None:
         ctx = self.ctx
@@ -105,9 +124,15 @@ class ManagementPlan:
                     pair.peer_ports.setdefault(member, []).append(end.port)
                 elif end.kind == ENDPOINT_LEAF and not end.upward:
                     pair.host_ids.setdefault(end.far, len(pair.host_ids) + 1)
-                elif end.upward and end.link.network == ctx.devices[member].network:
+                elif end.link.network != ctx.devices[member].network or end.kind == UPLINK:
+                    continue
+                elif end.upward:
                     pair.uplink_ids.setdefault(
-                        end.far, UPLINK_MLAG_ID_BASE + len(pair.uplink_ids) + 1
+                        self.group(end.far), UPLINK_MLAG_ID_BASE + len(pair.uplink_ids) + 1
+                    )
+                else:
+                    pair.downlink_ids.setdefault(
+                        self.group(end.far), UPLINK_MLAG_ID_BASE + len(pair.downlink_ids) + 1
                     )
 
     def mac(self, pair: Pair) -> str:
@@ -125,6 +150,12 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
     mgmt_ports = mgmt_port_names(ctx.switch_model(device))
     pair = plan.pair_of.get(device.name)
     interfaces: Tree = {}
+    net = management_net(fabric)
+    access = net.subnets.get(device.name)
+    gateway = net.inband if net.inband is not None and device.name in net.inband.real else None
+    # the in-band top tier and the access switches that route into it
+    routers = set(net.inband.real) if net.inband is not None else set()
+    neighbors: Tree = {}
     mgmt = mgmt_port_end(ctx, device)
     if mgmt is not None:
         interfaces["eth0"] = eth0(ctx, device, mgmt)
@@ -132,8 +163,8 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
 
     # Subtrees that many ports and bonds repeat, one object each (never changed): yaml_block
     # spells a shared subtree once
-    access = {"access": vlan, "stp": {"admin-edge": ON, "bpdu-guard": ON}}
-    bridge = {"domain": {BRIDGE: access}}  # access ports and host bonds
+    edge = {"access": vlan, "stp": {"admin-edge": ON, "bpdu-guard": ON}}
+    bridge = {"domain": {BRIDGE: edge}}  # access ports and host bonds
     bond_link = {"mtu": mtu}
     trunk: Tree = {"domain": {BRIDGE: {}}}  # switch-to-switch bonds
     host_bonds: dict[str, list[End]] = {}
@@ -150,6 +181,10 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
                 interfaces[name] = {**swp(ctx, device, end, mtu), "bridge": bridge}
         elif end.kind == PEER:
             interfaces[name] = swp(ctx, device, end, mtu)
+        elif end.kind == UPLINK and (end.far if end.upward else device.name) in routers:
+            # an access switch's uplink into the in-band top tier: routed, BGP unnumbered
+            interfaces[name] = swp(ctx, device, end, mtu)
+            neighbors[name] = {"type": "unnumbered", "remote-as": "external"}
         elif end.kind == UPLINK and end.upward:
             # this switch uplinks into another network: its own VLAN, untagged
             interfaces[name] = {
@@ -165,9 +200,7 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
                 "bridge": {"domain": {BRIDGE: {"access": far_vlan}}},
             }
         else:
-            far_pair = plan.pair_of.get(end.far)
-            group = far_pair.primary if far_pair is not None and not end.upward else end.far
-            switch_bonds.setdefault((end.upward, group), []).append(end)
+            switch_bonds.setdefault((end.upward, plan.group(end.far)), []).append(end)
             interfaces[name] = swp(ctx, device, end, mtu)
 
     for host, ends in host_bonds.items():
@@ -189,9 +222,10 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
         counters[upward] += 1
         name = f"{'uplink' if upward else 'downlink'}{counters[upward]}"
         bond: Tree = {"member": {cumulus_name(e.port): {} for e in ends}}
-        if upward and pair is not None and group in pair.uplink_ids:
-            bond["mlag"] = {"id": pair.uplink_ids[group]}
-        far_pair = plan.pair_of.get(group) if not upward else None
+        ids = (pair.uplink_ids if upward else pair.downlink_ids) if pair is not None else {}
+        if group in ids:
+            bond["mlag"] = {"id": ids[group]}
+        far_pair = plan.pair_of.get(group)
         description = f"{far_pair.primary}+{far_pair.secondary}" if far_pair is not None else group
         interfaces[name] = {
             "type": "bond",
@@ -209,14 +243,41 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
 
     tree: Tree = {"system": {"hostname": device.name}}
     routes: Tree = {}
-    if mgmt is None and device.mgmt_ip is not None:
-        pool, gateway = oob_gateway(ctx)
+    announce = ""  # the prefix this switch routes for (BGP)
+    router_id = None
+    if access is not None:
+        # the router of its subnet: the gateway of every device cabled to it
         interfaces[f"vlan{vlan}"] = {
             "type": "svi",
             "vlan": vlan,
-            "ip": {"address": {f"{device.mgmt_ip}/{pool.prefixlen}": {}}},
+            "ip": {"address": {f"{access.gateway}/{access.network.prefixlen}": {}}},
         }
-        routes = {"0.0.0.0/0": {"via": {gateway: {}}}}
+        announce, router_id = str(access.network), access.gateway
+    elif mgmt is None and device.mgmt_ip is not None:
+        prefixlen, via = mgmt_subnet(fabric, device.name)
+        interfaces[f"vlan{vlan}"] = {
+            "type": "svi",
+            "vlan": vlan,
+            "ip": {"address": {f"{device.mgmt_ip}/{prefixlen}": {}}},
+        }
+        routes = {"0.0.0.0/0": {"via": {via: {}}}}
+    if gateway is not None:
+        # the in-band hosts' gateway: VRR, the same virtual address and MAC on the whole tier, as
+        # the DGX BasePOD deployment guide configures its SN4600C pair ("Network Deployment")
+        prefixlen = gateway.prefix.prefixlen
+        interfaces[f"vlan{vlan}"] = {
+            "type": "svi",
+            "vlan": vlan,
+            "ip": {
+                "address": {f"{gateway.real[device.name]}/{prefixlen}": {}},
+                "vrr": {
+                    "address": {f"{gateway.virtual}/{prefixlen}": {}},
+                    "mac-address": gateway.vlan_mac,
+                    "state": {"up": {}},
+                },
+            },
+        }
+        announce, router_id = str(gateway.prefix), gateway.real[device.name]
     tree["interface"] = interfaces
     if pair is not None:
         peer = pair.secondary if device.name == pair.primary else pair.primary
@@ -225,6 +286,7 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
             "mac-address": plan.mac(pair),
             "peer-ip": "linklocal",
             "priority": MLAG_PRIORITY[0 if device.name == pair.primary else 1],
+            "init-delay": MLAG_INIT_DELAY_S,
         }
         peer_ip = ctx.devices[peer].mgmt_ip
         if peer_ip is not None:
@@ -238,9 +300,40 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
             }
         }
     }
-    if routes:
+    if access is not None and access.uplinks:
+        tree["service"] = {"dhcp-relay": {"default": _relay(access, vlan, net.server)}}
+    if neighbors and router_id is not None:
+        asn = access.asn if access is not None else gateway.asn if gateway is not None else None
+        tree["router"] = {"bgp": {"enable": ON, "autonomous-system": asn, "router-id": router_id}}
+        routes_bgp: Tree = {
+            "enable": ON,
+            "address-family": {
+                "ipv4-unicast": {
+                    "enable": ON,
+                    "network": {announce: {}},
+                    "multipaths": {"ebgp": len(neighbors)},
+                }
+            },
+            "neighbor": neighbors,
+        }
+        tree["vrf"] = {"default": {"router": {"bgp": routes_bgp}}}
+    elif routes:
         tree["vrf"] = {"default": {"router": {"static": routes}}}
     return tree
+
+
+def _relay(access: AccessSubnet, vlan: int, server: str) -> Tree:
+    """The access switch's DHCP relay: from its SVI to the provisioning server over its uplinks,
+    adding option 82 with the switch port a request came in on as circuit-id (Cumulus Linux
+    "DHCP Relays": use-pif-circuit-id; without it the circuit-id is the SVI's name) - what Kea's
+    reservations of this subnet match."""
+    interfaces: Tree = {f"vlan{vlan}": {}}
+    interfaces.update({cumulus_name(port): {} for port in access.uplinks})
+    return {
+        "interface": interfaces,
+        "server": {server: {}},
+        "agent": {"enable": ON, "use-pif-circuit-id": {"enable": ON}},
+    }
 
 
 def _stp_priority(ctx: ConfigContext, device: Device) -> int:
@@ -252,6 +345,8 @@ def _stp_priority(ctx: ConfigContext, device: Device) -> int:
         return STP_EDGE
     if device.role == top and device.name == topology.switches[top][0]:
         return STP_ROOT
+    if device.role == top and any(e.kind == PEER for e in ctx.ends(device.name)):
+        return STP_ROOT  # an MLAG pair is one bridge: the same priority on both peers
     if device.role == top:
         return STP_BACKUP
     return STP_DEFAULT

@@ -22,7 +22,6 @@ written, so bgpcfgd adds no sessions of its own beside those of frr.conf.
 from __future__ import annotations
 
 import hashlib
-import ipaddress
 import math
 from typing import Any
 
@@ -32,6 +31,7 @@ from fabricc.emit.configs.ports import is_mgmt_port
 from fabricc.emit.configs.qos import DSCPS, PRIORITIES, QosPlan
 from fabricc.emit.configs.sonic_platform import Sku, sonic_releases
 from fabricc.ir import ENDPOINT_LEAF, LEAF_SPINE, SPINE_CORE, Device, Fabric
+from fabricc.synth.mgmtnet import mgmt_subnet
 
 MAP = "ROCE"  # name of every QoS map
 WRED = "ROCE_LOSSLESS"
@@ -179,13 +179,12 @@ def _management(ctx: ConfigContext, device: Device) -> dict[str, Any]:
     if device.mgmt_ip is None or not cabled:
         return {}
     port = cabled[0].port
-    oob = ipaddress.ip_network(ctx.fabric.loaded.spec.addressing.oob)
-    gateway = str(next(oob.hosts()))
+    prefixlen, gateway = mgmt_subnet(ctx.fabric, device.name)
     return {
         "MGMT_PORT": {
             port: {"admin_status": "up", "alias": port, "description": ctx.far_end(cabled[0])}
         },
-        "MGMT_INTERFACE": {f"{port}|{device.mgmt_ip}/{oob.prefixlen}": {"gwaddr": gateway}},
+        "MGMT_INTERFACE": {f"{port}|{device.mgmt_ip}/{prefixlen}": {"gwaddr": gateway}},
     }
 
 

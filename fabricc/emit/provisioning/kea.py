@@ -1,51 +1,60 @@
 """Emit stage, provisioning: DHCPv4 for the out-of-band network, with zero-touch provisioning.
 
-Consumes the OOB pool (addressing.oob), the management cables of the Fabric IR and the switch
-configs fabricc writes; produces provisioning/kea/kea-dhcp4.conf: one subnet (the OOB pool, its
-first host the router), and per management cable a reservation of the device's address keyed by
-the DHCP relay agent's circuit-id `<access switch>:<port>` - the port a device is cabled to
-decides its address, so a replaced BMC or switch needs no MAC address entered anywhere. The
-access switch's port is named as its OS names it (swp9 on Cumulus). Switches whose config fabricc
-writes get their ZTP options: SONiC option 67 (the ztp.json URL) and Cumulus option 239 (the ZTP
-script URL), both on the provisioning server (provisioning.ztp).
+Consumes the management routing plan (synth/mgmtnet.py: each access switch the router and DHCP
+relay of its own subnet), the management cables of the Fabric IR and the switch configs fabricc
+writes; produces provisioning/kea/kea-dhcp4.conf for the provisioning server: one subnet per
+access switch (Kea picks it by the relay's address, giaddr), its router the access switch, a
+pool of the addresses after its ports (devices the design does not know), and per management
+cable a reservation of the device's address keyed by the circuit-id the relay adds - the access
+port the request came in on, as the relay names it (Cumulus with use-pif-circuit-id: `swp9`) -
+so the port a device is cabled to decides its address and a replaced BMC or switch needs no MAC
+address entered anywhere. Switches whose config fabricc writes get their ZTP options: SONiC
+option 67 (the ztp.json URL) and Cumulus option 239 (the ZTP script URL), both on the
+provisioning server. Every request arrives relayed, so Kea listens on UDP sockets (Kea ARM,
+"Interface Configuration": dhcp-socket-type udp for relayed traffic).
 """
 
 from __future__ import annotations
-
-import ipaddress
 
 from fabricc.emit import Artifact
 from fabricc.emit.configs.ports import cumulus_name
 from fabricc.emit.provisioning.ztp import ztp_plan
 from fabricc.emit.tables import json_text
-from fabricc.ir import MGMT, Fabric
+from fabricc.ir import MGMT, Fabric, Link
+from fabricc.synth.mgmtnet import management_net
 
 ZTP_URL_OPTION = 239  # site-specific option: SONiC's provisioning script, Cumulus's ZTP script
 
 
 def circuit_id(fabric: Fabric, switch: str, port: str) -> str:
+    """The circuit-id the access switch's relay adds for a request from `port`: the port as its
+    OS names it (Cumulus Linux "DHCP Relays", use-pif-circuit-id: the physical port, swp9)."""
     device = fabric.devices[switch]
     network = fabric.loaded.networks[device.network] if device.network else None
-    name = cumulus_name(port) if network is not None and network.spec.os == "cumulus" else port
-    return f"{switch}:{name}"
+    return cumulus_name(port) if network is not None and network.spec.os == "cumulus" else port
 
 
-def reservations(fabric: Fabric) -> list[dict[str, object]]:
+def reservations(fabric: Fabric, switch: str, links: list[Link]) -> list[dict[str, object]]:
+    """The reservations of one access switch's subnet: one per management cable to it."""
     plan = ztp_plan(fabric)
+    net = management_net(fabric)
     out: list[dict[str, object]] = []
-    for link in fabric.links:
-        if link.kind != MGMT:
-            continue
+    for link in links:
         device = fabric.devices[link.a]
         if device.mgmt_ip is None:
             continue
+        # the port decides the address; a device's first management port holds its own address
+        # (mgmt_ip), another one (an NVLink switch tray's ComE2 and BMC) is named by its port
+        address = net.port_address(link.b, link.b_port)
+        first = address == device.mgmt_ip
+        suffix = "-bmc" if device.kind in ("node", "tray") else ""
         entry: dict[str, object] = {
             "circuit-id": f"'{circuit_id(fabric, link.b, link.b_port)}'",
-            "ip-address": device.mgmt_ip,
-            "hostname": device.name + ("-bmc" if device.kind in ("node", "tray") else ""),
+            "ip-address": address,
+            "hostname": device.name + (suffix if first else f"-{link.a_port.lower()}"),
         }
         ztp = plan.switches.get(device.name)
-        if ztp is not None:
+        if ztp is not None and first:
             option = (
                 {"name": "boot-file-name", "data": ztp.url}
                 if ztp.os == "sonic"
@@ -56,26 +65,37 @@ def reservations(fabric: Fabric) -> list[dict[str, object]]:
     return out
 
 
+def subnets(fabric: Fabric) -> list[dict[str, object]]:
+    cables: dict[str, list[Link]] = {}  # access switch -> its management cables, in link order
+    for link in fabric.links:
+        if link.kind == MGMT:
+            cables.setdefault(link.b, []).append(link)
+    out: list[dict[str, object]] = []
+    for number, access in enumerate(management_net(fabric).subnets.values(), 1):
+        subnet: dict[str, object] = {
+            "id": number,
+            "subnet": str(access.network),
+            "comment": f"{access.switch}: its devices, relayed by it",
+            "option-data": [{"name": "routers", "data": access.gateway}],
+        }
+        if access.pool is not None:
+            subnet["pools"] = [{"pool": f"{access.pool[0]} - {access.pool[1]}"}]
+        subnet["reservations"] = reservations(fabric, access.switch, cables.get(access.switch, []))
+        out.append(subnet)
+    return out
+
+
 def config(fabric: Fabric) -> dict[str, object]:
-    pool = ipaddress.ip_network(fabric.loaded.spec.addressing.oob)
-    gateway = str(next(pool.hosts()))
     return {
         "Dhcp4": {
-            "interfaces-config": {"interfaces": ["*"]},
+            "interfaces-config": {"interfaces": ["*"], "dhcp-socket-type": "udp"},
             "lease-database": {"type": "memfile", "lfc-interval": 3600},
             "valid-lifetime": 86400,
             "host-reservation-identifiers": ["circuit-id"],
             "option-def": [
                 {"name": "ztp-url", "code": ZTP_URL_OPTION, "type": "string", "space": "dhcp4"}
             ],
-            "subnet4": [
-                {
-                    "id": 1,
-                    "subnet": str(pool),
-                    "option-data": [{"name": "routers", "data": gateway}],
-                    "reservations": reservations(fabric),
-                }
-            ],
+            "subnet4": subnets(fabric),
             "loggers": [
                 {"name": "kea-dhcp4", "severity": "INFO", "output_options": [{"output": "stdout"}]}
             ],
@@ -84,6 +104,6 @@ def config(fabric: Fabric) -> dict[str, object]:
 
 
 def emit(fabric: Fabric) -> list[Artifact]:
-    if not any(link.kind == MGMT for link in fabric.links):
+    if not management_net(fabric).subnets:
         return []
     return [("provisioning/kea/kea-dhcp4.conf", json_text(config(fabric)))]

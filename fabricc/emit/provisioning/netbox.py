@@ -22,6 +22,7 @@ from fabricc.emit.configs.mgmt import network_vlan
 from fabricc.emit.inventory import ordering
 from fabricc.emit.tables import Cell, cell, csv_text
 from fabricc.ir import ENDPOINT_LEAF, MGMT, Device, Fabric, Link
+from fabricc.synth.mgmtnet import mgmt_subnet
 
 # NetBox interface types (dcim.choices.InterfaceTypeChoices) by link layer and speed in Gb/s.
 INFINIBAND_TYPES = {
@@ -204,7 +205,6 @@ def interfaces(fabric: Fabric) -> list[tuple[Cell, ...]]:
 
 def ip_addresses(fabric: Fabric) -> list[tuple[Cell, ...]]:
     spec = fabric.loaded.spec.addressing
-    oob = ipaddress.ip_network(spec.oob).prefixlen
     inband = ipaddress.ip_network(spec.inband).prefixlen
     cabled_mgmt = mgmt_ports(fabric)
     in_ports = inband_ports(fabric)
@@ -215,6 +215,7 @@ def ip_addresses(fabric: Fabric) -> list[tuple[Cell, ...]]:
         if d.mgmt_ip is not None:
             port = cabled_mgmt.get(d.name, svi)
             primary = "false" if host and d.inband_ip is not None else "true"
+            oob = mgmt_subnet(fabric, d.name)[0]  # its access switch's subnet
             rows.append((f"{d.mgmt_ip}/{oob}", IP_STATUS, d.name, port, primary, d.name))
         if d.inband_ip is not None and d.name in in_ports:
             ports = in_ports[d.name]

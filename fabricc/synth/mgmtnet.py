@@ -1,0 +1,200 @@
+"""Synthesis view: how the management networks route, derived from the finished design.
+
+Consumes the addressed Fabric IR (access switches, management cables, in-band networks and
+addresses); produces the ManagementNet the config and provisioning emitters share:
+  * every out-of-band access switch is the router of its own subnet (its block of the OOB pool,
+    synth/addressing.py), its address the gateway of the devices cabled to it, and a DHCP relay
+    for them (option 82, circuit-id: the port a request came in on, as Cumulus's
+    use-pif-circuit-id names it); the addresses after its ports are a pool for devices the
+    design does not know (a crash cart);
+  * the top tier of an in-band network owns its gateway: the in-band pool's first host as a VRR
+    virtual address, each switch of the tier a real address from the pool's end;
+  * access switches that uplink into that tier route: BGP unnumbered on the uplinks (the
+    in-band top tier one private ASN, each access switch its own; RFC 6996 range), each
+    announcing its subnet, the top tier the in-band pool;
+  * the provisioning server (Kea, the HTTP server of the ZTP files) is the first server node on
+    an in-band network (its in-band address), else the OOB pool's last address (a server the
+    site provides, reached through its router);
+  * the seed switches: those whose own DHCP request could only reach the server through a
+    switch still unconfigured - the access switches, the in-band top tier and the in-band
+    leaves the server hangs off - which are bootstrapped first (ZTP from a USB drive).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass, field
+
+from fabricc.ir import ENDPOINT_LEAF, MGMT, UPLINK, Fabric
+from fabricc.synth.addressing import oob_stride
+from fabricc.synth.oob import access_ports
+
+MGMT_ASN = 4_290_000_000  # RFC 6996 private 4-byte ASN: the in-band top tier; access switches after
+VRR_MAC_BASE = 0x00005E000100  # RFC 5798 VRRP MAC 00:00:5e:00:01:<VRID>, as Cumulus VRR shows
+
+
+@dataclass(frozen=True, slots=True)
+class AccessSubnet:
+    """An access switch's subnet: it is the gateway and the DHCP relay of its devices."""
+
+    switch: str
+    network: ipaddress.IPv4Network
+    gateway: str  # the switch's own address (the subnet's first host)
+    pool: tuple[str, str] | None  # addresses after the last port, for unknown devices
+    asn: int | None  # where it routes into the in-band top tier
+    uplinks: tuple[str, ...] = ()  # its own ports towards that tier
+
+
+@dataclass(frozen=True, slots=True)
+class InbandGateway:
+    network: str  # in-band network name
+    prefix: ipaddress.IPv4Network
+    virtual: str  # the gateway hosts use (VRR)
+    real: dict[str, str]  # top-tier switch -> its own address
+    vlan_mac: str  # VRR virtual MAC
+    asn: int
+
+
+@dataclass(slots=True)
+class ManagementNet:
+    subnets: dict[str, AccessSubnet] = field(default_factory=dict)
+    served_by: dict[str, str] = field(default_factory=dict)  # managed device -> access switch
+    inband: InbandGateway | None = None
+    server: str = ""  # provisioning server address
+    server_device: str | None = None  # the node that serves, if the design has one
+    seeds: list[str] = field(default_factory=list)
+
+    def port_address(self, switch: str, port: str) -> str:
+        """The address of the device cabled to an access port: the switch's own + the port."""
+        return str(ipaddress.IPv4Address(self.subnets[switch].gateway) + int(port))
+
+    def subnet_of(self, device: str) -> AccessSubnet | None:
+        """The subnet a device's management address is in (its access switch's)."""
+        switch = device if device in self.subnets else self.served_by.get(device)
+        return self.subnets.get(switch) if switch is not None else None
+
+
+def mgmt_subnet(fabric: Fabric, device: str) -> tuple[int, str]:
+    """The prefix length and gateway of a device's management address: the subnet of the access
+    switch it is cabled to (or that it is), that switch its router; the whole OOB pool and its
+    first host for a device no access switch serves."""
+    subnet = management_net(fabric).subnet_of(device)
+    if subnet is not None:
+        return subnet.network.prefixlen, subnet.gateway
+    pool = ipaddress.ip_network(fabric.loaded.spec.addressing.oob)
+    return pool.prefixlen, str(next(pool.hosts()))
+
+
+def management_net(fabric: Fabric) -> ManagementNet:
+    return fabric.derived("mgmtnet", lambda: _compute(fabric))
+
+
+def _compute(fabric: Fabric) -> ManagementNet:
+    plan = ManagementNet()
+    devices = fabric.devices
+    catalog = fabric.loaded.catalog.catalog
+    inband = _inband_gateway(fabric)
+    plan.inband = inband
+    tops = set(inband.real) if inband is not None else set()
+    uplinks_of: dict[str, list[str]] = {}  # one pass over the links, not one per switch
+    for link in fabric.links:
+        if link.kind == UPLINK and link.b in tops:
+            uplinks_of.setdefault(link.a, []).append(link.a_port)
+    number = 0
+    for name, network in fabric.loaded.networks.items():
+        topology = fabric.networks.get(name)
+        if network.spec.role != "oob" or topology is None:
+            continue
+        switches = [s for s in topology.switches.get("leaf", []) if devices[s].mgmt_ip]
+        if not switches:
+            continue
+        stride = oob_stride(fabric, switches)
+        prefixlen = 32 - (stride.bit_length() - 1)
+        for switch in switches:
+            address = ipaddress.IPv4Address(devices[switch].mgmt_ip)
+            subnet = ipaddress.IPv4Network(f"{address}/{prefixlen}", strict=False)
+            ports = access_ports(catalog.switches[devices[switch].model])
+            first_free = int(address) + ports + 1
+            last = int(subnet.broadcast_address) - 1
+            pool = (
+                (str(ipaddress.IPv4Address(first_free)), str(ipaddress.IPv4Address(last)))
+                if first_free <= last
+                else None
+            )
+            uplinks = tuple(uplinks_of.get(switch, ()))
+            number += 1
+            plan.subnets[switch] = AccessSubnet(
+                switch,
+                subnet,
+                str(address),
+                pool,
+                MGMT_ASN + number if uplinks else None,
+                uplinks,
+            )
+    for link in fabric.links:
+        if link.kind == MGMT and link.b in plan.subnets:
+            plan.served_by[link.a] = link.b
+    plan.server, plan.server_device = _server(fabric)
+    plan.seeds = _seeds(fabric, plan)
+    return plan
+
+
+def _inband_gateway(fabric: Fabric) -> InbandGateway | None:
+    for name, network in fabric.loaded.networks.items():
+        topology = fabric.networks.get(name)
+        if network.spec.role != "inband" or network.fabric != "ethernet" or topology is None:
+            continue
+        top = topology.top_tier
+        if top is None:
+            continue
+        prefix = ipaddress.IPv4Network(fabric.loaded.spec.addressing.inband)
+        end = int(prefix.broadcast_address)
+        # the pool's first host is the virtual gateway (addressing leaves it free); the real
+        # addresses count down from its last host, where no node group's part reaches
+        real = {
+            switch: str(ipaddress.IPv4Address(end - 1 - k))
+            for k, switch in enumerate(topology.switches[top])
+        }
+        mac = VRR_MAC_BASE + 1
+        return InbandGateway(
+            name,
+            prefix,
+            str(prefix.network_address + 1),
+            real,
+            ":".join(f"{(mac >> shift) & 0xFF:02x}" for shift in range(40, -8, -8)),
+            MGMT_ASN,
+        )
+    return None
+
+
+def _server(fabric: Fabric) -> tuple[str, str | None]:
+    catalog = fabric.loaded.catalog.catalog
+    for device in fabric.devices.values():
+        if (
+            device.kind == "node"
+            and device.inband_ip is not None
+            and catalog.nodes[device.model].kind == "server"
+        ):
+            return device.inband_ip, device.name
+    pool = ipaddress.ip_network(fabric.loaded.spec.addressing.oob)
+    return str(pool.broadcast_address - 1), None
+
+
+def _seeds(fabric: Fabric, plan: ManagementNet) -> list[str]:
+    """Switches to bootstrap by hand (ZTP-USB), in order: the access switches (no cabled
+    management port of their own, or one behind another access switch that is not up yet),
+    the in-band top tier, the in-band leaves the provisioning server is cabled to."""
+    seeds = list(plan.subnets)
+    if plan.inband is not None:
+        seeds += list(plan.inband.real)
+        if plan.server_device is not None:
+            seeds += sorted(
+                {
+                    link.b
+                    for link in fabric.links
+                    if link.kind == ENDPOINT_LEAF
+                    and link.a == plan.server_device
+                    and link.network == plan.inband.network
+                }
+            )
+    return list(dict.fromkeys(seeds))

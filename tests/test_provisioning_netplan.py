@@ -1,0 +1,78 @@
+"""Host bonds: every host dual-homed to an in-band MLAG leaf pair gets a netplan file bonding its
+cabled in-band ports with LACP, its in-band address and the gateway the in-band top tier owns;
+the real netplan (`netplan generate`) turns it into a systemd-networkd 802.3ad bond.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from fabricc.ir import ENDPOINT_LEAF
+from fabricc.synth.mgmtnet import management_net
+from tests.configs_support import nvue
+from tests.provisioning_support import provisioning
+from tests.support import compiled, require_tool
+
+
+def test_every_dual_homed_host_has_its_bond() -> None:
+    fabric, artifacts = compiled("superpod-h100-4su")
+    files = provisioning("superpod-h100-4su")
+    trees = nvue({path: text for path, text in artifacts if isinstance(text, str)})
+    net = management_net(fabric)
+    assert net.inband is not None
+    cabled: dict[str, list[str]] = {}
+    for link in fabric.links:
+        if link.network == "inband" and link.kind == ENDPOINT_LEAF:
+            cabled.setdefault(link.a, []).append(link.b)
+    assert len(cabled) == 127 + 4 + 4
+    spine_vrr = trees["inband-spine001"]["interface"]["vlan10"]["ip"]["vrr"]["address"]
+    for host, leaves in cabled.items():
+        plan = yaml.safe_load(files[f"netplan/{host}.yaml"])["network"]
+        bond = plan["bonds"]["bond0"]
+        assert len(bond["interfaces"]) == len(leaves) == 2
+        assert set(bond["interfaces"]) == set(plan["ethernets"])
+        assert bond["addresses"] == [f"{fabric.devices[host].inband_ip}/16"]
+        # the default route is the VRR address the spine pair owns
+        (route,) = bond["routes"]
+        assert f"{route['via']}/16" in spine_vrr and route["to"] == "default"
+        assert bond["parameters"]["mode"] == "802.3ad"
+        assert bond["parameters"]["transmit-hash-policy"] == "layer3+4"
+    rules = files["netplan/dgx-h100.rules"]
+    assert 'RESULT=="mlx5_2", NAME="inband1"' in rules  # SLOT1/P2, the catalog's RDMA device
+
+
+def test_single_homed_designs_get_no_bonds() -> None:
+    files = provisioning("roce-lab")
+    assert not [path for path in files if path.startswith("netplan/")]
+
+
+@pytest.mark.tool
+def test_netplan_renders_an_lacp_bond(tmp_path: Path) -> None:
+    require_tool("netplan")
+    fabric, _ = compiled("superpod-h100-4su")
+    files = provisioning("superpod-h100-4su")
+    config = tmp_path / "etc" / "netplan" / "60-fabricc-inband.yaml"
+    config.parent.mkdir(parents=True)
+    config.write_text(files["netplan/dgx001.yaml"])
+    config.chmod(0o600)
+    result = subprocess.run(
+        ["netplan", "generate", "--root-dir", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    network = tmp_path / "run" / "systemd" / "network"
+    netdev = (network / "10-netplan-bond0.netdev").read_text()
+    assert "Kind=bond" in netdev and "Mode=802.3ad" in netdev
+    assert "TransmitHashPolicy=layer3+4" in netdev
+    bond = (network / "10-netplan-bond0.network").read_text()
+    assert f"Address={fabric.devices['dgx001'].inband_ip}/16" in bond
+    assert "Gateway=10.64.0.1" in bond
+    for member in ("inband1", "inband2"):
+        assert "Bond=bond0" in (network / f"10-netplan-{member}.network").read_text()
