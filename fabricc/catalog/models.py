@@ -149,8 +149,11 @@ class GpuSpec(CatalogModel):
     memory_gb: int = Field(ge=1)
     nvlink_links: int = Field(ge=0, description="NVLink links per GPU")
     nvlink_generation: int = Field(ge=1, le=10)
-    nvlink_gbs: float = Field(
-        0, ge=0, description="NVLink bandwidth per GPU in GB/s, both directions together"
+    nvlink_gbs: float | None = Field(
+        None,
+        ge=0,
+        description="NVLink bandwidth per GPU in GB/s, both directions together; unset on a GPU "
+        "with NVLink links: unknown (a named warning, and no all-reduce estimate)",
     )
     fp16_dense_tflops: float | None = Field(
         None, ge=0, description="FP16/BF16 tensor TFLOPS per GPU without sparsity"
@@ -161,6 +164,18 @@ class GpuSpec(CatalogModel):
     figures_source: str | None = Field(
         None, description="where the bandwidth and TFLOPS figures come from, or 'assumed: ...'"
     )
+
+    def missing_figures(self) -> list[str]:
+        """The analysis figures this entry lacks (never taken as 0): NVLink bandwidth on a GPU
+        with NVLink links, dense FP16 and FP8 TFLOPS."""
+        missing = []
+        if self.nvlink_links and self.nvlink_gbs is None:
+            missing.append("nvlink_gbs")
+        if self.fp16_dense_tflops is None:
+            missing.append("fp16_dense_tflops")
+        if self.fp8_dense_tflops is None:
+            missing.append("fp8_dense_tflops")
+        return missing
 
 
 class NvlinkSpec(CatalogModel):

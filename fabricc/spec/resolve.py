@@ -191,6 +191,37 @@ class _Checker:
                     key=True,
                 )
             self.hostname(group.hostname, (*path, "hostname"))
+            self.gpu_facts(group.model, (*path, "model"))
+
+    def gpu_facts(self, name: str, path: DataPath) -> None:
+        """Warn when a GPU model lacks what a product needs: the analysis figures (never taken
+        as 0) and the host topology that NCCL's topology file is made from."""
+        model = self.catalog.nodes[name]
+        if model.rack_scale is not None:
+            trays = [m.model for m in model.rack_scale.members if m.role == "compute-tray"]
+            if not trays or trays[0] not in self.catalog.nodes:
+                return
+            name, model = trays[0], self.catalog.nodes[trays[0]]
+        if model.gpu is None or not model.gpus:
+            return
+        if missing := model.gpu.missing_figures():
+            self.warn(
+                f"the catalog's {name!r} gives no {', '.join(missing)} for its "
+                f"{model.gpu.model} GPUs: the analysis leaves them out (no all-reduce estimate "
+                "without nvlink_gbs, no PFLOPS total without the TFLOPS)",
+                path,
+                f"add them to the `gpu:` of {name!r} in a site catalog, from the GPU's "
+                "datasheet, with `figures_source` (`fabricc catalog "
+                f"{name}` prints the entry to start from)",
+            )
+        if name not in self.catalog.host_topologies:
+            self.warn(
+                f"the catalog has no host topology for {name!r}: its nodes get NCCL settings "
+                "but no NCCL topology file",
+                path,
+                f"add a `host_topologies: {{{name}: ...}}` entry to a site catalog, read from "
+                "a node's `nvidia-smi topo -m` and `lspci -tv` (see docs/catalog.md)",
+            )
 
     def hostname(self, pattern: str, path: DataPath) -> None:
         for message, hint in check_pattern(pattern):
