@@ -45,6 +45,20 @@ def _stderr() -> Console:
     return Console(stderr=True, highlight=False, soft_wrap=True)
 
 
+# Wide enough for any table's whole cells: a pipe or a file has no width to fit, and a name cut
+# to `compute-...` is no use to the script or the reader at the other end.
+_UNBOUNDED = 100_000
+
+
+def _stdout() -> Console:
+    """Tables on stdout: fitted to a terminal, whole cells (no wrapping, no ellipses) when the
+    output is not one."""
+    console = Console(highlight=False)
+    if not console.is_terminal:
+        console = Console(highlight=False, width=_UNBOUNDED)
+    return console
+
+
 @contextlib.contextmanager
 def _reported() -> Iterator[None]:
     """What every verb does with a FabriccError: print its diagnostics, exit 1."""
@@ -207,41 +221,66 @@ def analyze(
     """Analyse SPEC: bisection, oversubscription, hops, ECMP, single failures, all-reduce time,
     power, capacity and (with --prices) cost. The same numbers as OUT/analysis/analysis.json."""
     from fabricc.analysis.tables import renderables
-    from fabricc.emit.tables import json_text
 
     data = _analysis(spec, prices, message_gb, gpus)
-    if json_path is not None and json_path.as_posix() == "-":
-        click.echo(json_text(data), nl=False)
+    if _json_written(data, json_path):
         return
-    if json_path is not None:
-        try:
-            json_path.write_text(json_text(data))
-        except OSError as exc:
-            _stderr().print(
-                f"{json_path.as_posix()}: error: cannot write: {exc.strerror}", markup=False
-            )
-            sys.exit(EXIT_ERROR)
-    console = Console(highlight=False)
+    console = _stdout()
     for table in renderables(data):
         console.print(table)
+
+
+def _json_written(data: object, json_path: Path | None) -> bool:
+    """Write `data` as JSON to json_path ('-': stdout); True when stdout took it instead of the
+    tables. A file that cannot be written: error, exit 1."""
+    from fabricc.emit.tables import json_text
+
+    if json_path is None:
+        return False
+    if json_path.as_posix() == "-":
+        click.echo(json_text(data), nl=False)
+        return True
+    try:
+        json_path.write_text(json_text(data))
+    except OSError as exc:
+        _stderr().print(
+            f"{json_path.as_posix()}: error: cannot write: {exc.strerror}", markup=False
+        )
+        sys.exit(EXIT_ERROR)
+    return False
 
 
 @cli.command()
 @click.argument("first", type=click.Path(dir_okay=False, path_type=Path))
 @click.argument("second", type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--json",
+    "json_path",
+    type=click.Path(dir_okay=False, allow_dash=True, path_type=Path),
+    default=None,
+    help="write the side-by-side figures as JSON to FILE ('-': to stdout instead of the table)",
+)
 @_PRICES
 @_MESSAGE
 @_GPUS
 def compare(
-    first: Path, second: Path, prices: Path | None, message_gb: float, gpus: int | None
+    first: Path,
+    second: Path,
+    json_path: Path | None,
+    prices: Path | None,
+    message_gb: float,
+    gpus: int | None,
 ) -> None:
     """Analyse two specs and print their figures side by side (e.g. 1:1 against 2:1, 2 against
     3 tiers, InfiniBand against RoCE)."""
-    from fabricc.analysis.tables import comparison
+    from fabricc.analysis.tables import comparison, comparison_data
 
     a = _analysis(first, prices, message_gb, gpus)
     b = _analysis(second, prices, message_gb, gpus)
-    Console(highlight=False).print(comparison(a, b, (first.name, second.name)))
+    names = (first.as_posix(), second.as_posix())
+    if _json_written(comparison_data(a, b, names), json_path):
+        return
+    _stdout().print(comparison(a, b, (first.name, second.name)))
 
 
 @cli.command("check-nccl")

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+
+from click.testing import CliRunner
 
 from fabricc.analysis.design import analyze
 from fabricc.catalog.loader import load_catalog
+from fabricc.cli import cli
 from fabricc.errors import Severity
-from tests.support import compile_text
+from tests.support import EXAMPLES, compile_text
 
 OEM_SERVER = (
     "nodes:\n"
@@ -84,3 +88,34 @@ def test_catalog_models_have_host_topologies_and_figures(tmp_path: Path) -> None
         tmp_path,
     )
     assert not [w for w in _warnings(fabric) if "host topology" in w or "nvlink_gbs" in w]
+
+
+LONG = "training-fabric-east-hall"
+
+
+def _long_named(tmp_path: Path, name: str) -> Path:
+    spec = tmp_path / f"{name}.yaml"
+    spec.write_text((EXAMPLES / "roce-lab.yaml").read_text().replace("  fabric:\n", f"  {LONG}:\n"))
+    return spec
+
+
+def test_analyze_and_compare_print_whole_cells_when_piped(tmp_path: Path) -> None:
+    spec = _long_named(tmp_path, "a")
+    shown = CliRunner().invoke(cli, ["analyze", str(spec)])  # not a terminal
+    assert shown.exit_code == 0, shown.output
+    assert LONG in shown.output and "..." not in shown.output and "…" not in shown.output
+    other = _long_named(tmp_path, "b")
+    compared = CliRunner().invoke(cli, ["compare", str(spec), str(other)])
+    assert compared.exit_code == 0, compared.output
+    assert f"{LONG}: bisection / half endpoint bw" in compared.output
+    assert "…" not in compared.output
+
+
+def test_compare_offers_json(tmp_path: Path) -> None:
+    spec = _long_named(tmp_path, "a")
+    result = CliRunner().invoke(cli, ["compare", "--json", "-", str(spec), str(spec)])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["a"] == data["b"] == spec.as_posix()
+    row = next(r for r in data["figures"] if r["figure"] == f"{LONG}: bisection Gb/s")
+    assert row["a"] == row["b"] == 1600 and row["b_over_a"] == 1.0
