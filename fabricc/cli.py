@@ -1,6 +1,6 @@
 """The `fabricc` command: the only place that prints and picks exit codes.
 
-Verbs: validate, build, analyze, compare, schema, check-nccl, diff, verify. Exit codes: 0 ok,
+Verbs: validate, build, analyze, compare, catalog, schema, check-nccl, diff, verify. Exit codes: 0 ok,
 1 spec or design error, 2 usage error. Diagnostics go to stderr, coloured on a terminal only.
 """
 
@@ -281,6 +281,49 @@ def compare(
     if _json_written(comparison_data(a, b, names), json_path):
         return
     _stdout().print(comparison(a, b, (first.name, second.name)))
+
+
+@cli.command("catalog")
+@click.argument("model", required=False)
+@click.option(
+    "-c",
+    "--catalog",
+    "files",
+    multiple=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="a site catalog file to merge over the built-in one, as a spec's `catalog:` list does "
+    "(repeatable)",
+)
+def catalog_command(model: str | None, files: tuple[Path, ...]) -> None:
+    """List the hardware the catalog holds: every model by kind with its GPUs, ports and
+    speeds, height, power and source. With MODEL, print that entry in full, in the format a
+    site catalog file takes (docs/catalog.md)."""
+    from rich.table import Table
+
+    from fabricc.catalog.listing import COLUMNS, entry_yaml, rows, suggestion
+    from fabricc.catalog.loader import load_catalog
+
+    with _reported():
+        loaded = load_catalog([(path, path.as_posix()) for path in files])
+    if model is not None:
+        text = entry_yaml(loaded, model)
+        if text is None:
+            hint = suggestion(model, loaded, "nodes")
+            console = _stderr()
+            console.print(printable(f"error: no model {model!r} in the catalog"), markup=False)
+            console.print(f"    hint: {printable(hint)}", markup=False)
+            sys.exit(EXIT_ERROR)
+        click.echo(text, nl=False)
+        return
+    console = _stdout()
+    for section, entries in rows(loaded).items():
+        console.print(section, markup=False)
+        table = Table()
+        for column in COLUMNS:
+            table.add_column(column, justify="right" if column in ("U", "kW") else "left")
+        for row in entries:
+            table.add_row(*row)
+        console.print(table)
 
 
 @cli.command("check-nccl")

@@ -119,3 +119,71 @@ def test_compare_offers_json(tmp_path: Path) -> None:
     assert data["a"] == data["b"] == spec.as_posix()
     row = next(r for r in data["figures"] if r["figure"] == f"{LONG}: bisection Gb/s")
     assert row["a"] == row["b"] == 1600 and row["b_over_a"] == 1.0
+
+
+def test_catalog_lists_every_model_by_kind_with_key_facts() -> None:
+    result = CliRunner().invoke(cli, ["catalog"])
+    assert result.exit_code == 0, result.output
+    catalog = load_catalog().catalog
+    lines = result.output.splitlines()
+    for section in ("nodes", "switches", "transceivers", "cables", "parts"):
+        assert section in lines
+        for key in getattr(catalog, section):
+            assert any(f"│ {key} " in line for line in lines), key
+    h200 = next(line for line in lines if "│ dgx-h200 " in line)
+    for fact in ("gpu-node", "8x H200-SXM5-141GB", "8x 400G/200G osfp-rhs compute", "10.2"):
+        assert fact in h200
+    q3400 = next(line for line in lines if "│ q3400 " in line)
+    assert "72x 1600G osfp (2x800G)" in q3400 and "Quantum-X800" in q3400
+
+
+def test_catalog_model_prints_an_entry_a_site_catalog_takes(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["catalog", "dgx-h200"])
+    assert result.exit_code == 0, result.output
+    assert "host_topologies:" in result.output
+    (tmp_path / "site.yaml").write_text(result.output.replace("dgx-h200", "site-h200"))
+    fabric, artifacts = compile_text(
+        "metadata: {name: x}\ncatalog: [site.yaml]\nnodes:\n  g: {model: site-h200, count: 4}\n"
+        "networks:\n  c: {role: compute, fabric: infiniband}\n",
+        tmp_path,
+    )
+    nodes = fabric.loaded.catalog.catalog.nodes
+    assert nodes["site-h200"] == nodes["dgx-h200"]  # the whole entry, nothing lost
+    assert "nccl/site-h200.xml" in dict(artifacts)
+    assert not _warnings(fabric)
+
+
+def test_unknown_model_suggestions_consider_every_kind() -> None:
+    result = CliRunner().invoke(cli, ["catalog", "hgx-h200"])
+    assert result.exit_code == 1
+    assert "did you mean 'dgx-h200'?" in result.output
+
+
+def test_unknown_node_model_in_a_spec(tmp_path: Path) -> None:
+    for model, hint in (
+        ("hgx-h200", "did you mean 'dgx-h200'?"),
+        ("qm9700", "'qm9700' is a switch model, not a node model"),
+    ):
+        (tmp_path / "s.yaml").write_text(
+            f"metadata: {{name: x}}\nnodes:\n  g: {{model: {model}, count: 4}}\n"
+        )
+        result = CliRunner().invoke(cli, ["validate", str(tmp_path / "s.yaml")])
+        assert result.exit_code == 1
+        assert f"unknown node model {model!r}" in result.output and hint in result.output
+        assert "`fabricc catalog` lists every model" in result.output
+
+
+def test_the_documented_site_catalog_entry_builds(tmp_path: Path) -> None:
+    page = (Path(__file__).parent.parent / "docs" / "catalog.md").read_text()
+    entry = next(b for b in page.split("```yaml\n")[1:] if b.startswith("nodes:"))
+    (tmp_path / "site-catalog.yaml").write_text(entry.split("```")[0])
+    fabric, _ = compile_text(
+        "metadata: {name: x}\ncatalog: [site-catalog.yaml]\n"
+        "nodes:\n  g: {model: hgx-h200, count: 8}\n  s: {model: storage-node, count: 4}\n"
+        "networks:\n  c: {role: compute, fabric: infiniband}\n"
+        "  st: {role: storage, fabric: ethernet}\n",
+        tmp_path,
+    )
+    assert fabric.gpus() == 64
+    figures = [w for w in _warnings(fabric) if "nvlink_gbs" in w]
+    assert not figures

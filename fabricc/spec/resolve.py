@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from fabricc.catalog.listing import suggestion
 from fabricc.catalog.loader import LoadedCatalog
 from fabricc.catalog.models import NodeModel, PortSpec, SwitchModel
 from fabricc.errors import Diagnostic, error, warning
@@ -151,6 +152,7 @@ class _Checker:
         self.spec = spec
         self.source = source
         self.catalog = catalog.catalog
+        self.loaded_catalog = catalog
         self.problems: list[Diagnostic] = []
 
     def err(
@@ -174,7 +176,7 @@ class _Checker:
                 self.err(
                     f"unknown node model {group.model!r}",
                     (*path, "model"),
-                    did_you_mean(group.model, list(self.catalog.nodes), "node models"),
+                    suggestion(group.model, self.loaded_catalog, "nodes"),
                 )
                 continue
             if model.kind in ("compute-tray", "nvlink-switch"):
@@ -284,7 +286,7 @@ class _Checker:
                 self.err(
                     f"unknown switch model {chosen!r}",
                     tier_path,
-                    did_you_mean(chosen, list(self.catalog.switches), "switch models"),
+                    suggestion(chosen, self.loaded_catalog, "switches"),
                 )
                 continue
             if switch.fabric != fabric:
