@@ -397,3 +397,9 @@ def physical_of(catalog: Catalog, kind: str, model: str) -> Physical | None:
         return switch.physical or assumed_physical(switch.power_w)
     node = catalog.nodes[model]
     return node.physical or assumed_physical(node.power_w)
+
+
+def switch_key(catalog: Catalog, switch: SwitchModel) -> str:
+    """The catalog key of a switch model: what a message names (the spec's word for it, not a
+    part number the user never wrote)."""
+    return next(key for key, entry in catalog.switches.items() if entry is switch)

@@ -24,6 +24,7 @@ from fabricc.ir import (
     Device,
     Fabric,
     Link,
+    Rack,
     one_based,
 )
 from fabricc.spec.yamlsource import DataPath, format_path
@@ -297,27 +298,48 @@ class _Rules:
                         break
                     occupied[u] = name
             if power > rack.power_budget_w:
-                culprit = next(
-                    (
-                        self.fabric.devices[n].spec_path
-                        for n in rack.devices
-                        if self.fabric.devices[n].kind in ("node", "tray")
-                    ),
-                    ("site", "rack", "power_kw"),
-                )
-                path = (
-                    (*culprit, "nodes_per_rack")
-                    if culprit and culprit[0] == "nodes"
-                    else ("site", "rack", "power_kw")
-                )
-                self.once(
-                    "rack-power",
-                    f"rack {rack.name} draws {power / 1000:g} kW, over its {rack.power_budget_w / 1000:g} kW budget",
-                    path
-                    if path in self.source.keys or path in self.source.values
-                    else ("site", "rack", "power_kw"),
-                    "lower nodes_per_rack or raise site.rack.power_kw",
-                )
+                self.rack_power(rack, power)
+
+    def rack_power(self, rack: Rack, power: int) -> None:
+        """A rack over its budget, said once per cause: at the node group's nodes_per_rack when
+        the spec sets it, else at site.rack.power_kw (where written); the hint says what the
+        rack needs and how many nodes fit the budget."""
+        devices = [self.fabric.devices[n] for n in rack.devices]
+        nodes = [d for d in devices if d.kind == "node" and d.spec_path[:1] == ("nodes",)]
+        budget = rack.power_budget_w
+        needed = math.ceil(power / 1000)
+        hint = f"the rack needs {needed} kW: set site.rack.power_kw: {needed}"
+        path: DataPath = ("site", "rack", "power_kw")
+        per_rack = (*nodes[0].spec_path[:2], "nodes_per_rack") if nodes else None
+        if nodes and per_rack is not None and len({d.power_w for d in nodes}) == 1:
+            others = power - sum(d.power_w for d in nodes)
+            fits = (budget - others) // nodes[0].power_w
+            if fits >= 1:
+                hint += f", or lower nodes_per_rack to {fits}"
+            if per_rack in self.source.values:
+                path = per_rack
+        where = next(
+            (
+                p
+                for p in (path, ("site", "rack", "power_kw"), ("site", "rack"), ("site",))
+                if p in self.source.values
+            ),
+            next((d.spec_path for d in devices if d.kind in ("node", "tray")), ()),
+        )
+        if ("site", "rack", "power_kw") not in self.source.values:
+            hint += f" (unset, it is {budget / 1000:g} kW)"
+        key = ("rack-power", format_path(path))
+        if key in self.seen:
+            return
+        self.seen.add(key)
+        self.problems.append(
+            error(
+                f"rack {rack.name} draws {power / 1000:g} kW, over its {budget / 1000:g} kW budget",
+                path=format_path(path),
+                location=self.source.value(where),
+                hint=hint,
+            )
+        )
 
     # -- symmetry -----------------------------------------------------------------------------
 

@@ -13,7 +13,7 @@ from typing import Literal
 
 from fabricc.catalog.listing import suggestion
 from fabricc.catalog.loader import LoadedCatalog
-from fabricc.catalog.models import NodeModel, PortSpec, SwitchModel
+from fabricc.catalog.models import NodeModel, PortSpec, SwitchModel, switch_key
 from fabricc.errors import Diagnostic, error, warning
 from fabricc.spec.hostnames import check_pattern
 from fabricc.spec.models import EndpointSpec, NetworkSpec, Spec
@@ -536,7 +536,7 @@ class _Checker:
             if attachment.leaf_downlinks > ports:
                 self.err(
                     f"leaf_downlinks asks for {attachment.leaf_downlinks} ports, but a "
-                    f"{leaf.part_number} leaf has {ports} at {attachment.speed}G",
+                    f"{switch_key(self.catalog, leaf)} leaf has {ports} at {attachment.speed}G",
                     (*attachment.path, "leaf_downlinks"),
                 )
                 continue
