@@ -19,6 +19,7 @@ from fabricc.emit.configs.ibfabric import check_guid_files
 from fabricc.errors import DesignError, Diagnostic, Severity, raise_if_errors
 from fabricc.ir import Fabric
 from fabricc.spec.loader import KeptPlace, LoadedSpec, load_spec
+from fabricc.spec.size import check_size
 from fabricc.synth.pipeline import Stage, quiet, synthesize
 from fabricc.writer import OutputTree
 
@@ -42,6 +43,7 @@ def design(loaded: LoadedSpec, stage: Stage = quiet) -> Fabric:
     """Synthesis, then the design rules over the finished IR (an independent second look that
     raises on any error and keeps the warnings on the fabric), then the GUID files against the
     IB node names: everything that build would read, writing nothing (validate runs this)."""
+    raise_if_errors(check_size(loaded), DesignError)
     with fewer_collections():
         fabric = synthesize(loaded, stage)
         stage("design rules")

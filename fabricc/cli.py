@@ -123,7 +123,7 @@ def validate(spec: Path) -> None:
 @click.option(
     "-o",
     "--out",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=click.Path(path_type=Path),
     default=None,
     help="output folder (default: out/<metadata.name>)",
 )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -187,3 +188,58 @@ def test_the_documented_site_catalog_entry_builds(tmp_path: Path) -> None:
     assert fabric.gpus() == 64
     figures = [w for w in _warnings(fabric) if "nvlink_gbs" in w]
     assert not figures
+
+
+def test_a_huge_count_is_one_error_with_the_design_size(tmp_path: Path) -> None:
+    from fabricc.spec.loader import load_spec
+    from fabricc.spec.size import check_size
+
+    spec = tmp_path / "big.yaml"
+    spec.write_text(
+        "metadata: {name: big}\nnodes:\n  gpu: {model: dgx-h100, count: 1000000}\n"
+        "networks:\n  compute: {role: compute, fabric: infiniband}\n"
+    )
+    loaded = load_spec(spec, "big.yaml")
+    [problem] = check_size(loaded, available=2 * 2**30)
+    text = problem.render()
+    assert text.startswith("big.yaml:3:33: error: nodes.gpu.count: 1,000,000 dgx-h100")
+    assert "8,000,000 GPUs" in text and "24,000,000 links" in text
+    assert "GiB of memory; this process may use 2.0 GiB" in text
+    assert not check_size(loaded, available=2**50)
+    # and through the CLI under a 2 GiB address-space limit: the error, not a MemoryError
+    import subprocess
+    import sys
+
+    code = (
+        "import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30)); "
+        "from fabricc.cli import cli; sys.argv = ['fabricc', 'validate', sys.argv[1]]; cli()"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code, str(spec)], capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 1, result.stderr
+    assert "nodes.gpu.count: 1,000,000 dgx-h100 make a design" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_a_guid_file_that_is_a_fifo_is_reported_at_the_spec_line(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "guids.yaml")
+    (tmp_path / "s.yaml").write_text(
+        "metadata: {name: g}\nnodes:\n  gpu: {model: dgx-h100, count: 4}\n"
+        "networks:\n  compute:\n    role: compute\n    fabric: infiniband\n"
+        "    subnet_manager: {guids: guids.yaml}\n"
+    )
+    result = CliRunner().invoke(cli, ["validate", str(tmp_path / "s.yaml")])
+    assert result.exit_code == 1
+    first = result.output.splitlines()[0]
+    assert first.startswith(f"{tmp_path / 's.yaml'}:8:29: error: ")
+    assert "networks.compute.subnet_manager.guids:" in first and "FIFO" in first
+
+
+def test_output_naming_a_file_exits_1_with_a_clear_message(tmp_path: Path) -> None:
+    target = tmp_path / "a-file"
+    target.write_text("keep me")
+    result = CliRunner().invoke(cli, ["build", str(EXAMPLES / "roce-lab.yaml"), "-o", str(target)])
+    assert result.exit_code == 1
+    assert "exists and is not a folder" in result.output and "hint: -o names" in result.output
+    assert target.read_text() == "keep me"
