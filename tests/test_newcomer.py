@@ -243,3 +243,24 @@ def test_output_naming_a_file_exits_1_with_a_clear_message(tmp_path: Path) -> No
     assert result.exit_code == 1
     assert "exists and is not a folder" in result.output and "hint: -o names" in result.output
     assert target.read_text() == "keep me"
+
+
+STORAGE_SPEC = (
+    "metadata: {name: x}\nnodes:\n  g: {model: dgx-h100, count: 4}\n"
+    "  s: {model: storage-node, count: 4}\n"
+    "networks:\n  c: {role: compute, fabric: infiniband}\n  st: {role: storage, fabric: %s%s}\n"
+)
+
+
+def test_storage_network_on_one_leaf_is_a_single_point_of_failure(tmp_path: Path) -> None:
+    for fabric, hint in (("ethernet", "dual_homed: true"), ("infiniband", "leaf_downlinks")):
+        fabric_, _ = compile_text(STORAGE_SPEC % (fabric, ""), tmp_path)
+        [spof] = [w for w in _warnings(fabric_) if "single point of failure" in w]
+        assert spof.startswith("spec.yaml:7:3: warning: networks.st: every node of st ")
+        assert "(g001, g002, g003, g004 and 4 more)" in spof and "st-leaf001" in spof
+        assert hint in spof
+    spread = ", endpoints: {g: {leaf_downlinks: 4}, s: {leaf_downlinks: 4}}"
+    fixed, _ = compile_text(STORAGE_SPEC % ("infiniband", spread), tmp_path)
+    assert not [w for w in _warnings(fixed) if "single point of failure" in w]
+    fixed, _ = compile_text(STORAGE_SPEC % ("ethernet", ", dual_homed: true"), tmp_path)
+    assert not [w for w in _warnings(fixed) if "single point of failure" in w]

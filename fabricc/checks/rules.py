@@ -15,7 +15,7 @@ from collections import Counter, defaultdict
 
 from fabricc.catalog.models import FORM_ACCEPTS, TransceiverModel
 from fabricc.checks.power import check_power
-from fabricc.errors import Diagnostic, error
+from fabricc.errors import Diagnostic, error, warning
 from fabricc.ir import (
     ENDPOINT_LEAF,
     LEAF_SPINE,
@@ -413,6 +413,41 @@ class _Rules:
                 )
 
 
+def single_switch(fabric: Fabric) -> list[Diagnostic]:
+    """A data network (compute or storage) of two or more nodes whose every node hangs on one
+    switch: that switch is a single point of failure for the whole network."""
+    found = []
+    for name, network in fabric.loaded.networks.items():
+        if network.spec.role not in ("compute", "storage"):
+            continue
+        switches: dict[str, set[str]] = defaultdict(set)
+        for link in fabric.links_of(name):
+            if link.kind == ENDPOINT_LEAF:
+                switches[link.b].add(link.a)
+        nodes = {node for attached in switches.values() for node in attached}
+        if len(switches) != 1 or len(nodes) < 2:
+            continue
+        [(switch, _)] = switches.items()
+        shown = sorted(nodes)
+        listed = ", ".join(shown[:4]) + (f" and {len(shown) - 4:,} more" if len(shown) > 4 else "")
+        hint = (
+            "set dual_homed: true (each node on an MLAG leaf pair)"
+            if network.fabric == "ethernet"
+            else "set endpoints.<group>.leaf_downlinks below the ports the nodes bring, so that "
+            "they spread over two or more leaves"
+        )
+        found.append(
+            warning(
+                f"every node of {name} ({listed}) hangs on one switch, {switch}: it is a single "
+                f"point of failure, and its loss cuts all {network.spec.role} traffic",
+                path=format_path(network.path),
+                location=fabric.loaded.source.key(network.path),
+                hint=hint,
+            )
+        )
+    return found
+
+
 def check(fabric: Fabric) -> list[Diagnostic]:
     rules = _Rules(fabric)
     rules.ports_and_speeds()
@@ -421,4 +456,4 @@ def check(fabric: Fabric) -> list[Diagnostic]:
     rules.racks()
     rules.rails()
     rules.names()
-    return [*rules.problems, *check_power(fabric)]
+    return [*rules.problems, *check_power(fabric), *single_switch(fabric)]
