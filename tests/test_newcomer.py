@@ -264,3 +264,52 @@ def test_storage_network_on_one_leaf_is_a_single_point_of_failure(tmp_path: Path
     assert not [w for w in _warnings(fixed) if "single point of failure" in w]
     fixed, _ = compile_text(STORAGE_SPEC % ("ethernet", ", dual_homed: true"), tmp_path)
     assert not [w for w in _warnings(fixed) if "single point of failure" in w]
+
+
+# README.md's minimal spec, as written there.
+MINIMAL = """\
+metadata: {name: minimal}
+nodes:
+  dgx: {model: dgx-h100, count: 64}
+networks:
+  compute: {role: compute, fabric: infiniband}
+  inband: {role: inband, dual_homed: true}
+  oob: {role: oob, uplink_to: inband}
+"""
+
+
+def test_the_readme_minimal_spec_builds_without_warnings(tmp_path: Path) -> None:
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    assert MINIMAL in readme  # the spec the README shows
+    fabric, _ = compile_text(MINIMAL, tmp_path)
+    assert fabric.gpus() == 512
+    assert _warnings(fabric) == []
+
+
+def test_inband_defaults_to_the_published_ratio(tmp_path: Path) -> None:
+    from fabricc.ir import LEAF_SPINE
+
+    fabric, _ = compile_text(MINIMAL, tmp_path)
+    uplinks: dict[str, int] = {}
+    hosts: dict[str, int] = {}
+    for link in fabric.links_of("inband"):
+        if link.kind == LEAF_SPINE:
+            uplinks[link.a] = uplinks.get(link.a, 0) + 1
+        elif link.kind == "endpoint-leaf":
+            hosts[link.b] = hosts.get(link.b, 0) + 1
+    assert uplinks and set(uplinks.values()) == {4}  # RA-11333 Table 8: 4 per in-band leaf
+    assert max(hosts.values()) <= 48
+    # a ratio written in the spec still wins
+    fabric, _ = compile_text(
+        MINIMAL.replace("dual_homed: true}", "dual_homed: true, oversubscription: '1:1'}"),
+        tmp_path,
+    )
+    written = sum(1 for link in fabric.links_of("inband") if link.kind == LEAF_SPINE)
+    assert written > sum(uplinks.values())
+
+
+def test_every_warning_says_what_to_do(tmp_path: Path) -> None:
+    (tmp_path / "site.yaml").write_text(OEM_SERVER)
+    fabric, _ = compile_text(SITE_SPEC, tmp_path)
+    found = [*fabric.loaded.warnings, *fabric.warnings]
+    assert found and all(d.hint for d in found)

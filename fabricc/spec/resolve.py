@@ -16,7 +16,7 @@ from fabricc.catalog.loader import LoadedCatalog
 from fabricc.catalog.models import NodeModel, PortSpec, SwitchModel, switch_key
 from fabricc.errors import Diagnostic, error, warning
 from fabricc.spec.hostnames import check_pattern
-from fabricc.spec.models import EndpointSpec, NetworkSpec, Spec
+from fabricc.spec.models import ROLE_OVERSUBSCRIPTION, EndpointSpec, NetworkSpec, Spec
 from fabricc.spec.validation import did_you_mean
 from fabricc.spec.yamlsource import DataPath, SourceMap, format_path
 
@@ -309,7 +309,7 @@ class _Checker:
             )
         leaf = self.catalog.switches[models["leaf"]]
         fabric_speed = self._fabric_speed(name, network, models)
-        ratio = parse_ratio(network.oversubscription)
+        ratio = parse_ratio(network.oversubscription or ROLE_OVERSUBSCRIPTION[network.role])
         attachments = self._attachments(name, network, fabric, leaf, fabric_speed, ratio)
         rail_optimized = (
             network.rail_optimized
@@ -324,7 +324,9 @@ class _Checker:
             )
         if network.subnet_manager.guids is not None and fabric != "infiniband":
             self.warn(
-                "subnet_manager applies to infiniband networks only", (*path, "subnet_manager")
+                "subnet_manager applies to infiniband networks only",
+                (*path, "subnet_manager"),
+                "remove subnet_manager from this network (or set fabric: infiniband)",
             )
         for pname, partition in network.subnet_manager.partitions.items():
             for index, member in enumerate(partition.members):
@@ -561,7 +563,9 @@ class _Checker:
                     )
         if network.reserved_slots and not network.rail_optimized and network.role != "compute":
             self.warn(
-                "reserved_slots applies to rail-optimized networks", (*path, "reserved_slots")
+                "reserved_slots applies to rail-optimized networks",
+                (*path, "reserved_slots"),
+                "remove reserved_slots, or set rail_optimized: true",
             )
 
 
