@@ -132,20 +132,33 @@ def validate(spec: Path) -> None:
     type=click.Path(exists=True, path_type=Path),
     default=None,
     help="an earlier build (folder or spec) whose central racks stay as built: its devices "
-    "keep their rack and unit, and what the spec adds goes to free room or new racks",
+    "keep their rack and unit, and what the spec adds goes to free room or new racks "
+    "(default: the output folder, when it holds a build of the same design)",
 )
-def build(spec: Path, out: Path | None, keep: Path | None) -> None:
-    """Compile SPEC into the output folder (written atomically)."""
+@click.option(
+    "--fresh",
+    is_flag=True,
+    help="lay the design out anew, ignoring an earlier build in the output folder (which it "
+    "replaces, even one of another design)",
+)
+def build(spec: Path, out: Path | None, keep: Path | None, fresh: bool) -> None:
+    """Compile SPEC into the output folder (written atomically). When the folder holds an
+    earlier build of the same design, that build's devices keep their places, as with --keep:
+    growth moves nothing installed."""
     from fabricc.build import build as run_build
 
+    if keep is not None and fresh:
+        raise click.UsageError("--keep and --fresh exclude each other")
     console = _stderr()
     with _reported():
         kept = _kept(keep)
         if console.is_terminal:
             with console.status("building", spinner="dots") as status:
-                result = run_build(spec, out, lambda name: status.update(f"building: {name}"), kept)
+                result = run_build(
+                    spec, out, lambda name: status.update(f"building: {name}"), kept, fresh
+                )
         else:
-            result = run_build(spec, out, kept=kept)
+            result = run_build(spec, out, kept=kept, fresh=fresh)
     print_diagnostics(result.warnings)
     click.echo(f"wrote {result.file_count} files to {result.out.as_posix()}")
     for line in result.notices:
@@ -380,7 +393,7 @@ def diff_command(old: Path, new: Path, out: Path | None, keep: bool) -> None:
     """Compare two designs (each a spec or a build folder): devices, cables added, removed or
     re-terminated, config diffs, parts to order and the rack-by-rack work order. Prints a
     summary, naming every topology change (tiers, spine counts, rewired cables)."""
-    from fabricc.change.compare import diff
+    from fabricc.change.compare import diff, moves
     from fabricc.change.snapshot import kept_places, load
     from fabricc.change.workorder import files, summary_text
     from fabricc.writer import write_tree
@@ -398,9 +411,21 @@ def diff_command(old: Path, new: Path, out: Path | None, keep: bool) -> None:
             )
         before = load(old)
         result = diff(before, load(new, kept_places(before) if keep else None))
+        advice = None
+        if not keep and not new.is_dir() and (moved := moves(result)):
+            # would the earlier places have kept them? (compiles NEW a second time, only here)
+            kept = moves(diff(before, load(new, kept_places(before))))
+            if kept < moved:
+                advice = (
+                    f"note: {moved:,} existing devices move; with OLD's places kept, "
+                    f"{kept:,} would: `fabricc diff --keep` shows that plan, and `fabricc build` "
+                    "into OLD's folder (or with --keep OLD) builds it"
+                )
         if out is not None:
             write_tree(out, files(result))
     click.echo(summary_text(result), nl=False)
+    if advice is not None:
+        click.echo(advice)
     if out is not None:
         click.echo(f"work order: {(out / 'work-order.html').as_posix()}")
 

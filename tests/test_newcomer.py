@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 from click.testing import CliRunner
 
@@ -313,3 +314,64 @@ def test_every_warning_says_what_to_do(tmp_path: Path) -> None:
     fabric, _ = compile_text(SITE_SPEC, tmp_path)
     found = [*fabric.loaded.warnings, *fabric.warnings]
     assert found and all(d.hint for d in found)
+
+
+GROW = MINIMAL.replace("name: minimal", "name: grow")
+
+
+def _grow(count: int) -> str:
+    return GROW.replace("count: 64", f"count: {count}")
+
+
+def _cli(*args: str) -> Any:
+    return CliRunner().invoke(cli, list(args))
+
+
+def test_a_build_grows_in_place_by_default(tmp_path: Path) -> None:
+    from fabricc.change.compare import diff, moves
+    from fabricc.change.snapshot import load
+
+    small, large = tmp_path / "small.yaml", tmp_path / "large.yaml"
+    small.write_text(_grow(48))
+    large.write_text(_grow(64))
+    out, first = tmp_path / "out", tmp_path / "first"
+    assert _cli("build", str(small), "-o", str(out)).exit_code == 0
+    assert _cli("build", str(small), "-o", str(first)).exit_code == 0
+    again = _cli("build", str(small), "-o", str(out))  # the same spec again: the same bytes
+    assert again.exit_code == 0 and "grown in place" in again.output
+    assert load(out).devices == load(first).devices
+    grown = _cli("build", str(large), "-o", str(out))
+    assert grown.exit_code == 0, grown.output
+    assert "grown in place" in grown.output and "--fresh" in grown.output
+    assert moves(diff(load(first), load(out))) == 0
+    fresh = tmp_path / "fresh"
+    assert _cli("build", str(small), "-o", str(fresh)).exit_code == 0
+    laid = _cli("build", str(large), "-o", str(fresh), "--fresh")
+    assert laid.exit_code == 0 and "grown in place" not in laid.output
+    assert moves(diff(load(first), load(fresh))) > 0  # what growing in place avoided
+
+
+def test_a_folder_of_another_design_is_refused(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert _cli("build", str(EXAMPLES / "roce-lab.yaml"), "-o", str(out)).exit_code == 0
+    spec = tmp_path / "other.yaml"
+    spec.write_text(_grow(8))
+    refused = _cli("build", str(spec), "-o", str(out))
+    assert refused.exit_code == 1
+    assert "holds a build of another design ('roce-lab', this is 'grow')" in refused.output
+    assert (out / "summary.json").read_text().count('"roce-lab"') == 1  # left as it was
+    assert _cli("build", str(spec), "-o", str(out), "--fresh").exit_code == 0
+    assert _cli("build", str(spec), "--keep", str(out), "--fresh").exit_code == 2
+
+
+def test_diff_says_when_keep_would_avoid_moves(tmp_path: Path) -> None:
+    small, large = tmp_path / "small.yaml", tmp_path / "large.yaml"
+    small.write_text(_grow(48))
+    large.write_text(_grow(64))
+    out = tmp_path / "out"
+    assert _cli("build", str(small), "-o", str(out)).exit_code == 0
+    plain = _cli("diff", str(out), str(large))
+    assert plain.exit_code == 0, plain.output
+    assert "existing devices move; with OLD's places kept, 0 would" in plain.output
+    kept = _cli("diff", "--keep", str(out), str(large))
+    assert "note:" not in kept.output
