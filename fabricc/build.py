@@ -13,6 +13,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from fabricc.checks.early import rack_power
 from fabricc.checks.rules import check
 from fabricc.collector import fewer_collections
 from fabricc.emit import Artifact, emitters
@@ -53,7 +54,16 @@ def design(loaded: LoadedSpec, stage: Stage = quiet) -> Fabric:
     IB node names: everything that build would read, writing nothing (validate runs this)."""
     raise_if_errors(check_size(loaded), DesignError)
     with fewer_collections():
-        fabric = synthesize(loaded, stage)
+        try:
+            fabric = synthesize(loaded, stage)
+        except DesignError as exc:
+            # the design stopped on one mistake: add those the spec alone shows, so that one
+            # run reports every independent error
+            seen = {d.path for d in exc.diagnostics}
+            early = [d for d in rack_power(loaded) if d.path not in seen]
+            if early:
+                raise DesignError([*exc.diagnostics, *early]) from None
+            raise
         stage("design rules")
         findings = check(fabric)
         raise_if_errors(findings, DesignError)
