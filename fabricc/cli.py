@@ -189,7 +189,8 @@ def _analysis(
     if gpus is not None and reduce and reduce["gpus"] < gpus:
         _stderr().print(
             f"{spec.as_posix()}: warning: only {reduce['gpus']:,} GPUs on {reduce['network']}; "
-            f"the all-reduce runs over {reduce['gpus']:,}",
+            f"the all-reduce runs over {reduce['gpus']:,}\n    hint: give --gpus "
+            f"{reduce['gpus']} or fewer",
             markup=False,
         )
     return data
