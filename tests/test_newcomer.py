@@ -135,6 +135,8 @@ def test_catalog_lists_every_model_by_kind_with_key_facts() -> None:
     h200 = next(line for line in lines if "│ dgx-h200 " in line)
     for fact in ("gpu-node", "8x H200-SXM5-141GB", "8x 400G/200G osfp-rhs compute", "10.2"):
         assert fact in h200
+    nvl72 = next(line for line in lines if "│ gb300-nvl72 " in line)
+    assert "72x B300-288GB" in nvl72 and "│ 48 │ 131.4 │" in nvl72  # its members' power
     q3400 = next(line for line in lines if "│ q3400 " in line)
     assert "72x 1600G osfp (2x800G)" in q3400 and "Quantum-X800" in q3400
 

@@ -17,7 +17,13 @@ from typing import Any
 import yaml
 
 from fabricc.catalog.loader import LoadedCatalog
-from fabricc.catalog.models import Catalog, NodeModel, PortSpec, SwitchModel
+from fabricc.catalog.models import (
+    Catalog,
+    NodeModel,
+    PortSpec,
+    SwitchModel,
+    rack_system_power_w,
+)
 
 # The sections a model key may live in, as `fabricc catalog` lists them.
 SECTIONS = ("nodes", "switches", "transceivers", "cables", "parts")
@@ -73,7 +79,7 @@ def rows(loaded: LoadedCatalog) -> dict[str, list[tuple[str, ...]]]:
             _node_gpus(catalog, node),
             _node_ports(node.ports),
             str(node.height_u) if node.rack_scale is None else str(node.rack_scale.height_u),
-            _kw(node.power_w) if node.power_w else "",
+            _kw(rack_system_power_w(catalog, node)) if rack_system_power_w(catalog, node) else "",
             node.source,
         )
         for key, node in sorted(catalog.nodes.items(), key=lambda item: (item[1].kind, item[0]))

@@ -403,3 +403,14 @@ def switch_key(catalog: Catalog, switch: SwitchModel) -> str:
     """The catalog key of a switch model: what a message names (the spec's word for it, not a
     part number the user never wrote)."""
     return next(key for key, entry in catalog.switches.items() if entry is switch)
+
+
+def rack_system_power_w(catalog: Catalog, node: NodeModel) -> int:
+    """What a rack-scale system draws: its members (trays, switch trays, shelves) together."""
+    if node.rack_scale is None:
+        return node.power_w
+    total = 0
+    for member in node.rack_scale.members:
+        entry = catalog.nodes.get(member.model) or catalog.parts.get(member.model)
+        total += len(member.u) * (entry.power_w if entry is not None else 0)
+    return total

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 
+from fabricc.catalog.models import rack_system_power_w
 from fabricc.errors import Diagnostic, error
 from fabricc.spec.loader import LoadedSpec
 from fabricc.spec.yamlsource import DataPath, format_path
@@ -26,17 +27,7 @@ def rack_power(loaded: LoadedSpec) -> list[Diagnostic]:
             continue
         path: DataPath
         if model.rack_scale is not None:
-            draw = sum(
-                len(member.u)
-                * (
-                    catalog.nodes[member.model].power_w
-                    if member.model in catalog.nodes
-                    else catalog.parts[member.model].power_w
-                    if member.model in catalog.parts
-                    else 0
-                )
-                for member in model.rack_scale.members
-            )
+            draw = rack_system_power_w(catalog, model)
             what = f"one {group.model}"
             path = ("site", "rack", "power_kw")
             fits = None
