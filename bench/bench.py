@@ -169,7 +169,7 @@ def build_process(name: str, text: str, folder: Path) -> tuple[float, dict[str, 
     # The child reports its own peak resident set size (ru_maxrss is KiB on Linux).
     code = (
         "import sys, json, time, resource; from pathlib import Path; t=time.perf_counter();"
-        "from fabricc.build import build; r=build(Path(sys.argv[1]), Path(sys.argv[2]));"
+        "from fabricc.build import build; r=build(Path(sys.argv[1]), Path(sys.argv[2]), fresh=True);"
         "print(json.dumps({'seconds': time.perf_counter()-t, 'files': r.file_count,"
         " 'peak_kib': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))"
     )

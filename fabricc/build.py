@@ -7,19 +7,29 @@ CLI. Nothing is written unless every stage succeeded.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import itertools
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from fabricc.checks.early import rack_power
 from fabricc.checks.rules import check
 from fabricc.collector import fewer_collections
 from fabricc.emit import Artifact, emitters
 from fabricc.emit.configs.ibfabric import check_guid_files
 from fabricc.emit.configs.sonic import check_sonic_switches
-from fabricc.errors import DesignError, Diagnostic, Severity, raise_if_errors
+from fabricc.errors import (
+    DesignError,
+    Diagnostic,
+    OutputError,
+    Severity,
+    error,
+    raise_if_errors,
+)
 from fabricc.ir import Fabric
 from fabricc.spec.loader import KeptPlace, LoadedSpec, load_spec
+from fabricc.spec.size import check_size
 from fabricc.synth.pipeline import Stage, quiet, synthesize
 from fabricc.writer import OutputTree
 
@@ -44,8 +54,18 @@ def design(loaded: LoadedSpec, stage: Stage = quiet) -> Fabric:
     raises on any error and keeps the warnings on the fabric), then the GUID files against the
     IB node names and the SONiC switches against their platform's SKUs: everything that build
     would read, writing nothing (validate runs this)."""
+    raise_if_errors(check_size(loaded), DesignError)
     with fewer_collections():
-        fabric = synthesize(loaded, stage)
+        try:
+            fabric = synthesize(loaded, stage)
+        except DesignError as exc:
+            # the design stopped on one mistake: add those the spec alone shows, so that one
+            # run reports every independent error
+            seen = {d.path for d in exc.diagnostics}
+            early = [d for d in rack_power(loaded) if d.path not in seen]
+            if early:
+                raise DesignError([*exc.diagnostics, *early]) from None
+            raise
         stage("design rules")
         findings = check(fabric)
         raise_if_errors(findings, DesignError)
@@ -76,9 +96,12 @@ def build(
     out: Path | None = None,
     stage: Stage = quiet,
     kept: Mapping[str, KeptPlace] | None = None,
+    fresh: bool = False,
 ) -> BuildResult:
     """Load, compile and write; `stage` is told each phase as it starts (the CLI shows it);
-    `kept`: an earlier build's device places, which central devices keep (`build --keep`).
+    `kept`: an earlier build's device places, which central devices keep (`build --keep`);
+    without it, an earlier build of the same design in the output folder is kept the same way
+    (growth in place), unless `fresh` asks for a new layout.
 
     Each emitter's files go to the writer thread as soon as the emitter is done, so the file
     system works while the next emitters compute; "write" is the wait for the last of them and
@@ -89,12 +112,19 @@ def build(
 
     stage("load")
     loaded = load_spec(spec, spec.as_posix(), kept)
+    target = out if out is not None else Path("out") / loaded.spec.metadata.name
+    grown = kept is None and not fresh and _grow_in_place(loaded, target)
+    if grown:
+        stage("earlier build")
+        from fabricc.change.snapshot import kept_places
+        from fabricc.change.snapshot import load as load_build
+
+        loaded = dataclasses.replace(loaded, kept=kept_places(load_build(target)))
     paths: list[str] = []
     # The emitters and the write, too, make next to no reference cycles (tests/test_collector.py)
     # while they hold millions of rows and strings: no cyclic collections over them either.
     with fewer_collections():
         fabric = design(loaded, stage)
-        target = out if out is not None else Path("out") / loaded.spec.metadata.name
         with contextlib.ExitStack() as running:
             tree = running.enter_context(
                 OutputTree(target, process=len(fabric.links) >= WRITER_PROCESS_LINKS)
@@ -116,4 +146,33 @@ def build(
             tree.commit()
     if REPORT in paths:
         notices.append(f"report: {(target / REPORT).as_posix()}")
+    if grown:
+        notices.append(
+            f"grown in place: the devices of the earlier build in {target.as_posix()} kept "
+            "their racks and units (--fresh: a new layout)"
+        )
     return BuildResult(target, len(paths), warnings, notices)
+
+
+def _grow_in_place(loaded: LoadedSpec, target: Path) -> bool:
+    """True when `target` holds an earlier build of this design (same metadata.name): the
+    build reads it as `--keep` does. A build of another design there is refused."""
+    from fabricc.change.snapshot import built_design
+
+    try:
+        name = built_design(target) if target.is_dir() else None
+    except OSError:  # a name the file system refuses: the writer reports it
+        return False
+    if name is None:
+        return False
+    if name != loaded.spec.metadata.name:
+        raise OutputError(
+            [
+                error(
+                    f"output folder {target.as_posix()} holds a build of another design "
+                    f"({name!r}, this is {loaded.spec.metadata.name!r})",
+                    hint="name another folder with -o, or pass --fresh to replace it",
+                )
+            ]
+        )
+    return True

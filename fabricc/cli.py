@@ -1,6 +1,6 @@
 """The `fabricc` command: the only place that prints and picks exit codes.
 
-Verbs: validate, build, analyze, compare, schema, check-nccl, diff, verify. Exit codes: 0 ok,
+Verbs: validate, build, analyze, compare, catalog, schema, check-nccl, diff, verify. Exit codes: 0 ok,
 1 spec or design error, 2 usage error. Diagnostics go to stderr, coloured on a terminal only.
 """
 
@@ -43,6 +43,20 @@ _held: list[object] | None = None
 
 def _stderr() -> Console:
     return Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+# Wide enough for any table's whole cells: a pipe or a file has no width to fit, and a name cut
+# to `compute-...` is no use to the script or the reader at the other end.
+_UNBOUNDED = 100_000
+
+
+def _stdout() -> Console:
+    """Tables on stdout: fitted to a terminal, whole cells (no wrapping, no ellipses) when the
+    output is not one."""
+    console = Console(highlight=False)
+    if not console.is_terminal:
+        console = Console(highlight=False, width=_UNBOUNDED)
+    return console
 
 
 @contextlib.contextmanager
@@ -109,7 +123,7 @@ def validate(spec: Path) -> None:
 @click.option(
     "-o",
     "--out",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=click.Path(path_type=Path),
     default=None,
     help="output folder (default: out/<metadata.name>)",
 )
@@ -118,20 +132,33 @@ def validate(spec: Path) -> None:
     type=click.Path(exists=True, path_type=Path),
     default=None,
     help="an earlier build (folder or spec) whose central racks stay as built: its devices "
-    "keep their rack and unit, and what the spec adds goes to free room or new racks",
+    "keep their rack and unit, and what the spec adds goes to free room or new racks "
+    "(default: the output folder, when it holds a build of the same design)",
 )
-def build(spec: Path, out: Path | None, keep: Path | None) -> None:
-    """Compile SPEC into the output folder (written atomically)."""
+@click.option(
+    "--fresh",
+    is_flag=True,
+    help="lay the design out anew, ignoring an earlier build in the output folder (which it "
+    "replaces, even one of another design)",
+)
+def build(spec: Path, out: Path | None, keep: Path | None, fresh: bool) -> None:
+    """Compile SPEC into the output folder (written atomically). When the folder holds an
+    earlier build of the same design, that build's devices keep their places, as with --keep:
+    growth moves nothing installed."""
     from fabricc.build import build as run_build
 
+    if keep is not None and fresh:
+        raise click.UsageError("--keep and --fresh exclude each other")
     console = _stderr()
     with _reported():
         kept = _kept(keep)
         if console.is_terminal:
             with console.status("building", spinner="dots") as status:
-                result = run_build(spec, out, lambda name: status.update(f"building: {name}"), kept)
+                result = run_build(
+                    spec, out, lambda name: status.update(f"building: {name}"), kept, fresh
+                )
         else:
-            result = run_build(spec, out, kept=kept)
+            result = run_build(spec, out, kept=kept, fresh=fresh)
     print_diagnostics(result.warnings)
     click.echo(f"wrote {result.file_count} files to {result.out.as_posix()}")
     for line in result.notices:
@@ -162,7 +189,8 @@ def _analysis(
     if gpus is not None and reduce and reduce["gpus"] < gpus:
         _stderr().print(
             f"{spec.as_posix()}: warning: only {reduce['gpus']:,} GPUs on {reduce['network']}; "
-            f"the all-reduce runs over {reduce['gpus']:,}",
+            f"the all-reduce runs over {reduce['gpus']:,}\n    hint: give --gpus "
+            f"{reduce['gpus']} or fewer",
             markup=False,
         )
     return data
@@ -207,41 +235,109 @@ def analyze(
     """Analyse SPEC: bisection, oversubscription, hops, ECMP, single failures, all-reduce time,
     power, capacity and (with --prices) cost. The same numbers as OUT/analysis/analysis.json."""
     from fabricc.analysis.tables import renderables
-    from fabricc.emit.tables import json_text
 
     data = _analysis(spec, prices, message_gb, gpus)
-    if json_path is not None and json_path.as_posix() == "-":
-        click.echo(json_text(data), nl=False)
+    if _json_written(data, json_path):
         return
-    if json_path is not None:
-        try:
-            json_path.write_text(json_text(data))
-        except OSError as exc:
-            _stderr().print(
-                f"{json_path.as_posix()}: error: cannot write: {exc.strerror}", markup=False
-            )
-            sys.exit(EXIT_ERROR)
-    console = Console(highlight=False)
+    console = _stdout()
     for table in renderables(data):
         console.print(table)
+
+
+def _json_written(data: object, json_path: Path | None) -> bool:
+    """Write `data` as JSON to json_path ('-': stdout); True when stdout took it instead of the
+    tables. A file that cannot be written: error, exit 1."""
+    from fabricc.emit.tables import json_text
+
+    if json_path is None:
+        return False
+    if json_path.as_posix() == "-":
+        click.echo(json_text(data), nl=False)
+        return True
+    try:
+        json_path.write_text(json_text(data))
+    except OSError as exc:
+        _stderr().print(
+            f"{json_path.as_posix()}: error: cannot write: {exc.strerror}", markup=False
+        )
+        sys.exit(EXIT_ERROR)
+    return False
 
 
 @cli.command()
 @click.argument("first", type=click.Path(dir_okay=False, path_type=Path))
 @click.argument("second", type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--json",
+    "json_path",
+    type=click.Path(dir_okay=False, allow_dash=True, path_type=Path),
+    default=None,
+    help="write the side-by-side figures as JSON to FILE ('-': to stdout instead of the table)",
+)
 @_PRICES
 @_MESSAGE
 @_GPUS
 def compare(
-    first: Path, second: Path, prices: Path | None, message_gb: float, gpus: int | None
+    first: Path,
+    second: Path,
+    json_path: Path | None,
+    prices: Path | None,
+    message_gb: float,
+    gpus: int | None,
 ) -> None:
     """Analyse two specs and print their figures side by side (e.g. 1:1 against 2:1, 2 against
     3 tiers, InfiniBand against RoCE)."""
-    from fabricc.analysis.tables import comparison
+    from fabricc.analysis.tables import comparison, comparison_data
 
     a = _analysis(first, prices, message_gb, gpus)
     b = _analysis(second, prices, message_gb, gpus)
-    Console(highlight=False).print(comparison(a, b, (first.name, second.name)))
+    names = (first.as_posix(), second.as_posix())
+    if _json_written(comparison_data(a, b, names), json_path):
+        return
+    _stdout().print(comparison(a, b, (first.name, second.name)))
+
+
+@cli.command("catalog")
+@click.argument("model", required=False)
+@click.option(
+    "-c",
+    "--catalog",
+    "files",
+    multiple=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="a site catalog file to merge over the built-in one, as a spec's `catalog:` list does "
+    "(repeatable)",
+)
+def catalog_command(model: str | None, files: tuple[Path, ...]) -> None:
+    """List the hardware the catalog holds: every model by kind with its GPUs, ports and
+    speeds, height, power and source. With MODEL, print that entry in full, in the format a
+    site catalog file takes (docs/catalog.md)."""
+    from rich.table import Table
+
+    from fabricc.catalog.listing import COLUMNS, entry_yaml, rows, suggestion
+    from fabricc.catalog.loader import load_catalog
+
+    with _reported():
+        loaded = load_catalog([(path, path.as_posix()) for path in files])
+    if model is not None:
+        text = entry_yaml(loaded, model)
+        if text is None:
+            hint = suggestion(model, loaded, "nodes")
+            console = _stderr()
+            console.print(printable(f"error: no model {model!r} in the catalog"), markup=False)
+            console.print(f"    hint: {printable(hint)}", markup=False)
+            sys.exit(EXIT_ERROR)
+        click.echo(text, nl=False)
+        return
+    console = _stdout()
+    for section, entries in rows(loaded).items():
+        console.print(section, markup=False)
+        table = Table()
+        for column in COLUMNS:
+            table.add_column(column, justify="right" if column in ("U", "kW") else "left")
+        for row in entries:
+            table.add_row(*row)
+        console.print(table)
 
 
 @cli.command("check-nccl")
@@ -298,7 +394,7 @@ def diff_command(old: Path, new: Path, out: Path | None, keep: bool) -> None:
     """Compare two designs (each a spec or a build folder): devices, cables added, removed or
     re-terminated, config diffs, parts to order and the rack-by-rack work order. Prints a
     summary, naming every topology change (tiers, spine counts, rewired cables)."""
-    from fabricc.change.compare import diff
+    from fabricc.change.compare import diff, moves
     from fabricc.change.snapshot import kept_places, load
     from fabricc.change.workorder import files, summary_text
     from fabricc.writer import write_tree
@@ -316,9 +412,21 @@ def diff_command(old: Path, new: Path, out: Path | None, keep: bool) -> None:
             )
         before = load(old)
         result = diff(before, load(new, kept_places(before) if keep else None))
+        advice = None
+        if not keep and not new.is_dir() and (moved := moves(result)):
+            # would the earlier places have kept them? (compiles NEW a second time, only here)
+            kept = moves(diff(before, load(new, kept_places(before))))
+            if kept < moved:
+                advice = (
+                    f"note: {moved:,} existing devices move; with OLD's places kept, "
+                    f"{kept:,} would: `fabricc diff --keep` shows that plan, and `fabricc build` "
+                    "into OLD's folder (or with --keep OLD) builds it"
+                )
         if out is not None:
             write_tree(out, files(result))
     click.echo(summary_text(result), nl=False)
+    if advice is not None:
+        click.echo(advice)
     if out is not None:
         click.echo(f"work order: {(out / 'work-order.html').as_posix()}")
 

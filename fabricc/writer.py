@@ -290,7 +290,15 @@ def _check_target(out: Path, shown: str) -> None:
             ]
         )
     if out.exists() and not out.is_dir():
-        raise OutputError([error(f"output path {shown} exists and is not a folder")])
+        raise OutputError(
+            [
+                error(
+                    f"output path {shown} exists and is not a folder",
+                    hint="-o names the output folder; name a new folder or an earlier build's "
+                    "(that file is left alone)",
+                )
+            ]
+        )
     if out.is_dir() and any(out.iterdir()) and not (out / MARKER).exists():
         raise OutputError(
             [

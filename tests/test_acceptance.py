@@ -579,7 +579,7 @@ def test_inband_at_1_1_spreads_over_few_spines(tmp_path: Path) -> None:
     fabric = synthesized(
         "metadata: {name: ib}\nsite: {rack: {power_kw: 45}}\n"
         "nodes:\n  dgx: {model: dgx-h100, count: 140, nodes_per_rack: 4}\n"
-        "networks:\n  inband: {role: inband, dual_homed: true}\n",
+        "networks:\n  inband: {role: inband, dual_homed: true, oversubscription: '1:1'}\n",
         tmp_path,
     )
     inband = fabric.networks["inband"]

@@ -485,7 +485,7 @@ nodes:
   storage: {model: storage-array, count: 3}
 networks:
   compute: {role: compute, fabric: ethernet, oversubscription: '2:1'}
-  inband: {role: inband, dual_homed: true}
+  inband: {role: inband, dual_homed: true, oversubscription: '1:1'}
   oob: {role: oob, uplink_to: inband}
 """
     fabric, _ = compile_text(text, tmp_path)

@@ -51,6 +51,7 @@ def power(fabric: Fabric) -> dict[str, Any]:
 def gpus(fabric: Fabric) -> dict[str, Any]:
     catalog = fabric.loaded.catalog.catalog
     models: dict[str, dict[str, Any]] = {}
+    missing: dict[str, list[str]] = {}  # GPU model -> the figures the catalog lacks
     for device in fabric.devices.values():
         node = catalog.nodes.get(device.model)
         if node is None or node.gpu is None or not node.gpus or device.kind not in ("node", "tray"):
@@ -67,10 +68,15 @@ def gpus(fabric: Fabric) -> dict[str, Any]:
             },
         )
         entry["gpus"] += node.gpus
+        if gpu.missing_figures():
+            missing[gpu.model] = gpu.missing_figures()
     total = sum(m["gpus"] for m in models.values())
 
-    def pflops(key: str) -> float:
-        return round(float(sum(m["gpus"] * (m[key] or 0) for m in models.values())) / 1000, 1)
+    def pflops(key: str) -> float | None:
+        """The sum over the models, or None when a model lacks the figure (never taken as 0)."""
+        if any(m[key] is None for m in models.values()):
+            return None
+        return round(float(sum(m["gpus"] * m[key] for m in models.values())) / 1000, 1)
 
     return {
         "gpus": total,
@@ -82,6 +88,7 @@ def gpus(fabric: Fabric) -> dict[str, Any]:
             for name, m in models.items()
             if m["source"].startswith("assumed") or m["fp8_dense_tflops"] is None
         ),
+        "missing": dict(sorted(missing.items())),
         "by_model": dict(sorted(models.items())),
     }
 

@@ -53,7 +53,8 @@ def compute_network(fabric: Fabric) -> str | None:
 
 
 def gpu_link(fabric: Fabric, name: str, bisection_ratio: float) -> tuple[int, Link] | None:
-    """GPUs on network `name` and what each has: NVLink domain, NVLink and fabric bandwidth."""
+    """GPUs on network `name` and what each has: NVLink domain, NVLink and fabric bandwidth;
+    None when fewer than 2 GPUs, or when a GPU's NVLink bandwidth is not in the catalog."""
     catalog = fabric.loaded.catalog.catalog
     gbps: Counter[str] = Counter()
     for link in fabric.links_of(name):
@@ -68,10 +69,12 @@ def gpu_link(fabric: Fabric, name: str, bisection_ratio: float) -> tuple[int, Li
         node = catalog.nodes.get(fabric.devices[device].model)
         if node is None or node.gpu is None or not node.gpus:
             continue
+        if "nvlink_gbs" in node.gpu.missing_figures():
+            return None  # unknown NVLink bandwidth: no estimate (a warning names the model)
         total_gpus += node.gpus
         total_gbps += speed
         domains.add(domain_of.get(device, 1) if node.gpu.nvlink_gbs else 1)
-        nvlink.add(node.gpu.nvlink_gbs / 2)
+        nvlink.add((node.gpu.nvlink_gbs or 0) / 2)
     if total_gpus < 2:
         return None
     factor = min(1.0, bisection_ratio)

@@ -138,6 +138,23 @@ def headline(data: dict[str, Any]) -> list[tuple[str, Value]]:
     return rows
 
 
+def comparison_data(
+    first: dict[str, Any], second: dict[str, Any], names: tuple[str, str]
+) -> dict[str, Any]:
+    """The comparison as data (`compare --json`): both specs and, per figure, both values and
+    B / A (null where either is not a number or A is 0)."""
+    a = dict(headline(first))
+    b = dict(headline(second))
+    rows = []
+    for label in list(a) + [label for label in b if label not in a]:
+        x, y = a.get(label), b.get(label)
+        ratio = None
+        if isinstance(x, int | float) and isinstance(y, int | float) and x:
+            ratio = round(y / x, 4)
+        rows.append({"figure": label, "a": x, "b": y, "b_over_a": ratio})
+    return {"a": names[0], "b": names[1], "figures": rows}
+
+
 def comparison(first: dict[str, Any], second: dict[str, Any], names: tuple[str, str]) -> Table:
     a = dict(headline(first))
     b = dict(headline(second))

@@ -180,8 +180,11 @@ class GpuSpec(CatalogModel):
     memory_gb: int = Field(ge=1)
     nvlink_links: int = Field(ge=0, description="NVLink links per GPU")
     nvlink_generation: int = Field(ge=1, le=10)
-    nvlink_gbs: float = Field(
-        0, ge=0, description="NVLink bandwidth per GPU in GB/s, both directions together"
+    nvlink_gbs: float | None = Field(
+        None,
+        ge=0,
+        description="NVLink bandwidth per GPU in GB/s, both directions together; unset on a GPU "
+        "with NVLink links: unknown (a named warning, and no all-reduce estimate)",
     )
     fp16_dense_tflops: float | None = Field(
         None, ge=0, description="FP16/BF16 tensor TFLOPS per GPU without sparsity"
@@ -192,6 +195,18 @@ class GpuSpec(CatalogModel):
     figures_source: str | None = Field(
         None, description="where the bandwidth and TFLOPS figures come from, or 'assumed: ...'"
     )
+
+    def missing_figures(self) -> list[str]:
+        """The analysis figures this entry lacks (never taken as 0): NVLink bandwidth on a GPU
+        with NVLink links, dense FP16 and FP8 TFLOPS."""
+        missing = []
+        if self.nvlink_links and self.nvlink_gbs is None:
+            missing.append("nvlink_gbs")
+        if self.fp16_dense_tflops is None:
+            missing.append("fp16_dense_tflops")
+        if self.fp8_dense_tflops is None:
+            missing.append("fp8_dense_tflops")
+        return missing
 
 
 class NvlinkSpec(CatalogModel):
@@ -442,3 +457,20 @@ def physical_of(catalog: Catalog, kind: str, model: str) -> Physical | None:
         return switch.physical or assumed_physical(switch.power_w)
     node = catalog.nodes[model]
     return node.physical or assumed_physical(node.power_w)
+
+
+def switch_key(catalog: Catalog, switch: SwitchModel) -> str:
+    """The catalog key of a switch model: what a message names (the spec's word for it, not a
+    part number the user never wrote)."""
+    return next(key for key, entry in catalog.switches.items() if entry is switch)
+
+
+def rack_system_power_w(catalog: Catalog, node: NodeModel) -> int:
+    """What a rack-scale system draws: its members (trays, switch trays, shelves) together."""
+    if node.rack_scale is None:
+        return node.power_w
+    total = 0
+    for member in node.rack_scale.members:
+        entry = catalog.nodes.get(member.model) or catalog.parts.get(member.model)
+        total += len(member.u) * (entry.power_w if entry is not None else 0)
+    return total

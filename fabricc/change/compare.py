@@ -311,3 +311,12 @@ def _topology(old: Snapshot, new: Snapshot, result: Diff) -> list[str]:
     for key, count in sorted(moved.items()):
         notes.append(f"identity: {count} existing devices change {key}")
     return notes
+
+
+def moves(result: Diff) -> int:
+    """Existing devices that change rack or unit: installed gear someone has to move."""
+    return sum(
+        1
+        for change in result.devices
+        if change.change == CHANGED and any(f in ("rack", "u") for f, _, _ in change.fields)
+    )

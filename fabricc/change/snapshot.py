@@ -11,13 +11,14 @@ from __future__ import annotations
 import csv
 import dataclasses
 import io
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fabricc.errors import Location, SpecError, error
-from fabricc.inputs import read_input
+from fabricc.inputs import InputError, read_input
 from fabricc.ir import ENDPOINT_LEAF, LEAF_SPINE, SPINE_CORE
 
 if TYPE_CHECKING:
@@ -159,3 +160,21 @@ def compile_files(spec: Path, kept: Mapping[str, KeptPlace] | None = None) -> di
     )
     _, artifacts = compile_design(loaded)
     return {path: content for path, content in artifacts if isinstance(content, str)}
+
+
+def built_design(folder: Path) -> str | None:
+    """The design name of the fabricc build in `folder` (its summary.json's name), or None when
+    the folder holds no complete build."""
+    from fabricc.writer import MARKER
+
+    summary = folder / SUMMARY
+    if not (folder / MARKER).is_file() or not (folder / DEVICES).is_file():
+        return None
+    if not summary.is_file():
+        return None
+    try:
+        data = json.loads(read_input(summary, MAX_ARTIFACT_BYTES, what="build artifacts"))
+    except (OSError, ValueError, InputError):
+        return None
+    name = data.get("name") if isinstance(data, dict) else None
+    return name if isinstance(name, str) else None

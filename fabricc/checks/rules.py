@@ -19,7 +19,7 @@ from fabricc.catalog.models import FORM_ACCEPTS, TransceiverModel
 from fabricc.checks.power import check_power
 from fabricc.checks.service_levels import check_service_levels
 from fabricc.checks.subnet_managers import check_subnet_managers
-from fabricc.errors import Diagnostic, error
+from fabricc.errors import Diagnostic, error, warning
 from fabricc.ir import (
     ENDPOINT_LEAF,
     LEAF_SPINE,
@@ -28,6 +28,7 @@ from fabricc.ir import (
     Device,
     Fabric,
     Link,
+    Rack,
     one_based,
 )
 from fabricc.spec.yamlsource import DataPath, format_path
@@ -298,27 +299,48 @@ class _Rules:
                         break
                     occupied[u] = name
             if power > rack.power_budget_w:
-                culprit = next(
-                    (
-                        self.fabric.devices[n].spec_path
-                        for n in rack.devices
-                        if self.fabric.devices[n].kind in ("node", "tray")
-                    ),
-                    ("site", "rack", "power_kw"),
-                )
-                path = (
-                    (*culprit, "nodes_per_rack")
-                    if culprit and culprit[0] == "nodes"
-                    else ("site", "rack", "power_kw")
-                )
-                self.once(
-                    "rack-power",
-                    f"rack {rack.name} draws {power / 1000:g} kW, over its {rack.power_budget_w / 1000:g} kW budget",
-                    path
-                    if path in self.source.keys or path in self.source.values
-                    else ("site", "rack", "power_kw"),
-                    "lower nodes_per_rack or raise site.rack.power_kw",
-                )
+                self.rack_power(rack, power)
+
+    def rack_power(self, rack: Rack, power: int) -> None:
+        """A rack over its budget, said once per cause: at the node group's nodes_per_rack when
+        the spec sets it, else at site.rack.power_kw (where written); the hint says what the
+        rack needs and how many nodes fit the budget."""
+        devices = [self.fabric.devices[n] for n in rack.devices]
+        nodes = [d for d in devices if d.kind == "node" and d.spec_path[:1] == ("nodes",)]
+        budget = rack.power_budget_w
+        needed = math.ceil(power / 1000)
+        hint = f"the rack needs {needed} kW: set site.rack.power_kw: {needed}"
+        path: DataPath = ("site", "rack", "power_kw")
+        per_rack = (*nodes[0].spec_path[:2], "nodes_per_rack") if nodes else None
+        if nodes and per_rack is not None and len({d.power_w for d in nodes}) == 1:
+            others = power - sum(d.power_w for d in nodes)
+            fits = (budget - others) // nodes[0].power_w
+            if fits >= 1:
+                hint += f", or lower nodes_per_rack to {fits}"
+            if per_rack in self.source.values:
+                path = per_rack
+        where = next(
+            (
+                p
+                for p in (path, ("site", "rack", "power_kw"), ("site", "rack"), ("site",))
+                if p in self.source.values
+            ),
+            next((d.spec_path for d in devices if d.kind in ("node", "tray")), ()),
+        )
+        if ("site", "rack", "power_kw") not in self.source.values:
+            hint += f" (unset, it is {budget / 1000:g} kW)"
+        key = ("rack-power", format_path(path))
+        if key in self.seen:
+            return
+        self.seen.add(key)
+        self.problems.append(
+            error(
+                f"rack {rack.name} draws {power / 1000:g} kW, over its {budget / 1000:g} kW budget",
+                path=format_path(path),
+                location=self.source.value(where),
+                hint=hint,
+            )
+        )
 
     # -- symmetry -----------------------------------------------------------------------------
 
@@ -392,6 +414,41 @@ class _Rules:
                 )
 
 
+def single_switch(fabric: Fabric) -> list[Diagnostic]:
+    """A data network (compute or storage) of two or more nodes whose every node hangs on one
+    switch: that switch is a single point of failure for the whole network."""
+    found = []
+    for name, network in fabric.loaded.networks.items():
+        if network.spec.role not in ("compute", "storage"):
+            continue
+        switches: dict[str, set[str]] = defaultdict(set)
+        for link in fabric.links_of(name):
+            if link.kind == ENDPOINT_LEAF:
+                switches[link.b].add(link.a)
+        nodes = {node for attached in switches.values() for node in attached}
+        if len(switches) != 1 or len(nodes) < 2:
+            continue
+        [(switch, _)] = switches.items()
+        shown = sorted(nodes)
+        listed = ", ".join(shown[:4]) + (f" and {len(shown) - 4:,} more" if len(shown) > 4 else "")
+        hint = (
+            "set dual_homed: true (each node on an MLAG leaf pair)"
+            if network.fabric == "ethernet"
+            else "set endpoints.<group>.leaf_downlinks below the ports the nodes bring, so that "
+            "they spread over two or more leaves"
+        )
+        found.append(
+            warning(
+                f"every node of {name} ({listed}) hangs on one switch, {switch}: it is a single "
+                f"point of failure, and its loss cuts all {network.spec.role} traffic",
+                path=format_path(network.path),
+                location=fabric.loaded.source.key(network.path),
+                hint=hint,
+            )
+        )
+    return found
+
+
 def check(fabric: Fabric) -> list[Diagnostic]:
     rules = _Rules(fabric)
     rules.ports_and_speeds()
@@ -403,6 +460,7 @@ def check(fabric: Fabric) -> list[Diagnostic]:
     return [
         *rules.problems,
         *check_power(fabric),
+        *single_switch(fabric),
         *check_subnet_managers(fabric),
         *check_service_levels(fabric),
     ]

@@ -102,6 +102,17 @@ def _pools(spec: Spec, networks: dict[str, ResolvedNetwork], at: _At) -> Iterato
                 )
 
 
+# Network keys that only an Ethernet network reads, and what to do instead on InfiniBand.
+ETHERNET_ONLY = {
+    "os": "remove os: it picks the config flavour of Ethernet switches (Cumulus NVUE or SONiC); "
+    "an InfiniBand fabric is configured through its subnet manager (subnet_manager)",
+    "mtu": "remove mtu: it sets Ethernet interface MTUs; the InfiniBand MTU is the partition's, "
+    "set by the subnet manager",
+    "qos": "remove qos: it holds lossless RoCE settings (PFC, ECN); InfiniBand is lossless by "
+    "its credit-based flow control",
+}
+
+
 def _network_settings(
     spec: Spec, networks: dict[str, ResolvedNetwork], at: _At
 ) -> Iterator[Diagnostic]:
@@ -114,6 +125,15 @@ def _network_settings(
                 (*path, "dual_homed"),
                 "remove dual_homed; InfiniBand gets redundancy from several HCA ports or planes",
             )
+        if network.fabric == "infiniband":
+            for key, hint in ETHERNET_ONLY.items():
+                if key in options.model_fields_set:
+                    yield at(
+                        f"{key} is a setting of Ethernet networks; this network is InfiniBand",
+                        (*path, key),
+                        hint,
+                        key=True,
+                    )
         sm = options.subnet_manager
         if network.fabric != "infiniband":
             if sm.sm_nodes:

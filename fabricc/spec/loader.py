@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import NamedTuple
 
@@ -134,7 +134,20 @@ def _guid_files(
         try:
             data, guid_source = load_yaml_file(path.parent / relative, shown)
         except SpecError as exc:
-            problems.extend(exc.diagnostics)
+            # A file that cannot be read at all (missing, a FIFO, a device) is the spec's
+            # mistake: say so at the spec line that names it; a problem inside the file is
+            # shown there, with that spec line in the hint.
+            problems.extend(
+                error(
+                    f"{shown}: {d.message}",
+                    path=format_path(at),
+                    location=source.value(at),
+                    hint=d.hint,
+                )
+                if d.location is None or not d.location.line
+                else replace(d, hint=d.hint or f"named by {format_path(at)} at {source.value(at)}")
+                for d in exc.diagnostics
+            )
             continue
         if data is None:
             data = {}

@@ -269,6 +269,11 @@ class CoreGroups(SpecModel):
 Topology = Literal["fat-tree", "rail-only", "dragonfly-plus", "torus"]
 
 
+# Leaf oversubscription of a network that does not set it, by role (see
+# NetworkSpec.oversubscription for the sources).
+ROLE_OVERSUBSCRIPTION = {"compute": "1:1", "storage": "1:1", "inband": "12:1", "oob": "1:1"}
+
+
 class NetworkSpec(SpecModel):
     role: Literal["compute", "storage", "inband", "oob"] = Field(
         description="what the network carries; decides defaults and which node ports attach"
@@ -317,7 +322,14 @@ class NetworkSpec(SpecModel):
         le=8,
         description="independent parallel fabrics; each node port is split across them",
     )
-    oversubscription: Ratio = Field("1:1", description="leaf down:up bandwidth ratio")
+    oversubscription: Ratio | None = Field(
+        None,
+        description="leaf down:up bandwidth ratio. Default by role, from the published designs: "
+        "compute 1:1 (RA-11333 Table 4: 256 leaf-spine cables per SU of 252 node and UFM "
+        "ports), storage 1:1 (RA-11333 storage fabric: non-blocking toward the storage "
+        "arrays), inband 12:1 (RA-11333 Table 8: 4 leaf-core links per in-band leaf of 48 host "
+        "ports - management traffic needs reach, not bisection), oob 1:1 (a single tier)",
+    )
     switches: SwitchModels = Field(
         default_factory=SwitchModels, description="switch model per tier; default from the catalog"
     )

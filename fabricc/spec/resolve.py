@@ -11,12 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from fabricc.catalog.listing import suggestion
 from fabricc.catalog.loader import LoadedCatalog
 from fabricc.catalog.media import cabled_speeds
-from fabricc.catalog.models import NodeModel, PortSpec, SwitchModel
+from fabricc.catalog.models import NodeModel, PortSpec, SwitchModel, switch_key
 from fabricc.errors import Diagnostic, error, warning
 from fabricc.spec.hostnames import check_pattern
-from fabricc.spec.models import EndpointSpec, NetworkSpec, Spec
+from fabricc.spec.models import ROLE_OVERSUBSCRIPTION, EndpointSpec, NetworkSpec, Spec
 from fabricc.spec.validation import did_you_mean
 from fabricc.spec.yamlsource import DataPath, SourceMap, format_path
 
@@ -153,6 +154,7 @@ class _Checker:
         self.spec = spec
         self.source = source
         self.catalog = catalog.catalog
+        self.loaded_catalog = catalog
         self.problems: list[Diagnostic] = []
 
     def err(
@@ -176,7 +178,7 @@ class _Checker:
                 self.err(
                     f"unknown node model {group.model!r}",
                     (*path, "model"),
-                    did_you_mean(group.model, list(self.catalog.nodes), "node models"),
+                    suggestion(group.model, self.loaded_catalog, "nodes"),
                 )
                 continue
             if model.kind in ("compute-tray", "nvlink-switch"):
@@ -193,6 +195,37 @@ class _Checker:
                     key=True,
                 )
             self.hostname(group.hostname, (*path, "hostname"))
+            self.gpu_facts(group.model, (*path, "model"))
+
+    def gpu_facts(self, name: str, path: DataPath) -> None:
+        """Warn when a GPU model lacks what a product needs: the analysis figures (never taken
+        as 0) and the host topology that NCCL's topology file is made from."""
+        model = self.catalog.nodes[name]
+        if model.rack_scale is not None:
+            trays = [m.model for m in model.rack_scale.members if m.role == "compute-tray"]
+            if not trays or trays[0] not in self.catalog.nodes:
+                return
+            name, model = trays[0], self.catalog.nodes[trays[0]]
+        if model.gpu is None or not model.gpus:
+            return
+        if missing := model.gpu.missing_figures():
+            self.warn(
+                f"the catalog's {name!r} gives no {', '.join(missing)} for its "
+                f"{model.gpu.model} GPUs: the analysis leaves them out (no all-reduce estimate "
+                "without nvlink_gbs, no PFLOPS total without the TFLOPS)",
+                path,
+                f"add them to the `gpu:` of {name!r} in a site catalog, from the GPU's "
+                "datasheet, with `figures_source` (`fabricc catalog "
+                f"{name}` prints the entry to start from)",
+            )
+        if name not in self.catalog.host_topologies:
+            self.warn(
+                f"the catalog has no host topology for {name!r}: its nodes get NCCL settings "
+                "but no NCCL topology file",
+                path,
+                f"add a `host_topologies: {{{name}: ...}}` entry to a site catalog, read from "
+                "a node's `nvidia-smi topo -m` and `lspci -tv` (see docs/catalog.md)",
+            )
 
     def hostname(self, pattern: str, path: DataPath) -> None:
         for message, hint in check_pattern(pattern):
@@ -255,7 +288,7 @@ class _Checker:
                 self.err(
                     f"unknown switch model {chosen!r}",
                     tier_path,
-                    did_you_mean(chosen, list(self.catalog.switches), "switch models"),
+                    suggestion(chosen, self.loaded_catalog, "switches"),
                 )
                 continue
             if switch.fabric != fabric:
@@ -283,7 +316,7 @@ class _Checker:
             if fabric_speed and network.tiers in ("auto", 3)
             else fabric_speed
         )
-        ratio = parse_ratio(network.oversubscription)
+        ratio = parse_ratio(network.oversubscription or ROLE_OVERSUBSCRIPTION[network.role])
         attachments = self._attachments(name, network, fabric, leaf, fabric_speed, ratio)
         rail_optimized = (
             network.rail_optimized
@@ -298,7 +331,9 @@ class _Checker:
             )
         if network.subnet_manager.guids is not None and fabric != "infiniband":
             self.warn(
-                "subnet_manager applies to infiniband networks only", (*path, "subnet_manager")
+                "subnet_manager applies to infiniband networks only",
+                (*path, "subnet_manager"),
+                "remove subnet_manager from this network (or set fabric: infiniband)",
             )
         for pname, partition in network.subnet_manager.partitions.items():
             for index, member in enumerate(partition.members):
@@ -532,7 +567,7 @@ class _Checker:
             if attachment.leaf_downlinks > ports:
                 self.err(
                     f"leaf_downlinks asks for {attachment.leaf_downlinks} ports, but a "
-                    f"{leaf.part_number} leaf has {ports} at {attachment.speed}G",
+                    f"{switch_key(self.catalog, leaf)} leaf has {ports} at {attachment.speed}G",
                     (*attachment.path, "leaf_downlinks"),
                 )
                 continue
@@ -557,7 +592,9 @@ class _Checker:
                     )
         if network.reserved_slots and not network.rail_optimized and network.role != "compute":
             self.warn(
-                "reserved_slots applies to rail-optimized networks", (*path, "reserved_slots")
+                "reserved_slots applies to rail-optimized networks",
+                (*path, "reserved_slots"),
+                "remove reserved_slots, or set rail_optimized: true",
             )
 
 

@@ -50,6 +50,30 @@ def did_you_mean(word: str, candidates: Sequence[str], noun: str = "") -> str:
     return f"known {noun}: {listing}" if noun else f"allowed: {listing}"
 
 
+# What people write for a value that the spec names otherwise (the technology, not the key's
+# word for it): RoCE and Spectrum-X are Ethernet fabrics; IB is InfiniBand.
+SYNONYMS = {
+    "roce": "ethernet",
+    "rocev2": "ethernet",
+    "spectrum-x": "ethernet",
+    "spectrumx": "ethernet",
+    "eth": "ethernet",
+    "ib": "infiniband",
+}
+
+
+def _literal_hint(value: str, options: Sequence[str], key: str) -> str:
+    """A value in the wrong case is one (`SONiC` -> 'sonic'), a known synonym is said to be its
+    value (`roce`: RoCE runs on `ethernet`), else the closest option."""
+    folded = {o.lower(): o for o in options}
+    if value.lower() in folded and value not in options:
+        return f"values are lower case: write '{key}: {folded[value.lower()]}'"
+    synonym = SYNONYMS.get(value.lower().replace("_", "-").replace(" ", "-"))
+    if synonym in options:
+        return f"{value!r} runs over {synonym}: write '{key}: {synonym}'"
+    return did_you_mean(value, options)
+
+
 def _data_path(data: Any, loc: tuple[int | str, ...]) -> tuple[DataPath, bool]:
     """Follow pydantic's loc through the data, skipping union/validator tags.
 
@@ -169,7 +193,9 @@ def _diagnostic(
             o.strip().strip("'") for o in expected.replace(" or ", ",").split(",") if o.strip()
         ]
         hint = (
-            did_you_mean(str(value), options) if isinstance(value, str) else f"allowed: {expected}"
+            _literal_hint(value, options, str(path[-1]) if path else "")
+            if isinstance(value, str)
+            else f"allowed: {expected}"
         )
         return error(
             f"{_describe(value)} is not allowed here; expected {expected}",

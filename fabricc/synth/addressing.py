@@ -337,6 +337,8 @@ def _routed_identities(
     # ASNs: a leaf one each; the spines of one pod and plane share one, the cores of a plane one
     asn_slots = _leaf_slots(fabric, leaves, len(asns))
     up = 1 + max(asn_slots.values(), default=-1)  # leaf ASNs below this index
+    if up > len(asns):  # fewer ASNs than the leaves' slots (a pool of one number)
+        raise _AsnsExhausted(up + len({_asn_key(devices[n]) for n in [*cores, *spines]}))
     for leaf, slot in asn_slots.items():
         devices[leaf].asn = asns[slot]
     shared = (

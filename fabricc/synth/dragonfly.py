@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from fabricc.catalog.models import switch_key
 from fabricc.ir import GLOBAL, LEAF_SPINE
 from fabricc.spec.resolve import LeafBudget, leaf_budget
 from fabricc.spec.topology import DRAGONFLY_PLUS
@@ -101,7 +102,7 @@ class DragonflyBuilder(FamilyBuilder):
         path = (*self.net.path, "groups")
         if budget.down_ports < 1 or budget.up_ports < 1:
             self.fail(
-                f"a {self.leaf_model.part_number} leaf at {speed}G has no port left for "
+                f"a {switch_key(self.catalog, self.leaf_model)} leaf at {speed}G has no port left for "
                 f"{'nodes' if budget.down_ports < 1 else 'spines'}",
                 (*self.net.path, "oversubscription"),
             )

@@ -30,7 +30,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from fabricc.catalog.models import SwitchModel
+from fabricc.catalog.models import SwitchModel, switch_key
 from fabricc.errors import Diagnostic
 from fabricc.ir import (
     ENDPOINT_LEAF,
@@ -132,7 +132,7 @@ class FatTreeBuilder(NetworkBuilder):
         for cls in classes:
             if cls.budget.down_ports < 1:
                 self.fail(
-                    f"the {self.leaf_model.part_number} leaf has no endpoint ports left at "
+                    f"the {switch_key(self.catalog, self.leaf_model)} leaf has no endpoint ports left at "
                     f"{cls.attachments[0].oversubscription[0]}:{cls.attachments[0].oversubscription[1]}",
                     (*self.net.path, "oversubscription"),
                 )
@@ -649,7 +649,7 @@ class FatTreeBuilder(NetworkBuilder):
             if width is None:
                 self.fail(
                     f"{sum(t for t, _ in uplinks)} leaves{self._guest_text()} need more spine "
-                    f"ports than a {spine_model.part_number} has ({spine_ports}) in a symmetric "
+                    f"ports than a {switch_key(self.catalog, spine_model)} has ({spine_ports}) in a symmetric "
                     "2-tier tree",
                     (*self.net.path, "tiers"),
                     "use 'tiers: 3' (or 'auto'), or a switch with more ports",
@@ -876,7 +876,7 @@ class FatTreeBuilder(NetworkBuilder):
         if group_size is None:
             self.fail(
                 f"{sum(b.target for b in blocks)} spine-leaf groups{self._guest_text()} need more "
-                f"core ports than a {core_model.part_number} has",
+                f"core ports than a {switch_key(self.catalog, core_model)} has",
                 path,
                 "the fabric exceeds three tiers of this switch",
             )

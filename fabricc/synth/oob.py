@@ -388,7 +388,7 @@ def connect_uplinks(
             if up_groups:
                 if k >= up_ports:
                     fail(
-                        f"{model.part_number} has only {up_ports} uplink ports",
+                        f"{model_name} has only {up_ports} uplink ports",
                         (*network.path, "uplinks_per_switch"),
                     )
                     return

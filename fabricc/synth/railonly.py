@@ -10,6 +10,7 @@ limit is the leaf's port count at the node speed, and a larger design is an erro
 
 from __future__ import annotations
 
+from fabricc.catalog.models import switch_key
 from fabricc.spec.topology import RAIL_ONLY
 from fabricc.synth.family import FamilyBuilder
 
@@ -30,7 +31,7 @@ class RailOnlyBuilder(FamilyBuilder):
             self.fail(
                 f"rail-only puts every node of a rail on one leaf: rail {rail + 1} has "
                 f"{per_rail[rail]} node ports, more than the {ports} ports of a "
-                f"{self.leaf_model.part_number} at {speed}G",
+                f"{switch_key(self.catalog, self.leaf_model)} at {speed}G",
                 (*self.net.path, "topology"),
                 f"at most {ports} nodes per rail; use a larger leaf, fewer nodes, or topology: "
                 "fat-tree (spines join the rails' leaves)",

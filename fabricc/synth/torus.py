@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from fabricc.catalog.models import switch_key
 from fabricc.ir import TORUS
 from fabricc.spec.resolve import general_cages, switch_port_speeds
 from fabricc.spec.topology import TORUS as FAMILY
@@ -98,7 +99,7 @@ class TorusBuilder(FamilyBuilder):
             if width < 1 or width * directions > free:
                 self.fail(
                     f"a torus of {' x '.join(map(str, dims))} switches puts {per_switch} nodes "
-                    f"({node_ports} ports at {speed}G) on each {model.part_number}; it has "
+                    f"({node_ports} ports at {speed}G) on each {switch_key(self.catalog, model)}; it has "
                     f"{max(free, 0)} ports at {self.net.fabric_speed}G left, and "
                     f"{directions} torus directions need {directions * max(width, 1)}",
                     path,
