@@ -333,8 +333,9 @@ class _Checker:
             )
 
     def mlopart(self, pci: Node) -> None:
-        """NCCL 2.29+ keeps the low two bits of a GPU's bus id for its MLOPart partition and
-        stops when they are set (topo.cc ncclTopoCheckMloPartBusId, NCCL 2.30.7)."""
+        """NCCL 2.30.7 (the first release with this check) keeps the low two bits of a GPU's bus
+        id for its MLOPart partition and stops when they are set (topo.cc
+        ncclTopoCheckMloPartBusId)."""
         busid = pci.attribute("busid")
         if busid is None or not BUSID.match(busid.value):
             return

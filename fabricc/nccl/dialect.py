@@ -94,7 +94,8 @@ REQUIRED: dict[str, tuple[str, ...]] = {
 }
 GPU_PCI_REQUIRED = ("busid",)
 # Bits of a GPU's bus id (as busIdToInt64 reads it: the function is the last hex digit) that
-# NCCL 2.29+ keeps for the MLOPart partition (topo.h NCCL_TOPO_MLOPART_MASK).
+# NCCL 2.30.7 keeps for the MLOPart partition (topo.h NCCL_TOPO_MLOPART_MASK; no earlier release
+# checks them).
 MLOPART_MASK = 0x3
 NVSWITCH_CLASS = "0x068000"  # PCI_NVSWITCH_CLASS, what NCCL assumes for an unknown NVLink target
 LINK_SPEEDS = frozenset(
