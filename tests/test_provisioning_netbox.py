@@ -31,7 +31,7 @@ REQUIRED = {
     "03-manufacturers.csv": {"name", "slug"},
     "04-device-roles.csv": {"name", "slug"},
     "05-device-types.csv": {"manufacturer", "model", "slug"},
-    "06-devices.csv": {"role", "device_type", "site", "status"},
+    "06-devices.csv": {"role", "manufacturer", "device_type", "site", "status"},
     "07-interfaces.csv": {"device", "name", "type"},
     "08-ip-addresses.csv": {"address", "status"},
     "09-cables.csv": {
