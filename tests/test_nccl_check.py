@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from fabricc.cli import cli
 from fabricc.nccl.check import RULES, check_bytes, check_file, has_errors
-from fabricc.nccl.parse import Level, parse
+from fabricc.nccl.parse import Finding, Level, parse
 
 CORPUS = Path(__file__).resolve().parent / "nccl"
 REFERENCE = sorted((CORPUS / "reference").glob("*.xml"))
@@ -33,7 +33,6 @@ BROKEN: dict[str, tuple[str, int]] = {
     "class-format": ("class-format", 3),
     "closing-tag-space": ("closing-tag", 10),
     "cpu-vendor": ("cpu-vendor", 2),
-    "double-space": ("attribute-spacing", 2),
     "duplicate-attribute": ("duplicate-attribute", 2),
     "duplicate-busid": ("duplicate-busid", 4),
     "duplicate-gpu-dev": ("duplicate-gpu-dev", 10),
@@ -50,17 +49,18 @@ BROKEN: dict[str, tuple[str, int]] = {
     "leading-zero-integer": ("integer-format", 5),
     "link-speed": ("link-speed", 3),
     "link-width": ("link-width", 3),
-    "missing-gpu-rank": ("required-attribute", 5),
+    "mlopart-busid": ("mlopart-busid", 4),
     "missing-intel-modelid": ("required-attribute", 2),
     "missing-system-version": ("system-version", 1),
     "multiline-start-tag": ("multiline-start-tag", 2),
     "net-speed": ("net-speed", 11),
+    "net-without-name": ("required-attribute", 11),
     "nvlink-peer": ("nvlink-peer", 7),
     "nvswitch-link-count-h100": ("nvswitch-link-total", 5),
     "nvswitch-link-total": ("nvswitch-link-total", 10),
+    "profile-mix-split": ("profile-mix", 2),
     "root-element": ("root-element", 1),
     "space-around-equals": ("attribute-spacing", 2),
-    "space-before-close": ("attribute-spacing", 5),
     "tab-indent": ("tab", 2),
     "tag-mismatch": ("tag-mismatch", 7),
     "text-node": ("text-node", 11),
@@ -79,6 +79,7 @@ BROKEN: dict[str, tuple[str, int]] = {
 WARNINGS: dict[str, tuple[str, int]] = {
     "affinity-overlap": ("affinity-overlap", 11),
     "c2c-arch": ("c2c-arch", 7),
+    "double-space": ("attribute-spacing", 2),
     "gpu-dev-range": ("gpu-dev-range", 5),
     "internal-attribute": ("internal-attribute", 2),
     "net-speed-in-gbps": ("net-speed", 11),
@@ -87,6 +88,7 @@ WARNINGS: dict[str, tuple[str, int]] = {
     "profile-mix": ("profile-mix", 3),
     "second-system": ("root-element", 12),
     "single-quote": ("single-quote", 2),
+    "space-before-close": ("attribute-spacing", 5),
     "too-many-attributes": ("too-many-attributes", 1),
     "too-many-children": ("too-many-children", 138),
     "unknown-attribute": ("unknown-attribute", 5),
@@ -214,6 +216,83 @@ def test_any_input_gives_findings_inside_the_file(text: str) -> None:
     findings = check_bytes(data)
     lines = data.count(b"\n") + 1
     assert all(1 <= f.line <= lines and f.col >= 1 and f.rule in RULES for f in findings)
+
+
+# -- agreement with NCCL 2.30.7's own code ---------------------------------------------------------
+# One-change variants of fabricc's DGX H100 file, each with the verdict NCCL's code gives it
+# (src/graph/xml.cc and topo.cc of NCCL 2.30.7, run on CPU with one rank per GPU).
+
+DGX_H100 = (
+    Path(__file__).resolve().parent / "golden" / "superpod-h100-4su" / "nccl" / "dgx-h100.xml"
+).read_text()
+
+
+def _variant(old: str, new: str, count: int = -1) -> list[Finding]:
+    assert old in DGX_H100
+    return check_bytes(DGX_H100.replace(old, new, count).encode())
+
+
+def _errors(findings: list[Finding]) -> list[Finding]:
+    return [f for f in findings if f.level is Level.ERROR]
+
+
+def test_the_dgx_h100_file_is_clean() -> None:
+    assert check_bytes(DGX_H100.encode()) == []
+
+
+def test_gpu_function_with_mlopart_bits_fails_like_nccl() -> None:
+    # topo.cc ncclTopoCheckMloPartBusId: the low two bits of the bus id hold the MLOPart index.
+    (error,) = _errors(_variant("0000:1b:00.0", "0000:1b:00.1"))
+    assert error.rule == "mlopart-busid"
+    assert (
+        "BusId 0x1b001 has non-zero bits in MLOPart mask 0x3, cannot encode MLOPart partition "
+        "index without collision" in error.message
+    )
+    assert _variant("0000:1b:00.0", "0000:1b:00.4") == []  # 0x1b004: bits clear, NCCL accepts
+
+
+def test_cpu_without_affinity_splits_the_fusion_like_nccl() -> None:
+    # NCCL accepts it, but each rank fills the affinity of its own CPU only: 4 CPUs, 16 NETs.
+    errors = _errors(check_bytes(re.sub(r' affinity="[^"]*"', "", DGX_H100).encode()))
+    assert {f.rule for f in errors} == {"profile-mix"} and len(errors) == 2
+    assert all("4 CPUs and 16 NETs instead of 2 and 8" in f.message for f in errors)
+
+
+def test_gpu_without_gdr_and_rank_is_accepted_like_nccl() -> None:
+    # ncclTopoGetSystem sets rank, and gdr when absent, on each rank's GPU.
+    assert _variant(' rank="0" gdr="1"', "") == []
+
+
+def test_gpu_pci_without_class_is_accepted_like_nccl() -> None:
+    # ncclTopoFillGpu sets class 0x03 when absent.
+    assert (
+        _variant('<pci busid="0000:1b:00.0" class="0x030200" ', '<pci busid="0000:1b:00.0" ') == []
+    )
+
+
+def test_nvlink_without_tclass_is_accepted_like_nccl() -> None:
+    # ncclTopoGetXmlFromGpu fills tclass (NVSwitch for a target that is not a PCI device).
+    assert _variant(' tclass="0x068000"', "") == []
+
+
+def test_space_before_slash_is_only_a_warning_like_nccl() -> None:
+    # xmlGetNode reads the extra space as one attribute with an empty name and goes on.
+    findings = _variant('maxconn="131072"/>', 'maxconn="131072" />')
+    assert findings and {(f.rule, f.level) for f in findings} == {
+        ("attribute-spacing", Level.WARNING)
+    }
+
+
+def test_net_without_name_says_that_nccl_drops_the_nic() -> None:
+    (error,) = _errors(_variant('<net name="mlx5_0" ', "<net ", 1))
+    assert error.rule == "required-attribute"
+    assert "drops the NIC silently" in error.message
+    assert "not found" not in error.message  # NCCL never reads name as a required attribute
+
+
+def test_net_without_dev_is_accepted_like_nccl() -> None:
+    # ncclTopoPopulateNics sets dev to the plugin's device index.
+    assert _variant('<net name="mlx5_0" dev="0" ', '<net name="mlx5_0" ', 1) == []
 
 
 # -- the CLI ---------------------------------------------------------------------------------------

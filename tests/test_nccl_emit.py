@@ -499,3 +499,27 @@ def test_serializer_refuses_what_nccl_cannot_read(bad: object) -> None:
     assert callable(bad)
     with pytest.raises(ValueError):
         bad()
+
+
+def test_one_part_has_one_pcie_link_generation_in_every_topology() -> None:
+    """A GPU model, and a NIC model known by its PCI ids, sit on the same PCIe link generation
+    and width in every host topology (HGX B300 once gave its B300 and ConnectX-8 Gen5 where
+    GB300 and DGX B300 give them the Gen6 side of the ConnectX-8 switch: NCCL then saw 48 GB/s
+    from each GPU to its NIC)."""
+    catalog = load_catalog().catalog
+    links: dict[tuple[str, ...], set[tuple[str, int]]] = {}
+    for name, topology in catalog.host_topologies.items():
+        gpu = catalog.nodes[name].gpu
+        for pci in (n for cpu in topology.cpus for root in cpu.pci for n in root.walk()):
+            device = topology.devices[pci.device]
+            if pci.gpu is not None and gpu is not None:
+                part: tuple[str, ...] = ("gpu", gpu.model)
+            elif pci.nic is not None and device.device not in (None, "0x0000"):
+                part = ("nic", str(device.vendor), str(device.device))
+            else:
+                continue
+            links.setdefault(part, set()).add((device.link_speed, device.link_width))
+    assert ("gpu", "B300-288GB") in links
+    assert links[("gpu", "B300-288GB")] == {("64.0 GT/s PCIe", 16)}
+    assert links[("nic", "0x15b3", "0x1023")] == {("64.0 GT/s PCIe", 16)}  # ConnectX-8
+    assert {part: speeds for part, speeds in links.items() if len(speeds) > 1} == {}

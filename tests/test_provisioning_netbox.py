@@ -4,7 +4,9 @@ file or earlier in the same file - and it holds the whole design: every device (
 every cabled port, every address, every cable; racked devices fit their rack without overlap.
 
 NetBox is not packaged for Debian, so the check is against its import forms: required columns,
-and choice values copied from NetBox's dcim/ipam choices (v4).
+and choice values copied from NetBox's dcim/ipam choices. The release pinned is NetBox v4.6.8
+(netbox/dcim/forms/bulk_import.py, netbox/dcim/choices.py); a real NetBox 4.6.8 loads the
+files whole in file order (docs/netbox.md).
 """
 
 from __future__ import annotations
@@ -20,14 +22,16 @@ from fabricc.emit.provisioning.netbox import FILES
 from tests.provisioning_support import provisioning
 from tests.support import EXAMPLE_NAMES, compiled
 
-# From NetBox 4's import forms: columns each object needs.
+# From NetBox 4.6.8's import forms (dcim/forms/bulk_import.py, ipam/forms/bulk_import.py):
+# columns each object needs. A rack without a rack type needs its width and height
+# (RackImportForm.clean, since v4.1.8: "Width must be set if not specifying a rack type.").
 REQUIRED = {
     "01-sites.csv": {"name", "slug", "status"},
-    "02-racks.csv": {"site", "name", "status"},
+    "02-racks.csv": {"site", "name", "status", "width", "u_height"},
     "03-manufacturers.csv": {"name", "slug"},
     "04-device-roles.csv": {"name", "slug"},
     "05-device-types.csv": {"manufacturer", "model", "slug"},
-    "06-devices.csv": {"role", "device_type", "site", "status"},
+    "06-devices.csv": {"role", "manufacturer", "device_type", "site", "status"},
     "07-interfaces.csv": {"device", "name", "type"},
     "08-ip-addresses.csv": {"address", "status"},
     "09-cables.csv": {
@@ -52,6 +56,7 @@ INTERFACE_TYPES = {
     "infiniband-hdr", "infiniband-ndr", "infiniband-xdr", "other",
 }  # fmt: skip
 CABLE_TYPES = {"dac-passive", "dac-active", "aoc", "mmf-om4", "smf-os2", "cat6"}  # dcim.choices
+RACK_WIDTHS = {"10", "19", "21", "23"}  # dcim.choices.RackWidthChoices (inches)
 SLUG = re.compile(r"^[-a-zA-Z0-9_]+$")
 
 
@@ -74,6 +79,8 @@ def test_netbox_import_set_is_complete_and_ordered(example: str) -> None:
                 assert row["status"] in STATUSES[name], (name, row)
             if "slug" in row:
                 assert SLUG.match(row["slug"]), row
+            if name == "02-racks.csv":
+                assert row["width"] in RACK_WIDTHS and int(row["u_height"]) > 0, row
     sites = {r["name"] for r in t["01-sites.csv"]}
     racks = {r["name"]: int(r["u_height"]) for r in t["02-racks.csv"] if r["site"] in sites}
     makers = {r["name"] for r in t["03-manufacturers.csv"]}

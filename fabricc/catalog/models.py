@@ -426,6 +426,11 @@ class PartModel(CatalogModel):
     height_u: int = Field(0, ge=0)
     power_w: int = Field(0, ge=0)
     weight_kg: float = Field(0, ge=0, le=5000, description="empty weight (racks, PDUs)")
+    width_in: Literal[10, 19, 21, 23] = Field(
+        19,
+        description="racks: width between the mounting rails in inches (EIA-310 19-inch unless "
+        "the part says otherwise; 21 is OCP Open Rack); NetBox's rack width choices",
+    )
     outlets_c13: int = Field(0, ge=0, le=96, description="PDU: C13 outlets")
     outlets_c19: int = Field(0, ge=0, le=96, description="PDU: C19 outlets")
     rating_w: int = Field(0, ge=0, description="PDU: power it can deliver")

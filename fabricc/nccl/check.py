@@ -1,12 +1,12 @@
 """Check stage for NCCL topology files, part 2: the entry point and the per-element rules.
 
-Consumes a file's bytes; produces a sorted list of Findings (line, column, rule, message, error or
-warning) from the scanner (fabricc.nccl.parse), the root, nesting, limits, required attributes and
-value formats checked here against fabricc.nccl.dialect, and the whole-file rules of
-fabricc.nccl.consistency. Errors are what makes NCCL fail or silently ignore part of the file;
-warnings are legal but risky. Every rule is written from NCCL's parser and graph builder (NCCL
-src/graph/xml.cc xmlGetToken, xmlLoadSub; src/graph/topo.cc ncclTopoGetSystemFromXml); RULES names
-each one (the test corpus has a broken file per rule).
+Consumes a file's bytes; produces a sorted list of Findings (line, column, rule, message, error
+or warning) from the scanner (fabricc.nccl.parse), the root, nesting, limits, required attributes
+and value formats checked here against fabricc.nccl.dialect, and the whole-file rules of
+fabricc.nccl.consistency. Errors are what makes NCCL fail, or what it accepts but builds a damaged
+system from (said with NCCL's consequence); warnings are legal but risky. The verdicts follow
+NCCL 2.30.7's own code (src/graph/xml.cc, topo.cc), each rule citing the function it mirrors
+where that code decides; RULES names each one (the test corpus has a file per rule).
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from fabricc.nccl.dialect import (
     CPUID_MODEL_VENDORS,
     FLAGS,
     FLOAT,
+    GPU_PCI_REQUIRED,
     HEX,
     HEXES,
     INT,
@@ -42,6 +43,8 @@ from fabricc.nccl.dialect import (
     MAX_CHILDREN_COMPAT,
     MAX_ELEMENTS,
     MAX_NET_SPEED,
+    MLOPART_MASK,
+    NCCL_VERSION,
     REQUIRED,
     SIGNED,
     SIGNED_INT,
@@ -93,6 +96,7 @@ RULES: dict[str, str] = {
     "arch": "arch is x86_64, arm64 or ppc64",
     "cpu-vendor": "vendor is a CPUID vendor NCCL knows",
     "gpu-class": "a <pci> holding a <gpu> has a GPU class (0x03...)",
+    "mlopart-busid": "a GPU's bus id has function 0 (NCCL keeps two bits for MLOPart)",
     "gpu-sm": "sm is major*10+minor",
     "net-speed": "net speed is in Mb/s",
     # whole file
@@ -181,7 +185,7 @@ class _Checker:
     # -- per element -----------------------------------------------------------------------------
 
     def attributes_of(self, node: Node) -> None:
-        count = len(node.attributes)
+        count = len(node.attributes) + node.blank_attributes
         if count > MAX_ATTRIBUTES:
             self.add(
                 node,
@@ -285,23 +289,31 @@ class _Checker:
                 )
             else:
                 self.value(node, attribute)
+        counts = Counter(child.name for child in node.children)
         required = list(REQUIRED.get(node.name, ()))
         if node.name == "cpu":
             if node.get("arch") == "x86_64":
                 required.append("vendor")
             if node.get("vendor") in CPUID_MODEL_VENDORS:
                 required.extend(("familyid", "modelid"))
-        if node.name == "nvlink" and (node.get("tclass") or "").startswith("0x03"):
-            required.append("target")
+        if node.name == "pci" and counts["gpu"]:
+            required = list(GPU_PCI_REQUIRED)
+        if node.name == "nvlink" and (node.get("tclass") or "0x03").startswith("0x03"):
+            required.append("target")  # a GPU peer, or the lookup that fills tclass
         for name in required:
             if node.attribute(name) is None:
-                consequence = (
-                    "NCCL skips the whole <pci> of this GPU"
-                    if (node.name, name) == ("gpu", "rank")
-                    else f"NCCL fails with 'Attribute {name} of node {node.name} not found'"
-                )
-                self.add(node, "required-attribute", f"<{node.name}> has no {name}: {consequence}")
-        counts = Counter(child.name for child in node.children)
+                self.add(node, "required-attribute", _missing(node.name, name))
+        if node.name == "net" and node.attribute("name") is None:
+            self.add(
+                node,
+                "required-attribute",
+                "<net> has no name: NCCL finds a <net> by the name of a network device "
+                f"(topo.cc ncclTopoPopulateNics, NCCL {NCCL_VERSION}), so it never keeps this "
+                "one and drops the NIC silently (ncclTopoTrimXml); a real host's NIC is placed "
+                "from /sys without this element's settings",
+            )
+        if node.name == "pci" and counts["gpu"]:
+            self.mlopart(node)
         if node.name == "pci" and counts["nic"] > 1:
             self.add(node, "child-count", "a <pci> holds at most one <nic> (one per PCI function)")
         if node.name == "gpu" and counts["c2c"] > 1:
@@ -311,12 +323,31 @@ class _Checker:
         if (
             node.name == "pci"
             and counts["gpu"]
+            and node.get("class") is not None
             and not (node.get("class") or "").startswith("0x03")
         ):
             self.add(
                 node,
                 "gpu-class",
                 f"this <pci> holds a <gpu> but has class {node.get('class')!r}; GPUs are 0x03xxxx",
+            )
+
+    def mlopart(self, pci: Node) -> None:
+        """NCCL 2.30.7 (the first release with this check) keeps the low two bits of a GPU's bus
+        id for its MLOPart partition and stops when they are set (topo.cc
+        ncclTopoCheckMloPartBusId)."""
+        busid = pci.attribute("busid")
+        if busid is None or not BUSID.match(busid.value):
+            return
+        value = int(re.sub(r"[:.]", "", busid.value), 16)  # busIdToInt64
+        if value & MLOPART_MASK:
+            self.add(
+                busid,
+                "mlopart-busid",
+                f"GPU function .{busid.value[-1]}: NCCL stops building the system with 'BusId "
+                f"0x{value:x} has non-zero bits in MLOPart mask 0x{MLOPART_MASK:x}, cannot encode "
+                "MLOPart partition index without collision' (topo.cc "
+                f"ncclTopoCheckMloPartBusId, NCCL {NCCL_VERSION}); write the GPU as function 0",
             )
 
     def value(self, node: Node, attribute: Attribute) -> None:
@@ -414,3 +445,20 @@ class _Checker:
                 )
 
     # -- whole file ------------------------------------------------------------------------------
+
+
+def _missing(element: str, name: str) -> str:
+    """What NCCL does without a required attribute."""
+    if element == "gpu":
+        return (
+            f"<gpu> has no {name}: NCCL asks NVML for it (xml.cc ncclTopoGetXmlFromGpu), so the "
+            "file does not stand alone and fails where NVML cannot answer"
+        )
+    if element == "nvlink" and name == "target":
+        return (
+            "<nvlink> has no target: NCCL reads it to fill tclass and to find the peer "
+            "(xml.cc ncclTopoGetXmlFromGpu, topo.cc ncclTopoAddNvLinks) and fails without it"
+        )
+    return (
+        f"<{element}> has no {name}: NCCL fails with 'Attribute {name} of node {element} not found'"
+    )

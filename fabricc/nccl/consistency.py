@@ -2,8 +2,10 @@
 
 Consumes the elements NCCL loads (fabricc.nccl.check hands over those outside ignored subtrees)
 and a reporting callback; reports duplicate ids, GPU dev numbering, NVSwitch link totals, GPU
-peer links, C2C placement, the "do not mix" rule (what NCCL src/graph/xml.cc
-ncclTopoFuseXml cannot merge) and overlapping affinity.
+peer links, C2C placement, the per-rank fill-in that splits NCCL's XML fusion ("do not mix":
+a <cpu> or <pci> above a <net> written incomplete) and overlapping affinity. The fusion rule
+replays what NCCL 2.30.7 does per rank (src/graph/topo.cc ncclTopoGetSystem, xml.cc
+ncclTopoGetXmlFromSys/ncclTopoGetXmlFromCpu, ncclTopoTrimXml, ncclTopoFuseXml).
 """
 
 from __future__ import annotations
@@ -11,7 +13,14 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 
-from fabricc.nccl.dialect import AFFINITY, NVSWITCH_LINKS, PCI_ATTRIBUTES, strtol
+from fabricc.nccl.dialect import (
+    AFFINITY,
+    NCCL_VERSION,
+    NVSWITCH_CLASS,
+    NVSWITCH_LINKS,
+    PCI_ATTRIBUTES,
+    strtol,
+)
 from fabricc.nccl.parse import Attribute, Level, Node
 
 Report = Callable[[Node | Attribute, str, str, Level], None]
@@ -45,8 +54,13 @@ class _Consistency:
                 f"GPU dev indices {devs} are not 0..{len(devs) - 1} (the nvidia-smi indices)",
                 Level.WARNING,
             )
-        self.nvswitch_totals(gpus)
-        self.gpu_peers(nodes, gpus)
+        gpu_busids = {
+            busid
+            for gpu in gpus
+            if gpu.parent is not None and (busid := gpu.parent.get("busid")) is not None
+        }
+        self.nvswitch_totals(gpus, gpu_busids)
+        self.gpu_peers(nodes, gpus, gpu_busids)
         for node in nodes:
             if node.name == "c2c":
                 cpu = _ancestor(node, "cpu")
@@ -79,15 +93,15 @@ class _Consistency:
             else:
                 first[found.value] = found
 
-    def nvswitch_totals(self, gpus: list[Node]) -> None:
+    def nvswitch_totals(self, gpus: list[Node], gpu_busids: set[str]) -> None:
         totals: dict[Node, int] = {}
         for gpu in gpus:
             links = [c for c in gpu.children if c.name == "nvlink"]
             totals[gpu] = sum(
                 strtol(link.get("count") or "") or 0
                 for link in links
-                if not (link.get("tclass") or "").startswith("0x03")
-                and link.get("tclass") != "0x068001"
+                if not (kind := target_class(link, gpu_busids)).startswith("0x03")
+                and kind != "0x068001"
             )
         if not any(totals.values()):
             return
@@ -110,13 +124,13 @@ class _Consistency:
                 "(NCCL multiplies the count by the per-link bandwidth)",
             )
 
-    def gpu_peers(self, nodes: list[Node], gpus: list[Node]) -> None:
+    def gpu_peers(self, nodes: list[Node], gpus: list[Node], gpu_busids: set[str]) -> None:
         by_busid: dict[str, Node] = {}
         for gpu in gpus:
             if gpu.parent is not None and (busid := gpu.parent.get("busid")) is not None:
                 by_busid.setdefault(busid, gpu)
         for link in (n for n in nodes if n.name == "nvlink"):
-            if not (link.get("tclass") or "").startswith("0x03"):
+            if not target_class(link, gpu_busids).startswith("0x03"):
                 continue
             target = link.get("target")
             owner = link.parent
@@ -148,34 +162,47 @@ class _Consistency:
                 )
 
     def profile_mix(self, nodes: list[Node]) -> None:
+        """A <cpu> or <pci> above a <net> that lacks attributes NCCL fills from /sys: each rank
+        fills them on the path of its own GPU only, and keeps the rest of the tree as written
+        for its NICs. Where a node is filled by some ranks and kept unfilled by others, NCCL's
+        fusion finds two different nodes and the system holds it (and the NICs below) twice."""
+        gpus = [n for n in nodes if n.name == "gpu" and n.parent is not None]
+        nets = [n for n in nodes if n.name == "net" and n.get("name") is not None]
+        missing = {id(n): m for n in nodes if n.name in ("cpu", "pci") and (m := _incomplete(n))}
+        if not nets or not missing:
+            return
+        fused = _Fusion(gpus, nets, missing)
         reported: set[int] = set()
-        for net in (n for n in nodes if n.name == "net"):
+        for net in nets:
             ancestor = net.parent
             while ancestor is not None:
-                if id(ancestor) not in reported:
-                    missing = self.incomplete(ancestor)
-                    if missing:
-                        reported.add(id(ancestor))
-                        self.add(
-                            ancestor,
-                            "profile-mix",
-                            f"<{ancestor.name}> above a <net> lacks {', '.join(missing)}: NCCL "
-                            "completes it only on some ranks and cannot fuse their trees; write "
-                            "it complete or drop the <net> elements (skeleton)",
-                            Level.WARNING,
-                        )
+                key = id(ancestor)
+                if key in missing and key not in reported:
+                    reported.add(key)
+                    self.fill_split(ancestor, missing[key], fused)
                 ancestor = ancestor.parent
 
-    @staticmethod
-    def incomplete(node: Node) -> list[str]:
-        wanted: tuple[str, ...] = ()
-        if node.name == "pci":
-            wanted = PCI_ATTRIBUTES
-        elif node.name == "cpu":
-            wanted = ("numaid", "affinity", "arch")
-            if node.get("arch") == "x86_64":
-                wanted += ("vendor", "familyid", "modelid")
-        return [name for name in wanted if node.get(name) is None]
+    def fill_split(self, node: Node, missing: list[str], fused: _Fusion) -> None:
+        what = f"<{node.name}> above a <net> lacks {', '.join(missing)}"
+        if not fused.split(node):
+            self.add(
+                node,
+                "profile-mix",
+                f"{what}: NCCL completes it only on the ranks whose GPU is below it; write it "
+                "complete or drop the <net> elements (skeleton)",
+                Level.WARNING,
+            )
+            return
+        cpus, nets = fused.counts()
+        self.add(
+            node,
+            "profile-mix",
+            f"{what}: NCCL fills it on the ranks whose GPU is below it (xml.cc "
+            "ncclTopoGetXmlFromSys/ncclTopoGetXmlFromCpu) while the other ranks keep it as "
+            "written for their NICs, so ncclTopoFuseXml sees two different nodes: the system "
+            f"NCCL {NCCL_VERSION} builds has {cpus[1]} CPUs and {nets[1]} NETs instead of "
+            f"{cpus[0]} and {nets[0]}; write it complete",
+        )
 
     def affinity_overlap(self, cpus: list[Node]) -> None:
         masks: list[tuple[Node, int]] = []
@@ -194,6 +221,76 @@ class _Consistency:
                     )
                     break
             masks.append((cpu, mask))
+
+
+def target_class(link: Node, gpu_busids: set[str]) -> str:
+    """An <nvlink>'s tclass, or the one NCCL fills in when it is absent (xml.cc
+    ncclTopoGetXmlFromGpu): the target's PCI class from sysfs, which for a GPU of the file is a
+    GPU class, and the NVSwitch class for anything that is not a PCI device."""
+    tclass = link.get("tclass")
+    if tclass is not None:
+        return tclass
+    return "0x0302" if link.get("target") in gpu_busids else NVSWITCH_CLASS
+
+
+def _incomplete(node: Node) -> list[str]:
+    """The attributes of a <cpu> or <pci> that NCCL fills from /sys and CPUID when absent."""
+    wanted: tuple[str, ...] = ()
+    if node.name == "pci":
+        wanted = tuple(name for name in PCI_ATTRIBUTES if name != "busid")
+    elif node.name == "cpu":
+        wanted = ("affinity", "arch")
+        if node.get("arch") == "x86_64":
+            wanted += ("vendor", "familyid", "modelid")
+    return [name for name in wanted if node.get(name) is None]
+
+
+class _Fusion:
+    """The per-rank XML trees of one node and their fusion, reduced to what tells copies apart.
+
+    One rank per <gpu>. A rank keeps the path of its GPU and of every <net> (a named <net> is a
+    device of the network plugin, kept by every rank); it fills the incomplete nodes on its GPU's
+    path. ncclTopoFuseXml merges two nodes only when all their attributes match, so an element
+    has as many copies in the fused tree as there are distinct fill patterns of its incomplete
+    ancestors (itself included) among the ranks that keep it."""
+
+    def __init__(self, gpus: list[Node], nets: list[Node], missing: dict[int, list[str]]) -> None:
+        self.paths = [{id(a) for a in _ancestors(gpu)} for gpu in gpus]
+        self.nets = nets
+        self.missing = missing
+        self.cpus: dict[int, Node] = {
+            id(a): a for item in (*gpus, *nets) for a in _ancestors(item) if a.name == "cpu"
+        }
+        self.cpus_with_net = {id(a) for net in nets for a in _ancestors(net) if a.name == "cpu"}
+
+    def copies(self, node: Node, kept_by_all: bool) -> int:
+        chain = [id(a) for a in (node, *_ancestors(node)) if id(a) in self.missing]
+        patterns = {
+            tuple(key in path for key in chain)
+            for path in self.paths
+            if kept_by_all or id(node) in path
+        }
+        return max(len(patterns), 1)
+
+    def split(self, node: Node) -> bool:
+        return self.copies(node, kept_by_all=True) > 1
+
+    def counts(self) -> tuple[tuple[int, int], tuple[int, int]]:
+        """(CPUs, NETs) as written and after NCCL's fusion."""
+        fused_cpus = sum(
+            self.copies(cpu, key in self.cpus_with_net) for key, cpu in self.cpus.items()
+        )
+        fused_nets = sum(self.copies(net, kept_by_all=True) for net in self.nets)
+        return (len(self.cpus), fused_cpus), (len(self.nets), fused_nets)
+
+
+def _ancestors(node: Node) -> list[Node]:
+    found = []
+    current = node.parent
+    while current is not None:
+        found.append(current)
+        current = current.parent
+    return found
 
 
 def _ancestor(node: Node, name: str) -> Node | None:

@@ -1,10 +1,10 @@
 """Check stage for NCCL topology files: the NCCL dialect as data.
 
 Consumes nothing; provides the tables that fabricc.nccl.check and fabricc.nccl.consistency apply:
-which elements nest where (NCCL src/graph/xml.cc xmlLoadSub tables), which attributes exist and which NCCL requires
-(NCCL src/graph/topo.cc ncclTopoGetSystemFromXml), the value dictionaries and formats, and the limits
-(src/graph/xml.h, src/graph/topo.h). Integers are read
-the way NCCL reads them (`strtol` with base 0).
+which elements nest where, which attributes exist and which NCCL requires, the value
+dictionaries and formats, and the limits. Integers are read the way NCCL reads them (`strtol`
+with base 0). The required attributes and what NCCL fills in itself follow NCCL 2.30.7's own
+code (NVIDIA/nccl, src/graph/xml.cc, topo.cc; NCCL_VERSION below).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import re
 
 from fabricc.catalog.host_topology import BUSID_PATTERN
 
+NCCL_VERSION = "2.30.7"  # the NCCL release whose code the rules below were read from
 MAX_ELEMENTS = 256  # NCCL_TOPO_XML_MAX_NODES (src/graph/topo.h)
 MAX_CHILDREN = 640  # 2.29+
 MAX_CHILDREN_COMPAT = 128  # 2.19-2.28
@@ -72,15 +73,31 @@ ATTRIBUTES: dict[str, frozenset[str]] = {
     "pcilink": frozenset({"target"}),
 }
 INTERNAL = frozenset({"keep", "host_hash", "mlopart"})
+# Attributes NCCL reads with xmlGetAttrInt/xmlGetAttrStr, which fail when the attribute is absent
+# (topo.cc ncclTopoAddCpu, ncclTopoAddPci, ncclTopoAddNvLinks, ncclTopoAddC2c, ncclTopoAddPciLinks),
+# less those NCCL sets itself before it reads them:
+# - <gpu rank gdr>: ncclTopoGetSystem sets rank and (when absent) gdr on each rank's own GPU;
+# - <nvlink tclass>: ncclTopoGetXmlFromGpu fills it from the target's sysfs class (NVSwitch when
+#   the target is not a PCI device);
+# - <pci> holding a <gpu>: ncclTopoFillGpu sets class 0x03 when absent and ncclTopoGetXmlFromSys
+#   the ids and link from NVML/sysfs (GPU_PCI_REQUIRED);
+# - <net dev>: ncclTopoPopulateNics sets it to the plugin's device index. A <net> is found by its
+#   name (fabricc.nccl.check says what a missing name does).
+# <gpu dev sm> come from NVML when absent: a file without them does not stand alone.
 REQUIRED: dict[str, tuple[str, ...]] = {
     "cpu": ("numaid", "arch"),
     "pci": ("busid", "class", "link_speed", "link_width"),
-    "gpu": ("dev", "sm", "rank", "gdr"),
-    "nvlink": ("count", "tclass"),
+    "gpu": ("dev", "sm"),
+    "nvlink": ("count",),
     "c2c": ("bw", "count"),
-    "net": ("name", "dev"),
     "pcilink": ("target",),
 }
+GPU_PCI_REQUIRED = ("busid",)
+# Bits of a GPU's bus id (as busIdToInt64 reads it: the function is the last hex digit) that
+# NCCL 2.30.7 keeps for the MLOPart partition (topo.h NCCL_TOPO_MLOPART_MASK; no earlier release
+# checks them).
+MLOPART_MASK = 0x3
+NVSWITCH_CLASS = "0x068000"  # PCI_NVSWITCH_CLASS, what NCCL assumes for an unknown NVLink target
 LINK_SPEEDS = frozenset(
     {
         "",

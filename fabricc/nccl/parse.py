@@ -55,6 +55,7 @@ class Node:
     children: list[Node] = field(default_factory=list)
     parent: Node | None = None
     self_closing: bool = False
+    blank_attributes: int = 0  # extra spaces NCCL reads as attributes without a name
 
     def get(self, name: str) -> str | None:
         """The first attribute of that name, as NCCL reads it."""
@@ -250,11 +251,17 @@ class _Scanner:
                 gap = self.text[gap_start : self.pos]
                 following = self.peek()
                 if (gap != " " or following in (">", "/")) and not multiline and "\t" not in gap:
+                    # xml.cc xmlGetNode reads an attribute after every space; a space that no
+                    # name follows gives an attribute with an empty name (NCCL 2.30.7).
+                    blank = len(gap) - (0 if following in (">", "/") else 1)
+                    node.blank_attributes += blank
                     self.at(
                         gap_start,
                         "attribute-spacing",
-                        "exactly one space between attributes and none before '>' or '/>' "
-                        "(NCCL turns extra spaces into an empty attribute)",
+                        "NCCL reads each extra space as an attribute without a name, which takes "
+                        "one of its 16 attribute slots; write one space between attributes and "
+                        "none before '>' or '/>'",
+                        Level.WARNING,
                     )
                 continue
             if not self.attribute(node):

@@ -111,7 +111,11 @@ def sites(fabric: Fabric) -> list[tuple[Cell, ...]]:
 
 
 def racks(fabric: Fabric) -> list[tuple[Cell, ...]]:
-    return [(fabric.name, r.name, STATUS, r.height_u) for r in fabric.racks]
+    """NetBox's rack import needs a width and a height unless the row names a rack type ("Width
+    must be set if not specifying a rack type", dcim/forms/bulk_import.py RackImportForm.clean,
+    since NetBox v4.1.8): the width is the rack part's, the height the design's."""
+    parts = fabric.loaded.catalog.catalog.parts
+    return [(fabric.name, r.name, STATUS, parts[r.part].width_in, r.height_u) for r in fabric.racks]
 
 
 def manufacturers(fabric: Fabric) -> list[tuple[Cell, ...]]:
@@ -268,7 +272,7 @@ def cables(fabric: Fabric) -> list[tuple[Cell, ...]]:
 
 HEADERS = {
     "01-sites.csv": ("name", "slug", "status"),
-    "02-racks.csv": ("site", "name", "status", "u_height"),
+    "02-racks.csv": ("site", "name", "status", "width", "u_height"),
     "03-manufacturers.csv": ("name", "slug"),
     "04-device-roles.csv": ("name", "slug", "color"),
     "05-device-types.csv": (
