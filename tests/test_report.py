@@ -165,8 +165,9 @@ def test_report_holds_summary_bom_warnings_and_a_figure_per_diagram(example: str
     assert isinstance(bom, str)
     for line in csv.DictReader(io.StringIO(bom)):
         assert line["part_number"] in page.all_text
-    if fabric.warnings:
-        for warning in fabric.warnings:
+    findings = [*fabric.loaded.warnings, *fabric.warnings]
+    if findings:
+        for warning in findings:
             assert warning.message in page.all_text
     else:
         assert "No warnings" in page.all_text
