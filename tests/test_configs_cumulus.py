@@ -341,3 +341,90 @@ def test_no_adaptive_routing_where_the_switch_lacks_it() -> None:
     _, artifacts = compiled("superpod-h100-4su")
     for name, tree in nvue(by_path(artifacts)).items():
         assert "adaptive-routing" not in tree.get("router", {}), name
+
+
+# Cumulus Linux 5.18 user guide, "Equal Cost Multipath Load Sharing", Adaptive Routing: "Switches
+# with the Spectrum-4 ASIC at 400G and 200G speeds"; "The Spectrum-4 switch does not support
+# adaptive routing on 800G links" (5.15 says the same).
+SPECTRUM_4_AR_SPEEDS = {400, 200}
+
+
+def test_spectrum_4_switches_route_adaptively_at_400g_and_200g_only() -> None:
+    fabric, _ = compiled("spectrum-x-2plane")
+    switches = fabric.loaded.catalog.catalog.switches
+    spectrum_4 = {name: s for name, s in switches.items() if s.asic == "Spectrum-4"}
+    assert set(spectrum_4) >= {"sn5600", "sn5610"}
+    for switch in spectrum_4.values():
+        assert switch.adaptive_routing
+        assert set(switch.adaptive_routing_speeds) == SPECTRUM_4_AR_SPEEDS
+        assert not switch.routes_adaptively_at(800)
+
+
+@pytest.mark.parametrize("example", ["spectrum-x-2plane", "gb300-nvl72-spectrum-x"])
+def test_spectrum_x_uplinks_run_where_spectrum_4_routes_adaptively(example: str) -> None:
+    """800G cages between Spectrum-4 switches run as 2x400G (a twin-port transceiver carries
+    two 400G links), so every switch-to-switch port of the compute fabric routes adaptively -
+    the SN5610 of the GB300 example included - and none runs at a speed it cannot."""
+    fabric, artifacts = compiled(example)
+    files = by_path(artifacts)
+    trees = nvue(files)
+    rows = [r for r in cables(files) if r["network"] == "compute" and r["kind"] == "leaf-spine"]
+    assert rows and {r["speed_gbps"] for r in rows} == {"400"}
+    assert all("/" in r["a_port"] and "/" in r["b_port"] for r in rows)  # split cages
+    compute = {n: t for n, t in trees.items() if fabric.devices[n].network == "compute"}
+    assert compute
+    for name, tree in compute.items():
+        assert tree["router"]["adaptive-routing"] == {"enable": "on"}, name
+        fabric_ports, _ = switch_ports(tree, files, name)
+        assert fabric_ports and adaptive_ports(tree) == fabric_ports, name
+        for port in adaptive_ports(tree):
+            assert int(tree["interface"][port]["link"]["speed"].removesuffix("G")) in (
+                SPECTRUM_4_AR_SPEEDS
+            )
+
+
+def test_without_adaptive_routing_spectrum_4_uplinks_stay_800g(tmp_path: Path) -> None:
+    text = (EXAMPLES / "spectrum-x-2plane.yaml").read_text()
+    off = text.replace("    os: cumulus\n", "    os: cumulus\n    adaptive_routing: false\n")
+    files = by_path(compile_text(off, tmp_path)[1])
+    rows = [r for r in cables(files) if r["network"] == "compute" and r["kind"] == "leaf-spine"]
+    assert rows and {r["speed_gbps"] for r in rows} == {"800"}
+
+
+def test_no_adaptive_routing_at_a_speed_the_switch_cannot_route_adaptively(
+    tmp_path: Path,
+) -> None:
+    """A switch that routes adaptively at 200G only, with 800G cages split at most 2x400G: the
+    links run at 800G, the spec is warned (plain ECMP), and no port or global setting claims
+    adaptive routing - the rule comes from the catalog, not from a switch model's name."""
+    (tmp_path / "site.yaml").write_text(
+        "switches:\n"
+        "  lab-sw:\n"
+        "    description: test switch, 32x 800GbE\n"
+        "    part_number: LAB-SW\n"
+        "    source: test\n"
+        "    fabric: ethernet\n"
+        "    asic: Spectrum-4\n"
+        "    adaptive_routing: true\n"
+        "    adaptive_routing_speeds: [200]\n"
+        "    height_u: 1\n"
+        "    power_w: 1000\n"
+        "    port_groups:\n"
+        "      - {count: 32, form: osfp, cage_speed: 800, breakouts: [1, 2]}\n"
+        "    mgmt_ports:\n"
+        "      - {name: eth0, cage: eth0, form: rj45, speeds: [1], role: oob,"
+        " protocols: [ethernet]}\n"
+    )
+    fabric, artifacts = compile_text(
+        "metadata: {name: lab}\ncatalog: [site.yaml]\n"
+        "nodes:\n  gpu: {model: hgx-b300, count: 8}\n"
+        "networks:\n  compute:\n    role: compute\n    fabric: ethernet\n    tiers: 2\n"
+        "    os: cumulus\n    switches: {leaf: lab-sw, spine: lab-sw}\n",
+        tmp_path,
+    )
+    assert any("route adaptively at no speed" in w.message for w in fabric.loaded.warnings)
+    trees = nvue(by_path(artifacts))
+    assert trees
+    for name, tree in trees.items():
+        assert "adaptive-routing" not in tree.get("router", {}), name
+        assert not adaptive_ports(tree), name

@@ -403,6 +403,13 @@ class NetworkSpec(SpecModel):
     )
     mtu: int = Field(9216, ge=1280, le=9216, description="interface MTU of ethernet ports")
 
+    @property
+    def wants_adaptive_routing(self) -> bool:
+        """adaptive_routing as given, else on for compute networks."""
+        if self.adaptive_routing is not None:
+            return self.adaptive_routing
+        return self.role == "compute"
+
 
 class AsnPlan(SpecModel):
     first: int = Field(

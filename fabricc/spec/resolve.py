@@ -342,7 +342,27 @@ class _Checker:
                 ("networks", name, "switches"),
             )
             return 0
-        return max(common)
+        fastest = max(common)
+        switches = [self.catalog.switches[m] for m in models.values()]
+        ethernet = switches[0].fabric == "ethernet"
+        if (
+            not network.wants_adaptive_routing
+            or not all(s.adaptive_routing for s in switches)
+            or (ethernet and network.os != "cumulus")  # adaptive routing is set in NVUE only
+        ):
+            return fastest
+        # adaptive routing only at some speeds (Spectrum-4: 400G and 200G, not 800G): the
+        # fastest such speed, from split cages (800G cages as 2x400G), before plain ECMP
+        adaptive = [s for s in common if all(w.routes_adaptively_at(s) for w in switches)]
+        if adaptive:
+            return max(adaptive)
+        self.warn(
+            f"the switches of this network route adaptively at no speed their links can run at "
+            f"({fastest}G), so the fabric runs plain ECMP",
+            ("networks", name),
+            "set adaptive_routing: false to say so, or pick switches that route adaptively",
+        )
+        return fastest
 
     def _attachments(
         self,

@@ -118,6 +118,7 @@ def roce_tree(ctx: ConfigContext, device: Device) -> Tree:
     model = ctx.switch_model(device)
     mgmt_ports = mgmt_port_names(model)
     adaptive = adaptive_routing(ctx, device.network)
+    routed_adaptively = False  # some switch-to-switch port runs adaptive routing
     port_routing = ctx.subtrees.get(("adaptive-routing",))
     if port_routing is None:  # shared by every switch-to-switch port (never changed)
         port_routing = {"adaptive-routing": {"enable": ON}}
@@ -152,8 +153,9 @@ def roce_tree(ctx: ConfigContext, device: Device) -> Tree:
                     "peer-group": PEER_GROUP,
                     "description": description,
                 }
-            if adaptive:
+            if adaptive and model.routes_adaptively_at(link.speed):
                 entry["router"] = port_routing
+                routed_adaptively = True
             interfaces[name] = entry
 
     address_families: Tree = {
@@ -168,7 +170,7 @@ def roce_tree(ctx: ConfigContext, device: Device) -> Tree:
     router: Tree = {
         "bgp": {"enable": ON, "autonomous-system": device.asn, "router-id": device.loopback}
     }
-    if adaptive:
+    if routed_adaptively:
         router["adaptive-routing"] = {"enable": ON}
     return {
         "system": {"hostname": device.name},
