@@ -5,6 +5,7 @@ builds MLAG pairs, bonds, VLANs, uplinks and management addresses from the IR.""
 from __future__ import annotations
 
 import ipaddress
+import math
 import re
 from pathlib import Path
 from typing import Any
@@ -71,7 +72,7 @@ def test_roce_nvue_structure_and_cabling() -> None:
         bgp = tree["vrf"]["default"]["router"]["bgp"]
         assert tree["router"]["bgp"]["autonomous-system"] == device.asn
         assert tree["router"]["bgp"]["router-id"] == device.loopback
-        assert f"{device.loopback}/32" in tree["interface"]["lo"]["ip"]["address"]
+        assert f"{device.loopback}/32" in tree["interface"]["lo"]["ipv4"]["address"]
         switch_ports = {
             cumulus_port(row["a_port"] if row["a_device"] == name else row["b_port"])
             for row in cables(files)
@@ -88,7 +89,7 @@ def test_roce_nvue_structure_and_cabling() -> None:
 
 def expect_qos(qos: dict[str, Any], values: dict[str, Any]) -> None:
     (roce_dscp, roce_prio), (cnp_dscp, cnp_prio) = values["roce"], values["cnp"]
-    assert qos["roce"] == {"enable": "on", "mode": "lossless"}
+    assert qos["roce"] == {"state": "enabled", "mode": "lossless"}
     mapping = qos["mapping"]["default-global"]
     assert mapping["trust"] == "both"
     dscp = {int(k): v["switch-priority"] for k, v in mapping["dscp"].items()}
@@ -98,10 +99,12 @@ def expect_qos(qos: dict[str, Any], values: dict[str, Any]) -> None:
     assert list(qos["pfc"]["default-global"]["switch-priority"]) == [str(values["pfc"])]
     low, high, probability = values["ecn"]
     ecn = qos["congestion-control"]["default-global"]["traffic-class"][str(roce_prio)]
+    # KB as NVUE means it: 150 KB is 150,000 bytes on Spectrum-4 (Cumulus Linux "RDMA over
+    # Converged Ethernet - RoCE", Verify RoCE Configuration)
     assert (ecn["ecn"], ecn["min-threshold"], ecn["max-threshold"]) == (
         "enable",
-        low * 1024,
-        high * 1024,
+        low * 1000,
+        high * 1000,
     )
     assert ecn["probability"] == probability
     queues = qos["egress-queue-mapping"]["default-global"]["switch-priority"]
@@ -151,15 +154,16 @@ def test_management_switches_follow_the_cabling_plan() -> None:
         device, tree = fabric.devices[name], trees[name]
         address = f"{device.mgmt_ip}/{oob.prefixlen}"
         if "eth0" in tree["interface"]:  # cabled management port: mgmt VRF
-            ip = tree["interface"]["eth0"]["ip"]
-            assert (list(ip["address"]), list(ip["gateway"]), ip["vrf"]) == (
+            eth0 = tree["interface"]["eth0"]
+            ip = eth0["ipv4"]
+            assert (list(ip["address"]), list(ip["gateway"]), eth0["vrf"]) == (
                 [address],
                 [gateway],
                 "mgmt",
             )
         else:  # OOB access switch: SVI in its own VLAN and a default route
             svi = tree["interface"]["vlan20"]
-            assert list(svi["ip"]["address"]) == [address]
+            assert list(svi["ipv4"]["address"]) == [address]
             assert list(tree["vrf"]["default"]["router"]["static"]["0.0.0.0/0"]["via"]) == [gateway]
 
 
@@ -235,7 +239,7 @@ def test_oob_access_ports_and_uplinks() -> None:
         domain = switch["interface"][cumulus_port(port)]["bridge"]["domain"]["br_default"]
         assert domain["access"] == 20
         if row["kind"] == "mgmt":
-            assert domain["stp"] == {"admin-edge": "on", "bpdu-guard": "on"}
+            assert domain["stp"] == {"admin-edge": "enabled", "bpdu-guard": "enabled"}
         else:  # the in-band spine end of an OOB uplink is in the OOB VLAN too
             spine = trees[row["b_device"]]["interface"][cumulus_port(row["b_port"])]
             assert spine["bridge"]["domain"]["br_default"]["access"] == 20
@@ -305,7 +309,7 @@ def adaptive_ports(tree: dict[str, Any]) -> set[str]:
     return {
         name
         for name, entry in tree["interface"].items()
-        if entry.get("router", {}).get("adaptive-routing", {}).get("enable") == "on"
+        if entry.get("router", {}).get("adaptive-routing", {}).get("state") == "enabled"
     }
 
 
@@ -318,7 +322,7 @@ def test_spectrum_x_gets_adaptive_routing_on_switch_links() -> None:
     compute = {n: t for n, t in trees.items() if fabric.devices[n].network == "compute"}
     assert len(compute) < len(trees)
     for name, tree in compute.items():
-        assert tree["router"]["adaptive-routing"] == {"enable": "on"}, name
+        assert tree["router"]["adaptive-routing"] == {"state": "enabled"}, name
         fabric_ports, host_ports = switch_ports(tree, files, name)
         assert fabric_ports and adaptive_ports(tree) == fabric_ports, name
         assert not adaptive_ports(tree) & host_ports
@@ -374,7 +378,7 @@ def test_spectrum_x_uplinks_run_where_spectrum_4_routes_adaptively(example: str)
     compute = {n: t for n, t in trees.items() if fabric.devices[n].network == "compute"}
     assert compute
     for name, tree in compute.items():
-        assert tree["router"]["adaptive-routing"] == {"enable": "on"}, name
+        assert tree["router"]["adaptive-routing"] == {"state": "enabled"}, name
         fabric_ports, _ = switch_ports(tree, files, name)
         assert fabric_ports and adaptive_ports(tree) == fabric_ports, name
         for port in adaptive_ports(tree):
@@ -428,3 +432,113 @@ def test_no_adaptive_routing_at_a_speed_the_switch_cannot_route_adaptively(
     for name, tree in trees.items():
         assert "adaptive-routing" not in tree.get("router", {}), name
         assert not adaptive_ports(tree), name
+
+
+def _leaves_with(tree: dict[str, Any], path: tuple[str, ...]) -> list[Any]:
+    """Every value at `path` below any key of the tree (a key sequence found anywhere)."""
+    found = []
+    stack: list[Any] = [tree]
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, dict):
+            continue
+        value: Any = node
+        for key in path:
+            if not isinstance(value, dict) or key not in value:
+                break
+            value = value[key]
+        else:
+            found.append(value)
+        stack.extend(node.values())
+    return found
+
+
+@pytest.mark.parametrize("example", ["spectrum-x-2plane", "gb300-nvl72-spectrum-x"])
+def test_nvue_is_written_for_the_current_release_object_model(example: str) -> None:
+    """By default the files follow Cumulus Linux 5.15 and later ("New and Changed NVUE
+    Commands", 5.15): `state enabled` where 5.14 had `enable on` (router bgp, vrf router bgp
+    and its address families, qos roce, router adaptive-routing, mlag), `enabled` for on/off
+    leaves, `ipv4 address` / `ipv4 gateway` / interface `vrf` for `ip address|gateway|vrf`."""
+    fabric, artifacts = compiled(example)
+    assert {n.spec.cumulus_release for n in fabric.loaded.networks.values()} == {"5.18"}
+    trees = nvue(by_path(artifacts))
+    assert trees
+    for name, tree in trees.items():
+        assert not _leaves_with(tree, ("enable",)), name
+        assert "on" not in _leaves_with(tree, ("aspath-ignore",)), name
+        for interface in tree["interface"].values():
+            assert "ip" not in interface, name
+        if "router" in tree:
+            assert tree["router"]["bgp"]["state"] == "enabled"
+            bgp = tree["vrf"]["default"]["router"]["bgp"]
+            assert bgp["state"] == "enabled"
+            assert bgp["address-family"]["ipv4-unicast"]["state"] == "enabled"
+            assert bgp["path-selection"]["multipath"]["aspath-ignore"] == "enabled"
+            assert tree["qos"]["roce"]["state"] == "enabled"
+        eth0 = tree["interface"].get("eth0")
+        if eth0 is not None and "ipv4" in eth0:
+            assert eth0["vrf"] == "mgmt" and list(eth0["ipv4"]["gateway"])
+
+
+def test_cumulus_5_14_keeps_its_own_object_model(tmp_path: Path) -> None:
+    """NVUE reference, Adaptive Routing: "In Cumulus Linux 5.14 and earlier, you specify enable
+    on or enable off instead of state enabled or state disabled"."""
+    text = (EXAMPLES / "spectrum-x-2plane.yaml").read_text()
+    old = text.replace(
+        "    os: cumulus\n", '    os: cumulus\n    cumulus_release: "5.14"\n'
+    ).replace("  oob:\n    role: oob\n", '  oob:\n    role: oob\n    cumulus_release: "5.14"\n')
+    assert old.count("5.14") == 2
+    fabric, artifacts = compile_text(old, tmp_path)
+    for name, tree in nvue(by_path(artifacts)).items():
+        for interface in tree["interface"].values():
+            assert "ipv4" not in interface, name
+        if "router" in tree:
+            assert tree["router"]["bgp"]["enable"] == "on"
+            assert tree["router"]["adaptive-routing"] == {"enable": "on"}
+            bgp = tree["vrf"]["default"]["router"]["bgp"]
+            assert bgp["address-family"]["ipv4-unicast"]["enable"] == "on"
+            assert bgp["path-selection"]["multipath"]["aspath-ignore"] == "on"
+            assert tree["qos"]["roce"]["enable"] == "on"
+            assert f"{fabric.devices[name].loopback}/32" in tree["interface"]["lo"]["ip"]["address"]
+        eth0 = tree["interface"].get("eth0")
+        if eth0 is not None and "ip" in eth0:
+            assert eth0["ip"]["vrf"] == "mgmt"
+
+
+def test_cumulus_release_must_be_a_5x_release(tmp_path: Path) -> None:
+    text = (EXAMPLES / "spectrum-x-2plane.yaml").read_text()
+    bad = text.replace("    os: cumulus\n", "    os: cumulus\n    cumulus_release: latest\n")
+    with pytest.raises(Exception, match="cumulus_release"):
+        compile_text(bad, tmp_path)
+
+
+@pytest.mark.parametrize("example", ["spectrum-x-2plane", "gb300-nvl72-spectrum-x"])
+def test_roce_ports_have_pfc_watchdog_and_cable_length_from_the_plan(example: str) -> None:
+    """Every RoCE port carries PFC, so each gets NVUE's PFC watchdog (`nv set interface <id> qos
+    pfc-watchdog state enable`: "detects and mitigates pause storms on ports where PFC ... is
+    ON", NVUE reference, QoS; SONiC's PFC_WD does the same); the PFC headroom is sized for the
+    switch's longest planned cable (`qos pfc <profile> cable-length`, metres), not NVUE's 100 m
+    default (`nv show qos roce`: cable-length 100)."""
+    fabric, artifacts = compiled(example)
+    files = by_path(artifacts)
+    trees = nvue(files)
+    longest: dict[str, float] = {}
+    for row in cables(files):
+        for side in ("a", "b"):
+            device = row[f"{side}_device"]
+            longest[device] = max(longest.get(device, 0.0), float(row["length_m"]))
+    routed = [n for n, t in trees.items() if "qos" in t]
+    assert routed
+    for name in routed:
+        tree = trees[name]
+        network = fabric.devices[name].network
+        ports: set[str] = set()
+        for row in cables(files):
+            for side in ("a", "b"):
+                if row[f"{side}_device"] == name and row["network"] == network:
+                    ports.add(cumulus_port(row[f"{side}_port"]))
+        assert ports
+        for port in ports:
+            assert tree["interface"][port]["qos"] == {"pfc-watchdog": {"state": "enable"}}, port
+        cable = tree["qos"]["pfc"]["default-global"]["cable-length"]
+        assert cable == math.ceil(longest[name]) and cable < 100

@@ -402,6 +402,13 @@ class NetworkSpec(SpecModel):
         None, ge=1, le=4094, description="access VLAN of host ports (management networks)"
     )
     mtu: int = Field(9216, ge=1280, le=9216, description="interface MTU of ethernet ports")
+    cumulus_release: str = Field(
+        "5.18",
+        pattern=r"^5\.[0-9]{1,2}$",
+        description="Cumulus Linux release the NVUE files are written for (5.15 renamed `enable "
+        "on` to `state enabled` and an interface's `ip` to `ipv4`/`ipv6`); default: 5.18, the "
+        "newest release qualified for Spectrum-X",
+    )
 
     @property
     def wants_adaptive_routing(self) -> bool:

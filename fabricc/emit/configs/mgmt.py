@@ -18,7 +18,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from fabricc.emit.configs.context import MANAGEMENT_ROLES, ConfigContext
-from fabricc.emit.configs.cumulus import ON, Tree, breakouts, eth0, mgmt_port_end, oob_gateway, swp
+from fabricc.emit.configs.cumulus import (
+    Tree,
+    breakouts,
+    eth0,
+    mgmt_port_end,
+    nvue_model,
+    oob_gateway,
+    swp,
+)
 from fabricc.emit.configs.index import End
 from fabricc.emit.configs.ports import cumulus_name, mgmt_port_names
 from fabricc.errors import DesignError, error
@@ -120,6 +128,7 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
     fabric = ctx.fabric
     network = fabric.loaded.networks[device.network]
     mtu = network.spec.mtu
+    nvue = nvue_model(ctx, device)
     vlan = network_vlan(fabric, device.network)
     vlans = {vlan}
     mgmt_ports = mgmt_port_names(ctx.switch_model(device))
@@ -132,7 +141,7 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
 
     # Subtrees that many ports and bonds repeat, one object each (never changed): yaml_block
     # spells a shared subtree once
-    access = {"access": vlan, "stp": {"admin-edge": ON, "bpdu-guard": ON}}
+    access = {"access": vlan, "stp": {"admin-edge": nvue.on, "bpdu-guard": nvue.on}}
     bridge = {"domain": {BRIDGE: access}}  # access ports and host bonds
     bond_link = {"mtu": mtu}
     trunk: Tree = {"domain": {BRIDGE: {}}}  # switch-to-switch bonds
@@ -180,7 +189,7 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
             "bond": {
                 "member": {cumulus_name(e.port): {} for e in ends},
                 "mlag": {"id": mlag_id},
-                "lacp-bypass": ON,
+                "lacp-bypass": nvue.on,
             },
             "bridge": bridge,
         }
@@ -214,14 +223,14 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
         interfaces[f"vlan{vlan}"] = {
             "type": "svi",
             "vlan": vlan,
-            "ip": {"address": {f"{device.mgmt_ip}/{pool.prefixlen}": {}}},
+            **nvue.addresses([f"{device.mgmt_ip}/{pool.prefixlen}"]),
         }
         routes = {"0.0.0.0/0": {"via": {gateway: {}}}}
     tree["interface"] = interfaces
     if pair is not None:
         peer = pair.secondary if device.name == pair.primary else pair.primary
         mlag: Tree = {
-            "enable": ON,
+            **nvue.enabled,
             "mac-address": plan.mac(pair),
             "peer-ip": "linklocal",
             "priority": MLAG_PRIORITY[0 if device.name == pair.primary else 1],
