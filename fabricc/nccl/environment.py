@@ -30,7 +30,10 @@ def topology_path(file_stem: str) -> str:
     return f"{INSTALL_DIR}/{file_stem}.xml"
 
 
-def settings(plan: GroupPlan, file_stem: str, has_topology: bool) -> list[Setting]:
+def settings(
+    plan: GroupPlan, file_stem: str, has_topology: bool, *, spectrum_x: bool = False
+) -> list[Setting]:
+    """`spectrum_x`: the compute network is Ethernet with adaptive routing on its switches."""
     result: list[Setting] = []
     if has_topology:
         result.append(
@@ -42,8 +45,25 @@ def settings(plan: GroupPlan, file_stem: str, has_topology: bool) -> list[Settin
         )
     result.extend(_hca(plan))
     result.extend(_qos(plan))
-    result.append(_socket(plan))
+    if spectrum_x:
+        result.append(SPECTRUM_X_PLUGIN)
+    socket = _socket(plan)
+    if socket is not None:
+        result.append(socket)
     return result
+
+
+# HPC-X "Spectrum-X NCCL Plugin" (HPC-X 2.26): "With HPCX, the plugin can also be loaded by NCCL's
+# environment variable NCCL_NET_PLUGIN=spcx"; it balances traffic over the NICs (ports) of each
+# GPU and recovers from link failures. Without HPC-X, NCCL warns and uses its own IB transport.
+SPECTRUM_X_PLUGIN = Setting(
+    "NCCL_NET_PLUGIN",
+    "spcx",
+    (
+        "Spectrum-X NCCL plugin of HPC-X (HPC-X, Spectrum-X NCCL Plugin): load balancing",
+        "over the planes of each GPU and link-failure recovery, for adaptive routing.",
+    ),
+)
 
 
 def _hca(plan: GroupPlan) -> list[Setting]:
@@ -70,6 +90,8 @@ def _qos(plan: GroupPlan) -> list[Setting]:
         return []
     if network.fabric == "ethernet":
         qos = network.spec.qos
+        # No NCCL_IB_SL: the host ports are untagged routed /31s, where a service level (the PCP
+        # of VLAN-tagged frames) is never sent; switch and NIC classify by DSCP (trust dscp).
         return [
             Setting(
                 "NCCL_IB_TC",
@@ -77,14 +99,8 @@ def _qos(plan: GroupPlan) -> list[Setting]:
                 (
                     f"RoCE traffic class of network {network.name}: the IP TOS byte,",
                     f"DSCP {qos.roce_dscp} shifted left by two (REFERENCE.md section 6).",
-                ),
-            ),
-            Setting(
-                "NCCL_IB_SL",
-                str(qos.roce_priority),
-                (
-                    f"Priority {qos.roce_priority} of the lossless RoCE queue (the PCP of VLAN-tagged"
-                    " traffic).",
+                    "No NCCL_IB_SL: the host ports are untagged, so the priority comes from",
+                    "the DSCP (trusted by switch and NIC), never from a PCP.",
                 ),
             ),
         ]
@@ -100,7 +116,11 @@ def _qos(plan: GroupPlan) -> list[Setting]:
     ]
 
 
-def _socket(plan: GroupPlan) -> Setting:
+def _socket(plan: GroupPlan) -> Setting | None:
+    """Where NCCL bootstraps; None for an Ethernet compute network without an in-band one: the
+    host script (configs/hosts) writes NCCL_SOCKET_IFNAME into /etc/nccl.conf with the exact
+    RoCE netdevs it found excluded, which no prefix here can name (a setting in this file would
+    win over it)."""
     inband = plan.inband
     netdevs = [p.netdev for p in plan.inband_ports if p.netdev]
     if inband is not None and inband.spec.dual_homed:
@@ -118,6 +138,8 @@ def _socket(plan: GroupPlan) -> Setting:
             "=" + ",".join(netdevs),
             (f"Bootstrap over the in-band network {inband.name} (exact interface names).",),
         )
+    if inband is None and plan.compute is not None and plan.compute.fabric == "ethernet":
+        return None
     exclude = list(SOCKET_EXCLUDE)
     if plan.compute is not None and plan.compute.fabric == "infiniband":
         exclude.append("ib")

@@ -26,6 +26,9 @@ from fabricc.emit.provisioning.common import port_devices
 from fabricc.emit.templating import render
 from fabricc.ir import ENDPOINT_LEAF, Device, Fabric
 
+# NCCL_SOCKET_IFNAME without an in-band network: exact names NCCL must not bootstrap over (the
+# loopback, Docker's and libvirt's default bridges), to which the script adds its RoCE netdevs
+SOCKET_EXCLUDE = "lo,docker0,virbr0"
 TABLE_BASE = 100  # per-NIC policy routing tables: 100, 101, ...
 UNKNOWN = "-"  # a field of the NIC table the catalog does not give
 
@@ -135,6 +138,8 @@ def host_file(ctx: ConfigContext, device: Device, nics: list[HostNic]) -> Artifa
     number = {plan: i for i, plan in enumerate(plans, 1)}
     compute = [n for n in nics if n.compute]
     nccl_tc = sorted({n.qos.roce_tos for n in compute})
+    networks = ctx.fabric.loaded.networks
+    inband = any(networks[e.link.network].spec.role == "inband" for e in ctx.ends(device.name))
     text = render(
         "host/roce.sh.j2",
         design=ctx.fabric.name,
@@ -143,5 +148,6 @@ def host_file(ctx: ConfigContext, device: Device, nics: list[HostNic]) -> Artifa
         rows="".join(nic.row(number[nic.qos]) for nic in nics),
         nccl=gpus and bool(compute),
         nccl_tc=nccl_tc[0] if nccl_tc else None,
+        socket_exclude=None if inband else SOCKET_EXCLUDE,
     )
     return f"configs/hosts/{device.name}.sh", text

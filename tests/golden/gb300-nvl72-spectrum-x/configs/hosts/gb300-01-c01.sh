@@ -44,6 +44,7 @@ qos1() {  # $1 netdev, $2 RDMA device: RoCE DSCP 26 -> priority 3 (PFC), CNP DSC
 
 missing=0
 hca=
+roce=
 # port, variable, PCI address, RDMA device, netdev, address, source, gateway, routing table, MTU,
 # QoS plan, NCCL NIC, leaf port
 while read -r port variable pci rdma name address source gateway table mtu qos nccl leaf <&3; do
@@ -54,6 +55,7 @@ while read -r port variable pci rdma name address source gateway table mtu qos n
     continue
   fi
   echo "$port ($IF) -> $leaf"
+  roce="$roce,$IF"
   ip link set dev "$IF" mtu "$mtu"
   "qos$qos" "$IF" "$(first "$SYS/class/net/$IF/device/infiniband")"
   ip address replace "$address" dev "$IF"

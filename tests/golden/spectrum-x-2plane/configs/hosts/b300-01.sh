@@ -44,6 +44,7 @@ qos1() {  # $1 netdev, $2 RDMA device: RoCE DSCP 26 -> priority 3 (PFC), CNP DSC
 
 missing=0
 hca=
+roce=
 # port, variable, PCI address, RDMA device, netdev, address, source, gateway, routing table, MTU,
 # QoS plan, NCCL NIC, leaf port
 while read -r port variable pci rdma name address source gateway table mtu qos nccl leaf <&3; do
@@ -54,6 +55,7 @@ while read -r port variable pci rdma name address source gateway table mtu qos n
     continue
   fi
   echo "$port ($IF) -> $leaf"
+  roce="$roce,$IF"
   ip link set dev "$IF" mtu "$mtu"
   "qos$qos" "$IF" "$(first "$SYS/class/net/$IF/device/infiniband")"
   ip address replace "$address" dev "$IF"
@@ -89,6 +91,8 @@ NICS
 {
   echo "NCCL_IB_TC=104"
   if [ -n "$hca" ]; then echo "NCCL_IB_HCA==${hca#,}"; fi
+  # no in-band network: bootstrap over any interface but these and the RoCE netdevs above
+  echo "NCCL_SOCKET_IFNAME=^=lo,docker0,virbr0$roce"
 } > "$ROOT/etc/nccl.conf"
 if [ "$missing" -gt 0 ]; then
   echo "$0: $missing NIC(s) not configured" >&2
