@@ -21,6 +21,7 @@ from fabricc.emit.configs.ibsim import ibsim_file
 from fabricc.emit.configs.mgmt import ManagementPlan, check_vlans, management_tree
 from fabricc.emit.configs.opensm import opensm_files
 from fabricc.emit.configs.sonic import config_db
+from fabricc.emit.configs.supernic import supernic_files
 from fabricc.errors import DesignError, error
 from fabricc.ir import Fabric
 from fabricc.spec.yamlsource import format_path
@@ -38,6 +39,7 @@ def emit(fabric: Fabric) -> Iterator[Artifact]:
             nics = host_nics(ctx, device)
             if nics:
                 yield host_file(ctx, device, nics)
+    yield from supernic_files(ctx)
 
 
 def _switches(ctx: ConfigContext) -> Iterator[Artifact]:
