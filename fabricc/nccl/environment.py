@@ -55,7 +55,7 @@ def settings(
 
 # HPC-X "Spectrum-X NCCL Plugin" (HPC-X 2.26): "With HPCX, the plugin can also be loaded by NCCL's
 # environment variable NCCL_NET_PLUGIN=spcx"; it balances traffic over the NICs (ports) of each
-# GPU and recovers from link failures. Without HPC-X, NCCL warns and uses its own IB transport.
+# GPU and recovers from link failures. It needs HPC-X's plugin library on the library path.
 SPECTRUM_X_PLUGIN = Setting(
     "NCCL_NET_PLUGIN",
     "spcx",
