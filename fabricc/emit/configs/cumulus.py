@@ -27,7 +27,7 @@ from fabricc.emit.configs.frr import (
     PEER_GROUP,
 )
 from fabricc.emit.configs.index import End, point_to_point
-from fabricc.emit.configs.nvue_release import Nvue
+from fabricc.emit.configs.nvue_release import CURRENT, Nvue
 from fabricc.emit.configs.ports import (
     cage_group,
     cumulus_cage,
@@ -46,12 +46,25 @@ PFC_CABLE_DEFAULT_M = 100  # NVUE's PFC cable-length default (`nv show qos roce`
 NVUE_KB = 1000  # bytes per KB of the spec's ECN thresholds in NVUE (150 KB = 150000 bytes)
 
 
-def nvue_text(device: Device, design: str, tree: Tree, shared: SharedTrees | None = None) -> str:
+def nvue_text(
+    device: Device,
+    design: str,
+    tree: Tree,
+    shared: SharedTrees | None = None,
+    release: str = CURRENT,
+) -> str:
     """The NVUE `set` tree as startup.yaml (templates/cumulus/startup.yaml.j2 around the tree's
     YAML, in the tree's key order; the tests check that it reads back as exactly this tree).
-    `shared`: the subtrees other switches' trees hold too (ConfigContext.shared)."""
+    `shared`: the subtrees other switches' trees hold too (ConfigContext.shared); `release`: the
+    Cumulus Linux release whose object model the tree follows, named in the header."""
     body = yaml_block(tree, 4, shared)
-    return render("cumulus/startup.yaml.j2", hostname=device.name, design=design, body=body)
+    return render(
+        "cumulus/startup.yaml.j2",
+        hostname=device.name,
+        design=design,
+        body=body,
+        release=release,
+    )
 
 
 def mgmt_port_end(ctx: ConfigContext, device: Device) -> End | None:

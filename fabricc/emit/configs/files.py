@@ -69,7 +69,9 @@ def _switches(ctx: ConfigContext) -> Iterator[Artifact]:
                 folder = f"configs/{switch}"
                 if management:
                     tree = management_tree(ctx, plan, device)
-                    text = nvue_text(device, fabric.name, tree, ctx.shared)
+                    text = nvue_text(
+                        device, fabric.name, tree, ctx.shared, network.spec.cumulus_release
+                    )
                     yield f"{folder}/startup.yaml", text
                     continue
                 if network.spec.os == "sonic":
@@ -77,6 +79,8 @@ def _switches(ctx: ConfigContext) -> Iterator[Artifact]:
                     yield f"{folder}/config_db.json", text
                 else:
                     tree = roce_tree(ctx, device)
-                    text = nvue_text(device, fabric.name, tree, ctx.shared)
+                    text = nvue_text(
+                        device, fabric.name, tree, ctx.shared, network.spec.cumulus_release
+                    )
                     yield f"{folder}/startup.yaml", text
                 yield f"{folder}/frr.conf", frr_text(frr_config(ctx, device))
