@@ -57,15 +57,16 @@ while read -r port variable pci rdma name address source gateway table mtu qos n
   echo "$port ($IF) -> $leaf"
   roce="$roce,$IF"
   ip link set dev "$IF" mtu "$mtu"
-  "qos$qos" "$IF" "$(first "$SYS/class/net/$IF/device/infiniband")"
+  device=$(first "$SYS/class/net/$IF/device/infiniband")  # its RDMA device, as the host names it
+  "qos$qos" "$IF" "$device"
   ip address replace "$address" dev "$IF"
   ip link set dev "$IF" up
   sysctl -qw "net.ipv4.conf.$IF.arp_ignore=1" "net.ipv4.conf.$IF.arp_announce=2"
   ip route replace default via "$gateway" dev "$IF" table "$table"
   ip rule del priority "$table" 2>/dev/null || true
   ip rule add from "$source" table "$table" priority "$table"
-  if [ "$nccl" = yes ]; then
-    hca="$hca,$(first "$SYS/class/net/$IF/device/infiniband")"
+  if [ "$nccl" = yes ] && [ -n "$device" ]; then
+    hca="$hca,$device"
   fi
 done 3<<'NICS'
 NIC0 IF_NIC0 0000:18:00.0 mlx5_0 - 10.192.0.5/31 10.192.0.5 10.192.0.4 100 9216 1 yes fabric-leaf001:Ethernet4
