@@ -193,4 +193,4 @@ def test_gb300_spectrum_x_underlay_boots() -> None:
         part = one_plane(dict(artifacts), plane)
         plane_names, plane_cables = lab_switches(part, "compute")
         assert len(plane_names) == 20 and len(plane_cables) == len(cables) // 2
-        boot_and_check(part, "compute", converge_s=8 * CONVERGE_S)
+        boot_and_check(part, "compute", converge_s=4 * CONVERGE_S)
