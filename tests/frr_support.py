@@ -172,6 +172,24 @@ def host_cables(
     ]
 
 
+NEIGHBOR_TABLE = Path("/proc/sys/net/ipv6/neigh/default")
+
+
+def make_room_for_neighbors(links: int) -> None:
+    """BGP unnumbered keeps an IPv6 neighbor (link-local) entry at both ends of every link, and
+    the kernel's IPv6 neighbor table is shared by all network namespaces (gc_thresh3, 1024 by
+    default: "ndisc_cache: neighbor table overflow" in dmesg, sessions stay Idle). Raise its
+    limits for the lab when they are lower than it needs; never lower them."""
+    needed = 4 * links + 1024  # both ends, their solicited entries, and the host's own
+    current = int((NEIGHBOR_TABLE / "gc_thresh3").read_text())
+    if current >= needed:
+        return
+    for name, value in (("gc_thresh1", needed // 4), ("gc_thresh2", needed // 2)):
+        if int((NEIGHBOR_TABLE / name).read_text()) < value:
+            (NEIGHBOR_TABLE / name).write_text(f"{value}\n")
+    (NEIGHBOR_TABLE / "gc_thresh3").write_text(f"{needed}\n")
+
+
 @contextlib.contextmanager
 def booted(
     artifacts: dict[str, str | bytes],
@@ -204,6 +222,7 @@ def booted(
         return sonic_port(sw.config_db, port) if sw.config_db is not None else cumulus_port(port)
 
     links = [(a, interface(a, ap), b, interface(b, bp)) for a, ap, b, bp in cables]
+    make_room_for_neighbors(len(links))
     lab = Lab(switches, links)
     created: list[str] = []
     try:

@@ -687,9 +687,9 @@ def test_gb300_su_on_spectrum_x_splits_every_gpu_over_two_planes() -> None:
     # each plane has its own RDMA device and netdev on the host, and NCCL uses both
     host = dict(artifacts)["configs/hosts/gb300-01-c01.sh"]
     assert isinstance(host, str)
-    ifnames = re.findall(r"^IF=(\S+)$", host, flags=re.M)
-    compute_ifnames = [i for i in ifnames if not i.startswith("${")]
-    assert len(compute_ifnames) == 8 == len(set(compute_ifnames))
+    table = host.split("3<<'NICS'\n", 1)[1].split("\nNICS\n", 1)[0].splitlines()
+    compute_pci = [row.split()[2] for row in table if row.split()[11] == "yes"]
+    assert len(compute_pci) == 8 == len(set(compute_pci))
     env = dict(artifacts)["nccl/gb300-compute-tray.env"]
     assert isinstance(env, str)
     (hca,) = re.findall(r"^NCCL_IB_HCA==(\S+)$", env, flags=re.M)

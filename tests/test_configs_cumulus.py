@@ -5,6 +5,7 @@ builds MLAG pairs, bonds, VLANs, uplinks and management addresses from the IR.""
 from __future__ import annotations
 
 import ipaddress
+import math
 import re
 from pathlib import Path
 from typing import Any
@@ -72,7 +73,7 @@ def test_roce_nvue_structure_and_cabling() -> None:
         bgp = tree["vrf"]["default"]["router"]["bgp"]
         assert tree["router"]["bgp"]["autonomous-system"] == device.asn
         assert tree["router"]["bgp"]["router-id"] == device.loopback
-        assert f"{device.loopback}/32" in tree["interface"]["lo"]["ip"]["address"]
+        assert f"{device.loopback}/32" in tree["interface"]["lo"]["ipv4"]["address"]
         switch_ports = {
             cumulus_port(row["a_port"] if row["a_device"] == name else row["b_port"])
             for row in cables(files)
@@ -89,7 +90,7 @@ def test_roce_nvue_structure_and_cabling() -> None:
 
 def expect_qos(qos: dict[str, Any], values: dict[str, Any]) -> None:
     (roce_dscp, roce_prio), (cnp_dscp, cnp_prio) = values["roce"], values["cnp"]
-    assert qos["roce"] == {"enable": "on", "mode": "lossless"}
+    assert qos["roce"] == {"state": "enabled", "mode": "lossless"}
     mapping = qos["mapping"]["default-global"]
     assert mapping["trust"] == "both"
     dscp = {int(k): v["switch-priority"] for k, v in mapping["dscp"].items()}
@@ -99,10 +100,12 @@ def expect_qos(qos: dict[str, Any], values: dict[str, Any]) -> None:
     assert list(qos["pfc"]["default-global"]["switch-priority"]) == [str(values["pfc"])]
     low, high, probability = values["ecn"]
     ecn = qos["congestion-control"]["default-global"]["traffic-class"][str(roce_prio)]
+    # KB as NVUE means it: 150 KB is 150,000 bytes on Spectrum-4 (Cumulus Linux "RDMA over
+    # Converged Ethernet - RoCE", Verify RoCE Configuration)
     assert (ecn["ecn"], ecn["min-threshold"], ecn["max-threshold"]) == (
         "enable",
-        low * 1024,
-        high * 1024,
+        low * 1000,
+        high * 1000,
     )
     assert ecn["probability"] == probability
     queues = qos["egress-queue-mapping"]["default-global"]["switch-priority"]
@@ -370,7 +373,7 @@ def adaptive_ports(tree: dict[str, Any]) -> set[str]:
     return {
         name
         for name, entry in tree["interface"].items()
-        if entry.get("router", {}).get("adaptive-routing", {}).get("enable") == "on"
+        if entry.get("router", {}).get("adaptive-routing", {}).get("state") == "enabled"
     }
 
 
@@ -383,7 +386,7 @@ def test_spectrum_x_gets_adaptive_routing_on_switch_links() -> None:
     compute = {n: t for n, t in trees.items() if fabric.devices[n].network == "compute"}
     assert len(compute) < len(trees)
     for name, tree in compute.items():
-        assert tree["router"]["adaptive-routing"] == {"enable": "on"}, name
+        assert tree["router"]["adaptive-routing"] == {"state": "enabled"}, name
         fabric_ports, host_ports = switch_ports(tree, files, name)
         assert fabric_ports and adaptive_ports(tree) == fabric_ports, name
         assert not adaptive_ports(tree) & host_ports
@@ -406,3 +409,214 @@ def test_no_adaptive_routing_where_the_switch_lacks_it() -> None:
     _, artifacts = compiled("superpod-h100-4su")
     for name, tree in nvue(by_path(artifacts)).items():
         assert "adaptive-routing" not in tree.get("router", {}), name
+
+
+# Cumulus Linux 5.18 user guide, "Equal Cost Multipath Load Sharing", Adaptive Routing: "Switches
+# with the Spectrum-4 ASIC at 400G and 200G speeds"; "The Spectrum-4 switch does not support
+# adaptive routing on 800G links" (5.15 says the same).
+SPECTRUM_4_AR_SPEEDS = {400, 200}
+
+
+def test_spectrum_4_switches_route_adaptively_at_400g_and_200g_only() -> None:
+    fabric, _ = compiled("spectrum-x-2plane")
+    switches = fabric.loaded.catalog.catalog.switches
+    spectrum_4 = {name: s for name, s in switches.items() if s.asic == "Spectrum-4"}
+    assert set(spectrum_4) >= {"sn5600", "sn5610"}
+    for switch in spectrum_4.values():
+        assert switch.adaptive_routing
+        assert set(switch.adaptive_routing_speeds) == SPECTRUM_4_AR_SPEEDS
+        assert not switch.routes_adaptively_at(800)
+
+
+@pytest.mark.parametrize("example", ["spectrum-x-2plane", "gb300-nvl72-spectrum-x"])
+def test_spectrum_x_uplinks_run_where_spectrum_4_routes_adaptively(example: str) -> None:
+    """800G cages between Spectrum-4 switches run as 2x400G (a twin-port transceiver carries
+    two 400G links), so every switch-to-switch port of the compute fabric routes adaptively -
+    the SN5610 of the GB300 example included - and none runs at a speed it cannot."""
+    fabric, artifacts = compiled(example)
+    files = by_path(artifacts)
+    trees = nvue(files)
+    rows = [r for r in cables(files) if r["network"] == "compute" and r["kind"] == "leaf-spine"]
+    assert rows and {r["speed_gbps"] for r in rows} == {"400"}
+    assert all("/" in r["a_port"] and "/" in r["b_port"] for r in rows)  # split cages
+    compute = {n: t for n, t in trees.items() if fabric.devices[n].network == "compute"}
+    assert compute
+    for name, tree in compute.items():
+        assert tree["router"]["adaptive-routing"] == {"state": "enabled"}, name
+        fabric_ports, _ = switch_ports(tree, files, name)
+        assert fabric_ports and adaptive_ports(tree) == fabric_ports, name
+        for port in adaptive_ports(tree):
+            assert int(tree["interface"][port]["link"]["speed"].removesuffix("G")) in (
+                SPECTRUM_4_AR_SPEEDS
+            )
+
+
+def test_without_adaptive_routing_spectrum_4_uplinks_stay_800g(tmp_path: Path) -> None:
+    text = (EXAMPLES / "spectrum-x-2plane.yaml").read_text()
+    off = text.replace("    os: cumulus\n", "    os: cumulus\n    adaptive_routing: false\n")
+    files = by_path(compile_text(off, tmp_path)[1])
+    rows = [r for r in cables(files) if r["network"] == "compute" and r["kind"] == "leaf-spine"]
+    assert rows and {r["speed_gbps"] for r in rows} == {"800"}
+
+
+def test_no_adaptive_routing_at_a_speed_the_switch_cannot_route_adaptively(
+    tmp_path: Path,
+) -> None:
+    """A switch that routes adaptively at 200G only, with 800G cages split at most 2x400G: the
+    links run at 800G, the spec is warned (plain ECMP), and no port or global setting claims
+    adaptive routing - the rule comes from the catalog, not from a switch model's name."""
+    (tmp_path / "site.yaml").write_text(
+        "switches:\n"
+        "  lab-sw:\n"
+        "    description: test switch, 32x 800GbE\n"
+        "    part_number: LAB-SW\n"
+        "    source: test\n"
+        "    fabric: ethernet\n"
+        "    asic: Spectrum-4\n"
+        "    adaptive_routing: true\n"
+        "    adaptive_routing_speeds: [200]\n"
+        "    height_u: 1\n"
+        "    power_w: 1000\n"
+        "    port_groups:\n"
+        "      - {count: 32, form: osfp, cage_speed: 800, breakouts: [1, 2]}\n"
+        "    mgmt_ports:\n"
+        "      - {name: eth0, cage: eth0, form: rj45, speeds: [1], role: oob,"
+        " protocols: [ethernet]}\n"
+    )
+    fabric, artifacts = compile_text(
+        "metadata: {name: lab}\ncatalog: [site.yaml]\n"
+        "nodes:\n  gpu: {model: hgx-b300, count: 8}\n"
+        "networks:\n  compute:\n    role: compute\n    fabric: ethernet\n    tiers: 2\n"
+        "    os: cumulus\n    switches: {leaf: lab-sw, spine: lab-sw}\n",
+        tmp_path,
+    )
+    assert any("route adaptively at no speed" in w.message for w in fabric.loaded.warnings)
+    trees = nvue(by_path(artifacts))
+    assert trees
+    for name, tree in trees.items():
+        assert "adaptive-routing" not in tree.get("router", {}), name
+        assert not adaptive_ports(tree), name
+
+
+def _leaves_with(tree: dict[str, Any], path: tuple[str, ...]) -> list[Any]:
+    """Every value at `path` below any key of the tree (a key sequence found anywhere)."""
+    found = []
+    stack: list[Any] = [tree]
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, dict):
+            continue
+        value: Any = node
+        for key in path:
+            if not isinstance(value, dict) or key not in value:
+                break
+            value = value[key]
+        else:
+            found.append(value)
+        stack.extend(node.values())
+    return found
+
+
+@pytest.mark.parametrize("example", ["spectrum-x-2plane", "gb300-nvl72-spectrum-x"])
+def test_nvue_is_written_for_the_current_release_object_model(example: str) -> None:
+    """By default the files follow Cumulus Linux 5.15 and later ("New and Changed NVUE
+    Commands", 5.15): `state enabled` where 5.14 had `enable on` (router bgp, vrf router bgp
+    and its address families, qos roce, router adaptive-routing, mlag), `enabled` for on/off
+    leaves, `ipv4 address` / `ipv4 gateway` / interface `vrf` for `ip address|gateway|vrf`."""
+    fabric, artifacts = compiled(example)
+    networks = fabric.loaded.networks.values()
+    management = {n.name for n in networks if n.spec.role in ("inband", "oob")}
+    assert {n.spec.nvue_release for n in networks if n.name not in management} == {"5.18"}
+    # the management switches' DHCP relay is written as 5.7-5.13 lists (Cumulus "DHCP Relays")
+    assert {n.spec.nvue_release for n in networks if n.name in management} <= {"5.11"}
+    files = by_path(artifacts)
+    for path, text in files.items():
+        if path.endswith("/startup.yaml"):  # each file says which release it is written for
+            network = fabric.devices[path.split("/")[1]].network
+            release = "5.11" if network in management else "5.18"
+            assert text.splitlines()[0].endswith(
+                f"for Cumulus Linux {release}, generated by fabricc"
+            )
+    trees = nvue(files)
+    assert trees
+    for name, tree in trees.items():
+        if fabric.devices[name].network in management:
+            continue
+        assert not _leaves_with(tree, ("enable",)), name
+        assert "on" not in _leaves_with(tree, ("aspath-ignore",)), name
+        for interface in tree["interface"].values():
+            assert "ip" not in interface, name
+        if "router" in tree:
+            assert tree["router"]["bgp"]["state"] == "enabled"
+            bgp = tree["vrf"]["default"]["router"]["bgp"]
+            assert bgp["state"] == "enabled"
+            assert bgp["address-family"]["ipv4-unicast"]["state"] == "enabled"
+            assert bgp["path-selection"]["multipath"]["aspath-ignore"] == "enabled"
+            assert tree["qos"]["roce"]["state"] == "enabled"
+        eth0 = tree["interface"].get("eth0")
+        if eth0 is not None and "ipv4" in eth0:
+            assert eth0["vrf"] == "mgmt" and list(eth0["ipv4"]["gateway"])
+
+
+def test_cumulus_5_14_keeps_its_own_object_model(tmp_path: Path) -> None:
+    """NVUE reference, Adaptive Routing: "In Cumulus Linux 5.14 and earlier, you specify enable
+    on or enable off instead of state enabled or state disabled"."""
+    text = (EXAMPLES / "spectrum-x-2plane.yaml").read_text()
+    old = text.replace(
+        "    os: cumulus\n", '    os: cumulus\n    cumulus_release: "5.14"\n'
+    ).replace("  oob:\n    role: oob\n", '  oob:\n    role: oob\n    cumulus_release: "5.14"\n')
+    assert old.count("5.14") == 2
+    fabric, artifacts = compile_text(old, tmp_path)
+    for name, tree in nvue(by_path(artifacts)).items():
+        for interface in tree["interface"].values():
+            assert "ipv4" not in interface, name
+        if "router" in tree:
+            assert tree["router"]["bgp"]["enable"] == "on"
+            assert tree["router"]["adaptive-routing"] == {"enable": "on"}
+            bgp = tree["vrf"]["default"]["router"]["bgp"]
+            assert bgp["address-family"]["ipv4-unicast"]["enable"] == "on"
+            assert bgp["path-selection"]["multipath"]["aspath-ignore"] == "on"
+            assert tree["qos"]["roce"]["enable"] == "on"
+            assert f"{fabric.devices[name].loopback}/32" in tree["interface"]["lo"]["ip"]["address"]
+        eth0 = tree["interface"].get("eth0")
+        if eth0 is not None and "ip" in eth0:
+            assert eth0["ip"]["vrf"] == "mgmt"
+
+
+def test_cumulus_release_must_be_a_5x_release(tmp_path: Path) -> None:
+    text = (EXAMPLES / "spectrum-x-2plane.yaml").read_text()
+    bad = text.replace("    os: cumulus\n", "    os: cumulus\n    cumulus_release: latest\n")
+    with pytest.raises(Exception, match="cumulus_release"):
+        compile_text(bad, tmp_path)
+
+
+@pytest.mark.parametrize("example", ["spectrum-x-2plane", "gb300-nvl72-spectrum-x"])
+def test_roce_ports_have_pfc_watchdog_and_cable_length_from_the_plan(example: str) -> None:
+    """Every RoCE port carries PFC, so each gets NVUE's PFC watchdog (`nv set interface <id> qos
+    pfc-watchdog state enable`: "detects and mitigates pause storms on ports where PFC ... is
+    ON", NVUE reference, QoS; SONiC's PFC_WD does the same); the PFC headroom is sized for the
+    switch's longest planned cable (`qos pfc <profile> cable-length`, metres), not NVUE's 100 m
+    default (`nv show qos roce`: cable-length 100)."""
+    fabric, artifacts = compiled(example)
+    files = by_path(artifacts)
+    trees = nvue(files)
+    longest: dict[str, float] = {}
+    for row in cables(files):
+        for side in ("a", "b"):
+            device = row[f"{side}_device"]
+            longest[device] = max(longest.get(device, 0.0), float(row["length_m"]))
+    routed = [n for n, t in trees.items() if "qos" in t]
+    assert routed
+    for name in routed:
+        tree = trees[name]
+        network = fabric.devices[name].network
+        ports: set[str] = set()
+        for row in cables(files):
+            for side in ("a", "b"):
+                if row[f"{side}_device"] == name and row["network"] == network:
+                    ports.add(cumulus_port(row[f"{side}_port"]))
+        assert ports
+        for port in ports:
+            assert tree["interface"][port]["qos"] == {"pfc-watchdog": {"state": "enable"}}, port
+        cable = tree["qos"]["pfc"]["default-global"]["cable-length"]
+        assert cable == math.ceil(longest[name]) and cable < 100

@@ -181,7 +181,8 @@ def one_plane(artifacts: dict[str, str | bytes], plane: int) -> dict[str, str | 
 def test_gb300_spectrum_x_underlay_boots() -> None:
     """One GB300 NVL72 unit on two Spectrum-X800 planes: every leaf-spine session comes up and
     leaves reach each other inside their plane. Planes share nothing (checked on the cabling
-    plan), so each boots on its own: 20 switches and 768 sessions at a time on 2 cores."""
+    plan), so each boots on its own: 20 switches and 1536 sessions at a time on 2 cores (the 800G
+    cages between Spectrum-4 switches run as 2x400G, where they route adaptively)."""
     require_tool(*NETNS_TOOLS)
     require_root()
     fabric, artifacts = compiled("gb300-nvl72-spectrum-x")

@@ -9,25 +9,16 @@ port); the expectation - every cabled NIC leg reaches its plane - comes from the
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import pytest
 
 from tests.frr_support import booted, components, host_cables, lab_switches, require_root, run
+from tests.hosts_support import Function, run_script
 from tests.support import compiled, require_tool
 
 NETNS_TOOLS = ("vtysh", "/usr/lib/frr/zebra", "/usr/lib/frr/bgpd", "ip", "ping")
 CONVERGE_S = 90
-
-
-def addressing(script: str) -> str:
-    """The script's interface, address and routing commands (QoS needs the NIC driver), with
-    netdev_of naming the interface after its RDMA device as the test host does."""
-    keep = [
-        line
-        for line in script.splitlines()
-        if line.startswith(("IF=", "ip address ", "ip link ", "ip route ", "ip rule "))
-    ]
-    return 'netdev_of() { echo "$1"; }\n' + "\n".join(keep) + "\n"
 
 
 def ping(ns: str, source: str, target: str) -> bool:
@@ -37,13 +28,14 @@ def ping(ns: str, source: str, target: str) -> bool:
 
 @pytest.mark.tool
 @pytest.mark.slow
-def test_spectrum_x_host_reaches_both_planes() -> None:
+def test_spectrum_x_host_reaches_both_planes(tmp_path: Path) -> None:
     require_tool(*NETNS_TOOLS)
     require_root()
     fabric, artifacts = compiled("spectrum-x-2plane")
     files = dict(artifacts)
     host = "b300-01"
-    model = fabric.loaded.catalog.catalog.nodes[fabric.devices[host].model]
+    model_name = fabric.devices[host].model
+    model = fabric.loaded.catalog.catalog.nodes[model_name]
     cabled = host_cables(files, "compute", host)
     ports = {port: model.port_devices(port)[0] or "" for port, _, _ in cabled}
     assert len(cabled) == 16 and len(set(ports.values())) == 16  # one device per plane leg
@@ -53,7 +45,19 @@ def test_spectrum_x_host_reaches_both_planes() -> None:
     script = files[f"configs/hosts/{host}.sh"]
     assert isinstance(script, str)
     with booted(files, "compute", {host: ports}) as lab:
-        run("ip", "netns", "exec", lab.hosts[host], "sh", "-euc", addressing(script))
+        # the whole script, as written, with the NIC's QoS tools standing in (they need the
+        # NIC driver); interfaces, addresses, MTU and policy routing are the real ones
+        topology = fabric.loaded.catalog.catalog.host_topologies[model_name]
+        busid = {rdma: node.busid for rdma, node in topology.nic_nodes().items()}
+        functions = [Function(rdma, rdma, busid[rdma]) for rdma in ports.values()]
+        ran = run_script(
+            script,
+            tmp_path,
+            functions,
+            stubs=("mlnx_qos", "cma_roce_tos"),
+            prefix=("ip", "netns", "exec", lab.hosts[host]),
+        )
+        assert ran.returncode == 0, ran.stderr
         addresses = run("ip", "-n", lab.hosts[host], "-4", "-o", "address", "show").stdout
         pending = []
         for port, leaf, _ in cabled:

@@ -18,6 +18,7 @@ from fabricc.errors import SpecError
 from fabricc.nccl.check import check_bytes
 from fabricc.nccl.document import element, render
 from fabricc.nccl.topology import NicPlan, build_topology, cpu_affinity
+from tests.hosts_support import Function, run_script
 from tests.support import compile_text, compiled
 
 IBM_DUMP = Path(__file__).resolve().parent / "nccl" / "reference" / "ibm-cloud-h100-vsi-topo.xml"
@@ -186,9 +187,50 @@ def test_dgx_settings_follow_the_port_map() -> None:
 def test_roce_settings_carry_the_traffic_class() -> None:
     settings = env_settings(artifact("roce-lab", "nccl/lab-server.env"))
     assert settings["NCCL_IB_TC"] == "104"  # DSCP 26 << 2, NCCL user guide: NCCL_IB_TC
-    assert settings["NCCL_IB_SL"] == "3"
+    # untagged routed host ports: no PCP is ever sent, so a service level would do nothing
+    assert "NCCL_IB_SL" not in settings
     assert settings["NCCL_IB_HCA"] == "=mlx5_0,mlx5_1"
-    assert settings["NCCL_SOCKET_IFNAME"].startswith("^")
+    # no in-band network: the host script writes the bootstrap interfaces (see below), which a
+    # setting here would override
+    assert "NCCL_SOCKET_IFNAME" not in settings
+    assert "NCCL_NET_PLUGIN" not in settings  # SONiC: no adaptive routing configured
+
+
+@pytest.mark.parametrize(
+    ("example", "env"),
+    [
+        ("spectrum-x-2plane", "nccl/hgx-b300.env"),
+        ("gb300-nvl72-spectrum-x", "nccl/gb300-compute-tray.env"),
+    ],
+)
+def test_spectrum_x_loads_the_spectrum_x_nccl_plugin(example: str, env: str) -> None:
+    """HPC-X "Spectrum-X NCCL Plugin": "the plugin can also be loaded by NCCL's environment
+    variable NCCL_NET_PLUGIN=spcx" - load balancing over a GPU's NICs with the switches'
+    adaptive routing."""
+    settings = env_settings(artifact(example, env))
+    assert settings["NCCL_NET_PLUGIN"] == "spcx"
+    assert "NCCL_IB_SL" not in settings
+
+
+def test_without_in_band_the_host_script_keeps_roce_netdevs_out_of_the_bootstrap(
+    tmp_path: Path,
+) -> None:
+    """NCCL_SOCKET_IFNAME `^=` excludes exact names (NCCL environment variables): the script
+    lists the RoCE netdevs it configured, so NCCL never bootstraps over a rail."""
+    fabric, artifacts = compiled("spectrum-x-2plane")
+    script = dict(artifacts)["configs/hosts/b300-01.sh"]
+    assert isinstance(script, str)
+    topology = fabric.loaded.catalog.catalog.host_topologies["hgx-b300"]
+    functions = [
+        Function(f"ens{i}", rdma, node.busid)
+        for i, (rdma, node) in enumerate(sorted(topology.nic_nodes().items()))
+    ]
+    run = run_script(script, tmp_path, functions)
+    assert run.returncode == 0, run.stderr
+    (line,) = [x for x in run.nccl_conf().splitlines() if x.startswith("NCCL_SOCKET_IFNAME=")]
+    excluded = line.removeprefix("NCCL_SOCKET_IFNAME=^=").split(",")
+    assert {"lo", "docker0", "virbr0"} <= set(excluded)
+    assert {f.netdev for f in functions} <= set(excluded)
 
 
 def test_readme_says_where_the_topology_goes() -> None:

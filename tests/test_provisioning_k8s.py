@@ -28,9 +28,10 @@ SCHEMA = {
     "CIDRPool": "k8s/secondary-network.schema.json",
     "Node": "k8s/node-labels.schema.json",
 }
+# a rail's netdev by the PCI address of its NIC function, or (no host topology) its RDMA device
 UDEV = re.compile(
-    r"^ACTION==\"add\", SUBSYSTEM==\"net\", PROGRAM=\"/bin/sh -c 'ls /sys/class/net/%k/device/"
-    r"infiniband'\", RESULT==\"(\S+)\", NAME==?\"(\S+)\"$"
+    r"^ACTION==\"add\", SUBSYSTEM==\"net\", (?:KERNELS==\"(\S+)\"|PROGRAM=\"/bin/sh -c "
+    r"'ls /sys/class/net/%k/device/infiniband'\", RESULT==\"(\S+)\"), NAME==?\"(\S+)\"$"
 )
 
 
@@ -95,7 +96,11 @@ def test_one_resource_and_network_per_rail(example: str) -> None:
     for model in models:
         rules = [UDEV.match(line) for line in files[f"k8s/udev/{model}.rules"].splitlines()[2:]]
         assert all(rules)
-        renamed = {m.group(2): m.group(1) for m in rules if m}
+        renamed = {m.group(3): m.group(1) or m.group(2) for m in rules if m}
+        topology = fabric.loaded.catalog.catalog.host_topologies.get(model)
+        if topology is not None:  # every rail function of a known PCI tree by its bus id
+            busids = {n.busid for n in topology.nic_nodes().values()}
+            assert set(renamed.values()) <= busids
         assert set(renamed) == names
         assert len(set(renamed.values())) == len(renamed)  # one device per rail and plane
     networks = [d for d in docs["networks.yaml"] if d["kind"] != "CIDRPool"]

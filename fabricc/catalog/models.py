@@ -333,12 +333,23 @@ class SwitchModel(CatalogModel):
         False,
         description="the ASIC does adaptive routing (Spectrum-X RoCE; InfiniBand AR set by the SM)",
     )
+    adaptive_routing_speeds: list[int] = Field(
+        default_factory=list,
+        description="port speeds in Gb/s at which the switch routes adaptively (Spectrum-4: 400 "
+        "and 200, not 800); empty: every speed of its ports",
+    )
     sharp: bool = Field(False, description="SHARP in-network aggregation (InfiniBand)")
     physical: Physical | None = Field(None, description="PSUs, inlet and weight")
 
     @property
     def cages(self) -> int:
         return sum(g.count for g in self.port_groups)
+
+    def routes_adaptively_at(self, speed: int) -> bool:
+        """Adaptive routing works on a port of this speed."""
+        return self.adaptive_routing and (
+            not self.adaptive_routing_speeds or speed in self.adaptive_routing_speeds
+        )
 
     def group_of_cage(self, cage: int) -> PortGroup | None:
         """The port group holding front-panel cage `cage` (numbered from 1 across groups)."""

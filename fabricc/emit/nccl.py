@@ -67,7 +67,15 @@ def _files(fabric: Fabric, plan: GroupPlan, stem: str, profile: Profile) -> _Fil
     if topology is not None:
         nics = {nic.name: nic for nic in plan.nics}
         xml = render(build_topology(plan.model, topology, plan.node, profile, nics))
-    entries = tuple(settings(plan, stem, xml is not None, sharp=_sharp(fabric, plan)))
+    entries = tuple(
+        settings(
+            plan,
+            stem,
+            xml is not None,
+            sharp=_sharp(fabric, plan),
+            spectrum_x=_spectrum_x(fabric, plan),
+        )
+    )
     return _Files(stem, plan.model, (plan.group,), xml, entries)
 
 
@@ -87,6 +95,18 @@ def _sharp(fabric: Fabric, plan: GroupPlan) -> bool:
         network.spec.subnet_manager.sharp
         and bool(models)
         and all(switches[m].sharp for m in models)
+    )
+
+
+def _spectrum_x(fabric: Fabric, plan: GroupPlan) -> bool:
+    """The group's compute network is Ethernet on Cumulus switches that all route adaptively
+    (the NVUE files turn adaptive routing on)."""
+    network = plan.compute
+    if network is None or network.fabric != "ethernet" or network.spec.os != "cumulus":
+        return False
+    switches = fabric.loaded.catalog.catalog.switches
+    return network.spec.wants_adaptive_routing and all(
+        switches[m].adaptive_routing for m in network.switch_models.values()
     )
 
 

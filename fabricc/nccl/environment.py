@@ -33,9 +33,15 @@ def topology_path(file_stem: str) -> str:
 
 
 def settings(
-    plan: GroupPlan, file_stem: str, has_topology: bool, sharp: bool = False
+    plan: GroupPlan,
+    file_stem: str,
+    has_topology: bool,
+    *,
+    sharp: bool = False,
+    spectrum_x: bool = False,
 ) -> list[Setting]:
-    """`sharp`: the InfiniBand compute network runs SHARP (nvidia-sm.conf sharp_enabled 2)."""
+    """`sharp`: the InfiniBand compute network runs SHARP (nvidia-sm.conf sharp_enabled 2);
+    `spectrum_x`: the compute network is Ethernet with adaptive routing on its switches."""
     result: list[Setting] = []
     if has_topology:
         result.append(
@@ -49,8 +55,25 @@ def settings(
     result.extend(_qos(plan))
     if sharp and plan.compute is not None:
         result.append(_collnet(plan.compute))
-    result.append(_socket(plan))
+    if spectrum_x:
+        result.append(SPECTRUM_X_PLUGIN)
+    socket = _socket(plan)
+    if socket is not None:
+        result.append(socket)
     return result
+
+
+# HPC-X "Spectrum-X NCCL Plugin" (HPC-X 2.26): "With HPCX, the plugin can also be loaded by NCCL's
+# environment variable NCCL_NET_PLUGIN=spcx"; it balances traffic over the NICs (ports) of each
+# GPU and recovers from link failures. It needs HPC-X's plugin library on the library path.
+SPECTRUM_X_PLUGIN = Setting(
+    "NCCL_NET_PLUGIN",
+    "spcx",
+    (
+        "Spectrum-X NCCL plugin of HPC-X (HPC-X, Spectrum-X NCCL Plugin): load balancing",
+        "over the planes of each GPU and link-failure recovery, for adaptive routing.",
+    ),
+)
 
 
 def _hca(plan: GroupPlan) -> list[Setting]:
@@ -77,6 +100,8 @@ def _qos(plan: GroupPlan) -> list[Setting]:
         return []
     if network.fabric == "ethernet":
         qos = network.spec.qos
+        # No NCCL_IB_SL: the host ports are untagged routed /31s, where a service level (the PCP
+        # of VLAN-tagged frames) is never sent; switch and NIC classify by DSCP (trust dscp).
         return [
             Setting(
                 "NCCL_IB_TC",
@@ -84,14 +109,8 @@ def _qos(plan: GroupPlan) -> list[Setting]:
                 (
                     f"RoCE traffic class of network {network.name}: the IP TOS byte,",
                     f"DSCP {qos.roce_dscp} shifted left by two (NCCL user guide, environment variables: NCCL_IB_TC).",
-                ),
-            ),
-            Setting(
-                "NCCL_IB_SL",
-                str(qos.roce_priority),
-                (
-                    f"Priority {qos.roce_priority} of the lossless RoCE queue (the PCP of VLAN-tagged"
-                    " traffic).",
+                    "No NCCL_IB_SL: the host ports are untagged, so the priority comes from",
+                    "the DSCP (trusted by switch and NIC), never from a PCP.",
                 ),
             ),
         ]
@@ -152,7 +171,11 @@ def ib_sl_comment(network: ResolvedNetwork) -> tuple[str, ...]:
     )
 
 
-def _socket(plan: GroupPlan) -> Setting:
+def _socket(plan: GroupPlan) -> Setting | None:
+    """Where NCCL bootstraps; None for an Ethernet compute network without an in-band one: the
+    host script (configs/hosts) writes NCCL_SOCKET_IFNAME into /etc/nccl.conf with the exact
+    RoCE netdevs it found excluded, which no prefix here can name (a setting in this file would
+    win over it)."""
     inband = plan.inband
     netdevs = [p.netdev for p in plan.inband_ports if p.netdev]
     if inband is not None and inband.spec.dual_homed:
@@ -170,6 +193,8 @@ def _socket(plan: GroupPlan) -> Setting:
             "=" + ",".join(netdevs),
             (f"Bootstrap over the in-band network {inband.name} (exact interface names).",),
         )
+    if inband is None and plan.compute is not None and plan.compute.fabric == "ethernet":
+        return None
     exclude = list(SOCKET_EXCLUDE)
     if plan.compute is not None and plan.compute.fabric == "infiniband":
         exclude.append("ib")

@@ -44,6 +44,10 @@ HostnamePattern = Annotated[
     ),
 ]
 
+CUMULUS_RELEASE = "5.18"  # the newest Cumulus Linux release qualified for Spectrum-X (5.19's
+# What's New page: "currently only qualified for non-Spectrum-X")
+MANAGEMENT_CUMULUS_RELEASE = "5.11"  # the relay tree's `interface`/`server` lists: 5.7-5.13
+
 
 class SpecModel(BaseModel):
     # strict: no lax coercion ("yes" is not a boolean, "4" is not an integer) - YAML already typed it.
@@ -420,6 +424,30 @@ class NetworkSpec(SpecModel):
         None, ge=1, le=4094, description="access VLAN of host ports (management networks)"
     )
     mtu: int = Field(9216, ge=1280, le=9216, description="interface MTU of ethernet ports")
+    cumulus_release: str | None = Field(
+        None,
+        pattern=r"^5\.[0-9]{1,2}$",
+        description="Cumulus Linux release the NVUE files (and the ZTP scripts' release check) "
+        "are written for (5.15 renamed `enable on` to `state enabled` and an interface's `ip` to "
+        "`ipv4`/`ipv6`); default: 5.18, the newest release qualified for Spectrum-X (Cumulus "
+        "Linux 5.19 What's New: 'only qualified for non-Spectrum-X'), and 5.11 for in-band and "
+        "out-of-band networks, whose DHCP relay is written as an interface and server list "
+        "(Cumulus Linux 5.7-5.13 'DHCP Relays'; 5.14 replaced it by server groups)",
+    )
+
+    @property
+    def nvue_release(self) -> str:
+        """cumulus_release as given, else the role's default (see its description)."""
+        if self.cumulus_release is not None:
+            return self.cumulus_release
+        return MANAGEMENT_CUMULUS_RELEASE if self.role in ("inband", "oob") else CUMULUS_RELEASE
+
+    @property
+    def wants_adaptive_routing(self) -> bool:
+        """adaptive_routing as given, else on for compute networks."""
+        if self.adaptive_routing is not None:
+            return self.adaptive_routing
+        return self.role == "compute"
 
 
 class AsnPlan(SpecModel):

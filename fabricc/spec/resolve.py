@@ -402,11 +402,31 @@ class _Checker:
             # the fastest the media supports: a speed no catalog module or cable carries
             # between these cages is left out (the cabling pass reports a pair with none)
             a, b = (self.catalog.switches[models[t]] for t in tiers)
-            fabric = a.fabric
-            cabled = common & cabled_speeds(self.catalog, a, b, fabric)
+            cabled = common & cabled_speeds(self.catalog, a, b, a.fabric)
             if cabled:
-                return max(cabled)
-        return max(common)
+                common = cabled
+        fastest = max(common)
+        switches = [self.catalog.switches[models[t]] for t in tiers]
+        ethernet = switches[0].fabric == "ethernet"
+        if (
+            not network.wants_adaptive_routing
+            or not all(s.adaptive_routing for s in switches)
+            or (ethernet and network.os != "cumulus")  # adaptive routing is set in NVUE only
+        ):
+            return fastest
+        # adaptive routing only at some speeds (Spectrum-4: 400G and 200G, not 800G): the
+        # fastest such speed, from split cages (800G cages as 2x400G), before plain ECMP
+        adaptive = [s for s in common if all(w.routes_adaptively_at(s) for w in switches)]
+        if adaptive:
+            return max(adaptive)
+        between = f"{lower} and {upper}" if len(tiers) == 2 else "leaf"
+        self.warn(
+            f"the {between} switches of this network route adaptively at no speed their links "
+            f"can run at ({fastest}G), so the fabric runs plain ECMP",
+            ("networks", name),
+            "set adaptive_routing: false to say so, or pick switches that route adaptively",
+        )
+        return fastest
 
     def _attachments(
         self,

@@ -13,6 +13,7 @@ are shared with the management switch builder.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from fabricc.emit.configs.context import ConfigContext
@@ -25,6 +26,7 @@ from fabricc.emit.configs.frr import (
     PEER_GROUP,
 )
 from fabricc.emit.configs.index import End, point_to_point
+from fabricc.emit.configs.nvue_release import Nvue
 from fabricc.emit.configs.ports import (
     cage_group,
     cumulus_cage,
@@ -35,20 +37,35 @@ from fabricc.emit.configs.ports import (
 from fabricc.emit.configs.qos import DSCPS, PRIORITIES, QosPlan
 from fabricc.emit.templating import SharedTrees, render, yaml_block
 from fabricc.ir import ENDPOINT_LEAF, LEAF_SPINE, SPINE_CORE, Device
+from fabricc.spec.models import CUMULUS_RELEASE
 from fabricc.synth.mgmtnet import mgmt_subnet
 
-ON = "on"
 MGMT_VRF = "mgmt"
 
 Tree = dict[str, Any]
+PFC_CABLE_DEFAULT_M = 100  # NVUE's PFC cable-length default (`nv show qos roce`: cable-length 100)
+NVUE_KB = 1000  # bytes per KB of the spec's ECN thresholds in NVUE (150 KB = 150000 bytes)
 
 
-def nvue_text(device: Device, design: str, tree: Tree, shared: SharedTrees | None = None) -> str:
+def nvue_text(
+    device: Device,
+    design: str,
+    tree: Tree,
+    shared: SharedTrees | None = None,
+    release: str = CUMULUS_RELEASE,
+) -> str:
     """The NVUE `set` tree as startup.yaml (templates/cumulus/startup.yaml.j2 around the tree's
     YAML, in the tree's key order; the tests check that it reads back as exactly this tree).
-    `shared`: the subtrees other switches' trees hold too (ConfigContext.shared)."""
+    `shared`: the subtrees other switches' trees hold too (ConfigContext.shared); `release`: the
+    Cumulus Linux release whose object model the tree follows, named in the header."""
     body = yaml_block(tree, 4, shared)
-    return render("cumulus/startup.yaml.j2", hostname=device.name, design=design, body=body)
+    return render(
+        "cumulus/startup.yaml.j2",
+        hostname=device.name,
+        design=design,
+        body=body,
+        release=release,
+    )
 
 
 def mgmt_port_end(ctx: ConfigContext, device: Device) -> End | None:
@@ -56,15 +73,21 @@ def mgmt_port_end(ctx: ConfigContext, device: Device) -> End | None:
     return next((e for e in ctx.ends(device.name) if e.port in names), None)
 
 
+def nvue_model(ctx: ConfigContext, device: Device) -> Nvue:
+    """The NVUE object model of the Cumulus Linux release the switch's network runs."""
+    network = device.network
+    assert network is not None
+    return ctx.fabric.derived(
+        f"nvue.{network}", lambda: Nvue(ctx.fabric.loaded.networks[network].spec.nvue_release)
+    )
+
+
 def eth0(ctx: ConfigContext, device: Device, end: End) -> Tree:
     tree: Tree = {"type": "eth", "description": ctx.far_end(end)}
     if device.mgmt_ip is not None:
         prefixlen, gateway = mgmt_subnet(ctx.fabric, device.name)
-        tree["ip"] = {
-            "address": {f"{device.mgmt_ip}/{prefixlen}": {}},
-            "gateway": {gateway: {}},
-            "vrf": MGMT_VRF,
-        }
+        prefix = f"{device.mgmt_ip}/{prefixlen}"
+        tree.update(nvue_model(ctx, device).management(prefix, gateway, MGMT_VRF))
     return tree
 
 
@@ -97,11 +120,12 @@ def roce_tree(ctx: ConfigContext, device: Device) -> Tree:
     assert device.network is not None and device.loopback is not None
     network = ctx.fabric.loaded.networks[device.network]
     mtu = network.spec.mtu
+    nvue = nvue_model(ctx, device)
     interfaces: Tree = {}
-    loopback: Tree = {f"{device.loopback}/32": {}}
+    loopback = [f"{device.loopback}/32"]
     if device.loopback_v6 is not None:
-        loopback[f"{device.loopback_v6}/128"] = {}
-    interfaces["lo"] = {"type": "loopback", "ip": {"address": loopback}}
+        loopback.append(f"{device.loopback_v6}/128")
+    interfaces["lo"] = {"type": "loopback", **nvue.addresses(loopback)}
     mgmt = mgmt_port_end(ctx, device)
     if mgmt is not None:
         interfaces["eth0"] = eth0(ctx, device, mgmt)
@@ -112,29 +136,38 @@ def roce_tree(ctx: ConfigContext, device: Device) -> Tree:
     model = ctx.switch_model(device)
     mgmt_ports = mgmt_port_names(model)
     adaptive = adaptive_routing(ctx, device.network)
-    port_routing = ctx.subtrees.get(("adaptive-routing",))
+    routed_adaptively = False  # some switch-to-switch port runs adaptive routing
+    port_routing = ctx.subtrees.get(("adaptive-routing", nvue))
     if port_routing is None:  # shared by every switch-to-switch port (never changed)
-        port_routing = {"adaptive-routing": {"enable": ON}}
-        port_routing = ctx.subtrees[("adaptive-routing",)] = ctx.shared.share(port_routing)
+        port_routing = {"adaptive-routing": nvue.enabled}
+        port_routing = ctx.subtrees[("adaptive-routing", nvue)] = ctx.shared.share(port_routing)
+    watchdog = ctx.subtrees.get(("pfc-watchdog",))
+    if watchdog is None:  # every RoCE port (NVUE reference: interface qos pfc-watchdog state)
+        watchdog = {"pfc-watchdog": {"state": "enable"}}
+        watchdog = ctx.subtrees[("pfc-watchdog",)] = ctx.shared.share(watchdog)
+    longest = 0.0  # the longest cable on the switch's RoCE ports, m
     for end in ctx.ends(device.name):
         link = end.link
         if end.port in mgmt_ports or link.network != device.network:
             continue
         name = cumulus_name(end.port)
         kind = link.kind
+        if link.cable is not None:
+            longest = max(longest, link.cable.length_m)
         if kind == ENDPOINT_LEAF and not end.upward:
             entry = swp(ctx, device, end, mtu)
             if end.local_ip is not None:
                 address, prefix = point_to_point(end.local_ip)
-                entry["ip"] = {"address": {address: {}}}
+                entry.update(nvue.addresses([address]))
                 networks[prefix] = {}
+            entry["qos"] = watchdog
             interfaces[name] = entry
         elif kind in (LEAF_SPINE, SPINE_CORE):
             entry = swp(ctx, device, end, mtu)
             far = ctx.devices[end.far]
             description = f"{ctx.far_end(end)} AS{far.asn}"
             if end.local_ip is not None and end.far_ip is not None:
-                entry["ip"] = {"address": {f"{end.local_ip}/31": {}}}
+                entry.update(nvue.addresses([f"{end.local_ip}/31"]))
                 neighbors[end.far_ip] = {
                     "type": "numbered",
                     "peer-group": PEER_GROUP,
@@ -146,24 +179,30 @@ def roce_tree(ctx: ConfigContext, device: Device) -> Tree:
                     "peer-group": PEER_GROUP,
                     "description": description,
                 }
-            if adaptive:
+            if adaptive and model.routes_adaptively_at(link.speed):
                 entry["router"] = port_routing
+                routed_adaptively = True
+            entry["qos"] = watchdog
             interfaces[name] = entry
 
     address_families: Tree = {
-        "ipv4-unicast": {"enable": ON, "network": networks, "multipaths": {"ebgp": MAXIMUM_PATHS}}
+        "ipv4-unicast": {
+            **nvue.enabled,
+            "network": networks,
+            "multipaths": {"ebgp": MAXIMUM_PATHS},
+        }
     }
     if device.loopback_v6 is not None:
         address_families["ipv6-unicast"] = {
-            "enable": ON,
+            **nvue.enabled,
             "network": {f"{device.loopback_v6}/128": {}},
             "multipaths": {"ebgp": MAXIMUM_PATHS},
         }
     router: Tree = {
-        "bgp": {"enable": ON, "autonomous-system": device.asn, "router-id": device.loopback}
+        "bgp": {**nvue.enabled, "autonomous-system": device.asn, "router-id": device.loopback}
     }
-    if adaptive:
-        router["adaptive-routing"] = {"enable": ON}
+    if routed_adaptively:
+        router["adaptive-routing"] = nvue.enabled
     return {
         "system": {"hostname": device.name},
         "interface": interfaces,
@@ -172,9 +211,9 @@ def roce_tree(ctx: ConfigContext, device: Device) -> Tree:
             "default": {
                 "router": {
                     "bgp": {
-                        "enable": ON,
+                        **nvue.enabled,
                         "address-family": address_families,
-                        "path-selection": {"multipath": {"aspath-ignore": ON}},
+                        "path-selection": {"multipath": {"aspath-ignore": nvue.on}},
                         "peer-group": {
                             PEER_GROUP: {
                                 "remote-as": "external",
@@ -190,25 +229,31 @@ def roce_tree(ctx: ConfigContext, device: Device) -> Tree:
                 }
             }
         },
-        "qos": _qos(ctx, device.network),
+        "qos": _qos(ctx, device.network, nvue, math.ceil(longest) or PFC_CABLE_DEFAULT_M),
     }
 
 
-def _qos(ctx: ConfigContext, network: str) -> Tree:
-    """The network's QoS section: one object for all of its switches (never changed)."""
-    key = ("qos", network)
+def _qos(ctx: ConfigContext, network: str, nvue: Nvue, cable_m: int) -> Tree:
+    """The network's QoS section: one object for the switches with the same longest cable
+    (never changed)."""
+    key = ("qos", network, cable_m)
     tree = ctx.subtrees.get(key)
     if tree is None:
-        tree = ctx.subtrees[key] = ctx.shared.share(qos_tree(ctx.qos(network)))
+        tree = ctx.shared.share(qos_tree(ctx.qos(network), nvue, cable_m))
+        ctx.subtrees[key] = tree
     return tree
 
 
-def qos_tree(plan: QosPlan) -> Tree:
-    """`nv set qos roce` and, explicitly, every value it stands for (Cumulus Linux user guide: RoCE)."""
+def qos_tree(plan: QosPlan, nvue: Nvue, cable_m: int = PFC_CABLE_DEFAULT_M) -> Tree:
+    """`nv set qos roce` and, explicitly, every value it stands for (Cumulus Linux "RDMA over
+    Converged Ethernet - RoCE", Default RoCE Configuration); PFC headroom for `cable_m`, the
+    longest planned cable on the switch (NVUE's default assumes 100 m); ECN thresholds in
+    bytes as NVUE takes them, KB read as 1000 bytes (150 KB: "the system-level ECN minimum
+    threshold value intended for programming is 150,000 bytes" on Spectrum-4, same page)."""
     roce = plan.traffic_class(plan.roce_priority)
     cnp = plan.traffic_class(plan.cnp_priority)
     return {
-        "roce": {"enable": ON, "mode": "lossless"},
+        "roce": {**nvue.enabled, "mode": "lossless"},
         "mapping": {
             "default-global": {
                 "trust": "both",
@@ -220,6 +265,7 @@ def qos_tree(plan: QosPlan) -> Tree:
         "pfc": {
             "default-global": {
                 "switch-priority": {str(plan.pfc_priority): {}},
+                "cable-length": cable_m,
                 "tx": "enable",
                 "rx": "enable",
             }
@@ -230,8 +276,8 @@ def qos_tree(plan: QosPlan) -> Tree:
                     str(roce): {
                         "ecn": "enable",
                         "red": "disable",
-                        "min-threshold": plan.ecn_min_bytes,
-                        "max-threshold": plan.ecn_max_bytes,
+                        "min-threshold": plan.ecn_min_kb * NVUE_KB,
+                        "max-threshold": plan.ecn_max_kb * NVUE_KB,
                         "probability": plan.ecn_probability,
                     }
                 }

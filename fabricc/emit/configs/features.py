@@ -25,8 +25,7 @@ def _models(ctx: ConfigContext, network: str) -> list[str]:
 def adaptive_routing(ctx: ConfigContext, network: str) -> bool:
     """The spec's adaptive_routing (default: on for compute networks), where every switch model
     of the network supports it."""
-    spec = ctx.fabric.loaded.networks[network].spec
-    wanted = spec.adaptive_routing if spec.adaptive_routing is not None else spec.role == "compute"
+    wanted = ctx.fabric.loaded.networks[network].spec.wants_adaptive_routing
     models = _models(ctx, network)
     return wanted and bool(models) and all(ctx.catalog.switches[m].adaptive_routing for m in models)
 

@@ -21,6 +21,7 @@ from fabricc.emit.configs.ibsim import ibsim_file
 from fabricc.emit.configs.mgmt import ManagementPlan, check_vlans, management_tree
 from fabricc.emit.configs.opensm import opensm_files
 from fabricc.emit.configs.sonic import config_db
+from fabricc.emit.configs.supernic import supernic_files
 from fabricc.errors import DesignError, error
 from fabricc.ir import Fabric
 from fabricc.spec.yamlsource import format_path
@@ -38,6 +39,7 @@ def emit(fabric: Fabric) -> Iterator[Artifact]:
             nics = host_nics(ctx, device)
             if nics:
                 yield host_file(ctx, device, nics)
+    yield from supernic_files(ctx)
 
 
 def _switches(ctx: ConfigContext) -> Iterator[Artifact]:
@@ -67,7 +69,9 @@ def _switches(ctx: ConfigContext) -> Iterator[Artifact]:
                 folder = f"configs/{switch}"
                 if management:
                     tree = management_tree(ctx, plan, device)
-                    text = nvue_text(device, fabric.name, tree, ctx.shared)
+                    text = nvue_text(
+                        device, fabric.name, tree, ctx.shared, network.spec.nvue_release
+                    )
                     yield f"{folder}/startup.yaml", text
                     continue
                 if network.spec.os == "sonic":
@@ -75,6 +79,8 @@ def _switches(ctx: ConfigContext) -> Iterator[Artifact]:
                     yield f"{folder}/config_db.json", text
                 else:
                     tree = roce_tree(ctx, device)
-                    text = nvue_text(device, fabric.name, tree, ctx.shared)
+                    text = nvue_text(
+                        device, fabric.name, tree, ctx.shared, network.spec.nvue_release
+                    )
                     yield f"{folder}/startup.yaml", text
                 yield f"{folder}/frr.conf", frr_text(frr_config(ctx, device))

@@ -1,11 +1,16 @@
 """Emit stage, configs: per-node RoCE NIC settings that match the switches.
 
 Consumes the nodes attached to routed ethernet (RoCE) networks, their link ends (addresses from
-the IR) and each network's QoS plan; produces configs/hosts/<node>.sh: for every RoCE NIC the
-trust mode (dscp), DSCP -> priority map, PFC priority, ECN (DCQCN) on the RoCE priority, CNP DSCP
-and priority, the RDMA-CM ToS byte, the /31 address with a per-NIC routing table towards its leaf,
-and for GPU nodes /etc/nccl.conf with NCCL_IB_TC = DSCP << 2 and the RDMA devices of the compute
-NICs. The values are the ones the switch configs are generated from, so NIC and switch agree.
+the IR), each network's QoS plan and MTU, and the node model's host topology (PCI bus ids of its
+NIC functions); produces configs/hosts/<node>.sh: one table of the node's NICs and one loop that,
+for each, finds the netdev at run time (by PCI address, else RDMA device, else the catalog's
+netdev, or an `IF_<port>` variable), sets the MTU of the network (the RoCE path MTU is the largest
+of 1024..4096 below it), the trust mode (dscp), DSCP -> priority map, PFC priority, ECN on the
+RoCE priority, CNP DSCP and priority, the RDMA-CM ToS byte, the /31 address with a per-NIC
+routing table towards its leaf, and for GPU nodes /etc/nccl.conf with NCCL_IB_TC = DSCP << 2 and
+the RDMA devices the compute NICs were found to have. A NIC the host does not show is reported
+and skipped, so the others are configured all the same. The values are the ones the switch
+configs are generated from, so NIC and switch agree.
 """
 
 from __future__ import annotations
@@ -19,9 +24,13 @@ from fabricc.emit.configs.index import point_to_point
 from fabricc.emit.configs.qos import QosPlan
 from fabricc.emit.provisioning.common import port_devices
 from fabricc.emit.templating import render
-from fabricc.ir import ENDPOINT_LEAF, Device
+from fabricc.ir import ENDPOINT_LEAF, Device, Fabric
 
+# NCCL_SOCKET_IFNAME without an in-band network: exact names NCCL must not bootstrap over (the
+# loopback, Docker's and libvirt's default bridges), to which the script adds its RoCE netdevs
+SOCKET_EXCLUDE = "lo,docker0,virbr0"
 TABLE_BASE = 100  # per-NIC policy routing tables: 100, 101, ...
+UNKNOWN = "-"  # a field of the NIC table the catalog does not give
 
 
 @dataclass(slots=True)  # (not frozen: a frozen dataclass sets each field by a call, per NIC)
@@ -29,73 +38,71 @@ class HostNic:
     network: str
     port: str
     rdma_device: str | None
-    ifname: str  # netdev, or shell that finds it at run time
+    netdev: str | None
+    pci: str | None  # PCI address of the NIC function (host topology)
     address: str  # with prefix length
     source: str
     gateway: str
     table: int
     leaf: str  # far end, as the leaf names its port
+    compute: bool
+    mtu: int
     qos: QosPlan
-    qos_commands: str  # the NIC's QoS commands on "$IF" (the same for every NIC of the plan)
-    qos_comment: str  # the line that says what they set (the same for every NIC of the plan)
 
-    def block(self) -> str:
-        """The NIC's lines of the script, after a blank line: formatted here, not by a template
-        per NIC (thousands of hosts, several NICs each)."""
-        qos = self.qos
-        tos = (
-            f"cma_roce_tos -d {self.rdma_device} -t {qos.roce_tos}\n"
-            if self.rdma_device is not None
-            else ""
+    @property
+    def variable(self) -> str:
+        """The environment variable that names the NIC's netdev by hand: IF_<port>."""
+        return "IF_" + "".join(c if c.isalnum() else "_" for c in self.port)
+
+    def row(self, plan: int) -> str:
+        """The NIC's line of the script's table (formatted here, not by a template per NIC:
+        thousands of hosts, several NICs each)."""
+        fields = (
+            self.port,
+            self.variable,
+            self.pci or UNKNOWN,
+            self.rdma_device or UNKNOWN,
+            self.netdev or UNKNOWN,
+            self.address,
+            self.source,
+            self.gateway,
+            str(self.table),
+            str(self.mtu),
+            str(plan),
+            "yes" if self.compute else "no",
+            self.leaf,
         )
-        table = self.table
-        return (
-            f"\n# {self.port} on network {self.network} -> {self.leaf}\n"
-            f"{self.qos_comment}"
-            f"IF={self.ifname}\n"
-            f"{self.qos_commands}{tos}"
-            f'ip address replace {self.address} dev "$IF"\n'
-            'ip link set dev "$IF" up\n'
-            'sysctl -qw "net.ipv4.conf.$IF.arp_ignore=1" "net.ipv4.conf.$IF.arp_announce=2"\n'
-            f'ip route replace default via {self.gateway} dev "$IF" table {table}\n'
-            f"ip rule del priority {table} 2>/dev/null || true\n"
-            f"ip rule add from {self.source} table {table} priority {table}\n"
-        )
+        return " ".join(fields) + "\n"
 
 
 @functools.lru_cache(maxsize=64)
-def qos_commands(plan: QosPlan) -> str:
-    """templates/host/_nic_qos.j2 for one QoS plan: rendered once, written for every NIC."""
-    return render("host/_nic_qos.j2", qos=plan)
+def qos_function(plan: QosPlan, number: int) -> str:
+    """templates/host/_nic_qos.j2 for one QoS plan: the shell function qos<number>."""
+    return render("host/_nic_qos.j2", qos=plan, number=number)
 
 
-@functools.lru_cache(maxsize=64)
-def qos_comment(qos: QosPlan) -> str:
-    return (
-        f"# RoCE DSCP {qos.roce_dscp} -> priority {qos.roce_priority} (PFC), CNP DSCP "
-        f"{qos.cnp_dscp} -> priority {qos.cnp_priority}, ToS {qos.roce_tos}\n"
-    )
+def _pci_addresses(fabric: Fabric, model: str) -> dict[str, str]:
+    """RDMA device -> PCI address of the NIC functions in the model's host topology."""
 
+    def compute() -> dict[str, str]:
+        topology = fabric.loaded.catalog.catalog.host_topologies.get(model)
+        if topology is None:
+            return {}
+        return {name: node.busid for name, node in topology.nic_nodes().items()}
 
-def _ifname(rdma: str | None, netdev: str | None, port: str) -> str:
-    if netdev is not None:
-        return netdev
-    if rdma is not None:
-        return f"$(netdev_of {rdma})"
-    variable = "IF_" + "".join(c if c.isalnum() else "_" for c in port)
-    return f"${{{variable}:?set {variable} to the netdev of port {port}}}"
+    return fabric.derived(f"hosts.pci.{model}", compute)
 
 
 def host_nics(ctx: ConfigContext, device: Device) -> list[HostNic]:
     """The node's NICs on routed (RoCE) networks, with their addresses, leaf and QoS plan.
-    A port's devices come from the fabric's port_devices, a network's QoS plan from the
-    context and its commands from qos_commands: each is looked up once, not per NIC."""
+    A port's devices come from the fabric's port_devices, a network's QoS plan and MTU from the
+    context: each is looked up once, not per NIC."""
     of_port = port_devices(ctx.fabric)
+    pci = _pci_addresses(ctx.fabric, device.model)
     nics: list[HostNic] = []
     routed = ctx.routed_switch
-    # network -> its plan and their texts: hashing a plan (ten fields, for the caches) per NIC
-    # was a fifth of this function
-    plans: dict[str, tuple[QosPlan, str, str]] = {}
+    networks = ctx.fabric.loaded.networks
+    plans: dict[str, tuple[bool, int, QosPlan]] = {}
     for end in ctx.ends(device.name):
         if end.kind != ENDPOINT_LEAF or not end.upward or end.local_ip is None:
             continue
@@ -105,14 +112,15 @@ def host_nics(ctx: ConfigContext, device: Device) -> list[HostNic]:
         network = end.link.network
         plan = plans.get(network)
         if plan is None:
-            qos = ctx.qos(network)
-            plan = plans[network] = (qos, qos_commands(qos), qos_comment(qos))
+            spec = networks[network].spec
+            plan = plans[network] = (spec.role == "compute", spec.mtu, ctx.qos(network))
         nics.append(
             HostNic(
                 network,
                 end.port,
                 rdma,
-                _ifname(rdma, netdev, end.port),
+                netdev,
+                pci.get(rdma) if rdma is not None else None,
                 point_to_point(end.local_ip)[0],
                 end.local_ip,
                 end.far_ip,
@@ -126,16 +134,20 @@ def host_nics(ctx: ConfigContext, device: Device) -> list[HostNic]:
 
 def host_file(ctx: ConfigContext, device: Device, nics: list[HostNic]) -> Artifact:
     gpus = ctx.catalog.nodes[device.model].gpus > 0
-    compute = [n for n in nics if ctx.fabric.loaded.networks[n.network].spec.role == "compute"]
-    nccl_devices = list(dict.fromkeys(n.rdma_device for n in compute if n.rdma_device))
+    plans = list(dict.fromkeys(n.qos for n in nics))
+    number = {plan: i for i, plan in enumerate(plans, 1)}
+    compute = [n for n in nics if n.compute]
     nccl_tc = sorted({n.qos.roce_tos for n in compute})
+    networks = ctx.fabric.loaded.networks
+    inband = any(networks[e.link.network].spec.role == "inband" for e in ctx.ends(device.name))
     text = render(
         "host/roce.sh.j2",
         design=ctx.fabric.name,
         host=device.name,
-        nic_blocks="".join(nic.block() for nic in nics),
+        qos_functions="".join(qos_function(plan, number[plan]) for plan in plans),
+        rows="".join(nic.row(number[nic.qos]) for nic in nics),
         nccl=gpus and bool(compute),
         nccl_tc=nccl_tc[0] if nccl_tc else None,
-        nccl_hca="=" + ",".join(nccl_devices) if nccl_devices else None,
+        socket_exclude=None if inband else SOCKET_EXCLUDE,
     )
     return f"configs/hosts/{device.name}.sh", text

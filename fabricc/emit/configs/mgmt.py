@@ -20,8 +20,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from fabricc.emit.configs.context import MANAGEMENT_ROLES, ConfigContext
-from fabricc.emit.configs.cumulus import ON, Tree, breakouts, eth0, mgmt_port_end, swp
+from fabricc.emit.configs.cumulus import (
+    Tree,
+    breakouts,
+    eth0,
+    mgmt_port_end,
+    nvue_model,
+    swp,
+)
 from fabricc.emit.configs.index import End
+from fabricc.emit.configs.nvue_release import Nvue
 from fabricc.emit.configs.ports import cumulus_name, mgmt_port_names
 from fabricc.errors import DesignError, error
 from fabricc.ir import ENDPOINT_LEAF, MGMT, PEER, UPLINK, Device, Fabric
@@ -145,6 +153,7 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
     fabric = ctx.fabric
     network = fabric.loaded.networks[device.network]
     mtu = network.spec.mtu
+    nvue = nvue_model(ctx, device)
     vlan = network_vlan(fabric, device.network)
     vlans = {vlan}
     mgmt_ports = mgmt_port_names(ctx.switch_model(device))
@@ -163,7 +172,7 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
 
     # Subtrees that many ports and bonds repeat, one object each (never changed): yaml_block
     # spells a shared subtree once
-    edge = {"access": vlan, "stp": {"admin-edge": ON, "bpdu-guard": ON}}
+    edge = {"access": vlan, "stp": {"admin-edge": nvue.on, "bpdu-guard": nvue.on}}
     bridge = {"domain": {BRIDGE: edge}}  # access ports and host bonds
     bond_link = {"mtu": mtu}
     trunk: Tree = {"domain": {BRIDGE: {}}}  # switch-to-switch bonds
@@ -213,7 +222,7 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
             "bond": {
                 "member": {cumulus_name(e.port): {} for e in ends},
                 "mlag": {"id": mlag_id},
-                "lacp-bypass": ON,
+                "lacp-bypass": nvue.on,
             },
             "bridge": bridge,
         }
@@ -250,7 +259,7 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
         interfaces[f"vlan{vlan}"] = {
             "type": "svi",
             "vlan": vlan,
-            "ip": {"address": {f"{access.gateway}/{access.network.prefixlen}": {}}},
+            **nvue.addresses([f"{access.gateway}/{access.network.prefixlen}"]),
         }
         announce, router_id = str(access.network), access.gateway
     elif mgmt is None and device.mgmt_ip is not None:
@@ -258,7 +267,7 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
         interfaces[f"vlan{vlan}"] = {
             "type": "svi",
             "vlan": vlan,
-            "ip": {"address": {f"{device.mgmt_ip}/{prefixlen}": {}}},
+            **nvue.addresses([f"{device.mgmt_ip}/{prefixlen}"]),
         }
         routes = {"0.0.0.0/0": {"via": {via: {}}}}
     if gateway is not None:
@@ -268,21 +277,18 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
         interfaces[f"vlan{vlan}"] = {
             "type": "svi",
             "vlan": vlan,
-            "ip": {
-                "address": {f"{gateway.real[device.name]}/{prefixlen}": {}},
-                "vrr": {
-                    "address": {f"{gateway.virtual}/{prefixlen}": {}},
-                    "mac-address": gateway.vlan_mac,
-                    "state": {"up": {}},
-                },
-            },
+            **nvue.vrr(
+                f"{gateway.real[device.name]}/{prefixlen}",
+                f"{gateway.virtual}/{prefixlen}",
+                gateway.vlan_mac,
+            ),
         }
         announce, router_id = str(gateway.prefix), gateway.real[device.name]
     tree["interface"] = interfaces
     if pair is not None:
         peer = pair.secondary if device.name == pair.primary else pair.primary
         mlag: Tree = {
-            "enable": ON,
+            **nvue.enabled,
             "mac-address": plan.mac(pair),
             "peer-ip": "linklocal",
             "priority": MLAG_PRIORITY[0 if device.name == pair.primary else 1],
@@ -301,15 +307,15 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
         }
     }
     if access is not None and access.uplinks:
-        tree["service"] = {"dhcp-relay": {"default": _relay(access, vlan, net.server)}}
+        tree["service"] = {"dhcp-relay": {"default": _relay(access, vlan, net.server, nvue)}}
     if neighbors and router_id is not None:
         asn = access.asn if access is not None else gateway.asn if gateway is not None else None
-        tree["router"] = {"bgp": {"enable": ON, "autonomous-system": asn, "router-id": router_id}}
+        tree["router"] = {"bgp": {**nvue.enabled, "autonomous-system": asn, "router-id": router_id}}
         routes_bgp: Tree = {
-            "enable": ON,
+            **nvue.enabled,
             "address-family": {
                 "ipv4-unicast": {
-                    "enable": ON,
+                    **nvue.enabled,
                     "network": {announce: {}},
                     "multipaths": {"ebgp": len(neighbors)},
                 }
@@ -322,7 +328,7 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
     return tree
 
 
-def _relay(access: AccessSubnet, vlan: int, server: str) -> Tree:
+def _relay(access: AccessSubnet, vlan: int, server: str, nvue: Nvue) -> Tree:
     """The access switch's DHCP relay: from its SVI to the provisioning server over its uplinks,
     adding option 82 with the switch port a request came in on as circuit-id (Cumulus Linux
     "DHCP Relays": use-pif-circuit-id; without it the circuit-id is the SVI's name) - what Kea's
@@ -332,7 +338,7 @@ def _relay(access: AccessSubnet, vlan: int, server: str) -> Tree:
     return {
         "interface": interfaces,
         "server": {server: {}},
-        "agent": {"enable": ON, "use-pif-circuit-id": {"enable": ON}},
+        "agent": {**nvue.enabled, "use-pif-circuit-id": nvue.enabled},
     }
 
 

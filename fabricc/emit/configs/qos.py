@@ -35,6 +35,15 @@ class QosPlan:
     default_weight: int  # DWRR share of class 0
 
     @property
+    def ecn_min_kb(self) -> int:
+        """The spec's ECN minimum threshold in KB."""
+        return self.ecn_min_bytes // KIB
+
+    @property
+    def ecn_max_kb(self) -> int:
+        return self.ecn_max_bytes // KIB
+
+    @property
     def default_class(self) -> int:
         return 0
 

@@ -3,8 +3,9 @@
 Consumes the compute networks of the Fabric IR (rails and planes of the GPU hosts' cables, their
 RDMA devices from the catalog, routed /31 addresses), the hosts pool and the scheduling groups;
 produces provisioning/k8s/:
-- udev/<node model>.rules: names the netdev of each rail's RDMA device `rail<r>` (`rail<r>p<p>`
-  on multi-plane fabrics), so every node model shows the same rail interface names;
+- udev/<node model>.rules: names the netdev of each rail's NIC function (matched by its PCI
+  address from the host topology, else by its RDMA device) `rail<r>` (`rail<r>p<p>` on
+  multi-plane fabrics), so every node model shows the same rail interface names;
 - nic-cluster-policy.yaml: NicClusterPolicy (mellanox.com/v1alpha1) with the RDMA shared device
   plugin, one resource per rail (selected by that interface name), Multus, the CNI plugins and
   the IPAM plugins; RoCE designs add the SR-IOV device plugin exposing each rail's PF;
@@ -101,13 +102,24 @@ def rails(fabric: Fabric) -> list[Rail]:
 
 
 def udev_rules(fabric: Fabric, found: list[Rail]) -> list[Artifact]:
+    """A rail's netdev is matched by the PCI address of its NIC function where the model's host
+    topology gives one (the kernel numbers RDMA devices in probe order, so the second function
+    of a ConnectX-8 split across planes need not be the mlx5_<n> the catalog assumes), else by
+    its RDMA device."""
     by_model: dict[str, list[str]] = {}
+    topologies = fabric.loaded.catalog.catalog.host_topologies
     for rail in found:
         for model, rdma in sorted(rail.devices.items()):
+            topology = topologies.get(model)
+            node = topology.nic_nodes().get(rdma) if topology is not None else None
+            match = (
+                f'KERNELS=="{node.busid}"'
+                if node is not None
+                else "PROGRAM=\"/bin/sh -c 'ls /sys/class/net/%k/device/infiniband'\", "
+                f'RESULT=="{rdma}"'
+            )
             by_model.setdefault(model, []).append(
-                'ACTION=="add", SUBSYSTEM=="net", '
-                "PROGRAM=\"/bin/sh -c 'ls /sys/class/net/%k/device/infiniband'\", "
-                f'RESULT=="{rdma}", NAME="{rail.name}"'
+                f'ACTION=="add", SUBSYSTEM=="net", {match}, NAME="{rail.name}"'
             )
     return [
         (

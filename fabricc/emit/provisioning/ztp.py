@@ -81,14 +81,10 @@ def sonic_ztp(ztp: SwitchZtp) -> str:
     )
 
 
-# The Cumulus Linux release the NVUE files are written for: `service dhcp-relay <vrf> agent`
-# needs 5.7 or later, and 5.14 replaced the relay's interface list by server groups (Cumulus
-# Linux "DHCP Relays", 5.7-5.13 and 5.14 pages).
-CUMULUS_RELEASE = "5.11"
 PASSWORD_FILE = "cumulus-password.hash"  # the operator's: `mkpasswd -m sha-512`, never generated
 
 
-def cumulus_ztp(switch: str, ztp: SwitchZtp, server_root: str) -> str:
+def cumulus_ztp(switch: str, ztp: SwitchZtp, server_root: str, release: str) -> str:
     """A Cumulus ZTP script as the "Zero Touch Provisioning - ZTP" page writes them: the
     CUMULUS-AUTOPROVISIONING marker, all output appended to /var/log/autoprovision, an ERR trap
     that names the failing command, a check of the running release, the cumulus user's password
@@ -108,7 +104,7 @@ def cumulus_ztp(switch: str, ztp: SwitchZtp, server_root: str) -> str:
         "trap error ERR\n"
         "set -euo pipefail\n"
         f'date "+%FT%T ztp: {switch} starting"\n'
-        f"TARGET_RELEASE={CUMULUS_RELEASE}\n"
+        f"TARGET_RELEASE={release}\n"
         'RELEASE=$(sed -n "s/^DISTRIB_RELEASE=//p" /etc/lsb-release)\n'
         'case "$RELEASE" in\n'
         '  "$TARGET_RELEASE" | "$TARGET_RELEASE".*) ;;\n'
@@ -160,7 +156,10 @@ def emit(fabric: Fabric) -> list[Artifact]:
         if ztp.os == "sonic":
             out.append((f"provisioning/ztp/{name}/ztp.json", sonic_ztp(ztp)))
         else:
-            out.append((f"provisioning/ztp/{name}/ztp.sh", cumulus_ztp(name, ztp, root)))
+            network = fabric.devices[name].network
+            assert network is not None
+            release = fabric.loaded.networks[network].spec.nvue_release
+            out.append((f"provisioning/ztp/{name}/ztp.sh", cumulus_ztp(name, ztp, root, release)))
     if out and management_net(fabric).seeds:
         out.append(("provisioning/ztp/seeds.txt", seeds_text(fabric)))
     return out
