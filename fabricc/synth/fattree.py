@@ -592,16 +592,9 @@ class FatTreeBuilder(NetworkBuilder):
 
     def _spine_pair(self, spines: list[str]) -> None:
         """The peer link of an in-band network's MLAG spine pair (its last cages). Bridged
-        loop-free only over one pair: with more spines, RSTP would block every uplink to all but
-        one of them, so the design says so."""
+        loop-free only over one pair: with more spines the network routes at its leaves
+        instead (synth/inbandleaves.py) and its spines need no peer link."""
         if len(spines) != 2:
-            self.warn(
-                f"{self.net.name} needs {len(spines)} spines: its VLAN is bridged up to one MLAG "
-                "spine pair, so spanning tree would block the uplinks to all spines but one",
-                (*self.net.path, "oversubscription"),
-                "give the in-band leaves fewer uplinks (a higher oversubscription) or spines "
-                "with more ports, so that two spines suffice",
-            )
             return
         model = self.catalog.switches[self.net.switch_models["spine"]]
         breakout = switch_port_speeds(model)[self.net.fabric_speed]

@@ -152,7 +152,12 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
     interfaces: Tree = {}
     net = management_net(fabric)
     access = net.subnets.get(device.name)
-    gateway = net.inband if net.inband is not None and device.name in net.inband.real else None
+    # where the in-band top tier is more than two spines, the leaves route (their groups'
+    # gateways) and the spines only route between them and the access switches
+    routed = net.inband.leaves if net.inband is not None else {}
+    own = routed.get(device.name)
+    top = net.inband if net.inband is not None and device.name in net.inband.real else None
+    gateway = top if top is not None and not routed else None
     # the in-band top tier and the access switches that route into it
     routers = set(net.inband.real) if net.inband is not None else set()
     neighbors: Tree = {}
@@ -183,6 +188,10 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
             interfaces[name] = swp(ctx, device, end, mtu)
         elif end.kind == UPLINK and (end.far if end.upward else device.name) in routers:
             # an access switch's uplink into the in-band top tier: routed, BGP unnumbered
+            interfaces[name] = swp(ctx, device, end, mtu)
+            neighbors[name] = {"type": "unnumbered", "remote-as": "external"}
+        elif (own is not None and end.far in routers) or (top is not None and end.far in routed):
+            # a leaf-spine link of an in-band network routed at its leaves: BGP unnumbered
             interfaces[name] = swp(ctx, device, end, mtu)
             neighbors[name] = {"type": "unnumbered", "remote-as": "external"}
         elif end.kind == UPLINK and end.upward:
@@ -278,6 +287,27 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
             },
         }
         announce, router_id = str(gateway.prefix), gateway.real[device.name]
+    if own is not None and net.inband is not None:
+        # the gateway of its leaf group's subnet: VRR on both MLAG peers, as on the spine pair
+        prefixlen = own.subnet.prefixlen
+        interfaces[f"vlan{vlan}"] = {
+            "type": "svi",
+            "vlan": vlan,
+            "ip": {
+                "address": {f"{own.real}/{prefixlen}": {}},
+                "vrr": {
+                    "address": {f"{own.virtual}/{prefixlen}": {}},
+                    "mac-address": net.inband.vlan_mac,
+                    "state": {"up": {}},
+                },
+            },
+        }
+        announce, router_id = str(own.subnet), own.real
+    elif top is not None and routed:
+        # a spine of a network routed at its leaves: its own address on the loopback
+        loopback = top.real[device.name]
+        interfaces["lo"] = {"type": "loopback", "ip": {"address": {f"{loopback}/32": {}}}}
+        announce, router_id = f"{loopback}/32", loopback
     tree["interface"] = interfaces
     if pair is not None:
         peer = pair.secondary if device.name == pair.primary else pair.primary
@@ -303,7 +333,15 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
     if access is not None and access.uplinks:
         tree["service"] = {"dhcp-relay": {"default": _relay(access, vlan, net.server)}}
     if neighbors and router_id is not None:
-        asn = access.asn if access is not None else gateway.asn if gateway is not None else None
+        asn = (
+            access.asn
+            if access is not None
+            else own.asn
+            if own is not None
+            else top.asn
+            if top is not None
+            else None
+        )
         tree["router"] = {"bgp": {"enable": ON, "autonomous-system": asn, "router-id": router_id}}
         routes_bgp: Tree = {
             "enable": ON,
