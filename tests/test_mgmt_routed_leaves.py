@@ -94,10 +94,10 @@ def test_every_in_band_gateway_is_owned_by_its_leaf_pair(example: str) -> None:
         svi = trees[leaf]["interface"]["vlan10"]["ip"]
         ((real, _),) = svi["address"].items()
         ((virtual, _),) = svi["vrr"]["address"].items()
-        subnet = ipaddress.ip_interface(virtual).network
-        assert ipaddress.ip_interface(real).network == subnet and subnet.subnet_of(pool)
-        assert subnet.network_address + 1 == ipaddress.ip_interface(virtual).ip  # aligned
-        gateway = str(ipaddress.ip_interface(virtual).ip)
+        subnet = ipaddress.IPv4Interface(virtual).network
+        assert ipaddress.IPv4Interface(real).network == subnet and subnet.subnet_of(pool)
+        assert subnet.network_address + 1 == ipaddress.IPv4Interface(virtual).ip  # aligned
+        gateway = str(ipaddress.IPv4Interface(virtual).ip)
         owned.setdefault(gateway, (subnet, svi["vrr"]["mac-address"], set()))[2].add(leaf)
         announced = trees[leaf]["vrf"]["default"]["router"]["bgp"]["address-family"]
         assert set(announced["ipv4-unicast"]["network"]) == {str(subnet)}
