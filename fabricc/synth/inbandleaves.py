@@ -5,7 +5,9 @@ produces, for an in-band network whose top tier has more than two spines, its le
 MLAG pair, or a lone leaf) with the hosts cabled to each and the subnet each group is the
 gateway of. Bridged, such a network would be loop-free over one MLAG spine pair only and
 spanning tree would block every uplink to the other spines; routed at the leaves (VRR on the
-pair, BGP unnumbered on the uplinks) every uplink carries traffic. Two spines or fewer: the
+pair, BGP unnumbered on the uplinks, each leaf its own ASN, as the Cumulus Linux "BGP
+Configuration Example" of its reference topology configures MLAG leaf pairs under BGP unnumbered
+spines) every uplink carries traffic. Two spines or fewer: the
 network bridges up to its spine pair (synth/fattree.py, emit/configs/mgmt.py) and this module
 returns nothing for it. Used by synth/addressing.py (host addresses inside their group's
 subnet) and synth/mgmtnet.py (gateways, ASNs).
