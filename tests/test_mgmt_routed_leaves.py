@@ -7,14 +7,16 @@ spines suffice the network still bridges up to the spine pair.
 from __future__ import annotations
 
 import ipaddress
+from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
+from fabricc.errors import DesignError
 from fabricc.synth.mgmtnet import MGMT_ASN, management_net
 from tests.configs_support import cables, nvue
-from tests.support import compiled
+from tests.support import EXAMPLES, compile_text, compiled
 
 ROUTED = ["gb300-nvl72-xdr", "gb300-nvl72-spectrum-x"]
 
@@ -140,3 +142,14 @@ def test_two_spines_still_bridge_up_to_the_spine_pair() -> None:
     assert len(net.inband.real) == 2
     assert "vrr" in trees["inband-spine001"]["interface"]["vlan10"]["ip"]
     assert [n for n in trees["inband-leaf001"]["interface"] if n.startswith("uplink")]
+
+
+def test_an_in_band_pool_too_small_for_the_leaf_subnets_is_an_error(tmp_path: Path) -> None:
+    text = (EXAMPLES / "gb300-nvl72-xdr.yaml").read_text()
+    assert "\naddressing:" not in text
+    # eight leaves in four pairs need four /26 subnets and the spines' own addresses
+    with pytest.raises(DesignError) as caught:
+        compile_text(text + "addressing:\n  inband: 10.64.0.0/25\n", tmp_path)
+    message = str(caught.value)
+    assert "address pool exhausted" in message and "a subnet per leaf pair" in message
+    assert "154 in-band hosts on 8 leaves" in message and "addressing.inband" in message

@@ -247,8 +247,13 @@ def _inband_routed(fabric: Fabric, problems: list[Diagnostic], routed: set[str])
         if groups is None or (
             groups and int(groups[-1].subnet.broadcast_address) >= int(pool.broadcast_address) - top
         ):
-            hosts = sum(len(g.hosts) for g in groups or [])
-            _fail(fabric, problems, "inband", f"{hosts} in-band hosts", "a subnet per leaf pair")
+            hosts = {
+                link.a
+                for link in fabric.links
+                if link.network == network and link.kind == ENDPOINT_LEAF
+            }
+            what = f"{len(hosts)} in-band hosts on {len(fabric.networks[network].switches['leaf'])} leaves"
+            _fail(fabric, problems, "inband", what, "a subnet per leaf pair")
             return False
         for group in groups:
             for index, host in enumerate(group.hosts):
