@@ -6,7 +6,11 @@ The in-band network is layer 2 up to its top tier: one access VLAN (network.vlan
 hosts on LACP bonds split over an MLAG leaf pair (or on access ports), switch-to-switch cables
 bundled into one bond per far switch or far MLAG pair (a leaf pair's uplinks to the spine pair:
 one bond; the spine pair's links to a leaf pair: one bond), so RSTP (root: the top tier) blocks
-none of them; the top tier owns the in-band gateway (an SVI with VRR) and routes. Every OOB
+none of them; the top tier owns the in-band gateway (an SVI with VRR) and routes. Where the
+in-band top tier is more than two spines the network routes at its leaves instead
+(synth/inbandleaves.py): every leaf pair is bridged only to its hosts and owns its subnet's
+gateway (VRR), its uplinks and the spines' downlinks are routed ports with BGP unnumbered, each
+spine has a loopback and no in-band SVI. Every OOB
 access switch is the router of its own subnet: its devices on access ports of its VLAN (default
 20), the gateway address on that VLAN's SVI, a DHCP relay towards the provisioning server and
 BGP unnumbered on its uplinks into the in-band top tier. Every port is described with its far
