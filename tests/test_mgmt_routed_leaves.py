@@ -76,6 +76,7 @@ def test_more_than_two_spines_route_at_the_leaves(example: str) -> None:
     assert set(asns) == {MGMT_ASN}
     for spine in spines:
         assert not [n for n in trees[spine]["interface"] if n.startswith("vlan")]
+        assert "bridge" not in trees[spine] and "mlag" not in trees[spine]
         loopback = trees[spine]["router"]["bgp"]["router-id"]
         assert trees[spine]["interface"]["lo"]["ip"]["address"] == {f"{loopback}/32": {}}
     routed = [*spines, *net.subnets, *leaves]

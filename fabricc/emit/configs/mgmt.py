@@ -326,14 +326,16 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
         if peer_ip is not None:
             mlag["backup"] = {peer_ip: {"vrf": "mgmt"}}
         tree["mlag"] = mlag
-    tree["bridge"] = {
-        "domain": {
-            BRIDGE: {
-                "vlan": {str(v): {} for v in sorted(vlans)},
-                "stp": {"priority": _stp_priority(ctx, device)},
+    if pair is not None or any("bridge" in entry for entry in interfaces.values()):
+        # (a spine of leaves that route bridges nothing)
+        tree["bridge"] = {
+            "domain": {
+                BRIDGE: {
+                    "vlan": {str(v): {} for v in sorted(vlans)},
+                    "stp": {"priority": _stp_priority(ctx, device)},
+                }
             }
         }
-    }
     if access is not None and access.uplinks:
         tree["service"] = {"dhcp-relay": {"default": _relay(access, vlan, net.server)}}
     if neighbors and router_id is not None:
