@@ -154,3 +154,31 @@ def test_an_in_band_pool_too_small_for_the_leaf_subnets_is_an_error(tmp_path: Pa
     message = str(caught.value)
     assert "address pool exhausted" in message and "a subnet per leaf pair" in message
     assert "154 in-band hosts on 8 leaves" in message and "addressing.inband" in message
+
+
+def test_two_spines_of_single_homed_leaves_route_at_the_leaves(tmp_path: Path) -> None:
+    """Single-homed hosts: the two spines are no MLAG pair, so a bridge over them would loop."""
+    text = (EXAMPLES / "gb300-nvl72-xdr.yaml").read_text()
+    fabric, artifacts = compile_text(
+        text.replace("    dual_homed: true\n", "    dual_homed: false\n"), tmp_path
+    )
+    trees = nvue({path: body for path, body in artifacts if isinstance(body, str)})
+    spines = fabric.networks["inband"].switches["spine"]
+    assert len(spines) == 2
+    net = management_net(fabric)
+    assert net.inband is not None
+    assert set(net.inband.leaves) == set(fabric.networks["inband"].switches["leaf"])
+    for leaf, own in net.inband.leaves.items():
+        tree = trees[leaf]
+        assert "mlag" not in tree and not [n for n in tree["interface"] if n.startswith("uplink")]
+        assert tree["interface"]["vlan10"]["ip"]["vrr"]["address"] == {
+            f"{own.virtual}/{own.subnet.prefixlen}": {}
+        }
+        assert len(tree["vrf"]["default"]["router"]["bgp"]["neighbor"]) == len(own.uplinks) > 0
+    for link in fabric.links:
+        if link.network == "inband" and link.kind == "endpoint-leaf":
+            address = fabric.devices[link.a].inband_ip
+            assert address is not None
+            subnet = net.inband.leaves[link.b].subnet
+            assert ipaddress.IPv4Address(address) in subnet, link.a
+    assert all("bridge" not in trees[spine] for spine in spines)

@@ -1,15 +1,15 @@
 """Synthesis rule: where an in-band network routes at its leaves, and the leaves' subnets.
 
 Consumes the wired Fabric IR (an in-band network's topology, its peer and endpoint links);
-produces, for an in-band network whose top tier has more than two spines, its leaf groups (an
+produces, for an in-band network whose top tier is more spines than one MLAG pair (more than
+two; two where the hosts are single-homed, so the spines are no pair), its leaf groups (an
 MLAG pair, or a lone leaf) with the hosts cabled to each and the subnet each group is the
 gateway of. Bridged, such a network would be loop-free over one MLAG spine pair only and
 spanning tree would block every uplink to the other spines; routed at the leaves (VRR on the
 pair, BGP unnumbered on the uplinks, each leaf its own ASN, as the Cumulus Linux "BGP
 Configuration Example" of its reference topology configures MLAG leaf pairs under BGP unnumbered
-spines) every uplink carries traffic. Two spines or fewer: the
-network bridges up to its spine pair (synth/fattree.py, emit/configs/mgmt.py) and this module
-returns nothing for it. Used by synth/addressing.py (host addresses inside their group's
+spines) every uplink carries traffic. One spine, or a pair of two: the network bridges up to
+it (synth/fattree.py, emit/configs/mgmt.py) and this module returns nothing for it. Used by synth/addressing.py (host addresses inside their group's
 subnet) and synth/mgmtnet.py (gateways, ASNs).
 
 Every group gets a subnet of the same size, aligned, in leaf order from the in-band pool's
@@ -47,17 +47,19 @@ class LeafGroup:
 
 
 def routes_at_leaves(fabric: Fabric, network: str) -> bool:
-    """An Ethernet in-band network whose top tier is more than two spines."""
+    """An Ethernet in-band network whose spines are more than one MLAG pair can bridge:
+    more than two, or two that are no MLAG pair (single-homed hosts: synth/fattree.py pairs
+    the spines of dual-homed networks only)."""
     loaded = fabric.loaded.networks.get(network)
     topology = fabric.networks.get(network)
     if loaded is None or topology is None:
         return False
     if loaded.spec.role != "inband" or loaded.fabric != "ethernet":
         return False
-    return (
-        topology.top_tier == "spine"
-        and len(topology.switches.get("spine", [])) > MAX_BRIDGED_SPINES
-    )
+    if topology.top_tier != "spine":
+        return False
+    spines = len(topology.switches.get("spine", []))
+    return spines > MAX_BRIDGED_SPINES or (spines == 2 and not loaded.spec.dual_homed)
 
 
 def leaf_groups(fabric: Fabric, network: str) -> list[LeafGroup] | None:
