@@ -182,3 +182,14 @@ def test_two_spines_of_single_homed_leaves_route_at_the_leaves(tmp_path: Path) -
             subnet = net.inband.leaves[link.b].subnet
             assert ipaddress.IPv4Address(address) in subnet, link.a
     assert all("bridge" not in trees[spine] for spine in spines)
+
+
+def test_an_in_band_core_tier_warns_that_it_stays_bridged(tmp_path: Path) -> None:
+    text = (EXAMPLES / "gb300-nvl72-xdr.yaml").read_text()
+    line = '    oversubscription: "4:1"\n'
+    assert text.count(line) == 1
+    fabric, _ = compile_text(text.replace(line, line + "    tiers: 3\n"), tmp_path)
+    assert fabric.networks["inband"].top_tier == "core"
+    assert management_net(fabric).inband is not None
+    found = [w for w in fabric.warnings if "inband needs a core tier" in w.message]
+    assert len(found) == 1 and "tiers: 2 or auto" in (found[0].hint or "")

@@ -9,8 +9,9 @@ spanning tree would block every uplink to the other spines; routed at the leaves
 pair, BGP unnumbered on the uplinks, each leaf its own ASN, as the Cumulus Linux "BGP
 Configuration Example" of its reference topology configures MLAG leaf pairs under BGP unnumbered
 spines) every uplink carries traffic. One spine, or a pair of two: the network bridges up to
-it (synth/fattree.py, emit/configs/mgmt.py) and this module returns nothing for it. Used by synth/addressing.py (host addresses inside their group's
-subnet) and synth/mgmtnet.py (gateways, ASNs).
+it (synth/fattree.py, emit/configs/mgmt.py) and this module returns nothing for it. A core
+tier stays bridged (synth/fattree.py warns). Used by synth/addressing.py (host addresses
+inside their group's subnet) and synth/mgmtnet.py (gateways, ASNs).
 
 Every group gets a subnet of the same size, aligned, in leaf order from the in-band pool's
 start: the network address, the VRR virtual gateway (first host), one address per host of the
