@@ -112,3 +112,83 @@ def test_oob_subnets_and_the_in_band_pool_reach_each_other() -> None:
                 break
             time.sleep(1)
         assert not missing, (missing, lab.sessions())
+
+
+@pytest.mark.tool
+def test_leaves_routed_over_three_spines_reach_each_other_and_the_oob() -> None:
+    """Where the in-band tier is three spines the leaves route (synth/inbandleaves.py): booted
+    with two leaf pairs, the three spines and two access switches, every leaf learns the other
+    pair's subnet over all its uplinks and every access subnet, and the access switches learn
+    both pairs' subnets."""
+    require_tool("vtysh")
+    require_root()
+    if not (FRR_LIB / "bgpd").exists():
+        pytest.skip("needs FRR's daemons")
+    fabric, artifacts = compiled("gb300-nvl72-xdr")
+    files = {path: text for path, text in artifacts if isinstance(text, str)}
+    trees = nvue(files)
+    net = management_net(fabric)
+    assert net.inband is not None and net.inband.leaves
+    leaves = list(net.inband.leaves)[:4]  # two leaf pairs
+    access = list(net.subnets)[:2]
+    booted_switches = {*leaves, *access, *net.inband.real}
+    rows = [
+        row
+        for row in csv.DictReader(io.StringIO(files["cabling/cables.csv"]))
+        if row["kind"] in ("leaf-spine", "uplink")
+        and row["network"] in ("inband", "oob")
+        and row["a_device"] in booted_switches
+        and row["b_device"] in booted_switches
+    ]
+    assert len(rows) == 4 * 12 + 2 * 2
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=list(rows[0]))
+    writer.writeheader()
+    for row in rows:  # the lab helper boots the switch-to-switch cables of one network
+        writer.writerow({**row, "network": "lab", "kind": "leaf-spine"})
+    lab_files: dict[str, str | bytes] = {"cabling/cables.csv": out.getvalue()}
+    for name in booted_switches:
+        lab_files[f"configs/{name}/frr.conf"] = frr_conf(name, trees[name])
+    subnets = {leaf: str(net.inband.leaves[leaf].subnet) for leaf in leaves}
+    with booted(lab_files, "lab") as lab:
+        for name, switch in lab.switches.items():
+            for svi, entry in trees[name]["interface"].items():
+                if entry.get("type") == "loopback":
+                    (address,) = entry["ip"]["address"]
+                    run("ip", "-n", switch.ns, "addr", "add", address, "dev", "lo")
+                if entry.get("type") != "svi":
+                    continue
+                (address,) = entry["ip"]["address"]
+                run("ip", "-n", switch.ns, "link", "add", svi, "type", "veth", "peer", "name", f"{svi}p")  # fmt: skip
+                run("ip", "-n", switch.ns, "link", "set", f"{svi}p", "up")
+                run("ip", "-n", switch.ns, "link", "set", svi, "up")
+                run("ip", "-n", switch.ns, "addr", "add", address, "dev", svi)
+        # the spines share one ASN, so a spine learns an access subnet from the access switch
+        # itself (the leaves never pass one spine's route to another): the spines it is cabled
+        # to; every leaf learns it through those
+        cabled_to: dict[str, set[str]] = {spine: set() for spine in net.inband.real}
+        for row in rows:
+            if row["a_device"] in access:
+                cabled_to[row["b_device"]].add(str(net.subnets[row["a_device"]].network))
+        oob = {str(net.subnets[a].network) for a in access}
+        wanted = {
+            **{leaf: (set(subnets.values()) - {subnets[leaf]}) | oob for leaf in leaves},
+            **{a: set(subnets.values()) for a in access},
+            **{s: {*subnets.values(), *cabled_to[s]} for s in net.inband.real},
+        }
+        deadline = time.monotonic() + 90
+        missing: dict[str, set[str]] = {}
+        while time.monotonic() < deadline:
+            missing = {
+                name: need - lab.routes(name)
+                for name, need in wanted.items()
+                if need - lab.routes(name)
+            }
+            if not missing:
+                break
+            time.sleep(1)
+        assert not missing, (missing, lab.sessions())
+        # a leaf reaches the other pair over every uplink: one next hop per spine link (ECMP)
+        other = subnets[leaves[2]]
+        route = run("ip", "-n", lab.switches[leaves[0]].ns, "-4", "route", "show", other).stdout
+        assert route.count("nexthop") == 12, route

@@ -37,6 +37,7 @@ from collections.abc import Callable, Collection, Iterator
 from fabricc.errors import Diagnostic, error
 from fabricc.ir import ENDPOINT_LEAF, LEAF_SPINE, MGMT, SPINE_CORE, Device, Fabric, Link
 from fabricc.spec.yamlsource import format_path
+from fabricc.synth.inbandleaves import leaf_groups, routes_at_leaves
 from fabricc.synth.oob import access_ports, region_order
 
 ROUTED_ROLES = ("compute", "storage")
@@ -198,11 +199,16 @@ def _inband(fabric: Fabric, problems: list[Diagnostic]) -> None:
         return
     pool = _Pool(fabric.loaded.spec.addressing.inband, skip_first=2)
     groups = list(fabric.loaded.spec.nodes)
+    routed = {n for n in inband_nets if routes_at_leaves(fabric, n)}
+    if routed and not _inband_routed(fabric, problems, routed):
+        return
     hosts = dict.fromkeys(
         link.a
         for link in fabric.links
-        if link.network in inband_nets and link.kind == ENDPOINT_LEAF
+        if link.network in inband_nets - routed and link.kind == ENDPOINT_LEAF
     )
+    if not hosts:
+        return
     places = _group_places(fabric, hosts)
     number = {group: k for k, group in enumerate(groups)}
     needed = Counter(number.get(fabric.devices[name].group or "", 0) for name in hosts)
@@ -229,6 +235,30 @@ def _inband(fabric: Fabric, problems: list[Diagnostic]) -> None:
         offsets[name] = part[offset]
     for name, offset in offsets.items():
         fabric.devices[name].inband_ip = pool.text(pool.base + offset)
+
+
+def _inband_routed(fabric: Fabric, problems: list[Diagnostic], routed: set[str]) -> bool:
+    """Hosts of in-band networks routed at their leaves: each in its leaf group's subnet
+    (synth/inbandleaves.py), below the top tier's own addresses at the pool's end."""
+    pool = ipaddress.ip_network(fabric.loaded.spec.addressing.inband)
+    top = sum(len(fabric.networks[n].switches.get("spine", [])) for n in routed)
+    for network in sorted(routed):
+        groups = leaf_groups(fabric, network)
+        if groups is None or (
+            groups and int(groups[-1].subnet.broadcast_address) >= int(pool.broadcast_address) - top
+        ):
+            hosts = {
+                link.a
+                for link in fabric.links
+                if link.network == network and link.kind == ENDPOINT_LEAF
+            }
+            what = f"{len(hosts)} in-band hosts on {len(fabric.networks[network].switches['leaf'])} leaves"
+            _fail(fabric, problems, "inband", what, "a subnet per leaf pair")
+            return False
+        for group in groups:
+            for index, host in enumerate(group.hosts):
+                fabric.devices[host].inband_ip = group.host_address(index)
+    return True
 
 
 class _AsnsExhausted(Exception):

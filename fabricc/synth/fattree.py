@@ -273,6 +273,15 @@ class FatTreeBuilder(NetworkBuilder):
             self._place_kept_uplinks(self.deferred)
         if self.spec.role == "inband" and self.spec.dual_homed and self.topology.tiers == 2:
             self._spine_pair(self.topology.switches.get("spine", []))
+        if self.spec.role == "inband" and self.topology.tiers == 3:
+            # routed leaves (synth/inbandleaves.py) cover two tiers; a core tier stays bridged
+            self.warn(
+                f"{self.net.name} needs a core tier: its VLAN is bridged over spines and cores, "
+                "so spanning tree would block all but one path up from every leaf",
+                (*self.net.path, "oversubscription"),
+                "give the in-band leaves fewer uplinks (a higher oversubscription) or spines "
+                "with more ports, so that two tiers suffice (tiers: 2 or auto; the leaves then route)",
+            )
 
     def _check_single_tier(self, classes: list[_Class]) -> None:
         """Without spines, endpoints reach each other only through one leaf (or MLAG pair) per
@@ -592,16 +601,9 @@ class FatTreeBuilder(NetworkBuilder):
 
     def _spine_pair(self, spines: list[str]) -> None:
         """The peer link of an in-band network's MLAG spine pair (its last cages). Bridged
-        loop-free only over one pair: with more spines, RSTP would block every uplink to all but
-        one of them, so the design says so."""
+        loop-free only over one pair: with more spines the network routes at its leaves
+        instead (synth/inbandleaves.py) and its spines need no peer link."""
         if len(spines) != 2:
-            self.warn(
-                f"{self.net.name} needs {len(spines)} spines: its VLAN is bridged up to one MLAG "
-                "spine pair, so spanning tree would block the uplinks to all spines but one",
-                (*self.net.path, "oversubscription"),
-                "give the in-band leaves fewer uplinks (a higher oversubscription) or spines "
-                "with more ports, so that two spines suffice",
-            )
             return
         model = self.catalog.switches[self.net.switch_models["spine"]]
         breakout = switch_port_speeds(model)[self.net.fabric_speed]

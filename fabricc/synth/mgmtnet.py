@@ -9,6 +9,10 @@ addresses); produces the ManagementNet the config and provisioning emitters shar
     design does not know (a crash cart);
   * the top tier of an in-band network owns its gateway: the in-band pool's first host as a VRR
     virtual address, each switch of the tier a real address from the pool's end;
+  * where that top tier is more than two spines (synth/inbandleaves.py), the leaves route
+    instead: every leaf group (an MLAG pair) the VRR gateway of its own subnet, BGP unnumbered
+    on its uplinks (each leaf its own ASN), the spines routing between them (their own
+    addresses from the pool's end as loopbacks);
   * access switches that uplink into that tier route: BGP unnumbered on the uplinks (the
     in-band top tier one private ASN, each access switch its own; RFC 6996 range), each
     announcing its subnet, the top tier the in-band pool;
@@ -23,10 +27,11 @@ addresses); produces the ManagementNet the config and provisioning emitters shar
 from __future__ import annotations
 
 import ipaddress
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from fabricc.ir import ENDPOINT_LEAF, MGMT, UPLINK, Fabric
 from fabricc.synth.addressing import oob_stride
+from fabricc.synth.inbandleaves import leaf_groups, leaf_spine_uplinks
 from fabricc.synth.oob import access_ports
 
 MGMT_ASN = 4_290_000_000  # RFC 6996 private 4-byte ASN: the in-band top tier; access switches after
@@ -46,13 +51,36 @@ class AccessSubnet:
 
 
 @dataclass(frozen=True, slots=True)
+class LeafGateway:
+    """A leaf of an in-band network routed at its leaves: with its MLAG peer the gateway (VRR)
+    of its group's subnet, BGP unnumbered on its uplinks to the spines."""
+
+    subnet: ipaddress.IPv4Network
+    virtual: str  # the group's gateway (VRR, the same on both peers)
+    real: str  # this leaf's own address in the subnet
+    asn: int
+    uplinks: tuple[str, ...]  # its ports towards the spines
+
+
+@dataclass(frozen=True, slots=True)
 class InbandGateway:
     network: str  # in-band network name
     prefix: ipaddress.IPv4Network
-    virtual: str  # the gateway hosts use (VRR)
-    real: dict[str, str]  # top-tier switch -> its own address
+    virtual: str  # the gateway hosts use (VRR) where the top tier owns it
+    real: dict[str, str]  # top-tier switch -> its own address (its loopback where leaves route)
     vlan_mac: str  # VRR virtual MAC
     asn: int
+    # where the top tier is more than two spines, every leaf routes (synth/inbandleaves.py)
+    leaves: dict[str, LeafGateway] = field(default_factory=dict)
+    host_prefixlen: int = 0  # the leaf groups' subnets' length, where leaves route
+
+    def host_gateway(self, address: str) -> tuple[int, str]:
+        """The prefix length and gateway of a host's in-band address: its leaf group's subnet
+        and VRR address where leaves route, else the pool and the top tier's VRR address."""
+        if not self.leaves:
+            return self.prefix.prefixlen, self.virtual
+        subnet = ipaddress.IPv4Network(f"{address}/{self.host_prefixlen}", strict=False)
+        return self.host_prefixlen, str(subnet.network_address + 1)
 
 
 @dataclass(slots=True)
@@ -131,6 +159,8 @@ def _compute(fabric: Fabric) -> ManagementNet:
                 MGMT_ASN + number if uplinks else None,
                 uplinks,
             )
+    if inband is not None:
+        plan.inband = _routed_leaves(fabric, inband, number)
     for link in fabric.links:
         if link.kind == MGMT and link.b in plan.subnets:
             plan.served_by[link.a] = link.b
@@ -165,6 +195,27 @@ def _inband_gateway(fabric: Fabric) -> InbandGateway | None:
             MGMT_ASN,
         )
     return None
+
+
+def _routed_leaves(fabric: Fabric, inband: InbandGateway, number: int) -> InbandGateway:
+    """Where the in-band network routes at its leaves: each leaf's gateway, ASN (numbered after
+    the access switches') and uplinks."""
+    groups = leaf_groups(fabric, inband.network)
+    if not groups:
+        return inband
+    uplinks = leaf_spine_uplinks(fabric, inband.network)
+    leaves: dict[str, LeafGateway] = {}
+    for group in groups:
+        for leaf in group.leaves:
+            number += 1
+            leaves[leaf] = LeafGateway(
+                group.subnet,
+                group.gateway,
+                group.leaf_address(leaf),
+                MGMT_ASN + number,
+                tuple(uplinks.get(leaf, ())),
+            )
+    return replace(inband, leaves=leaves, host_prefixlen=groups[0].subnet.prefixlen)
 
 
 def _server(fabric: Fabric) -> tuple[str, str | None]:

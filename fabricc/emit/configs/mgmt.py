@@ -6,7 +6,11 @@ The in-band network is layer 2 up to its top tier: one access VLAN (network.vlan
 hosts on LACP bonds split over an MLAG leaf pair (or on access ports), switch-to-switch cables
 bundled into one bond per far switch or far MLAG pair (a leaf pair's uplinks to the spine pair:
 one bond; the spine pair's links to a leaf pair: one bond), so RSTP (root: the top tier) blocks
-none of them; the top tier owns the in-band gateway (an SVI with VRR) and routes. Every OOB
+none of them; the top tier owns the in-band gateway (an SVI with VRR) and routes. Where the
+in-band top tier is more than two spines the network routes at its leaves instead
+(synth/inbandleaves.py): every leaf pair is bridged only to its hosts and owns its subnet's
+gateway (VRR), its uplinks and the spines' downlinks are routed ports with BGP unnumbered, each
+spine has a loopback and no in-band SVI. Every OOB
 access switch is the router of its own subnet: its devices on access ports of its VLAN (default
 20), the gateway address on that VLAN's SVI, a DHCP relay towards the provisioning server and
 BGP unnumbered on its uplinks into the in-band top tier. Every port is described with its far
@@ -161,7 +165,12 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
     interfaces: Tree = {}
     net = management_net(fabric)
     access = net.subnets.get(device.name)
-    gateway = net.inband if net.inband is not None and device.name in net.inband.real else None
+    # where the in-band top tier is more than two spines, the leaves route (their groups'
+    # gateways) and the spines only route between them and the access switches
+    routed = net.inband.leaves if net.inband is not None else {}
+    own = routed.get(device.name)
+    top = net.inband if net.inband is not None and device.name in net.inband.real else None
+    gateway = top if top is not None and not routed else None
     # the in-band top tier and the access switches that route into it
     routers = set(net.inband.real) if net.inband is not None else set()
     neighbors: Tree = {}
@@ -192,6 +201,10 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
             interfaces[name] = swp(ctx, device, end, mtu)
         elif end.kind == UPLINK and (end.far if end.upward else device.name) in routers:
             # an access switch's uplink into the in-band top tier: routed, BGP unnumbered
+            interfaces[name] = swp(ctx, device, end, mtu)
+            neighbors[name] = {"type": "unnumbered", "remote-as": "external"}
+        elif (own is not None and end.far in routers) or (top is not None and end.far in routed):
+            # a leaf-spine link of an in-band network routed at its leaves: BGP unnumbered
             interfaces[name] = swp(ctx, device, end, mtu)
             neighbors[name] = {"type": "unnumbered", "remote-as": "external"}
         elif end.kind == UPLINK and end.upward:
@@ -284,6 +297,22 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
             ),
         }
         announce, router_id = str(gateway.prefix), gateway.real[device.name]
+    if own is not None and net.inband is not None:
+        # the gateway of its leaf group's subnet: VRR on both MLAG peers, as on the spine pair
+        prefixlen = own.subnet.prefixlen
+        interfaces[f"vlan{vlan}"] = {
+            "type": "svi",
+            "vlan": vlan,
+            **nvue.vrr(
+                f"{own.real}/{prefixlen}", f"{own.virtual}/{prefixlen}", net.inband.vlan_mac
+            ),
+        }
+        announce, router_id = str(own.subnet), own.real
+    elif top is not None and routed:
+        # a spine of a network routed at its leaves: its own address on the loopback
+        loopback = top.real[device.name]
+        interfaces["lo"] = {"type": "loopback", **nvue.addresses([f"{loopback}/32"])}
+        announce, router_id = f"{loopback}/32", loopback
     tree["interface"] = interfaces
     if pair is not None:
         peer = pair.secondary if device.name == pair.primary else pair.primary
@@ -298,18 +327,28 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
         if peer_ip is not None:
             mlag["backup"] = {peer_ip: {"vrf": "mgmt"}}
         tree["mlag"] = mlag
-    tree["bridge"] = {
-        "domain": {
-            BRIDGE: {
-                "vlan": {str(v): {} for v in sorted(vlans)},
-                "stp": {"priority": _stp_priority(ctx, device)},
+    if pair is not None or any("bridge" in entry for entry in interfaces.values()):
+        # (a spine of leaves that route bridges nothing)
+        tree["bridge"] = {
+            "domain": {
+                BRIDGE: {
+                    "vlan": {str(v): {} for v in sorted(vlans)},
+                    "stp": {"priority": _stp_priority(ctx, device)},
+                }
             }
         }
-    }
     if access is not None and access.uplinks:
         tree["service"] = {"dhcp-relay": {"default": _relay(access, vlan, net.server, nvue)}}
     if neighbors and router_id is not None:
-        asn = access.asn if access is not None else gateway.asn if gateway is not None else None
+        asn = (
+            access.asn
+            if access is not None
+            else own.asn
+            if own is not None
+            else top.asn
+            if top is not None
+            else None
+        )
         tree["router"] = {"bgp": {**nvue.enabled, "autonomous-system": asn, "router-id": router_id}}
         routes_bgp: Tree = {
             **nvue.enabled,

@@ -22,7 +22,7 @@ from fabricc.emit.configs.mgmt import network_vlan
 from fabricc.emit.inventory import ordering
 from fabricc.emit.tables import Cell, cell, csv_text
 from fabricc.ir import ENDPOINT_LEAF, MGMT, Device, Fabric, Link
-from fabricc.synth.mgmtnet import mgmt_subnet
+from fabricc.synth.mgmtnet import management_net, mgmt_subnet
 
 # NetBox interface types (dcim.choices.InterfaceTypeChoices) by link layer and speed in Gb/s.
 INFINIBAND_TYPES = {
@@ -213,6 +213,7 @@ def ip_addresses(fabric: Fabric) -> list[tuple[Cell, ...]]:
     cabled_mgmt = mgmt_ports(fabric)
     in_ports = inband_ports(fabric)
     svi = _svi(fabric)
+    plan = management_net(fabric)  # where in-band leaves route, a host's subnet is its pair's
     rows: list[tuple[Cell, ...]] = []
     for d in fabric.devices.values():
         host = d.kind in ("node", "tray")
@@ -224,7 +225,8 @@ def ip_addresses(fabric: Fabric) -> list[tuple[Cell, ...]]:
         if d.inband_ip is not None and d.name in in_ports:
             ports = in_ports[d.name]
             port = BOND if len(ports) > 1 else ports[0]
-            rows.append((f"{d.inband_ip}/{inband}", IP_STATUS, d.name, port, "true", d.name))
+            length = inband if plan.inband is None else plan.inband.host_gateway(d.inband_ip)[0]
+            rows.append((f"{d.inband_ip}/{length}", IP_STATUS, d.name, port, "true", d.name))
         if d.loopback is not None:
             primary = "false" if d.mgmt_ip is not None else "true"
             rows.append((f"{d.loopback}/32", IP_STATUS, d.name, LOOPBACK, primary, None))

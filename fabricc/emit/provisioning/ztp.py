@@ -140,6 +140,8 @@ def seeds_text(fabric: Fabric) -> str:
     for switch in net.seeds:
         if switch in net.subnets:
             why = f"access switch: router and DHCP relay of {net.subnets[switch].network}"
+        elif net.inband is not None and switch in net.inband.real and net.inband.leaves:
+            why = "in-band spine: routes between the leaves' subnets and the relays"
         elif net.inband is not None and switch in net.inband.real:
             why = f"in-band top tier: owns the gateway {net.inband.virtual}, routes to the relays"
         else:
