@@ -395,8 +395,9 @@ SUPERPOD_3_TIER = [(16, 511, 128, 128, 64), (32, 1023, 256, 256, 128), (64, 2047
 def test_superpod_3_tier_with_storage_leaf_classes(
     tmp_path: Path, sus: int, nodes: int, leaves: int, spines: int, cores: int
 ) -> None:
-    """Storage leaves at 1:1 and DGX storage leaves at 4:3 in one 3-tier fabric: each leaf class
-    gets spine-leaf groups of its own under a shared core."""
+    """Storage leaves at 1:1 and DGX storage leaves at 4:3: at 16 SU one 2-tier tree, beyond it
+    one 3-tier fabric where each leaf class gets spine-leaf groups of its own under a shared
+    core."""
     text = (EXAMPLES / "superpod-h100-4su.yaml").read_text()
     fabric = synthesized(text.replace("count: 127", f"count: {nodes}"), tmp_path)
     compute = fabric.networks["compute"]
@@ -405,11 +406,24 @@ def test_superpod_3_tier_with_storage_leaf_classes(
     sizes = {tier: len(names) for tier, names in compute.switches.items()}
     assert sizes == {"leaf": leaves, "spine": spines, "core": cores}
     storage = fabric.networks["storage"]
+    links = [link for link in fabric.links if link.network == "storage"]
+    if sus == 16:
+        # 32 DGX storage leaves (24 uplinks) and 4 array leaves (16 uplinks) share no spine
+        # count that divides both and fits, but one link from each of the 36 leaves to each of
+        # 24 spines does (36 of 64 ports): the array leaves take 8 more uplinks from their
+        # free ports (better than 1:1) and the fabric keeps 2 tiers (no core tier)
+        assert storage.tiers == 2
+        budgets = {c.name: (c.down_ports, c.up_ports) for c in storage.leaf_classes}
+        assert budgets == {"dgx": (32, 24), "storage": (16, 24)}
+        assert len(storage.switches["spine"]) == 24
+        pairs = Counter((link.a, link.b) for link in links if link.kind == "leaf-spine")
+        assert set(pairs.values()) == {1}
+        assert len(pairs) == 36 * 24
+        return
     assert storage.tiers == 3
     budgets = {c.name: (c.down_ports, c.up_ports) for c in storage.leaf_classes}
     assert budgets == {"dgx": (32, 24), "storage": (16, 16)}  # 4:3 and 1:1
     devices = fabric.devices
-    links = [link for link in fabric.links if link.network == "storage"]
     # spine-leaf groups of their own: no spine serves both classes, and each class counts its
     # pods from the first
     spines_of: dict[str, set[str]] = {c.name: set() for c in storage.leaf_classes}
