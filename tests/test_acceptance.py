@@ -84,7 +84,11 @@ def test_ra_11333_4su_bill_of_materials() -> None:
     )
     assert sum(networks["storage"]["switches"].values()) == 16
     assert result["bom"]["920-9N302-00F7-0C2"] == 8  # SN4600C in-band
-    assert result["bom"]["920-9N110-00F1-0C0"] == 8  # SN2201 out-of-band
+    # SN2201 out-of-band: RA Table 7 lists 8, with the in-band leaves in its management racks;
+    # fabricc stands them beside the nodes they serve (docs/floor.md), which gives three SU
+    # network racks two more managed switches each, and the 48-port access switches serving
+    # at most 6 neighbouring racks need one more (see test_ra_11333_4su_oob_by_default_sizing)
+    assert result["bom"]["920-9N110-00F1-0C0"] == 9
     assert networks["inband"]["links"]["endpoint-leaf"] >= 127 * 2  # 254 DGX in-band links
     # RA Table 8: 24 in-band leaf-core links (6 leaves x 4 uplinks, 2 to each of 2 cores)
     assert networks["inband"]["switches"] == {"leaf": 6, "spine": 2, "core": 0}
@@ -99,12 +103,15 @@ def test_ra_11333_4su_bill_of_materials() -> None:
 
 
 def test_ra_11333_4su_oob_by_default_sizing(tmp_path: Path) -> None:
-    """RA-11333 4 SU: 8 SN2201 and 16 OOB uplinks (2 x 100G each) from port counts alone."""
+    """RA-11333 4 SU: OOB access switches and their uplinks (2 x 100G each) from port counts
+    alone. The RA's 8 SN2201 serve in-band leaves in its management racks; beside the nodes
+    they serve (docs/floor.md), the SU racks' management ports need one access switch more."""
     text = (EXAMPLES / "superpod-h100-4su.yaml").read_text()
     assert "    max_racks_per_switch: 6\n" in text
-    fabric = synthesized(text.replace("    max_racks_per_switch: 6\n", ""), tmp_path)
-    assert len(fabric.networks["oob"].switches["leaf"]) == 8
-    assert _uplinks_into(fabric, "oob", "inband") == 16
+    text = text.replace("    max_racks_per_switch: 6\n", "")
+    fabric = synthesized(text, tmp_path)
+    assert len(fabric.networks["oob"].switches["leaf"]) == 9
+    assert _uplinks_into(fabric, "oob", "inband") == 18
 
 
 def test_ra_11333_every_dgx_bmc_and_switch_is_managed() -> None:

@@ -7,8 +7,9 @@ earlier build kept (`--keep`), every device also keeps its scalable unit's numbe
 data-network cable may only move or go when the topology has to change (a spine or core
 count, the tier count), and then `diff` says so; only then may existing devices move (central
 racks hold the spines). The one other move: more storage arrays on the in-band network shift
-the GPU nodes' in-band ports, which `diff` reports as a rewire (not with `--keep`: the leaves
-fill in the earlier build's order). Leaf loopbacks and ASNs of a routed fabric stay unless its
+the GPU nodes' in-band ports, which `diff` reports as a rewire, and so may move an in-band
+leaf, which stands at the middle of the nodes it serves (not with `--keep`: the leaves fill in
+the earlier build's order and stay in their racks). Leaf loopbacks and ASNs of a routed fabric stay unless its
 tier count changes, even when its spines do. On three tiers, a GPU group's new spine-leaf
 groups move nothing of another leaf class even though the spine count changes.
 """
@@ -125,6 +126,25 @@ def check_growth(small: str, large: str, shifted: set[str], keep: bool) -> None:
         for name, row in old.devices.items()
         if overflow
         and row["rack"] in central_racks(old)
+        and (row["rack"], row["u"]) != (new.devices[name]["rack"], new.devices[name]["u"])
+    }
+    # A top-of-rack leaf stands at the middle of the nodes it serves (synth/racks.py): where
+    # its nodes shift (the documented in-band rewire, without --keep), so may it, and diff
+    # reports it like a moved central device; the racks it leaves and joins are repacked.
+    shifted_leaves = {
+        name
+        for name, row in old.devices.items()
+        if row["network"] in shifted
+        and row["role"] == "leaf"
+        and (row["rack"], row["u"]) != (new.devices[name]["rack"], new.devices[name]["u"])
+    }
+    repacked = {old.devices[n]["rack"] for n in shifted_leaves} | {
+        new.devices[n]["rack"] for n in shifted_leaves
+    }
+    moved_central |= {
+        name
+        for name, row in old.devices.items()
+        if row["rack"] in repacked
         and (row["rack"], row["u"]) != (new.devices[name]["rack"], new.devices[name]["u"])
     }
     if moved_central:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from fabricc.catalog.models import FEEDS, OUTLET_OF, physical_of
 from fabricc.errors import Diagnostic, error
-from fabricc.ir import Device, Fabric, Rack
+from fabricc.ir import ENDPOINT_LEAF, Device, Fabric, Rack
 from fabricc.spec.yamlsource import DataPath, format_path
 from fabricc.synth.nodes import GroupPlan
 
@@ -343,19 +343,16 @@ class _Layout:
             for block in blocks:
                 block.network.append(self.new_rack("network", block.su))
         central_devices: list[Device] = []
+        homes = self.leaf_homes(set(by_unit)) if per_su else {}
         for device in self.fabric.devices.values():
             if device.kind != "switch" or device.rack is not None:
                 continue
-            if (
-                per_su
-                and device.su is not None
-                and device.su in by_unit
-                and device.role != "access"
-            ):
-                racks = by_unit[device.su].network
+            home = device.su if device.su is not None else homes.get(device.name)
+            if per_su and home is not None and home in by_unit and device.role != "access":
+                racks = by_unit[home].network
                 if not self.place_in(racks, device, top=True):
                     # The unit's network rack is full: add another right beside the last one.
-                    rack = self.new_rack("network", device.su)
+                    rack = self.new_rack("network", home)
                     racks.append(rack)
                     rack.place(device, top=True)
             else:
@@ -408,6 +405,80 @@ class _Layout:
                         f"{device.name} ({device.height_u}U) does not fit an empty rack",
                         ("site", "rack", "height_u"),
                     )
+
+    def leaf_homes(self, units: set[int]) -> dict[str, int]:
+        """The unit whose network racks a leaf of no unit stands in: a top-of-rack leaf (in-band,
+        a storage or compute leaf class packed by nodes) stands where the nodes it serves stand,
+        at their middle - the unit of the median of its endpoints in floor order, central racks
+        (appliances, nodes of no unit) first. A leaf whose median endpoint stands in a central
+        rack stays there, beside it. A leaf pair serves the same nodes, so it stands together.
+        With an earlier build kept, a leaf it placed stays in its region (kept_homes)."""
+        devices = self.fabric.devices
+        served: dict[str, Counter[int]] = {}
+        central = -1
+        for link in self.fabric.links:
+            if link.kind != ENDPOINT_LEAF:
+                continue
+            switch = devices[link.b]
+            if switch.su is not None or switch.kind != "switch" or switch.role != "leaf":
+                continue
+            su = devices[link.a].su
+            place = su if su is not None and su in units else central
+            served.setdefault(link.b, Counter())[place] += 1
+        homes: dict[str, int] = {}
+        kept = self.kept_homes(set(served), units)
+        for leaf, places in served.items():
+            if leaf in kept:
+                if kept[leaf] != central:
+                    homes[leaf] = kept[leaf]
+                continue
+            half = (sum(places.values()) + 1) // 2
+            seen = 0
+            for place in sorted(places):
+                seen += places[place]
+                if seen >= half:
+                    if place != central:
+                        homes[leaf] = place
+                    break
+        return homes
+
+    def kept_homes(self, leaves: set[str], units: set[int]) -> dict[str, int]:
+        """With an earlier build kept (`build --keep`): leaves of no unit that it placed, and
+        where - -1 for a central rack (the floor's first places, before anything placed by unit
+        or group), else the unit whose devices (nodes, trays, its own leaves) stood nearest that
+        rack (a unit's network racks stand among its compute racks). What a leaf serves shifts
+        as groups grow; its rack must not."""
+        kept = self.fabric.loaded.kept
+        if not kept:
+            return {}
+        per_row = self.spec.site.racks_per_row
+        devices = self.fabric.devices
+        spans: dict[int, tuple[int, int]] = {}
+        firsts: list[int] = []
+        for name, place in kept.items():
+            device = devices.get(name)
+            number = rack_place(place.rack, per_row)
+            if device is None or number is None:
+                continue
+            if device.su is not None:
+                firsts.append(number)
+            if device.su is not None and device.su in units:
+                lo, hi = spans.get(device.su, (number, number))
+                spans[device.su] = (min(lo, number), max(hi, number))
+        end = min(firsts, default=None)
+        homes: dict[str, int] = {}
+        for leaf in leaves:
+            was = kept.get(leaf)
+            at = rack_place(was.rack, per_row) if was is not None else None
+            if was is None or at is None or was.model != devices[leaf].model:
+                continue
+            if end is None or at < end or not spans:
+                homes[leaf] = -1
+                continue
+            homes[leaf] = min(
+                spans, key=lambda su: (max(spans[su][0] - at, at - spans[su][1], 0), su)
+            )
+        return homes
 
     def keep_places(self, devices: list[Device], central: list[RackPlan]) -> set[str]:
         """Central devices of an earlier build (`build --keep`) back at their rack and unit,

@@ -1,0 +1,80 @@
+"""Synthesis helper: media by reach, as pure functions over catalog entries.
+
+Consumes catalog transceivers (form, ports, speed, media, reach, lane rate, protocols), a run's
+length and the network's `medium`; produces the media a run takes and the modules that can
+carry it. The cabling pass (cabling.py) asks these rules per cage and link; it does the
+geometry, the copper cables and the fibers. A new kind of media (active optical cables, say)
+joins as a catalog entry and a place in MEDIA_COST.
+
+The rule: per link, the cheapest media whose reach covers the run at both ends, from the media
+that the network's `medium` allows (auto: all of them). Copper is cheapest, then multimode
+fiber, then single-mode (REFERENCE section 4 of the LinkX documents: DAC 2-5 m, SR4 multimode
+50 m on OM4, DR4/DR8 single-mode 100-500 m, FR4 2 km).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from fabricc.catalog.models import FORM_ACCEPTS, TransceiverModel
+
+# Cheapest first: what a run takes when several reach it.
+MEDIA_COST: tuple[str, ...] = ("copper", "cat6", "mmf", "smf")
+OPTICAL: tuple[str, ...] = ("mmf", "smf")
+
+# The media each spec `medium` allows (NetworkSpec.medium).
+MEDIUM_ALLOWS: Mapping[str, tuple[str, ...]] = {
+    "auto": MEDIA_COST,
+    "copper": ("copper", "cat6"),
+    "multimode": ("mmf",),
+    "singlemode": ("smf",),
+}
+
+
+def allowed(medium: str, among: Sequence[str] = MEDIA_COST) -> tuple[str, ...]:
+    """The media of `among` that a network's `medium` allows, cheapest first."""
+    allows = MEDIUM_ALLOWS.get(medium, MEDIA_COST)
+    return tuple(m for m in MEDIA_COST if m in among and m in allows)
+
+
+def cheapest(reach: Mapping[str, float], run_m: float, media: Sequence[str]) -> str | None:
+    """The first of `media` (cheapest first) whose reach covers a run of `run_m` metres, or
+    None when none does. `reach` is each media's longest reach at both ends of the run (the
+    shorter end's), 0 where the cages take none."""
+    for name in media:
+        if reach.get(name, 0.0) >= run_m - 1e-9:
+            return name
+    return None
+
+
+def fitting_modules(
+    transceivers: Mapping[str, TransceiverModel],
+    form: str,
+    cage_ports: int,
+    speed: int,
+    media: str,
+    fabric: str,
+    lane: int | None,
+) -> list[tuple[float, str]]:
+    """Modules that plug into a cage of `form` running `cage_ports` links of `speed` Gb/s: the
+    cage takes the module's form, the module carries the cage's bandwidth (twin-port modules
+    at the link speed), runs the switch's lane rate and the network's protocol. As (reach,
+    part), shortest reach first: the cheapest that covers a run is the first that reaches it."""
+    found = []
+    for part, module in transceivers.items():
+        if lane is not None and module.lane_speed != lane:
+            continue
+        if module.form not in FORM_ACCEPTS.get(form, frozenset()):
+            continue
+        if module.media != media or fabric not in module.protocols:
+            continue
+        if module.ports * module.speed != cage_ports * speed:
+            continue
+        if module.speed != speed and cage_ports != 1:
+            continue
+        found.append((module.reach_m, part))
+    found.sort()
+    return found
+
+
+__all__ = ["MEDIA_COST", "MEDIUM_ALLOWS", "allowed", "cheapest", "fitting_modules"]
