@@ -393,6 +393,30 @@ def synthesized(text: str, tmp_path: Path) -> Any:
     return design(load_spec(path, "spec.yaml"))
 
 
+def test_ra_11333_4su_storage_fabric() -> None:
+    """RA-11333 4 SU storage fabric: Table 7 lists 16 QM9700 for storage; Table 8 254 DGX
+    storage transceivers (127 DGX x 2 ports). The DGX side: 8 leaves (2 rails x 4 SU) at 4:3,
+    each 32 DGX ports down and 24 uplinks. The array side follows the spec's storage model
+    (here 8 arrays of 8 NDR ports, an assumed appliance), so Table 8's array cables (48
+    2x200G) are not compared."""
+    fabric = compiled("superpod-h100-4su")[0]
+    storage = fabric.networks["storage"]
+    assert sum(len(names) for names in storage.switches.values()) == 16
+    dgx = next(c for c in storage.leaf_classes if c.name == "dgx")
+    assert (len(dgx.leaves), dgx.down_ports, dgx.up_ports) == (8, 32, 24)
+    devices = fabric.devices
+    on_dgx = [
+        m for m in fabric.modules if m.network == "storage" and devices[m.device].group == "dgx"
+    ]
+    assert len(on_dgx) == 254
+    uplinks = [
+        link
+        for link in fabric.links
+        if link.network == "storage" and link.kind == "leaf-spine" and link.a in dgx.leaves
+    ]
+    assert len(uplinks) == 8 * 24
+
+
 # RA-11333 flagship scaled by its per-unit rule (32 DGX per SU, one slot for UFM): SU, DGX,
 # and the compute fabric of the B200 table above (same QM9700 radix, same unit).
 SUPERPOD_3_TIER = [(16, 511, 128, 128, 64), (32, 1023, 256, 256, 128), (64, 2047, 512, 512, 256)]
