@@ -8,12 +8,15 @@ import math
 from hypothesis import given
 from hypothesis import strategies as st
 
+from fabricc.spec.resolve import LeafBudget
 from fabricc.synth.sizing import (
     LeafRow,
     TreeWidth,
     divisors,
     fits,
+    pack_groups,
     ports_needed,
+    spare_uplinks,
     symmetric_width,
     tree_width,
 )
@@ -97,3 +100,19 @@ def test_tree_width_is_symmetric_within_spare_ports(
         width.switches,
         ports,
     )
+
+
+def test_pack_groups_keeps_units_whole_and_caps_them() -> None:
+    units = [[1, 2], [3, 4], [5, 6], [7]]
+    assert pack_groups(units, 4) == [[1, 2, 3, 4], [5, 6, 7]]
+    assert pack_groups(units, 5) == [[1, 2, 3, 4], [5, 6, 7]]  # a unit is never split
+    assert pack_groups(units, 8, units_per_group=3) == [[1, 2, 3, 4, 5, 6], [7]]
+    assert pack_groups(units, 8, one_per_group=True) == [[1, 2], [3, 4], [5, 6], [7]]
+
+
+def test_spare_uplinks_are_the_free_ports_after_down_peer_and_up() -> None:
+    """A QM9700 storage-array leaf at 1:1 with 16 endpoint ports (8 cages) and 16 uplinks: 24
+    cages free after the endpoints, so 48 ports, 32 of them spare."""
+    budget = LeafBudget(16, 400, 2, 16, 400, 2, 0)
+    assert spare_uplinks(budget, 32) == 32
+    assert spare_uplinks(LeafBudget(32, 400, 2, 32, 400, 2, 0), 32) == 0

@@ -61,7 +61,9 @@ from fabricc.synth.sizing import (
     LeafRow,
     TreeWidth,
     fits,
+    pack_groups,
     ports_needed,
+    spare_uplinks,
     symmetric_width,
     tree_width,
 )
@@ -193,15 +195,7 @@ class FatTreeBuilder(NetworkBuilder):
         and the free ports a leaf could add as uplinks."""
         cages = general_cages(self.leaf_model)
         return [
-            LeafRow(
-                target[i],
-                c.budget.up_ports,
-                max(
-                    0,
-                    (cages - c.budget.reserved_cages - c.budget.down_cages) * c.budget.up_breakout
-                    - c.budget.up_ports,
-                ),
-            )
+            LeafRow(target[i], c.budget.up_ports, spare_uplinks(c.budget, cages))
             for i, c in enumerate(classes)
         ]
 
@@ -807,27 +801,16 @@ class FatTreeBuilder(NetworkBuilder):
     def _pods(
         self, units: list[list[tuple[str, _Class]]], max_leaves: int
     ) -> list[list[tuple[str, _Class]]]:
-        """Consecutive units packed into spine-leaf groups of at most `max_leaves` leaves
-        (pod_sus, when given, caps the scalable units per group)."""
-        pods: list[list[tuple[str, _Class]]] = []
-        current: list[tuple[str, _Class]] = []
-        count = 0
-        for unit in units:
-            full = (
-                len(current) + len(unit) > max_leaves
-                or (
-                    self.spec.pod_sus is not None and unit[0][1].rail and count >= self.spec.pod_sus
-                )
-                or self.spec.spine_leaf_groups.per_su is not None
-            )
-            if current and full:
-                pods.append(current)
-                current, count = [], 0
-            current.extend(unit)
-            count += 1 if unit[0][1].rail else 0
-        if current:
-            pods.append(current)
-        return pods
+        """Consecutive units packed into spine-leaf groups (sizing.pack_groups); pod_sus caps
+        the scalable units of a rail-wired class per group, per_su gives every unit part a
+        group of its own."""
+        rail = bool(units) and units[0][0][1].rail
+        return pack_groups(
+            units,
+            max_leaves,
+            units_per_group=self.spec.pod_sus if rail else None,
+            one_per_group=self.spec.spine_leaf_groups.per_su is not None,
+        )
 
     def _three_tiers(
         self, classes: list[_Class], spine_model: SwitchModel, spine_breakout: int, spine_ports: int

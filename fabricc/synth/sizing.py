@@ -1,8 +1,10 @@
 """Synthesis helper: the sizing rules of a fat-tree, as pure functions of block shapes.
 
-Consumes counts (leaves and their uplinks, switch ports after breakout, guest links from other
-networks); produces switch counts. No device is built here: the fat-tree pass (fattree.py) asks
-these rules for every block's shape, then builds it.
+Consumes counts (leaves and their uplinks and free ports, switch ports after breakout, guest
+links from other networks, units of leaves); produces switch counts, uplinks per leaf and
+spine-leaf groups. One fit rule (`fits`) answers "do these switches fit" for every tier and
+path. No device is built here: the fat-tree pass (fattree.py) asks these rules for every
+block's shape, then builds and wires it.
 """
 
 from __future__ import annotations
@@ -10,9 +12,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from fabricc.catalog.models import SwitchModel
-from fabricc.spec.resolve import switch_port_speeds
+from fabricc.spec.resolve import LeafBudget, switch_port_speeds
+
+T = TypeVar("T")
 
 # No spine is a single point of failure: a leaf with two or more uplinks reaches at least two.
 MIN_SPINES = 2
@@ -124,6 +129,42 @@ def tree_width(
         if best is None or (added, switches) < best[:2]:
             best = (added, switches, raised)
     return TreeWidth(best[1], best[2]) if best is not None else None
+
+
+def spare_uplinks(budget: LeafBudget, cages: int) -> int:
+    """Ports a leaf of `cages` general cages leaves free beyond its endpoint ports, peer link and
+    uplinks: the uplinks it could add (tree_width) at its uplink breakout."""
+    free = cages - budget.reserved_cages - budget.down_cages
+    return max(0, free * budget.up_breakout - budget.up_ports)
+
+
+def pack_groups(
+    units: Sequence[Sequence[T]],
+    max_leaves: int,
+    *,
+    units_per_group: int | None = None,
+    one_per_group: bool = False,
+) -> list[list[T]]:
+    """Consecutive units (the leaves of a scalable unit, or one leaf or MLAG pair) packed into
+    spine-leaf groups of at most `max_leaves` leaves and at most `units_per_group` units; with
+    `one_per_group`, every unit a group of its own. A unit is never split."""
+    groups: list[list[T]] = []
+    current: list[T] = []
+    count = 0
+    for unit in units:
+        full = (
+            len(current) + len(unit) > max_leaves
+            or (units_per_group is not None and count >= units_per_group)
+            or one_per_group
+        )
+        if current and full:
+            groups.append(current)
+            current, count = [], 0
+        current.extend(unit)
+        count += 1
+    if current:
+        groups.append(current)
+    return groups
 
 
 @dataclass(frozen=True, slots=True)
