@@ -8,8 +8,9 @@ joins as a catalog entry and a place in MEDIA_COST.
 
 The rule: per link, the cheapest media whose reach covers the run at both ends, from the media
 that the network's `medium` allows (auto: all of them). Copper is cheapest, then multimode
-fiber, then single-mode (REFERENCE section 4 of the LinkX documents: DAC 2-5 m, SR4 multimode
-50 m on OM4, DR4/DR8 single-mode 100-500 m, FR4 2 km).
+fiber, then single-mode (NVIDIA LinkX NDR cables and transceivers: passive DAC to 2-3 m, active
+copper to 5 m, SR4 multimode MMA4Z00-NS to 50 m on OM4, single-mode DR8 MMS4X00-NS to 100 m and
+2xDR4 MMS4X00-NM to 500 m, 2xFR4 MMS4X50-NM to 2 km; each catalog entry names its datasheet).
 """
 
 from __future__ import annotations
