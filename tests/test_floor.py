@@ -16,7 +16,7 @@ from fabricc.catalog.loader import load_catalog
 from fabricc.errors import DesignError
 from fabricc.ir import ENDPOINT_LEAF
 from fabricc.spec.loader import load_spec
-from fabricc.synth.media import OPTICAL, allowed, cheapest, fitting_modules
+from fabricc.synth.media import OPTICAL, allowed, cable_families, cheapest, fitting_modules
 from tests.support import EXAMPLES, compiled
 
 
@@ -165,3 +165,16 @@ def test_cable_lengths_per_network_and_kind_in_summary_and_report() -> None:
     assert networks["inband"]["cable_lengths"]["endpoint-leaf"]["max_m"] <= 15
     report = str(files["report/index.html"])
     assert '<section id="lengths">' in report and "<h3>inband</h3>" in report
+
+
+def test_media_cables_without_transceivers_passive_before_active() -> None:
+    """Switch cage (twin-port OSFP, 2 x 400G) to two single-port OSFP host cages: the passive
+    splitter DAC (MCP7Y00) ranks before the active copper splitter (MCA7J60); a straight
+    switch-to-switch run takes the twin-port DAC (MCP4Y10)."""
+    families = sorted(load_catalog().catalog.cables.items())
+    splitters = {
+        key: rank for rank, key, _ in cable_families(families, "osfp", "osfp-rhs", 2, 2, 400, None)
+    }
+    assert splitters["mcp7y00"] == 0 and splitters["mca7j60"] == 1
+    straight = [key for _, key, _ in cable_families(families, "osfp", "osfp", 1, 2, 400, None)]
+    assert "mcp4y10" in straight and not set(straight) & set(splitters)

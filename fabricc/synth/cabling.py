@@ -28,7 +28,7 @@ from fabricc.errors import Diagnostic, error
 from fabricc.ir import U_HEIGHT_M, Cable, Device, Fabric, Link, Module, Rack
 from fabricc.spec.yamlsource import format_path
 from fabricc.synth.cableids import number_cables
-from fabricc.synth.media import OPTICAL, allowed, cheapest, fitting_modules
+from fabricc.synth.media import OPTICAL, allowed, cable_families, cheapest, fitting_modules
 from fabricc.synth.naming import PDU_PORT, POWER_SHELF_PORT, port_cage
 
 IN_RACK_ALLOWANCE_M = 0.5  # routing from the port to the vertical manager and back
@@ -199,29 +199,7 @@ class _Cabler:
         found = self.family_cache.get(question)
         if found is not None:
             return found
-        found = []
-        for key, family in self.families:
-            if family.media not in ("copper", "cat6"):
-                continue
-            if lane is not None and family.lane_speed != lane:
-                continue
-            if family.a_form not in FORM_ACCEPTS.get(a_form, frozenset()):
-                continue
-            if family.b_form not in FORM_ACCEPTS.get(b_form, frozenset()):
-                continue
-            if legs > 1 and family.legs != legs:
-                continue
-            if legs == 1 and family.legs != 1:
-                continue
-            carried = family.a_ports * (family.speed or 0)
-            if legs == 1 and not (
-                (family.speed == speed and family.a_ports >= ports)
-                or (ports == 1 and carried == speed)
-            ):
-                continue
-            if legs > 1 and family.speed != speed:
-                continue
-            found.append((0 if family.kind in ("dac", "patch") else 1, key, family))
+        found = cable_families(self.families, a_form, b_form, legs, ports, speed, lane)
         self.family_cache[question] = found
         return found
 

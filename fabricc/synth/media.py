@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from fabricc.catalog.models import FORM_ACCEPTS, TransceiverModel
+from fabricc.catalog.models import FORM_ACCEPTS, CableModel, TransceiverModel
 
 # Cheapest first: what a run takes when several reach it.
 MEDIA_COST: tuple[str, ...] = ("copper", "cat6", "mmf", "smf")
@@ -78,4 +78,56 @@ def fitting_modules(
     return found
 
 
-__all__ = ["MEDIA_COST", "MEDIUM_ALLOWS", "allowed", "cheapest", "fitting_modules"]
+# Cable kinds that join two cages on their own (no transceivers), cheapest first: passive
+# copper (DAC, RJ45 patch cords) before active copper.
+CABLE_RANK: Mapping[str, int] = {"dac": 0, "patch": 0, "acc": 1}
+
+
+def cable_families(
+    families: Sequence[tuple[str, CableModel]],
+    a_form: str,
+    b_form: str,
+    legs: int,
+    ports: int,
+    speed: int,
+    lane: int | None,
+) -> list[tuple[int, str, CableModel]]:
+    """Catalog cables that join a cage of `a_form` running `ports` links of `speed` Gb/s to
+    `legs` cages of `b_form` without transceivers (straight when `legs` is 1, a splitter with a
+    leg per cage otherwise), at the switch's lane rate, whatever the length; as (cost rank,
+    catalog key, cable) with the rank of CABLE_RANK. The caller picks the cheapest rank, then
+    the shortest orderable length that covers the run."""
+    found = []
+    for key, family in families:
+        if family.kind not in CABLE_RANK:
+            continue
+        if lane is not None and family.lane_speed != lane:
+            continue
+        if family.a_form not in FORM_ACCEPTS.get(a_form, frozenset()):
+            continue
+        if family.b_form not in FORM_ACCEPTS.get(b_form, frozenset()):
+            continue
+        if legs > 1 and family.legs != legs:
+            continue
+        if legs == 1 and family.legs != 1:
+            continue
+        carried = family.a_ports * (family.speed or 0)
+        if legs == 1 and not (
+            (family.speed == speed and family.a_ports >= ports) or (ports == 1 and carried == speed)
+        ):
+            continue
+        if legs > 1 and family.speed != speed:
+            continue
+        found.append((CABLE_RANK[family.kind], key, family))
+    return found
+
+
+__all__ = [
+    "CABLE_RANK",
+    "MEDIA_COST",
+    "MEDIUM_ALLOWS",
+    "allowed",
+    "cable_families",
+    "cheapest",
+    "fitting_modules",
+]
