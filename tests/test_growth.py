@@ -130,7 +130,8 @@ def check_growth(small: str, large: str, shifted: set[str], keep: bool) -> None:
     }
     # A top-of-rack leaf stands at the middle of the nodes it serves (synth/racks.py): where
     # its nodes shift (the documented in-band rewire, without --keep), so may it, and diff
-    # reports it like a moved central device; the racks it leaves and joins are repacked.
+    # reports it like a moved central device; the racks it leaves and joins are repacked, and
+    # with them the out-of-band runs (access switches, their ports and management addresses).
     shifted_leaves = {
         name
         for name, row in old.devices.items()
@@ -147,6 +148,13 @@ def check_growth(small: str, large: str, shifted: set[str], keep: bool) -> None:
         if row["rack"] in repacked
         and (row["rack"], row["u"]) != (new.devices[name]["rack"], new.devices[name]["u"])
     }
+    if shifted_leaves:  # the out-of-band runs over the racks they leave and join repack
+        moved_central |= {
+            name
+            for name, row in old.devices.items()
+            if row["network"] == "oob"
+            and (row["rack"], row["u"]) != (new.devices[name]["rack"], new.devices[name]["u"])
+        }
     if moved_central:
         assert any(n.startswith("identity: ") and " change " in n for n in result.topology)
     if not reshaped(result):
@@ -155,13 +163,17 @@ def check_growth(small: str, large: str, shifted: set[str], keep: bool) -> None:
             fields = {f: (row[f], after[f]) for f in IDENTITY_FIELDS if row[f] != after[f]}
             if name in moved_central:
                 fields = {f: v for f, v in fields.items() if f not in movable}
+            if shifted_leaves:  # management addresses follow the repacked racks' ports
+                fields.pop("mgmt_ip", None)
             assert not fields, f"{name} ({row['kind']} in {row['rack']}): {fields}"
         # a host's own script (its NIC /31s and gateways on routed fabrics) stays as it was
         hosts = [c.path for c in result.configs if c.path.startswith("hosts/")]
         assert not [path for path in hosts if path in old.configs], hosts[:3]
     for network in sorted({c.network for c in result.cables}):
         # out-of-band cables follow the central racks, which a change of shape repacks
-        changed = topology_changed(result, network) or (network == "oob" and reshaped(result))
+        changed = topology_changed(result, network) or (
+            network == "oob" and (reshaped(result) or bool(shifted_leaves))
+        )
         if network in shifted and not changed:
             rewired = [
                 c

@@ -367,13 +367,28 @@ class _Layout:
         central_devices: list[Device] = []
         homes = self.leaf_homes(set(by_unit)) if per_su else {}
         mates = self.mates()
+        for leaf, partner in mates.items():  # a partner without endpoints of its own: beside
+            if leaf not in homes and partner in homes and self.fabric.devices[leaf].su is None:
+                homes[leaf] = homes[partner]
         placed_in: dict[str, RackPlan] = {}
-        for device in self.fabric.devices.values():
-            if device.kind != "switch" or device.rack is not None:
-                continue
+        earlier = self.fabric.loaded.kept
+        # with an earlier build kept, its switches first, back at their units where free
+        switches = sorted(
+            (d for d in self.fabric.devices.values() if d.kind == "switch" and d.rack is None),
+            key=lambda d: d.name not in earlier,
+        )
+        for device in switches:
             home = device.su if device.su is not None else homes.get(device.name)
             if per_su and home is not None and home in by_unit and device.role != "access":
                 racks = by_unit[home].network
+                was = earlier.get(device.name)
+                if was is not None and was.model == device.model:
+                    back = next(
+                        (r for r in racks if r.place_at(device, was.u - 1, self.budget_w)), None
+                    )
+                    if back is not None:
+                        placed_in[device.name] = back
+                        continue
                 mate = self.fabric.devices.get(mates.get(device.name, ""))
                 beside = placed_in.get(mate.name) if mate is not None else None
                 if beside is not None and beside in racks and beside.fits(device, self.budget_w):
