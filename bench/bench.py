@@ -32,12 +32,25 @@ from fabricc.emit.tables import markdown_table
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def superpod_like(name: str, model: str, nodes: int, switch: str, *, ufm: bool = True) -> str:
+def superpod_like(
+    name: str, model: str, nodes: int, switch: str, *, ufm: bool = True, arrays: int = 0
+) -> str:
     """A full design: rail-optimized compute fabric (UFM on reserved leaf ports when the fabric is
-    NDR; the UFM 3.1 appliance has no XDR port), dual-homed in-band, out-of-band."""
+    NDR; the UFM 3.1 appliance has no XDR port), dual-homed in-band, out-of-band; with `arrays`
+    storage arrays, the RA-11333 storage fabric too (DGX storage ports rail-wired at 4:3, the
+    arrays at 1:1 on leaves of their own)."""
     appliances = "  ufm: {model: ufm-3.1, count: 4}\n" if ufm else ""
+    if arrays:
+        appliances += f"  stor: {{model: storage-array, count: {arrays}}}\n"
     reserved = (
         "    reserved_slots: 1\n    endpoints: {gpu: {}, ufm: {reserved: true}}\n" if ufm else ""
+    )
+    storage = (
+        "  storage:\n    role: storage\n    fabric: infiniband\n    rail_optimized: true\n"
+        '    oversubscription: "4:3"\n    endpoints: {gpu: {}, stor: {leaf_downlinks: 16, '
+        'oversubscription: "1:1"}}\n'
+        if arrays
+        else ""
     )
     return f"""\
 metadata: {{name: {name}}}
@@ -50,7 +63,7 @@ networks:
     role: compute
     fabric: infiniband
     switches: {{leaf: {switch}}}
-{reserved}  inband:
+{reserved}{storage}  inband:
     role: inband
     dual_homed: true
     oversubscription: "4:1"
@@ -106,6 +119,8 @@ SCENARIOS = {
     "1k": lambda: superpod_like("bench-1k", "dgx-h100", 127, "qm9700"),  # 1,016 GPUs, 2 tiers
     "8k": lambda: superpod_like("bench-8k", "dgx-h100", 1023, "qm9700"),  # 8,184 GPUs, 3 tiers
     "65k": lambda: superpod_like("bench-65k", "dgx-h100", 8191, "qm9700"),  # 65,528 GPUs, 3 tiers
+    # the same with the storage fabric and 512 storage arrays (2 per unit): every plane
+    "65k-all": lambda: superpod_like("bench-65k-all", "dgx-h100", 8191, "qm9700", arrays=512),
     # 104,256 GPUs on Quantum-X800 (XDR), 3 tiers
     "100k-xdr": lambda: superpod_like("bench-100k", "hgx-b300", 13032, "q3400", ufm=False),
 }

@@ -84,7 +84,9 @@ def test_ra_11333_4su_bill_of_materials() -> None:
     )
     assert sum(networks["storage"]["switches"].values()) == 16
     assert result["bom"]["920-9N302-00F7-0C2"] == 8  # SN4600C in-band
-    assert result["bom"]["920-9N110-00F1-0C0"] == 8  # SN2201 out-of-band
+    # SN2201 out-of-band, RA Table 7: with the in-band leaves in the management racks, as the
+    # RA has them (the example's leaf_placement: central)
+    assert result["bom"]["920-9N110-00F1-0C0"] == 8
     assert networks["inband"]["links"]["endpoint-leaf"] >= 127 * 2  # 254 DGX in-band links
     # RA Table 8: 24 in-band leaf-core links (6 leaves x 4 uplinks, 2 to each of 2 cores)
     assert networks["inband"]["switches"] == {"leaf": 6, "spine": 2, "core": 0}
@@ -111,9 +113,13 @@ def test_ra_11333_4su_inband_cables_are_table_8s() -> None:
             node = fabric.devices[link.a]
             end = (node.group or "") if node.kind == "node" else "switch"
             kinds[(link.kind, end, link.cable.kind)] += 1
+            if link.cable.kind == "dac":  # passive copper only within one rack
+                assert node.rack == fabric.devices[link.b].rack, link
     assert kinds[(ENDPOINT_LEAF, "dgx", "aoc")] == 127 * 2
     assert kinds[(ENDPOINT_LEAF, "mgmt", "aoc")] == 4 * 2
-    assert {kind for (link_kind, _, kind) in kinds if link_kind == ENDPOINT_LEAF} == {"aoc"}
+    # every endpoint link an AOC, or passive copper where an appliance shares its leaf's rack
+    # (a UFM beside the in-band leaf pair in the management racks)
+    assert {kind for (link_kind, _, kind) in kinds if link_kind == ENDPOINT_LEAF} <= {"aoc", "dac"}
     # leaf-core and OOB uplinks: AOC, or passive copper where both switches share a rack
     assert {kind for (link_kind, _, kind) in kinds if link_kind != ENDPOINT_LEAF} <= {"aoc", "dac"}
     bom = summary(fabric)["bom"]
@@ -411,6 +417,30 @@ def synthesized(text: str, tmp_path: Path) -> Any:
     return design(load_spec(path, "spec.yaml"))
 
 
+def test_ra_11333_4su_storage_fabric() -> None:
+    """RA-11333 4 SU storage fabric: Table 7 lists 16 QM9700 for storage; Table 8 254 DGX
+    storage transceivers (127 DGX x 2 ports). The DGX side: 8 leaves (2 rails x 4 SU) at 4:3,
+    each 32 DGX ports down and 24 uplinks. The array side follows the spec's storage model
+    (here 8 arrays of 8 NDR ports, an assumed appliance), so Table 8's array cables (48
+    2x200G) are not compared."""
+    fabric = compiled("superpod-h100-4su")[0]
+    storage = fabric.networks["storage"]
+    assert sum(len(names) for names in storage.switches.values()) == 16
+    dgx = next(c for c in storage.leaf_classes if c.name == "dgx")
+    assert (len(dgx.leaves), dgx.down_ports, dgx.up_ports) == (8, 32, 24)
+    devices = fabric.devices
+    on_dgx = [
+        m for m in fabric.modules if m.network == "storage" and devices[m.device].group == "dgx"
+    ]
+    assert len(on_dgx) == 254
+    uplinks = [
+        link
+        for link in fabric.links
+        if link.network == "storage" and link.kind == "leaf-spine" and link.a in dgx.leaves
+    ]
+    assert len(uplinks) == 8 * 24
+
+
 # RA-11333 flagship scaled by its per-unit rule (32 DGX per SU, one slot for UFM): SU, DGX,
 # and the compute fabric of the B200 table above (same QM9700 radix, same unit).
 SUPERPOD_3_TIER = [(16, 511, 128, 128, 64), (32, 1023, 256, 256, 128), (64, 2047, 512, 512, 256)]
@@ -420,8 +450,9 @@ SUPERPOD_3_TIER = [(16, 511, 128, 128, 64), (32, 1023, 256, 256, 128), (64, 2047
 def test_superpod_3_tier_with_storage_leaf_classes(
     tmp_path: Path, sus: int, nodes: int, leaves: int, spines: int, cores: int
 ) -> None:
-    """Storage leaves at 1:1 and DGX storage leaves at 4:3 in one 3-tier fabric: each leaf class
-    gets spine-leaf groups of its own under a shared core."""
+    """Storage leaves at 1:1 and DGX storage leaves at 4:3: at 16 SU one 2-tier tree, beyond it
+    one 3-tier fabric where each leaf class gets spine-leaf groups of its own under a shared
+    core."""
     text = (EXAMPLES / "superpod-h100-4su.yaml").read_text()
     fabric = synthesized(text.replace("count: 127", f"count: {nodes}"), tmp_path)
     compute = fabric.networks["compute"]
@@ -430,11 +461,24 @@ def test_superpod_3_tier_with_storage_leaf_classes(
     sizes = {tier: len(names) for tier, names in compute.switches.items()}
     assert sizes == {"leaf": leaves, "spine": spines, "core": cores}
     storage = fabric.networks["storage"]
+    links = [link for link in fabric.links if link.network == "storage"]
+    if sus == 16:
+        # 32 DGX storage leaves (24 uplinks) and 4 array leaves (16 uplinks) share no spine
+        # count that divides both and fits, but one link from each of the 36 leaves to each of
+        # 24 spines does (36 of 64 ports): the array leaves take 8 more uplinks from their
+        # free ports (better than 1:1) and the fabric keeps 2 tiers (no core tier)
+        assert storage.tiers == 2
+        budgets = {c.name: (c.down_ports, c.up_ports) for c in storage.leaf_classes}
+        assert budgets == {"dgx": (32, 24), "storage": (16, 24)}
+        assert len(storage.switches["spine"]) == 24
+        pairs = Counter((link.a, link.b) for link in links if link.kind == "leaf-spine")
+        assert set(pairs.values()) == {1}
+        assert len(pairs) == 36 * 24
+        return
     assert storage.tiers == 3
     budgets = {c.name: (c.down_ports, c.up_ports) for c in storage.leaf_classes}
     assert budgets == {"dgx": (32, 24), "storage": (16, 16)}  # 4:3 and 1:1
     devices = fabric.devices
-    links = [link for link in fabric.links if link.network == "storage"]
     # spine-leaf groups of their own: no spine serves both classes, and each class counts its
     # pods from the first
     spines_of: dict[str, set[str]] = {c.name: set() for c in storage.leaf_classes}

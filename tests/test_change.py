@@ -86,6 +86,8 @@ networks:
 """
 # a GPU group in units, management servers in central racks, in-band and out-of-band networks;
 # growth adds a floor region: storage arrays in racks of their own, or a second GPU group in units
+# In-band at 4:1 leaves its spines ports for the access switches a new region adds (at the default ratio a
+# region's uplinks would grow the spine tier: a change of shape, which moves cables).
 REGIONS = """\
 metadata: {{name: regions}}
 site: {{racks_per_row: 12, rack: {{power_kw: 140}}}}
@@ -94,7 +96,7 @@ nodes:
   mgmt: {{model: mgmt-server, count: 4}}
 {added}networks:
   compute: {{role: compute, fabric: infiniband, spines_for_sus: 4}}
-  inband: {{role: inband, dual_homed: true, endpoints: {{dgx: {{}}, mgmt: {{}}}}}}
+  inband: {{role: inband, dual_homed: true, oversubscription: "4:1", endpoints: {{dgx: {{}}, mgmt: {{}}}}}}
   oob: {{role: oob, uplink_to: inband}}
 """
 NEW_REGIONS = {

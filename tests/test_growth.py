@@ -7,8 +7,9 @@ earlier build kept (`--keep`), every device also keeps its scalable unit's numbe
 data-network cable may only move or go when the topology has to change (a spine or core
 count, the tier count), and then `diff` says so; only then may existing devices move (central
 racks hold the spines). The one other move: more storage arrays on the in-band network shift
-the GPU nodes' in-band ports, which `diff` reports as a rewire (not with `--keep`: the leaves
-fill in the earlier build's order). Leaf loopbacks and ASNs of a routed fabric stay unless its
+the GPU nodes' in-band ports, which `diff` reports as a rewire, and so may move an in-band
+leaf, which stands at the middle of the nodes it serves (not with `--keep`: the leaves fill in
+the earlier build's order and stay in their racks). Leaf loopbacks and ASNs of a routed fabric stay unless its
 tier count changes, even when its spines do. On three tiers, a GPU group's new spine-leaf
 groups move nothing of another leaf class even though the spine count changes.
 """
@@ -82,6 +83,15 @@ def test_growth_keeps_identities(pair: tuple[Case, Case], keep: bool) -> None:
     check_growth(small.text(), large.text(), shifted, keep)
 
 
+def served(snapshot: Snapshot) -> dict[str, set[str]]:
+    """Per leaf, the endpoints cabled to it."""
+    ends: dict[str, set[str]] = {}
+    for row in snapshot.cables:
+        if row["kind"] == "endpoint-leaf":
+            ends.setdefault(row["b_device"], set()).add(row["a_device"])
+    return ends
+
+
 def check_growth(small: str, large: str, shifted: set[str], keep: bool) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
@@ -127,6 +137,40 @@ def check_growth(small: str, large: str, shifted: set[str], keep: bool) -> None:
         and row["rack"] in central_racks(old)
         and (row["rack"], row["u"]) != (new.devices[name]["rack"], new.devices[name]["u"])
     }
+    # A top-of-rack leaf stands at the middle of the nodes it serves (synth/racks.py): where
+    # its nodes shift (the documented in-band rewire, without --keep), so may it, and diff
+    # reports it like a moved central device; the racks it leaves and joins are repacked, and
+    # with them the out-of-band runs (access switches, their ports and management addresses).
+    # Without --keep the same holds for a leaf whose nodes grow (the last, partly filled leaf
+    # of a network gains endpoints): it stands at the middle of its new nodes.
+    regrouped = (
+        set()
+        if keep
+        else {leaf for leaf, ends in served(old).items() if served(new).get(leaf, ends) != ends}
+    )
+    shifted_leaves = {
+        name
+        for name, row in old.devices.items()
+        if (row["network"] in shifted or name in regrouped)
+        and row["role"] == "leaf"
+        and (row["rack"], row["u"]) != (new.devices[name]["rack"], new.devices[name]["u"])
+    }
+    repacked = {old.devices[n]["rack"] for n in shifted_leaves} | {
+        new.devices[n]["rack"] for n in shifted_leaves
+    }
+    moved_central |= {
+        name
+        for name, row in old.devices.items()
+        if row["rack"] in repacked
+        and (row["rack"], row["u"]) != (new.devices[name]["rack"], new.devices[name]["u"])
+    }
+    if shifted_leaves:  # the out-of-band runs over the racks they leave and join repack
+        moved_central |= {
+            name
+            for name, row in old.devices.items()
+            if row["network"] == "oob"
+            and (row["rack"], row["u"]) != (new.devices[name]["rack"], new.devices[name]["u"])
+        }
     if moved_central:
         assert any(n.startswith("identity: ") and " change " in n for n in result.topology)
     if not reshaped(result):
@@ -135,13 +179,17 @@ def check_growth(small: str, large: str, shifted: set[str], keep: bool) -> None:
             fields = {f: (row[f], after[f]) for f in IDENTITY_FIELDS if row[f] != after[f]}
             if name in moved_central:
                 fields = {f: v for f, v in fields.items() if f not in movable}
+            if shifted_leaves:  # management addresses follow the repacked racks' ports
+                fields.pop("mgmt_ip", None)
             assert not fields, f"{name} ({row['kind']} in {row['rack']}): {fields}"
         # a host's own script (its NIC /31s and gateways on routed fabrics) stays as it was
         hosts = [c.path for c in result.configs if c.path.startswith("hosts/")]
         assert not [path for path in hosts if path in old.configs], hosts[:3]
     for network in sorted({c.network for c in result.cables}):
         # out-of-band cables follow the central racks, which a change of shape repacks
-        changed = topology_changed(result, network) or (network == "oob" and reshaped(result))
+        changed = topology_changed(result, network) or (
+            network == "oob" and (reshaped(result) or bool(shifted_leaves))
+        )
         if network in shifted and not changed:
             rewired = [
                 c

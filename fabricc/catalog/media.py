@@ -3,51 +3,41 @@
 Consumes the Catalog (its switches' cage groups, transceivers and cables); produces, for a pair
 of switch models and a fabric, the link speeds at which the catalog has something to cable their
 general-purpose cages: a module of one media in each cage that fits it and carries its
-bandwidth (the rules of the cabling pass, synth/cabling.py: form accepted by the cage, the cage's lane rate, the cage's
-bandwidth per module), or a straight cable with its plugs on (DAC, ACC, AOC) that fits both. The
-resolver runs each pair of tiers at the fastest such speed.
+bandwidth (the rules of synth/media.py that the cabling pass uses: form accepted by the cage, the
+cage's lane rate, the cage's bandwidth per module), or a straight cable with its plugs on
+(DAC, ACC, AOC) that fits both. The resolver runs each pair of tiers at the fastest such speed.
 """
 
 from __future__ import annotations
 
-from fabricc.catalog.models import FORM_ACCEPTS, Catalog, PortGroup, SwitchModel
+from fabricc.catalog.models import Catalog, PortGroup, SwitchModel
+from fabricc.synth.media import cable_families, fitting_modules
 
 
 def _module_media(catalog: Catalog, group: PortGroup, speed: int, fabric: str) -> set[str]:
-    """The media of the modules that fit a cage of `group` at `speed`."""
+    """The media of the modules that fit a cage of `group` at `speed` (synth/media.py's rule)."""
     ports = group.cage_speed // speed
-    media: set[str] = set()
-    for module in catalog.transceivers.values():
-        if fabric not in module.protocols or module.lane_speed != group.lane_speed:
-            continue
-        if module.form not in FORM_ACCEPTS.get(group.form, frozenset()):
-            continue
-        if module.ports * module.speed != ports * speed:
-            continue
-        if module.speed != speed and ports != 1:
-            continue
-        media.add(module.media)
-    return media
+    media = {module.media for module in catalog.transceivers.values()}
+    return {
+        m
+        for m in media
+        if fitting_modules(
+            catalog.transceivers, group.form, ports, speed, m, fabric, group.lane_speed
+        )
+    }
 
 
 def _cable_fits(catalog: Catalog, a: PortGroup, b: PortGroup, speed: int) -> bool:
+    """A straight cable with its plugs on (DAC, ACC, AOC) joins the two cages at `speed`
+    (synth/media.py's rule, either way round)."""
     ports = a.cage_speed // speed
     if b.cage_speed // speed != ports or a.lane_speed != b.lane_speed:
         return False
-    for cable in catalog.cables.values():
-        if not cable.direct or cable.legs != 1 or cable.lane_speed != a.lane_speed:
-            continue
-        carries = (cable.speed == speed and cable.a_ports >= ports) or (
-            ports == 1 and cable.a_ports * (cable.speed or 0) == speed
-        )
-        if not carries:
-            continue
-        for one, other in ((a, b), (b, a)):
-            if cable.a_form in FORM_ACCEPTS.get(one.form, frozenset()) and cable.b_form in (
-                FORM_ACCEPTS.get(other.form, frozenset())
-            ):
-                return True
-    return False
+    cables = list(catalog.cables.items())
+    return any(
+        cable_families(cables, one.form, other.form, 1, ports, speed, a.lane_speed)
+        for one, other in ((a, b), (b, a))
+    )
 
 
 def cabled_speeds(catalog: Catalog, a: SwitchModel, b: SwitchModel, fabric: str) -> set[int]:

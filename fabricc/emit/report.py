@@ -26,10 +26,11 @@ from fabricc.emit.diagrams.model import DRAWN, SECTIONS, Diagram
 from fabricc.emit.diagrams.racks import rack_power
 from fabricc.emit.diagrams.render import INSTALL_HINT, graphviz_available, should_render, to_svg
 from fabricc.emit.diagrams.style import plural
+from fabricc.emit.lengths import cable_lengths, length_stats
 from fabricc.emit.summary import summary
 from fabricc.emit.templating import environment
 from fabricc.errors import Diagnostic
-from fabricc.ir import ENDPOINT_LEAF, LEAF_SPINE, SPINE_CORE, Fabric
+from fabricc.ir import ENDPOINT_LEAF, LEAF_SPINE, LINK_KINDS, SPINE_CORE, Fabric
 
 PATH = "report/index.html"
 RACK_ROWS_INLINE = 12  # rack elevation rows drawn in the page; the rest are linked
@@ -228,6 +229,41 @@ def cable_table(fabric: Fabric) -> dict[str, Any]:
     }
 
 
+def length_tables(fabric: Fabric) -> list[dict[str, Any]]:
+    """Per network, its cables per kind of link: count, shortest, median, longest, and a
+    histogram over the orderable lengths the network uses."""
+    tables = []
+    for network, kinds in cable_lengths(fabric).items():
+        lengths = sorted({length for counts in kinds.values() for length in counts})
+        biggest = max((n for counts in kinds.values() for n in counts.values()), default=1)
+        rows = []
+        for kind in sorted(
+            kinds, key=lambda k: (LINK_KINDS.index(k) if k in LINK_KINDS else 99, k)
+        ):
+            counts = kinds[kind]
+            stats = length_stats(counts)
+            rows.append(
+                {
+                    "kind": kind,
+                    "cables": f"{stats['cables']:,}",
+                    "min": f"{stats['min_m']:g}",
+                    "median": f"{stats['median_m']:g}",
+                    "max": f"{stats['max_m']:g}",
+                    "cells": [
+                        {
+                            "count": f"{counts[length]:,}" if counts.get(length) else "",
+                            "share": round(100 * counts.get(length, 0) / biggest),
+                        }
+                        for length in lengths
+                    ],
+                }
+            )
+        tables.append(
+            {"network": network, "lengths": [f"{length:g}" for length in lengths], "rows": rows}
+        )
+    return tables
+
+
 def power_rows(fabric: Fabric) -> list[dict[str, Any]]:
     rows = []
     for rack in fabric.racks:
@@ -325,6 +361,7 @@ def context(fabric: Fabric) -> dict[str, Any]:
         "missing_reason": missing_reason(fabric, missing) if missing else "",
         "linked": [{"name": d.name, "title": d.title} for d in linked],
         "cables": cable_table(fabric),
+        "cable_lengths": length_tables(fabric),
         "power": power_rows(fabric),
         "power_open": len(fabric.racks) <= POWER_TABLE_OPEN,
         "bom": bom_sections(fabric),

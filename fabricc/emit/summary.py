@@ -2,8 +2,8 @@
 
 Consumes the Fabric IR; produces summary.json with gpus, nodes per group, racks, power, and per
 network its tiers, switch counts per tier, link counts per kind, node-leaf cables by link, by
-host cage and as ordered, transceivers and cables by part number, and the whole BOM as part
-number -> quantity.
+host cage and as ordered, transceivers and cables by part number, cable lengths per kind of link
+(cables, shortest, median, longest) and the whole BOM as part number -> quantity.
 """
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ from typing import Any
 
 from fabricc.emit import Artifact
 from fabricc.emit.bom import bom_lines, cable_kinds, network_lines, unique_cables
+from fabricc.emit.lengths import cable_lengths, length_stats
 from fabricc.emit.tables import json_text
-from fabricc.ir import ENDPOINT_LEAF, LEAF_SPINE, SPINE_CORE, Fabric
+from fabricc.ir import ENDPOINT_LEAF, LEAF_SPINE, LINK_KINDS, SPINE_CORE, Fabric
 
 TIERS = ("leaf", "spine", "core")
 
@@ -49,9 +50,14 @@ def _endpoint_cables(fabric: Fabric, network: str) -> dict[str, int]:
     return {"by_link": links, "by_host_cage": len(host_ports), "ordered": ordered}
 
 
+def _kind_order(kind: str) -> tuple[int, str]:
+    return (LINK_KINDS.index(kind) if kind in LINK_KINDS else len(LINK_KINDS), kind)
+
+
 def _summary(fabric: Fabric) -> dict[str, Any]:
     spec = fabric.loaded.spec
     per_network = network_lines(fabric)
+    lengths = cable_lengths(fabric)
     networks: dict[str, Any] = {}
     for name, topology in fabric.networks.items():
         counts = fabric.link_counts(name)
@@ -88,6 +94,12 @@ def _summary(fabric: Fabric) -> dict[str, Any]:
             },
             "cables": {
                 ln.item.part_number: ln.quantity for ln in lines if ln.item.category == "cable"
+            },
+            "cable_lengths": {
+                kind: length_stats(counts)
+                for kind, counts in sorted(
+                    lengths.get(name, {}).items(), key=lambda item: _kind_order(item[0])
+                )
             },
         }
         if topology.topology != "fat-tree":  # fat-trees keep their summary as it was

@@ -398,6 +398,12 @@ class NetworkSpec(SpecModel):
         description="single-tier (oob) networks: racks one access switch may serve; switches "
         "serve neighbouring racks only, so copper stays short",
     )
+    leaf_placement: Literal["with_nodes", "central"] = Field(
+        "with_nodes",
+        description="where top-of-rack leaves that serve nodes of several units stand: beside "
+        "the nodes they serve (a unit's network racks), or in the central racks as NVIDIA DGX "
+        "SuperPOD RA-11333 keeps its in-band leaves in its management racks",
+    )
     medium: Literal["auto", "copper", "multimode", "singlemode"] = Field(
         "auto",
         description="cable medium; 'auto' picks copper, multimode or single-mode fiber by reach",

@@ -25,22 +25,22 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from fabricc.catalog.models import DIRECT_KINDS, FORM_ACCEPTS, CableModel, Catalog
+from fabricc.catalog.models import FORM_ACCEPTS, CableModel, Catalog
 from fabricc.errors import Diagnostic, error
 from fabricc.ir import U_HEIGHT_M, Cable, Device, Fabric, Link, Module, Rack
 from fabricc.spec.yamlsource import format_path
 from fabricc.synth.cableids import number_cables
+from fabricc.synth.media import (
+    CABLE_RANK,
+    OPTICAL,
+    allowed,
+    cable_families,
+    cheapest,
+    fitting_modules,
+)
 from fabricc.synth.naming import PDU_PORT, POWER_SHELF_PORT, port_cage
 
 IN_RACK_ALLOWANCE_M = 0.5  # routing from the port to the vertical manager and back
-MEDIA_ORDER = {"copper": 0, "cat6": 0, "mmf": 1, "smf": 2}
-# The cable media each value of a network's `medium` allows for a cable with its plugs on.
-DIRECT_MEDIA = {
-    "auto": frozenset({"copper", "cat6", "mmf", "smf"}),
-    "copper": frozenset({"copper", "cat6"}),
-    "multimode": frozenset({"mmf"}),
-    "singlemode": frozenset({"smf"}),
-}
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -220,30 +220,7 @@ class _Cabler:
         found = self.family_cache.get(question)
         if found is not None:
             return found
-        found = []
-        allowed = DIRECT_MEDIA.get(medium, frozenset())
-        for key, family in self.families:
-            if family.kind not in DIRECT_KINDS or family.media not in allowed:
-                continue
-            if lane is not None and family.lane_speed != lane:
-                continue
-            if family.a_form not in FORM_ACCEPTS.get(a_form, frozenset()):
-                continue
-            if family.b_form not in FORM_ACCEPTS.get(b_form, frozenset()):
-                continue
-            if legs > 1 and family.legs != legs:
-                continue
-            if legs == 1 and family.legs != 1:
-                continue
-            carried = family.a_ports * (family.speed or 0)
-            if legs == 1 and not (
-                (family.speed == speed and family.a_ports >= ports)
-                or (ports == 1 and carried == speed)
-            ):
-                continue
-            if legs > 1 and family.speed != speed:
-                continue
-            found.append((DIRECT_KINDS[family.kind], key, family))
+        found = cable_families(self.families, a_form, b_form, legs, ports, speed, lane, medium)
         self.family_cache[question] = found
         return found
 
@@ -434,7 +411,7 @@ class _Cabler:
         optics without a closer look."""
         reach: dict[str, float] = defaultdict(float)
         for _, family in self.families:
-            if family.kind not in DIRECT_KINDS:
+            if family.kind not in CABLE_RANK:
                 continue
             for form, accepts in FORM_ACCEPTS.items():
                 if family.a_form in accepts:
@@ -450,24 +427,11 @@ class _Cabler:
         (reach, part), shortest reach first."""
         key = (info.form, info.ports, speed, media, fabric_kind, lane)
         found = self.module_cache.get(key)
-        if found is not None:
-            return found
-        out = []
-        for part, module in self.catalog.transceivers.items():
-            if lane is not None and module.lane_speed != lane:
-                continue
-            if module.form not in FORM_ACCEPTS.get(info.form, frozenset()):
-                continue
-            if module.media != media or fabric_kind not in module.protocols:
-                continue
-            if module.ports * module.speed != info.ports * speed:
-                continue
-            if module.speed != speed and info.ports != 1:
-                continue
-            out.append((module.reach_m, part))
-        out.sort()
-        self.module_cache[key] = out
-        return out
+        if found is None:
+            found = self.module_cache[key] = fitting_modules(
+                self.catalog.transceivers, info.form, info.ports, speed, media, fabric_kind, lane
+            )
+        return found
 
     def fiber_for(self, media: str, connector: str) -> str | None:
         """The first fiber family (by catalog key) of this media and connector."""
@@ -503,8 +467,9 @@ class _Cabler:
             modules = self.modules_for(info, speed, media, kind, lane)
             return modules[-1][0] if modules else 0.0
 
-        # Multimode reach of a link's two ends, per kind of link.
-        mmf_cache: dict[tuple[CageInfo, CageInfo, int, str], float] = {}
+        # Each optical media's reach at a link's two ends, per kind of link.
+        reach_cache: dict[tuple[CageInfo, CageInfo, int, str], dict[str, float]] = {}
+        rank = {m: r for r, m in enumerate(OPTICAL, 1)}
         optical = [i for i in range(len(links)) if not done[i]]
         for i in optical:
             ra, rb = cage_a[i], cage_b[i]
@@ -515,33 +480,36 @@ class _Cabler:
                 rb = find(rb)
             if ra != rb:
                 parent[ra] = rb
+        # Per link the cheapest optical media whose reach covers the run at both ends, among
+        # those the network's medium allows (media.py); where none reaches, the longest-reaching
+        # one, whose module choice then says so. A cage carries one media, so its connected set
+        # takes the dearest that any of its links needs.
+        options = {name: allowed(medium, OPTICAL) or OPTICAL for name, medium in mediums.items()}
         need = [0] * len(parent)
         for i in optical:
             link = links[i]
-            forced = mediums.get(link.network, "auto")
-            if forced == "multimode":
-                wanted = 1
-            elif forced == "singlemode":
-                wanted = 2
-            else:
-                pair = (info_a[i], info_b[i], link.speed, link.network)
-                mmf = mmf_cache.get(pair)
-                if mmf is None:
-                    kind = fabrics.get(link.network, "ethernet")
-                    # each module matches its own cage's lanes (a host cage: the switch's)
-                    lane_a = info_a[i].lane_speed or info_b[i].lane_speed
-                    lane_b = info_b[i].lane_speed or info_a[i].lane_speed
-                    mmf = mmf_cache[pair] = min(
-                        best_reach(info_a[i], link.speed, "mmf", kind, lane_a),
-                        best_reach(info_b[i], link.speed, "mmf", kind, lane_b),
+            choices = options.get(link.network, OPTICAL)
+            pair = (info_a[i], info_b[i], link.speed, link.network)
+            reach = reach_cache.get(pair)
+            if reach is None:
+                kind = fabrics.get(link.network, "ethernet")
+                # each module matches its own cage's lanes (a host cage: the switch's)
+                lane_a = info_a[i].lane_speed or info_b[i].lane_speed
+                lane_b = info_b[i].lane_speed or info_a[i].lane_speed
+                reach = reach_cache[pair] = {
+                    m: min(
+                        best_reach(info_a[i], link.speed, m, kind, lane_a),
+                        best_reach(info_b[i], link.speed, m, kind, lane_b),
                     )
-                wanted = 1 if link.distance_m <= mmf else 2
+                    for m in choices
+                }
+            wanted = rank[cheapest(reach, link.distance_m, choices) or choices[-1]]
             root = cage_a[i]
             if parent[root] != root:
                 root = find(root)
             if wanted > need[root]:
                 need[root] = wanted
-        media_of = {1: "mmf", 2: "smf"}
+        media_of = {r: m for m, r in rank.items()}
         chosen: dict[int, str] = {}
         # What a pair of modules needs between them, per (modules, speed): a cage's module
         # carries the media of its connected set, so both ends of a link share it.
@@ -556,11 +524,23 @@ class _Cabler:
                 lane_b = info_b[i].lane_speed or info_a[i].lane_speed
                 if part_a is None:
                     part_a = chosen[cage_a[i]] = self._module(
-                        link, link.a, info_a[i], ends.longest[cage_a[i]], media, lane_a
+                        link,
+                        link.a,
+                        info_a[i],
+                        ends.longest[cage_a[i]],
+                        media,
+                        lane_a,
+                        ends.members[cage_a[i]],
                     )
                 if part_b is None:
                     part_b = chosen[cage_b[i]] = self._module(
-                        link, link.b, info_b[i], ends.longest[cage_b[i]], media, lane_b
+                        link,
+                        link.b,
+                        info_b[i],
+                        ends.longest[cage_b[i]],
+                        media,
+                        lane_b,
+                        ends.members[cage_b[i]],
                     )
             link.a_module, link.b_module = part_a, part_b
             if not part_a or not part_b:
@@ -597,6 +577,7 @@ class _Cabler:
         longest: float,
         media: str,
         lane: int | None,
+        cage_links: Sequence[int] = (),
     ) -> str:
         """The transceiver of one cage, plugged in: the shortest-reach module (then the first
         part) that fits it, carries its bandwidth and reaches its longest link; "" (and a
@@ -610,16 +591,41 @@ class _Cabler:
             modules = self.picks[question] = self.modules_for(info, link.speed, media, kind, lane)
         at = bisect.bisect_left(modules, (longest,))
         if at == len(modules):
-            self.fail(
-                f"no {media} transceiver for {device} cage {info.cage} ({info.form}, "
-                f"{info.ports}x{link.speed}G) reaches {longest} m",
-                link,
-                "move the racks closer, or add a longer-reach module to the catalog",
-            )
+            self._out_of_reach(link, device, info, longest, media, modules, cage_links)
             return ""
         part = modules[at][1]
         self.fabric.modules.append(Module(device, info.cage, part, link.network))
         return part
+
+    def _out_of_reach(
+        self,
+        link: Link,
+        device: str,
+        info: CageInfo,
+        longest: float,
+        media: str,
+        modules: Sequence[tuple[float, str]],
+        cage_links: Sequence[int],
+    ) -> None:
+        """Refuse a cage that no module of any allowed media reaches from: name its longest
+        run, the two racks it joins, how far the media goes and the fixes."""
+        links = self.fabric.links
+        far = max((links[i] for i in cage_links), key=lambda x: x.distance_m, default=link)
+        rack_a = self.fabric.devices[far.a].rack
+        rack_b = self.fabric.devices[far.b].rack
+        best = f"the longest reaches {modules[-1][0]:g} m" if modules else "the catalog has none"
+        network = self.fabric.loaded.networks.get(link.network)
+        narrowed = network is not None and network.spec.medium != "auto"
+        self.fail(
+            f"no {media} transceiver for {device} cage {info.cage} ({info.form}, "
+            f"{info.ports}x{link.speed}G) reaches its longest run, {longest} m from rack "
+            f"{rack_a} ({far.a}) to rack {rack_b} ({far.b}): {best}",
+            link,
+            ("allow every media that reaches (medium: auto), " if narrowed else "")
+            + "stand the racks closer (site.network_racks: per-su puts a unit's switches "
+            "beside its nodes; racks_per_row and row_pitch_m shape the hall), or add a "
+            "longer-reach module to the catalog",
+        )
 
     def _fiber_plan(self, part_a: str, part_b: str, speed: int) -> _FiberPlan:
         """Fibers per link between two modules (an unsplit 800G over twin-port optics: 2) and

@@ -55,7 +55,18 @@ from fabricc.synth.builder import NetworkBuilder
 from fabricc.synth.naming import port_index, switch_port
 from fabricc.synth.nodes import Endpoint, GroupPlan
 from fabricc.synth.portbook import PortBook
-from fabricc.synth.sizing import MIN_SPINES, Guests, ports_used, symmetric_width
+from fabricc.synth.sizing import (
+    MIN_SPINES,
+    Guests,
+    LeafRow,
+    TreeWidth,
+    fits,
+    pack_groups,
+    ports_needed,
+    spare_uplinks,
+    symmetric_width,
+    tree_width,
+)
 from fabricc.synth.switches import Place, add_switch
 
 
@@ -174,22 +185,35 @@ class FatTreeBuilder(NetworkBuilder):
             classes = self._classes(with_uplinks=True)
             if self.problems or not classes:
                 return None
-            spine_model = self.catalog.switches[self.net.switch_models["spine"]]
-            breakout = switch_port_speeds(spine_model)[self.net.fabric_speed]
-            target = self._target_leaves(classes, quiet=True)
-            uplinks = [(target[i], c.budget.up_ports) for i, c in enumerate(classes)]
-            ports = general_cages(spine_model) * breakout
-            guests = self._guest_ports(spine_model, 1)
-            wanted = self.spec.spines
-            if wanted is None:
-                return symmetric_width(uplinks, ports, breakout, guests, MIN_SPINES)
-            # a written spine count: does it spread every leaf's uplinks evenly and fit?
-            if any(u % wanted for _, u in uplinks):
-                return None
-            used = ports_used(uplinks, wanted, breakout)
-            return wanted if used + guests(wanted) <= ports else None
+            width = self._two_tier(classes, self._target_leaves(classes, quiet=True))
+            return width.switches if width is not None else None
         finally:
             self.problems = problems
+
+    def _rows(self, classes: list[_Class], target: list[int]) -> list[LeafRow]:
+        """Each class as the spines see it: leaves (with the units to come), uplinks per leaf,
+        and the free ports a leaf could add as uplinks."""
+        cages = general_cages(self.leaf_model)
+        return [
+            LeafRow(target[i], c.budget.up_ports, spare_uplinks(c.budget, cages))
+            for i, c in enumerate(classes)
+        ]
+
+    def _two_tier(self, classes: list[_Class], target: list[int]) -> TreeWidth | None:
+        """The spine tier of a symmetric 2-tier tree over these leaves (sizing.tree_width), or
+        None. A written spine count must spread every leaf's own uplinks evenly and fit."""
+        spine_model = self.catalog.switches[self.net.switch_models["spine"]]
+        breakout = switch_port_speeds(spine_model)[self.net.fabric_speed]
+        ports = general_cages(spine_model) * breakout - self._spine_peer_ports(breakout)
+        guests = self._guest_ports(spine_model, 1)
+        rows = self._rows(classes, target)
+        wanted = self.spec.spines
+        if wanted is None:
+            return tree_width(rows, ports, breakout, guests, MIN_SPINES)
+        own = [(r.leaves, r.uplinks) for r in rows]
+        if fits(own, wanted, ports, breakout, guests):
+            return TreeWidth(wanted, tuple(r.uplinks for r in rows))
+        return None
 
     def _choose_fabric_speed(self) -> None:
         """Fewest tiers first, then the fastest switch links: when two tiers (with the written
@@ -599,6 +623,14 @@ class FatTreeBuilder(NetworkBuilder):
                         port = switch_port(first_cage, index, breakout)
                         self._link(Link(self.net.name, PEER, a, port, b, port, speed))
 
+    def _spine_peer_ports(self, breakout: int) -> int:
+        """Spine ports the sizing leaves free for a peer link: a dual-homed in-band network
+        bridges its VLAN up to an MLAG spine pair (emit/configs/mgmt.py), whose peer link takes
+        the spines' last cages, as on the leaves."""
+        if self.spec.role == "inband" and self.spec.dual_homed:
+            return PEER_LINK_CAGES * breakout
+        return 0
+
     def _spine_pair(self, spines: list[str]) -> None:
         """The peer link of an in-band network's MLAG spine pair (its last cages). Bridged
         loop-free only over one pair: with more spines the network routes at its leaves
@@ -622,17 +654,6 @@ class FatTreeBuilder(NetworkBuilder):
         spine_ports = general_cages(spine_model) * spine_breakout
         target = self._target_leaves(classes)
         uplinks = [(target[i], c.budget.up_ports) for i, c in enumerate(classes)]
-        # a dual-homed in-band network bridges its VLAN up to an MLAG spine pair (emit/configs/
-        # mgmt.py): the pair's peer link takes the spines' last cages, as on the leaves
-        mlag_spines = self.spec.role == "inband" and self.spec.dual_homed
-        peer_ports = PEER_LINK_CAGES * spine_breakout if mlag_spines else 0
-        width = symmetric_width(
-            uplinks,
-            spine_ports - peer_ports,
-            spine_breakout,
-            self._guest_ports(spine_model, 1),
-            MIN_SPINES,
-        )
         shaped = self._shaped()
         if shaped is not None:
             if tiers == 2:
@@ -643,10 +664,11 @@ class FatTreeBuilder(NetworkBuilder):
                 )
                 return
             tiers = 3
-        if self.spec.spines is not None and tiers != 3:
-            width = self._explicit_spines(uplinks, spine_model, spine_breakout, spine_ports)
-            if width is None:
-                return
+        width = self._two_tier(classes, target) if tiers != 3 else None
+        if self.spec.spines is not None and tiers != 3 and width is None:
+            free = spine_ports - self._spine_peer_ports(spine_breakout)
+            self._explicit_spines(uplinks, spine_model, spine_breakout, free)
+            return
         if tiers == 2 or (tiers == "auto" and width is not None):
             if width is None:
                 self.fail(
@@ -657,18 +679,27 @@ class FatTreeBuilder(NetworkBuilder):
                     "use 'tiers: 3' (or 'auto'), or a switch with more ports",
                 )
                 return
+            self._raise_uplinks(classes, width)
             self.topology.tiers = 2
-            self.topology.spines_per_pod = width
+            self.topology.spines_per_pod = width.switches
             self.topology.pods = 1
             for plane in range(self.spec.planes):
                 leaves = [(leaf, c) for c in classes for leaf in c.leaves[plane]]
                 spines = [
                     self._new_switch("spine", self.net.switch_models["spine"], plane=plane)
-                    for _ in range(width)
+                    for _ in range(width.switches)
                 ]
                 self._connect(leaves, spines, LEAF_SPINE, spine_breakout, spine_ports)
             return
         self._three_tiers(classes, spine_model, spine_breakout, spine_ports)
+
+    def _raise_uplinks(self, classes: list[_Class], width: TreeWidth) -> None:
+        """Leaves of a class that reach every spine only with more uplinks than their ratio
+        needs (sizing.tree_width) take them from their free ports; the leaf class says so."""
+        for index, (cls, up) in enumerate(zip(classes, width.uplinks, strict=True)):
+            if up != cls.budget.up_ports:
+                cls.budget = dataclasses.replace(cls.budget, up_ports=up)
+                self.topology.leaf_classes[index].up_ports = up
 
     def _shaped(self) -> tuple[str, str] | None:
         """The first written block shape key (which makes the fabric 3-tier), if any."""
@@ -699,7 +730,8 @@ class FatTreeBuilder(NetworkBuilder):
 
     def _explicit_spines(
         self, uplinks: list[tuple[int, int]], model: SwitchModel, breakout: int, ports: int
-    ) -> int | None:
+    ) -> None:
+        """Say why a written spine count does not fit (sizing.fits said it does not)."""
         wanted = self.spec.spines
         assert wanted is not None
         path = (*self.net.path, "spines")
@@ -711,16 +743,12 @@ class FatTreeBuilder(NetworkBuilder):
                 path,
                 "pick a divisor of the uplink count",
             )
-            return None
-        needed = ports_used(uplinks, wanted, breakout) + self._guest_ports(model, 1)(wanted)
-        if needed > ports:
-            self.fail(
-                f"{wanted} spines would need {needed} ports each{self._guest_text()}; they have "
-                f"{ports}",
-                path,
-            )
-            return None
-        return wanted
+            return
+        needed = ports_needed(uplinks, wanted, breakout, self._guest_ports(model, 1))
+        self.fail(
+            f"{wanted} spines would need {needed} ports each{self._guest_text()}; they have {ports}",
+            path,
+        )
 
     def _target_leaves(self, classes: list[_Class], *, quiet: bool = False) -> list[int]:
         """Leaves per class that the spines are sized for (spines_for_sus adds future units
@@ -810,27 +838,16 @@ class FatTreeBuilder(NetworkBuilder):
     def _pods(
         self, units: list[list[tuple[str, _Class]]], max_leaves: int
     ) -> list[list[tuple[str, _Class]]]:
-        """Consecutive units packed into spine-leaf groups of at most `max_leaves` leaves
-        (pod_sus, when given, caps the scalable units per group)."""
-        pods: list[list[tuple[str, _Class]]] = []
-        current: list[tuple[str, _Class]] = []
-        count = 0
-        for unit in units:
-            full = (
-                len(current) + len(unit) > max_leaves
-                or (
-                    self.spec.pod_sus is not None and unit[0][1].rail and count >= self.spec.pod_sus
-                )
-                or self.spec.spine_leaf_groups.per_su is not None
-            )
-            if current and full:
-                pods.append(current)
-                current, count = [], 0
-            current.extend(unit)
-            count += 1 if unit[0][1].rail else 0
-        if current:
-            pods.append(current)
-        return pods
+        """Consecutive units packed into spine-leaf groups (sizing.pack_groups); pod_sus caps
+        the scalable units of a rail-wired class per group, per_su gives every unit part a
+        group of its own."""
+        rail = bool(units) and units[0][0][1].rail
+        return pack_groups(
+            units,
+            max_leaves,
+            units_per_group=self.spec.pod_sus if rail else None,
+            one_per_group=self.spec.spine_leaf_groups.per_su is not None,
+        )
 
     def _three_tiers(
         self, classes: list[_Class], spine_model: SwitchModel, spine_breakout: int, spine_ports: int
@@ -846,7 +863,9 @@ class FatTreeBuilder(NetworkBuilder):
         blocks: list[_Block] = []
         for number, cls in enumerate(classes):
             series = None if number == 0 else cls.attachments[0].group
-            block = self._block(cls, half, path, series, reserve=bool(rail) and cls is rail[-1])
+            block = self._block(
+                cls, half, spine_breakout, path, series, reserve=bool(rail) and cls is rail[-1]
+            )
             if block is None:
                 return
             blocks.append(block)
@@ -864,8 +883,8 @@ class FatTreeBuilder(NetworkBuilder):
         group_size = symmetric_width(group_uplinks, core_ports, core_breakout, guest_ports)
         fixed = self.spec.core_groups.cores
         if fixed is not None:
-            needed = ports_used(group_uplinks, fixed, core_breakout) + guest_ports(fixed)
-            if any(u % fixed for _, u in group_uplinks) or needed > core_ports:
+            needed = ports_needed(group_uplinks, fixed, core_breakout, guest_ports)
+            if not fits(group_uplinks, fixed, core_ports, core_breakout, guest_ports):
                 self.fail(
                     f"{fixed} cores per group do not fit: spines have "
                     f"{', '.join(sorted({str(u) for _, u in group_uplinks}))} uplinks to spread "
@@ -956,7 +975,14 @@ class FatTreeBuilder(NetworkBuilder):
                                 )
 
     def _block(
-        self, cls: _Class, half: int, path: DataPath, series: str | None, *, reserve: bool
+        self,
+        cls: _Class,
+        half: int,
+        breakout: int,
+        path: DataPath,
+        series: str | None,
+        *,
+        reserve: bool,
     ) -> _Block | None:
         """The spine-leaf groups of one leaf class: its units packed into groups, the group's
         spine count by the symmetric rule, and (`reserve`: spines_for_sus) the groups the core
@@ -1002,10 +1028,10 @@ class FatTreeBuilder(NetworkBuilder):
                 "from leaf_downlinks",
             )
             return None
-        width = symmetric_width([(pod_leaves, up)], half, minimum=MIN_SPINES)
+        width = symmetric_width([(pod_leaves, up)], half, breakout, minimum=MIN_SPINES)
         spines = shape.spines if shape.spines is not None else self.spec.spines
         if spines is not None:
-            if up % spines or pod_leaves * up // spines > half:
+            if not fits([(pod_leaves, up)], spines, half, breakout):
                 self.fail(
                     f"{spines} spines per group do not fit: leaves have {up} uplinks to "
                     f"spread evenly, and a spine has {half} ports down",

@@ -25,12 +25,14 @@ from dataclasses import dataclass, field
 
 from fabricc.catalog.models import FEEDS, OUTLET_OF, physical_of
 from fabricc.errors import Diagnostic, error
-from fabricc.ir import Device, Fabric, Rack
+from fabricc.ir import ENDPOINT_LEAF, PEER, Device, Fabric, Rack
 from fabricc.spec.yamlsource import DataPath, format_path
 from fabricc.synth.nodes import GroupPlan
 
 TOP_OF_RACK_U = 2  # kept free in node racks by default (OOB access switch, patch panel)
-CENTRAL_HELD_U = 1  # held at the top of a central rack for its out-of-band access switch
+# held at the top of a switch rack (central or a unit's network rack) for its out-of-band
+# access switch: switches that join later (growth) go below it, so it never moves
+CENTRAL_HELD_U = 1
 
 
 def row_name(row: int) -> str:
@@ -107,6 +109,25 @@ class RackPlan:
             and self._slot(device.height_u, top=True) is not None
             and self._outlets_free(device)
         )
+
+    def fits_both(self, device: Device, mate: Device | None, budget_w: int) -> bool:
+        """Room for a device and, when given, its MLAG partner after it: power, free units and
+        outlets for both (the partner's slot is checked when it is placed)."""
+        if mate is None:
+            return self.fits(device, budget_w)
+        if not self.fits(device, budget_w):
+            return False
+        if self.power_w + device.power_w + mate.power_w > budget_w:
+            return False
+        if self.used.count(False) < device.height_u + mate.height_u:
+            return False
+        if not self.outlets or self.cords is None:
+            return True
+        need: Counter[tuple[int, str]] = Counter()
+        for one in (device, mate):
+            for key, n in self.cords(one):
+                need[key] += n
+        return all(self.outlets[feed][outlet] >= n for (feed, outlet), n in need.items())
 
     def _outlets_free(self, device: Device) -> bool:
         if not self.outlets or self.cords is None:
@@ -200,9 +221,10 @@ class _Layout:
             # switch racks are packed by their PDUs' outlets too (checks/power.py counts them)
             rack.outlets = [dict(feed) for feed in self.feed_outlets]
             rack.cords = self.cords
-        if role == "central" and self.usable_u > CENTRAL_HELD_U:
-            # the top unit waits for the access switch, so more central switches go below it;
-            # a C13 outlet per feed waits with it
+        if role in ("central", "network") and self.usable_u > CENTRAL_HELD_U:
+            # the top unit waits for the access switch, so more switches go below it (a unit's
+            # network rack gains in-band leaves as the nodes they serve grow); a C13 outlet per
+            # feed waits with it
             rack.held = CENTRAL_HELD_U
             rack.used[-CENTRAL_HELD_U:] = [True] * CENTRAL_HELD_U
             rack.held_outlets = [(feed, "c13") for feed in range(len(rack.outlets))]
@@ -343,21 +365,44 @@ class _Layout:
             for block in blocks:
                 block.network.append(self.new_rack("network", block.su))
         central_devices: list[Device] = []
-        for device in self.fabric.devices.values():
-            if device.kind != "switch" or device.rack is not None:
-                continue
-            if (
-                per_su
-                and device.su is not None
-                and device.su in by_unit
-                and device.role != "access"
-            ):
-                racks = by_unit[device.su].network
-                if not self.place_in(racks, device, top=True):
+        homes = self.leaf_homes(set(by_unit)) if per_su else {}
+        mates = self.mates()
+        for leaf, partner in mates.items():  # a partner without endpoints of its own: beside
+            if leaf not in homes and partner in homes and self.fabric.devices[leaf].su is None:
+                homes[leaf] = homes[partner]
+        placed_in: dict[str, RackPlan] = {}
+        earlier = self.fabric.loaded.kept
+        # with an earlier build kept, its switches first, back at their units where free
+        switches = sorted(
+            (d for d in self.fabric.devices.values() if d.kind == "switch" and d.rack is None),
+            key=lambda d: d.name not in earlier,
+        )
+        for device in switches:
+            home = device.su if device.su is not None else homes.get(device.name)
+            if per_su and home is not None and home in by_unit and device.role != "access":
+                racks = by_unit[home].network
+                was = earlier.get(device.name)
+                if was is not None and was.model == device.model:
+                    back = next(
+                        (r for r in racks if r.place_at(device, was.u - 1, self.budget_w)), None
+                    )
+                    if back is not None:
+                        placed_in[device.name] = back
+                        continue
+                mate = self.fabric.devices.get(mates.get(device.name, ""))
+                beside = placed_in.get(mate.name) if mate is not None else None
+                if beside is not None and beside in racks and beside.fits(device, self.budget_w):
+                    beside.place(device, top=True)
+                    placed_in[device.name] = beside
+                    continue
+                pending = mate if mate is not None and mate.name not in placed_in else None
+                rack = next((r for r in racks if r.fits_both(device, pending, self.budget_w)), None)
+                if rack is None or not rack.place(device, top=True):
                     # The unit's network rack is full: add another right beside the last one.
-                    rack = self.new_rack("network", device.su)
+                    rack = self.new_rack("network", home)
                     racks.append(rack)
                     rack.place(device, top=True)
+                placed_in[device.name] = rack
             else:
                 central_devices.append(device)
         # Every unit of a group reserves as many network racks as its fullest unit needs.
@@ -392,11 +437,19 @@ class _Layout:
                 )
                 continue
             top = device.kind == "switch"
+            mate = self.fabric.devices.get(mates.get(device.name, ""))
+            beside = placed_in.get(mate.name) if mate is not None else None
+            if beside is not None and beside.fits(device, self.budget_w):
+                beside.place(device, top=top)
+                placed_in[device.name] = beside
+                continue
+            # the first of an MLAG pair goes where its partner fits beside it
+            pending = mate if mate is not None and mate.name not in kept else None
             key = (device.kind, device.model)
             first = start.get(key, 0)
             for index in range(first, len(central)):
                 rack = central[index]
-                if rack.fits(device, self.budget_w) and rack.place(device, top=top):
+                if rack.fits_both(device, pending, self.budget_w) and rack.place(device, top=top):
                     start[key] = index
                     break
             else:
@@ -408,6 +461,97 @@ class _Layout:
                         f"{device.name} ({device.height_u}U) does not fit an empty rack",
                         ("site", "rack", "height_u"),
                     )
+            placed_in[device.name] = rack
+
+    def mates(self) -> dict[str, str]:
+        """Each leaf of an MLAG pair (joined by peer links) -> its partner: a pair stands in one
+        rack where it fits, so its peer links stay inside it."""
+        mates: dict[str, str] = {}
+        for link in self.fabric.links:
+            if link.kind == PEER:
+                mates[link.a] = link.b
+                mates[link.b] = link.a
+        return mates
+
+    def leaf_homes(self, units: set[int]) -> dict[str, int]:
+        """The unit whose network racks a leaf of no unit stands in: a top-of-rack leaf (in-band,
+        a storage or compute leaf class packed by nodes) stands where the nodes it serves stand,
+        at their middle - the unit of the median of its endpoints in floor order, central racks
+        (appliances, nodes of no unit) first. A leaf whose median endpoint stands in a central
+        rack stays there, beside it. A leaf pair serves the same nodes, so it stands together.
+        With an earlier build kept, a leaf it placed stays in its region (kept_homes). The leaves
+        of a network with `leaf_placement: central` stay in the central racks (RA-11333 keeps
+        its in-band leaves in its management racks)."""
+        devices = self.fabric.devices
+        networks = self.spec.networks
+        served: dict[str, Counter[int]] = {}
+        central = -1
+        for link in self.fabric.links:
+            if link.kind != ENDPOINT_LEAF:
+                continue
+            switch = devices[link.b]
+            if switch.su is not None or switch.kind != "switch" or switch.role != "leaf":
+                continue
+            network = networks.get(switch.network or "")
+            if network is not None and network.leaf_placement == "central":
+                continue
+            su = devices[link.a].su
+            place = su if su is not None and su in units else central
+            served.setdefault(link.b, Counter())[place] += 1
+        homes: dict[str, int] = {}
+        kept = self.kept_homes(set(served), units)
+        for leaf, places in served.items():
+            if leaf in kept:
+                if kept[leaf] != central:
+                    homes[leaf] = kept[leaf]
+                continue
+            half = (sum(places.values()) + 1) // 2
+            seen = 0
+            for place in sorted(places):
+                seen += places[place]
+                if seen >= half:
+                    if place != central:
+                        homes[leaf] = place
+                    break
+        return homes
+
+    def kept_homes(self, leaves: set[str], units: set[int]) -> dict[str, int]:
+        """With an earlier build kept (`build --keep`): leaves of no unit that it placed, and
+        where - -1 for a central rack (the floor's first places, before anything placed by unit
+        or group), else the unit whose devices (nodes, trays, its own leaves) stood nearest that
+        rack (a unit's network racks stand among its compute racks). What a leaf serves shifts
+        as groups grow; its rack must not."""
+        kept = self.fabric.loaded.kept
+        if not kept:
+            return {}
+        per_row = self.spec.site.racks_per_row
+        devices = self.fabric.devices
+        spans: dict[int, tuple[int, int]] = {}
+        firsts: list[int] = []
+        for name, place in kept.items():
+            device = devices.get(name)
+            number = rack_place(place.rack, per_row)
+            if device is None or number is None:
+                continue
+            if device.su is not None:
+                firsts.append(number)
+            if device.su is not None and device.su in units:
+                lo, hi = spans.get(device.su, (number, number))
+                spans[device.su] = (min(lo, number), max(hi, number))
+        end = min(firsts, default=None)
+        homes: dict[str, int] = {}
+        for leaf in leaves:
+            was = kept.get(leaf)
+            at = rack_place(was.rack, per_row) if was is not None else None
+            if was is None or at is None or was.model != devices[leaf].model:
+                continue
+            if end is None or at < end or not spans:
+                homes[leaf] = -1
+                continue
+            homes[leaf] = min(
+                spans, key=lambda su: (max(spans[su][0] - at, at - spans[su][1], 0), su)
+            )
+        return homes
 
     def keep_places(self, devices: list[Device], central: list[RackPlan]) -> set[str]:
         """Central devices of an earlier build (`build --keep`) back at their rack and unit,
