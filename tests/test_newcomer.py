@@ -319,7 +319,8 @@ def test_every_warning_says_what_to_do(tmp_path: Path) -> None:
     assert found and all(d.hint for d in found)
 
 
-# 48 -> 64 DGX moves central devices unless the earlier build's places are kept
+# 64 -> 96 DGX moves central devices unless the earlier build's places are kept (48 -> 64 no
+# longer does: top-of-rack leaves stand beside their nodes, docs/floor.md)
 GROW = """\
 metadata: {name: grow}
 nodes:
@@ -344,8 +345,8 @@ def test_a_build_grows_in_place_by_default(tmp_path: Path) -> None:
     from fabricc.change.snapshot import load
 
     small, large = tmp_path / "small.yaml", tmp_path / "large.yaml"
-    small.write_text(_grow(48))
-    large.write_text(_grow(64))
+    small.write_text(_grow(64))
+    large.write_text(_grow(96))
     out, first = tmp_path / "out", tmp_path / "first"
     assert _cli("build", str(small), "-o", str(out)).exit_code == 0
     assert _cli("build", str(small), "-o", str(first)).exit_code == 0
@@ -378,8 +379,8 @@ def test_a_folder_of_another_design_is_refused(tmp_path: Path) -> None:
 
 def test_diff_says_when_keep_would_avoid_moves(tmp_path: Path) -> None:
     small, large = tmp_path / "small.yaml", tmp_path / "large.yaml"
-    small.write_text(_grow(48))
-    large.write_text(_grow(64))
+    small.write_text(_grow(64))
+    large.write_text(_grow(96))
     out = tmp_path / "out"
     assert _cli("build", str(small), "-o", str(out)).exit_code == 0
     plain = _cli("diff", str(out), str(large))
