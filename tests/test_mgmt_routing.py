@@ -189,6 +189,12 @@ def test_leaves_routed_over_three_spines_reach_each_other_and_the_oob() -> None:
             time.sleep(1)
         assert not missing, (missing, lab.sessions())
         # a leaf reaches the other pair over every uplink: one next hop per spine link (ECMP)
+        # (the paths arrive one BGP update at a time after the first: wait for all of them)
         other = subnets[leaves[2]]
-        route = run("ip", "-n", lab.switches[leaves[0]].ns, "-4", "route", "show", other).stdout
-        assert route.count("nexthop") == 12, route
+        route = ""
+        while time.monotonic() < deadline + 60:
+            route = run("ip", "-n", lab.switches[leaves[0]].ns, "-4", "route", "show", other).stdout
+            if route.count("nexthop") == 12:
+                break
+            time.sleep(1)
+        assert route.count("nexthop") == 12, (route, lab.sessions())
