@@ -13,10 +13,10 @@ import pytest
 
 from fabricc.build import design
 from fabricc.catalog.loader import load_catalog
+from fabricc.catalog.media import OPTICAL, allowed, cable_families, cheapest, fitting_modules
 from fabricc.errors import DesignError
 from fabricc.ir import ENDPOINT_LEAF
 from fabricc.spec.loader import load_spec
-from fabricc.synth.media import OPTICAL, allowed, cable_families, cheapest, fitting_modules
 from tests.support import EXAMPLES, compiled
 
 

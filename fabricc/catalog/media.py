@@ -3,19 +3,148 @@
 Consumes the Catalog (its switches' cage groups, transceivers and cables); produces, for a pair
 of switch models and a fabric, the link speeds at which the catalog has something to cable their
 general-purpose cages: a module of one media in each cage that fits it and carries its
-bandwidth (the rules of synth/media.py that the cabling pass uses: form accepted by the cage, the
+bandwidth (the rules below, which the cabling pass uses too: form accepted by the cage, the
 cage's lane rate, the cage's bandwidth per module), or a straight cable with its plugs on
 (DAC, ACC, AOC) that fits both. The resolver runs each pair of tiers at the fastest such speed.
+
+Media by reach, as pure functions over catalog entries: from catalog transceivers (form, ports,
+speed, media, reach, lane rate, protocols), a run's length and the network's `medium`, the media
+a run takes and the modules that can carry it. The cabling pass (synth/cabling.py) asks these
+rules per cage and link; it does the geometry, the copper cables and the fibers. A cable with its
+plugs on (DAC, ACC, AOC) joins two cages by its rank in CABLE_RANK, within the media the
+network's `medium` allows.
+
+The rule: per link, the cheapest media whose reach covers the run at both ends, from the media
+that the network's `medium` allows (auto: all of them). Copper is cheapest, then multimode
+fiber, then single-mode (NVIDIA LinkX NDR cables and transceivers: passive DAC to 2-3 m, active
+copper to 5 m, SR4 multimode MMA4Z00-NS to 50 m on OM4, single-mode DR8 MMS4X00-NS to 100 m and
+2xDR4 MMS4X00-NM to 500 m, 2xFR4 MMS4X50-NM to 2 km; each catalog entry names its datasheet).
 """
 
 from __future__ import annotations
 
-from fabricc.catalog.models import Catalog, PortGroup, SwitchModel
-from fabricc.synth.media import cable_families, fitting_modules
+from collections.abc import Mapping, Sequence
+
+from fabricc.catalog.models import (
+    DIRECT_KINDS,
+    FORM_ACCEPTS,
+    CableModel,
+    Catalog,
+    PortGroup,
+    SwitchModel,
+    TransceiverModel,
+)
+
+# Cheapest first: what a run takes when several reach it.
+MEDIA_COST: tuple[str, ...] = ("copper", "cat6", "mmf", "smf")
+OPTICAL: tuple[str, ...] = ("mmf", "smf")
+
+# The media each spec `medium` allows (NetworkSpec.medium).
+MEDIUM_ALLOWS: Mapping[str, tuple[str, ...]] = {
+    "auto": MEDIA_COST,
+    "copper": ("copper", "cat6"),
+    "multimode": ("mmf",),
+    "singlemode": ("smf",),
+}
+
+
+def allowed(medium: str, among: Sequence[str] = MEDIA_COST) -> tuple[str, ...]:
+    """The media of `among` that a network's `medium` allows, cheapest first."""
+    allows = MEDIUM_ALLOWS.get(medium, MEDIA_COST)
+    return tuple(m for m in MEDIA_COST if m in among and m in allows)
+
+
+def cheapest(reach: Mapping[str, float], run_m: float, media: Sequence[str]) -> str | None:
+    """The first of `media` (cheapest first) whose reach covers a run of `run_m` metres, or
+    None when none does. `reach` is each media's longest reach at both ends of the run (the
+    shorter end's), 0 where the cages take none."""
+    for name in media:
+        if reach.get(name, 0.0) >= run_m - 1e-9:
+            return name
+    return None
+
+
+def fitting_modules(
+    transceivers: Mapping[str, TransceiverModel],
+    form: str,
+    cage_ports: int,
+    speed: int,
+    media: str,
+    fabric: str,
+    lane: int | None,
+) -> list[tuple[float, str]]:
+    """Modules that plug into a cage of `form` running `cage_ports` links of `speed` Gb/s: the
+    cage takes the module's form, the module carries the cage's bandwidth (twin-port modules
+    at the link speed), runs the switch's lane rate and the network's protocol. As (reach,
+    part), shortest reach first: the cheapest that covers a run is the first that reaches it."""
+    found = []
+    for part, module in transceivers.items():
+        if lane is not None and module.lane_speed != lane:
+            continue
+        if module.form not in FORM_ACCEPTS.get(form, frozenset()):
+            continue
+        if module.media != media or fabric not in module.protocols:
+            continue
+        if module.ports * module.speed != cage_ports * speed:
+            continue
+        if module.speed != speed and cage_ports != 1:
+            continue
+        found.append((module.reach_m, part))
+    found.sort()
+    return found
+
+
+# Cable kinds that join two cages on their own (no transceivers), cheapest first: passive
+# copper (DAC, RJ45 patch cords) before active copper before active optical cables (AOC), as
+# the catalog ranks its direct kinds (catalog/models.py DIRECT_KINDS; NVIDIA LinkX DAC, ACC
+# and AOC product specifications: reach 2-3 m, 5 m, up to 100 m).
+CABLE_RANK: Mapping[str, int] = DIRECT_KINDS
+
+
+def cable_families(
+    families: Sequence[tuple[str, CableModel]],
+    a_form: str,
+    b_form: str,
+    legs: int,
+    ports: int,
+    speed: int,
+    lane: int | None,
+    medium: str = "auto",
+) -> list[tuple[int, str, CableModel]]:
+    """Catalog cables that join a cage of `a_form` running `ports` links of `speed` Gb/s to
+    `legs` cages of `b_form` without transceivers (straight when `legs` is 1, a splitter with a
+    leg per cage otherwise), at the switch's lane rate, in a media the network's `medium`
+    allows (copper: DAC/ACC and patch cords; multimode or singlemode: AOCs of that fiber),
+    whatever the length; as (cost rank, catalog key, cable) with the rank of CABLE_RANK. The
+    caller picks the cheapest rank, then the shortest orderable length that covers the run."""
+    media = allowed(medium)
+    found = []
+    for key, family in families:
+        if family.kind not in CABLE_RANK or family.media not in media:
+            continue
+        if lane is not None and family.lane_speed != lane:
+            continue
+        if family.a_form not in FORM_ACCEPTS.get(a_form, frozenset()):
+            continue
+        if family.b_form not in FORM_ACCEPTS.get(b_form, frozenset()):
+            continue
+        if legs > 1 and family.legs != legs:
+            continue
+        if legs == 1 and family.legs != 1:
+            continue
+        carried = family.a_ports * (family.speed or 0)
+        if legs == 1 and not (
+            (family.speed == speed and family.a_ports >= ports) or (ports == 1 and carried == speed)
+        ):
+            continue
+        if legs > 1 and family.speed != speed:
+            continue
+        found.append((CABLE_RANK[family.kind], key, family))
+    return found
 
 
 def _module_media(catalog: Catalog, group: PortGroup, speed: int, fabric: str) -> set[str]:
-    """The media of the modules that fit a cage of `group` at `speed` (synth/media.py's rule)."""
+    """The media of the modules that fit a cage of `group` at `speed` (fitting_modules)."""
     ports = group.cage_speed // speed
     media = {module.media for module in catalog.transceivers.values()}
     return {
@@ -29,7 +158,7 @@ def _module_media(catalog: Catalog, group: PortGroup, speed: int, fabric: str) -
 
 def _cable_fits(catalog: Catalog, a: PortGroup, b: PortGroup, speed: int) -> bool:
     """A straight cable with its plugs on (DAC, ACC, AOC) joins the two cages at `speed`
-    (synth/media.py's rule, either way round)."""
+    (cable_families, either way round)."""
     ports = a.cage_speed // speed
     if b.cage_speed // speed != ports or a.lane_speed != b.lane_speed:
         return False
@@ -56,3 +185,15 @@ def cabled_speeds(catalog: Catalog, a: SwitchModel, b: SwitchModel, fabric: str)
                 if optics or _cable_fits(catalog, group_a, group_b, speed):
                     found.add(speed)
     return found
+
+
+__all__ = [
+    "CABLE_RANK",
+    "MEDIA_COST",
+    "MEDIUM_ALLOWS",
+    "allowed",
+    "cable_families",
+    "cabled_speeds",
+    "cheapest",
+    "fitting_modules",
+]

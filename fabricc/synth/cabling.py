@@ -25,12 +25,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from fabricc.catalog.models import FORM_ACCEPTS, CableModel, Catalog
-from fabricc.errors import Diagnostic, error
-from fabricc.ir import U_HEIGHT_M, Cable, Device, Fabric, Link, Module, Rack
-from fabricc.spec.yamlsource import format_path
-from fabricc.synth.cableids import number_cables
-from fabricc.synth.media import (
+from fabricc.catalog.media import (
     CABLE_RANK,
     OPTICAL,
     allowed,
@@ -38,6 +33,11 @@ from fabricc.synth.media import (
     cheapest,
     fitting_modules,
 )
+from fabricc.catalog.models import FORM_ACCEPTS, CableModel, Catalog
+from fabricc.errors import Diagnostic, error
+from fabricc.ir import U_HEIGHT_M, Cable, Device, Fabric, Link, Module, Rack
+from fabricc.spec.yamlsource import format_path
+from fabricc.synth.cableids import number_cables
 from fabricc.synth.naming import PDU_PORT, POWER_SHELF_PORT, port_cage
 
 IN_RACK_ALLOWANCE_M = 0.5  # routing from the port to the vertical manager and back
@@ -481,7 +481,7 @@ class _Cabler:
             if ra != rb:
                 parent[ra] = rb
         # Per link the cheapest optical media whose reach covers the run at both ends, among
-        # those the network's medium allows (media.py); where none reaches, the longest-reaching
+        # those the network's medium allows (catalog/media.py); where none reaches, the longest-reaching
         # one, whose module choice then says so. A cage carries one media, so its connected set
         # takes the dearest that any of its links needs.
         options = {name: allowed(medium, OPTICAL) or OPTICAL for name, medium in mediums.items()}
