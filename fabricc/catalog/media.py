@@ -11,7 +11,7 @@ Media by reach, as pure functions over catalog entries: from catalog transceiver
 speed, media, reach, lane rate, protocols), a run's length and the network's `medium`, the media
 a run takes and the modules that can carry it. The cabling pass (synth/cabling.py) asks these
 rules per cage and link; it does the geometry, the copper cables and the fibers. A cable with its
-plugs on (DAC, ACC, AOC) joins two cages by its rank in CABLE_RANK, within the media the
+plugs on (DAC, ACC, AOC) joins two cages by its rank in DIRECT_KINDS (catalog/models.py), within the media the
 network's `medium` allows.
 
 The rule: per link, the cheapest media whose reach covers the run at both ends, from the media
@@ -94,13 +94,6 @@ def fitting_modules(
     return found
 
 
-# Cable kinds that join two cages on their own (no transceivers), cheapest first: passive
-# copper (DAC, RJ45 patch cords) before active copper before active optical cables (AOC), as
-# the catalog ranks its direct kinds (catalog/models.py DIRECT_KINDS; NVIDIA LinkX DAC, ACC
-# and AOC product specifications: reach 2-3 m, 5 m, up to 100 m).
-CABLE_RANK: Mapping[str, int] = DIRECT_KINDS
-
-
 def cable_families(
     families: Sequence[tuple[str, CableModel]],
     a_form: str,
@@ -115,12 +108,12 @@ def cable_families(
     `legs` cages of `b_form` without transceivers (straight when `legs` is 1, a splitter with a
     leg per cage otherwise), at the switch's lane rate, in a media the network's `medium`
     allows (copper: DAC/ACC and patch cords; multimode or singlemode: AOCs of that fiber),
-    whatever the length; as (cost rank, catalog key, cable) with the rank of CABLE_RANK. The
+    whatever the length; as (cost rank, catalog key, cable) with the rank of DIRECT_KINDS. The
     caller picks the cheapest rank, then the shortest orderable length that covers the run."""
     media = allowed(medium)
     found = []
     for key, family in families:
-        if family.kind not in CABLE_RANK or family.media not in media:
+        if not family.direct or family.media not in media:
             continue
         if lane is not None and family.lane_speed != lane:
             continue
@@ -139,7 +132,7 @@ def cable_families(
             continue
         if legs > 1 and family.speed != speed:
             continue
-        found.append((CABLE_RANK[family.kind], key, family))
+        found.append((DIRECT_KINDS[family.kind], key, family))
     return found
 
 
@@ -188,7 +181,6 @@ def cabled_speeds(catalog: Catalog, a: SwitchModel, b: SwitchModel, fabric: str)
 
 
 __all__ = [
-    "CABLE_RANK",
     "MEDIA_COST",
     "MEDIUM_ALLOWS",
     "allowed",

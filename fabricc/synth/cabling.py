@@ -26,7 +26,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from fabricc.catalog.media import (
-    CABLE_RANK,
     OPTICAL,
     allowed,
     cable_families,
@@ -411,7 +410,7 @@ class _Cabler:
         optics without a closer look."""
         reach: dict[str, float] = defaultdict(float)
         for _, family in self.families:
-            if family.kind not in CABLE_RANK:
+            if not family.direct:
                 continue
             for form, accepts in FORM_ACCEPTS.items():
                 if family.a_form in accepts:
