@@ -11,7 +11,7 @@ managed switch - which the design does not say, so the build warns and names the
 from __future__ import annotations
 
 from fabricc.errors import Diagnostic, warning
-from fabricc.ir import ENDPOINT_LEAF, Fabric
+from fabricc.ir import ENDPOINT_LEAF, Fabric, NetworkTopology
 from fabricc.spec.topology import RAIL_ONLY
 from fabricc.spec.yamlsource import format_path
 
@@ -25,6 +25,14 @@ def subnet_name(network: str, plane: int | None, rail: int | None) -> str:
     )
 
 
+def subnet_rails(topology: NetworkTopology) -> int:
+    """Subnets per plane: rail-only has no switch joining two rails, so every rail leaf of a
+    plane is a subnet of its own; every other topology has one subnet per plane."""
+    if topology.topology != RAIL_ONLY:
+        return 1
+    return len(topology.switches.get("leaf", [])) // topology.planes
+
+
 def check_subnet_managers(fabric: Fabric) -> list[Diagnostic]:
     found: list[Diagnostic] = []
     loaded = fabric.loaded
@@ -33,11 +41,7 @@ def check_subnet_managers(fabric: Fabric) -> list[Diagnostic]:
             continue
         topology = fabric.networks[name]
         planes = topology.planes
-        rails = (
-            len(topology.switches.get("leaf", [])) // planes
-            if topology.topology == RAIL_ONLY
-            else 1
-        )
+        rails = subnet_rails(topology)
         sm_groups = set(network.spec.subnet_manager.sm_nodes)
         hosts: dict[tuple[int, int], set[str]] = {
             (p, r): set() for p in range(planes) for r in range(rails)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fabricc.emit import Artifact
+from fabricc.emit.configs import features
 from fabricc.ir import Fabric
 from fabricc.nccl.document import render
 from fabricc.nccl.environment import INSTALL_DIR, Setting, render_env, settings, topology_path
@@ -85,17 +86,7 @@ def _sharp(fabric: Fabric, plan: GroupPlan) -> bool:
     network = plan.compute
     if network is None or network.fabric != "infiniband" or network.name not in fabric.networks:
         return False
-    switches = fabric.loaded.catalog.catalog.switches
-    models = {
-        fabric.devices[name].model
-        for names in fabric.networks[network.name].switches.values()
-        for name in names
-    }
-    return (
-        network.spec.subnet_manager.sharp
-        and bool(models)
-        and all(switches[m].sharp for m in models)
-    )
+    return features.sharp(fabric, network.name)
 
 
 def _spectrum_x(fabric: Fabric, plan: GroupPlan) -> bool:

@@ -135,7 +135,7 @@ def roce_tree(ctx: ConfigContext, device: Device) -> Tree:
     neighbors: Tree = {}
     model = ctx.switch_model(device)
     mgmt_ports = mgmt_port_names(model)
-    adaptive = adaptive_routing(ctx, device.network)
+    adaptive = adaptive_routing(ctx.fabric, device.network)
     routed_adaptively = False  # some switch-to-switch port runs adaptive routing
     port_routing = ctx.subtrees.get(("adaptive-routing", nvue))
     if port_routing is None:  # shared by every switch-to-switch port (never changed)

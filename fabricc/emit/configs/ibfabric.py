@@ -13,12 +13,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from fabricc.catalog.models import PortSpec
+from fabricc.checks.subnet_managers import subnet_name, subnet_rails
 from fabricc.emit.configs.context import ConfigContext
 from fabricc.emit.configs.guids import ca_port_guid, load_mappings, switch_guid
 from fabricc.emit.configs.ports import ib_port, ib_port_count
 from fabricc.errors import DesignError, error
 from fabricc.ir import ENDPOINT_LEAF, Device, Fabric
-from fabricc.spec.topology import RAIL_ONLY, TORUS
+from fabricc.spec.topology import TORUS
 from fabricc.spec.yamlsource import format_path
 
 TIER_ORDER = ("leaf", "spine", "core")
@@ -156,17 +157,12 @@ def _subnets(
     topology = fabric.networks[name]
     sm_groups = set(resolved.spec.subnet_manager.sm_nodes)
     planes = topology.planes
-    # Rail-only: no switch joins two rails, so every rail leaf is a subnet with its own SM.
-    rails = (
-        len(topology.switches.get("leaf", [])) // planes if topology.topology == RAIL_ONLY else 1
-    )
+    rails = subnet_rails(topology)
     subnets = [
         IbSubnet(
             network=name,
             plane=plane if planes > 1 else None,
-            folder=name
-            + (f"-plane{plane + 1}" if planes > 1 else "")
-            + (f"-rail{rail + 1}" if rails > 1 else "")
+            folder=subnet_name(name, plane if planes > 1 else None, rail if rails > 1 else None)
             + "-sm",
             engine="",
             engine_reason="",

@@ -145,7 +145,7 @@ def nvidia_sm(ctx: ConfigContext, subnet: IbSubnet) -> NvidiaSm | None:
     """What nvidia-sm.conf changes, or None when the network wants neither AR nor SHARP (or its
     switches have neither)."""
     models = [ctx.catalog.switches[m] for m in {ctx.devices[n.name].model for n in subnet.switches}]
-    ar = adaptive_routing(ctx, subnet.network)
+    ar = adaptive_routing(ctx.fabric, subnet.network)
     engine, note = subnet.engine, "adaptive routing off"
     if ar and subnet.engine in AR_ENGINES:
         engine = AR_ENGINES[subnet.engine]
@@ -158,7 +158,7 @@ def nvidia_sm(ctx: ConfigContext, subnet: IbSubnet) -> NvidiaSm | None:
     elif ar:
         note = f"{subnet.engine} has no adaptive-routing engine"
     can_sharp = bool(models) and all(m.sharp for m in models)
-    level = (SHARP_ON if sharp(ctx, subnet.network) else SHARP_OFF) if can_sharp else None
+    level = (SHARP_ON if sharp(ctx.fabric, subnet.network) else SHARP_OFF) if can_sharp else None
     if engine == subnet.engine and level != SHARP_ON:
         return None
     return NvidiaSm(engine, note, level)

@@ -82,7 +82,7 @@ def supernic_files(ctx: ConfigContext) -> list[Artifact]:
             if end.kind != ENDPOINT_LEAF or not end.upward:
                 continue
             spec = fabric.loaded.networks[network].spec
-            if spec.role != "compute" or not adaptive_routing(ctx, network):
+            if spec.role != "compute" or not adaptive_routing(ctx.fabric, network):
                 continue
             base, _, leg = end.port.partition("/")
             port = next((p for p in model.ports if p.name in (end.port, base)), None)

@@ -44,13 +44,19 @@ def bonded_hosts(fabric: Fabric) -> dict[str, list[str]]:
         if link.network in networks and link.kind == ENDPOINT_LEAF:
             ports.setdefault(link.a, []).append(link.a_port)
     catalog = fabric.loaded.catalog.catalog
+    # node model -> (port -> its catalog position, the position of a port the model lacks)
+    ranks: dict[str, tuple[dict[str, int], int]] = {}
     out: dict[str, list[str]] = {}
     for host, found in ports.items():
-        if len(found) < 2 or fabric.devices[host].inband_ip is None:
+        device = fabric.devices[host]
+        if len(found) < 2 or device.inband_ip is None:
             continue
-        model = catalog.nodes[fabric.devices[host].model]
-        order = [p.name for p in model.ports]
-        out[host] = sorted(found, key=lambda p: order.index(p) if p in order else len(order))
+        known = ranks.get(device.model)
+        if known is None:
+            names = [p.name for p in catalog.nodes[device.model].ports]
+            known = ranks[device.model] = ({n: names.index(n) for n in names}, len(names))
+        rank, last = known
+        out[host] = sorted(found, key=lambda p: rank.get(p, last))
     return out
 
 
