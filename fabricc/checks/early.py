@@ -17,6 +17,16 @@ from fabricc.spec.loader import LoadedSpec
 from fabricc.spec.yamlsource import DataPath, format_path
 
 
+def power_hint(draw_w: int, fits: int | None) -> str:
+    """What a rack drawing draw_w needs, and how many nodes fit its budget (`fits`, when one
+    or more); said alike by this check and the design rule (checks/rules.py)."""
+    needed = math.ceil(draw_w / 1000)
+    hint = f"the rack needs {needed} kW: set site.rack.power_kw: {needed}"
+    if fits is not None and fits >= 1:
+        hint += f", or lower nodes_per_rack to {fits}"
+    return hint
+
+
 def rack_power(loaded: LoadedSpec) -> list[Diagnostic]:
     catalog = loaded.catalog.catalog
     budget = int(loaded.spec.site.rack.power_kw * 1000)
@@ -40,10 +50,7 @@ def rack_power(loaded: LoadedSpec) -> list[Diagnostic]:
             continue
         if draw <= budget:
             continue
-        needed = math.ceil(draw / 1000)
-        hint = f"the rack needs {needed} kW: set site.rack.power_kw: {needed}"
-        if fits:
-            hint += f", or lower nodes_per_rack to {fits}"
+        hint = power_hint(draw, fits)
         where = path if path in loaded.source.values else ("nodes", name)
         found.append(
             error(

@@ -16,6 +16,7 @@ import math
 from collections import Counter, defaultdict
 
 from fabricc.catalog.models import FORM_ACCEPTS, TransceiverModel
+from fabricc.checks.early import power_hint
 from fabricc.checks.power import check_power
 from fabricc.checks.service_levels import check_service_levels
 from fabricc.checks.subnet_managers import check_subnet_managers
@@ -308,17 +309,15 @@ class _Rules:
         devices = [self.fabric.devices[n] for n in rack.devices]
         nodes = [d for d in devices if d.kind == "node" and d.spec_path[:1] == ("nodes",)]
         budget = rack.power_budget_w
-        needed = math.ceil(power / 1000)
-        hint = f"the rack needs {needed} kW: set site.rack.power_kw: {needed}"
         path: DataPath = ("site", "rack", "power_kw")
         per_rack = (*nodes[0].spec_path[:2], "nodes_per_rack") if nodes else None
+        fits = None
         if nodes and per_rack is not None and len({d.power_w for d in nodes}) == 1:
             others = power - sum(d.power_w for d in nodes)
             fits = (budget - others) // nodes[0].power_w
-            if fits >= 1:
-                hint += f", or lower nodes_per_rack to {fits}"
             if per_rack in self.source.values:
                 path = per_rack
+        hint = power_hint(power, fits)
         where = next(
             (
                 p
