@@ -58,3 +58,10 @@ def with_custom_qos(example: str, network_line: str, tmp_path: Path) -> dict[str
     assert network_line in text
     _, artifacts = compile_text(text.replace(network_line, network_line + CUSTOM_QOS), tmp_path)
     return by_path(artifacts)
+
+
+def ipv4(interface: dict[str, Any]) -> dict[str, Any]:
+    """An NVUE interface's IPv4 settings: `ipv4` from Cumulus Linux 5.15, `ip` up to 5.14."""
+    section = interface.get("ipv4", interface.get("ip"))
+    assert isinstance(section, dict), interface
+    return section

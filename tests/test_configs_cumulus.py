@@ -18,7 +18,7 @@ from fabricc.emit.configs.cumulus import roce_tree
 from fabricc.emit.configs.mgmt import ManagementPlan, management_tree
 from fabricc.errors import DesignError
 from fabricc.synth.mgmtnet import management_net
-from tests.configs_support import by_path, cables, nvue, with_custom_qos
+from tests.configs_support import by_path, cables, ipv4, nvue, with_custom_qos
 from tests.support import EXAMPLES, compile_text, compiled
 
 INTERFACE = re.compile(r"^(lo|eth0|swp\d+(s\d+)?|bond\d+|uplink\d+|downlink\d+|peerlink|vlan\d+)$")
@@ -155,8 +155,10 @@ def test_management_switches_follow_the_cabling_plan() -> None:
         if "eth0" in tree["interface"]:  # cabled management port: mgmt VRF, its access switch
             # the router of its subnet
             served = net.subnets[net.served_by[name]]
-            ip = tree["interface"]["eth0"]["ip"]
-            assert (list(ip["address"]), list(ip["gateway"]), ip["vrf"]) == (
+            eth0 = tree["interface"]["eth0"]
+            ip = ipv4(eth0)
+            vrf = eth0.get("vrf", ip.get("vrf"))  # 5.15 moved `ip vrf` up to `vrf`
+            assert (list(ip["address"]), list(ip["gateway"]), vrf) == (
                 [f"{device.mgmt_ip}/{served.network.prefixlen}"],
                 [served.gateway],
                 "mgmt",
@@ -165,7 +167,7 @@ def test_management_switches_follow_the_cabling_plan() -> None:
             access = net.subnets[name]
             svi = tree["interface"]["vlan20"]
             assert device.mgmt_ip == access.gateway
-            assert list(svi["ip"]["address"]) == [f"{access.gateway}/26"]
+            assert list(ipv4(svi)["address"]) == [f"{access.gateway}/26"]
             assert (
                 str(access.network)
                 == f"{ipaddress.ip_network(f'{access.gateway}/26', strict=False)}"
@@ -275,7 +277,7 @@ def test_oob_access_ports_and_uplinks() -> None:
             switch = trees[row["b_device"]]
             domain = switch["interface"][cumulus_port(row["b_port"])]["bridge"]["domain"]
             assert domain["br_default"]["access"] == 20
-            assert domain["br_default"]["stp"] == {"admin-edge": "on", "bpdu-guard": "on"}
+            assert domain["br_default"]["stp"] == {"admin-edge": "enabled", "bpdu-guard": "enabled"}
             continue
         uplinks += 1
         for end, port in ((row["a_device"], row["a_port"]), (row["b_device"], row["b_port"])):
@@ -289,9 +291,12 @@ def test_oob_access_ports_and_uplinks() -> None:
         family = ours["vrf"]["default"]["router"]["bgp"]["address-family"]["ipv4-unicast"]
         assert list(family["network"]) == [str(access.network)]
         relay = ours["service"]["dhcp-relay"]["default"]
-        assert relay["server"] == {net.server: {}}
-        assert relay["agent"]["use-pif-circuit-id"] == {"enable": "on"}
-        assert cumulus_port(row["a_port"]) in relay["interface"] and "vlan20" in relay["interface"]
+        (group,) = relay["server-group"].values()  # Cumulus Linux 5.14+: one server group
+        assert group["server"] == {net.server: {}}
+        assert cumulus_port(row["a_port"]) in group["upstream-interface"]
+        (name,) = relay["server-group"]
+        assert relay["downstream-interface"] == {"vlan20": {"server-group-name": name}}
+        assert relay["agent"] == {"state": "enabled", "use-pif-circuit-id": {"state": "enabled"}}
     assert uplinks == 16
     asns = [
         t["router"]["bgp"]["autonomous-system"] for n, t in trees.items() if n.startswith("oob")
@@ -300,12 +305,12 @@ def test_oob_access_ports_and_uplinks() -> None:
     for spine in ("inband-spine001", "inband-spine002"):
         tree = trees[spine]
         assert set(tree["bridge"]["domain"]["br_default"]["vlan"]) == {"10"}
-        svi = tree["interface"]["vlan10"]["ip"]
+        svi = ipv4(tree["interface"]["vlan10"])
         assert list(svi["address"]) == [f"{net.inband.real[spine]}/16"]
         assert svi["vrr"]["address"] == {f"{net.inband.virtual}/16": {}}
         assert (
             svi["vrr"]["mac-address"]
-            == trees["inband-spine001"]["interface"]["vlan10"]["ip"]["vrr"]["mac-address"]
+            == ipv4(trees["inband-spine001"]["interface"]["vlan10"])["vrr"]["mac-address"]
         )
     assert net.inband.virtual == "10.64.0.1"  # the in-band hosts' gateway (Ansible, netplan)
     priorities = {
@@ -526,22 +531,14 @@ def test_nvue_is_written_for_the_current_release_object_model(example: str) -> N
     fabric, artifacts = compiled(example)
     networks = fabric.loaded.networks.values()
     management = {n.name for n in networks if n.spec.role in ("inband", "oob")}
-    assert {n.spec.nvue_release for n in networks if n.name not in management} == {"5.18"}
-    # the management switches' DHCP relay is written as 5.7-5.13 lists (Cumulus "DHCP Relays")
-    assert {n.spec.nvue_release for n in networks if n.name in management} <= {"5.11"}
+    assert {n.spec.nvue_release for n in networks} == {"5.18"}  # one release, every role
     files = by_path(artifacts)
     for path, text in files.items():
         if path.endswith("/startup.yaml"):  # each file says which release it is written for
-            network = fabric.devices[path.split("/")[1]].network
-            release = "5.11" if network in management else "5.18"
-            assert text.splitlines()[0].endswith(
-                f"for Cumulus Linux {release}, generated by fabricc"
-            )
+            assert text.splitlines()[0].endswith("for Cumulus Linux 5.18, generated by fabricc")
     trees = nvue(files)
     assert trees
     for name, tree in trees.items():
-        if fabric.devices[name].network in management:
-            continue
         assert not _leaves_with(tree, ("enable",)), name
         assert "on" not in _leaves_with(tree, ("aspath-ignore",)), name
         for interface in tree["interface"].values():
@@ -551,8 +548,9 @@ def test_nvue_is_written_for_the_current_release_object_model(example: str) -> N
             bgp = tree["vrf"]["default"]["router"]["bgp"]
             assert bgp["state"] == "enabled"
             assert bgp["address-family"]["ipv4-unicast"]["state"] == "enabled"
-            assert bgp["path-selection"]["multipath"]["aspath-ignore"] == "enabled"
-            assert tree["qos"]["roce"]["state"] == "enabled"
+            if fabric.devices[name].network not in management:  # fabric routers only
+                assert bgp["path-selection"]["multipath"]["aspath-ignore"] == "enabled"
+                assert tree["qos"]["roce"]["state"] == "enabled"
         eth0 = tree["interface"].get("eth0")
         if eth0 is not None and "ipv4" in eth0:
             assert eth0["vrf"] == "mgmt" and list(eth0["ipv4"]["gateway"])
@@ -620,3 +618,51 @@ def test_roce_ports_have_pfc_watchdog_and_cable_length_from_the_plan(example: st
             assert tree["interface"][port]["qos"] == {"pfc-watchdog": {"state": "enable"}}, port
         cable = tree["qos"]["pfc"]["default-global"]["cable-length"]
         assert cable == math.ceil(longest[name]) and cable < 100
+
+
+@pytest.mark.parametrize(
+    ("release", "groups", "agent"),
+    [
+        ("5.13", False, {"enable": "on", "use-pif-circuit-id": {"enable": "on"}}),
+        ("5.14", True, {"enable": "on", "use-pif-circuit-id": {"enable": "on"}}),
+        ("5.16", True, {"state": "enabled", "use-pif-circuit-id": {"state": "enabled"}}),
+    ],
+)
+def test_dhcp_relay_is_written_for_the_release(
+    tmp_path: Path, release: str, groups: bool, agent: dict[str, Any]
+) -> None:
+    """Cumulus Linux 5.14 replaced the relay's `interface` and `server` lists by server groups
+    ("DHCP Relays": "In Cumulus Linux 5.13 and earlier, DHCP relay does not use server groups";
+    NVUE reference: `server-group <id> server|upstream-interface`, `downstream-interface <id>
+    server-group-name`, introduced in 5.14.0); 5.15 renamed the agent's `enable on`."""
+    text = (EXAMPLES / "superpod-h100-4su.yaml").read_text()
+    marker = "    role: oob\n"
+    assert marker in text
+    spec = text.replace(marker, f'{marker}    cumulus_release: "{release}"\n')
+    files = by_path(compile_text(spec, tmp_path)[1])
+    relays = {
+        name: tree["service"]["dhcp-relay"]["default"]
+        for name, tree in nvue(files).items()
+        if "service" in tree
+    }
+    assert relays and all(name.startswith("oob") for name in relays)
+    for relay in relays.values():
+        assert relay["agent"] == agent
+        if groups:
+            assert set(relay) == {"server-group", "downstream-interface", "agent"}
+            (group,) = relay["server-group"].values()
+            assert len(group["server"]) == 1 and group["upstream-interface"]
+            (svi,) = relay["downstream-interface"].values()
+            assert svi["server-group-name"] in relay["server-group"]
+        else:
+            assert set(relay) == {"interface", "server", "agent"}
+            assert len(relay["server"]) == 1 and any(
+                i.startswith("vlan") for i in relay["interface"]
+            )
+
+
+def test_management_release_before_the_relay_agent_is_refused(tmp_path: Path) -> None:
+    text = (EXAMPLES / "superpod-h100-4su.yaml").read_text()
+    spec = text.replace("    role: oob\n", '    role: oob\n    cumulus_release: "5.6"\n')
+    with pytest.raises(Exception, match=r"from 5\.7"):
+        compile_text(spec, tmp_path)

@@ -15,7 +15,7 @@ import yaml
 
 from fabricc.errors import DesignError
 from fabricc.synth.mgmtnet import MGMT_ASN, management_net
-from tests.configs_support import cables, nvue
+from tests.configs_support import cables, ipv4, nvue
 from tests.support import EXAMPLES, compile_text, compiled
 
 ROUTED = ["gb300-nvl72-xdr", "gb300-nvl72-spectrum-x"]
@@ -78,7 +78,7 @@ def test_more_than_two_spines_route_at_the_leaves(example: str) -> None:
         assert not [n for n in trees[spine]["interface"] if n.startswith("vlan")]
         assert "bridge" not in trees[spine] and "mlag" not in trees[spine]
         loopback = trees[spine]["router"]["bgp"]["router-id"]
-        assert trees[spine]["interface"]["lo"]["ip"]["address"] == {f"{loopback}/32": {}}
+        assert ipv4(trees[spine]["interface"]["lo"])["address"] == {f"{loopback}/32": {}}
     routed = [*spines, *net.subnets, *leaves]
     leaf_asns = [trees[s]["router"]["bgp"]["autonomous-system"] for s in [*net.subnets, *leaves]]
     assert len(set(leaf_asns)) == len(leaf_asns) and MGMT_ASN not in leaf_asns
@@ -94,7 +94,7 @@ def test_every_in_band_gateway_is_owned_by_its_leaf_pair(example: str) -> None:
     # every leaf pair owns one subnet of the pool: VRR on both peers, the same virtual address
     owned: dict[str, tuple[ipaddress.IPv4Network, str, set[str]]] = {}
     for leaf in net.inband.leaves:
-        svi = trees[leaf]["interface"]["vlan10"]["ip"]
+        svi = ipv4(trees[leaf]["interface"]["vlan10"])
         ((real, _),) = svi["address"].items()
         ((virtual, _),) = svi["vrr"]["address"].items()
         subnet = ipaddress.IPv4Interface(virtual).network
@@ -141,7 +141,7 @@ def test_two_spines_still_bridge_up_to_the_spine_pair() -> None:
     net = management_net(fabric)
     assert net.inband is not None and not net.inband.leaves
     assert len(net.inband.real) == 2
-    assert "vrr" in trees["inband-spine001"]["interface"]["vlan10"]["ip"]
+    assert "vrr" in ipv4(trees["inband-spine001"]["interface"]["vlan10"])
     assert [n for n in trees["inband-leaf001"]["interface"] if n.startswith("uplink")]
 
 
@@ -171,7 +171,7 @@ def test_two_spines_of_single_homed_leaves_route_at_the_leaves(tmp_path: Path) -
     for leaf, own in net.inband.leaves.items():
         tree = trees[leaf]
         assert "mlag" not in tree and not [n for n in tree["interface"] if n.startswith("uplink")]
-        assert tree["interface"]["vlan10"]["ip"]["vrr"]["address"] == {
+        assert ipv4(tree["interface"]["vlan10"])["vrr"]["address"] == {
             f"{own.virtual}/{own.subnet.prefixlen}": {}
         }
         assert len(tree["vrf"]["default"]["router"]["bgp"]["neighbor"]) == len(own.uplinks) > 0

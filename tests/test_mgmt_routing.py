@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from fabricc.synth.mgmtnet import management_net
-from tests.configs_support import nvue
+from tests.configs_support import ipv4, nvue
 from tests.frr_support import FRR_LIB, booted, require_root, run
 from tests.support import compiled, require_tool
 
@@ -79,7 +79,7 @@ def test_oob_subnets_and_the_in_band_pool_reach_each_other() -> None:
             for svi, entry in trees[name]["interface"].items():
                 if entry.get("type") != "svi":
                     continue
-                (address,) = entry["ip"]["address"]
+                (address,) = ipv4(entry)["address"]
                 run(
                     "ip",
                     "-n",
@@ -154,11 +154,11 @@ def test_leaves_routed_over_three_spines_reach_each_other_and_the_oob() -> None:
         for name, switch in lab.switches.items():
             for svi, entry in trees[name]["interface"].items():
                 if entry.get("type") == "loopback":
-                    (address,) = entry["ip"]["address"]
+                    (address,) = ipv4(entry)["address"]
                     run("ip", "-n", switch.ns, "addr", "add", address, "dev", "lo")
                 if entry.get("type") != "svi":
                     continue
-                (address,) = entry["ip"]["address"]
+                (address,) = ipv4(entry)["address"]
                 run("ip", "-n", switch.ns, "link", "add", svi, "type", "veth", "peer", "name", f"{svi}p")  # fmt: skip
                 run("ip", "-n", switch.ns, "link", "set", f"{svi}p", "up")
                 run("ip", "-n", switch.ns, "link", "set", svi, "up")

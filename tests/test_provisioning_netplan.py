@@ -13,7 +13,7 @@ import yaml
 
 from fabricc.ir import ENDPOINT_LEAF
 from fabricc.synth.mgmtnet import management_net
-from tests.configs_support import nvue
+from tests.configs_support import ipv4, nvue
 from tests.provisioning_support import provisioning
 from tests.support import compiled, require_tool
 
@@ -29,7 +29,7 @@ def test_every_dual_homed_host_has_its_bond() -> None:
         if link.network == "inband" and link.kind == ENDPOINT_LEAF:
             cabled.setdefault(link.a, []).append(link.b)
     assert len(cabled) == 127 + 4 + 4
-    spine_vrr = trees["inband-spine001"]["interface"]["vlan10"]["ip"]["vrr"]["address"]
+    spine_vrr = ipv4(trees["inband-spine001"]["interface"]["vlan10"])["vrr"]["address"]
     for host, leaves in cabled.items():
         plan = yaml.safe_load(files[f"netplan/{host}.yaml"])["network"]
         bond = plan["bonds"]["bond0"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import ipaddress
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from fabricc import patterns
 
@@ -46,7 +46,7 @@ HostnamePattern = Annotated[
 
 CUMULUS_RELEASE = "5.18"  # the newest Cumulus Linux release qualified for Spectrum-X (5.19's
 # What's New page: "currently only qualified for non-Spectrum-X")
-MANAGEMENT_CUMULUS_RELEASE = "5.11"  # the relay tree's `interface`/`server` lists: 5.7-5.13
+RELAY_AGENT_RELEASE = (5, 7)  # the first release with the DHCP relay's option 82 agent in NVUE
 
 
 class SpecModel(BaseModel):
@@ -436,17 +436,34 @@ class NetworkSpec(SpecModel):
         description="Cumulus Linux release the NVUE files (and the ZTP scripts' release check) "
         "are written for (5.15 renamed `enable on` to `state enabled` and an interface's `ip` to "
         "`ipv4`/`ipv6`); default: 5.18, the newest release qualified for Spectrum-X (Cumulus "
-        "Linux 5.19 What's New: 'only qualified for non-Spectrum-X'), and 5.11 for in-band and "
-        "out-of-band networks, whose DHCP relay is written as an interface and server list "
-        "(Cumulus Linux 5.7-5.13 'DHCP Relays'; 5.14 replaced it by server groups)",
+        "Linux 5.19 What's New: 'only qualified for non-Spectrum-X'), for every role: one "
+        "release across the site's Cumulus switches. The management switches' DHCP relay "
+        "needs 5.7 or later (option 82 'agent'); from 5.14 it is written as server groups "
+        "(Cumulus Linux 5.14 'DHCP Relays')",
     )
+
+    @field_validator("cumulus_release")
+    @classmethod
+    def _relay_release(cls, value: str | None, info: ValidationInfo) -> str | None:
+        """Management networks relay DHCP with option 82, which NVUE has from 5.7 ('nv show
+        service dhcp-relay <vrf-id> agent': introduced in Cumulus Linux 5.7.0)."""
+        if value is None or info.data.get("role") not in ("inband", "oob"):
+            return value
+        major, minor = (int(part) for part in value.split("."))
+        if (major, minor) < RELAY_AGENT_RELEASE:
+            raise ValueError(
+                f"the access switches of a management network relay DHCP with option 82, which "
+                f"Cumulus Linux has from 5.7; {value} has no relay agent - use 5.7 or later "
+                f"(default {CUMULUS_RELEASE})"
+            )
+        return value
 
     @property
     def nvue_release(self) -> str:
         """cumulus_release as given, else the role's default (see its description)."""
         if self.cumulus_release is not None:
             return self.cumulus_release
-        return MANAGEMENT_CUMULUS_RELEASE if self.role in ("inband", "oob") else CUMULUS_RELEASE
+        return CUMULUS_RELEASE
 
     @property
     def wants_adaptive_routing(self) -> bool:

@@ -51,6 +51,7 @@ MLAG_PRIORITY = (1000, 2000)  # primary, secondary
 # Seconds a restarting peer keeps its MLAG bonds down while it learns the fabric: Cumulus Linux
 # "Multi-Chassis Link Aggregation - MLAG" (init-delay, default 180 s) recommends 300 s at scale.
 MLAG_INIT_DELAY_S = 300
+RELAY_SERVER_GROUP = "provisioning"  # the one DHCP server group of an access switch (5.14+)
 
 
 def network_vlan(fabric: Fabric, network: str) -> int:
@@ -371,14 +372,21 @@ def _relay(access: AccessSubnet, vlan: int, server: str, nvue: Nvue) -> Tree:
     """The access switch's DHCP relay: from its SVI to the provisioning server over its uplinks,
     adding option 82 with the switch port a request came in on as circuit-id (Cumulus Linux
     "DHCP Relays": use-pif-circuit-id; without it the circuit-id is the SVI's name) - what Kea's
-    reservations of this subnet match."""
-    interfaces: Tree = {f"vlan{vlan}": {}}
-    interfaces.update({cumulus_name(port): {} for port in access.uplinks})
-    return {
-        "interface": interfaces,
-        "server": {server: {}},
-        "agent": {**nvue.enabled, "use-pif-circuit-id": nvue.enabled},
-    }
+    reservations of this subnet match. Up to 5.13 the relay is an interface list and a server
+    list; from 5.14 a server group (the server, the uplinks as its upstream interfaces) that the
+    SVI, its downstream interface, names."""
+    svi = f"vlan{vlan}"
+    uplinks: Tree = {cumulus_name(port): {} for port in access.uplinks}
+    agent = {**nvue.enabled, "use-pif-circuit-id": nvue.enabled}
+    if nvue.relay_server_groups:
+        return {
+            "server-group": {
+                RELAY_SERVER_GROUP: {"server": {server: {}}, "upstream-interface": uplinks}
+            },
+            "downstream-interface": {svi: {"server-group-name": RELAY_SERVER_GROUP}},
+            "agent": agent,
+        }
+    return {"interface": {svi: {}, **uplinks}, "server": {server: {}}, "agent": agent}
 
 
 def _stp_priority(ctx: ConfigContext, device: Device) -> int:

@@ -8,7 +8,11 @@ other on/off leaves became enabled/disabled (multipath aspath-ignore, stp admin-
 bpdu-guard, bond lacp-bypass), and an interface's `ip address|gateway` became `ipv4 ...` (`ipv6`
 for IPv6 prefixes) with `ip vrf` moving up to `vrf`. Releases up to 5.14 keep the old model.
 Values NVIDIA did not rename stay as they are (qos pfc tx/rx `enable`, congestion-control `ecn
-enable`, interface `qos pfc-watchdog state enable`).
+enable`, interface `qos pfc-watchdog state enable`). One change came a release earlier: 5.14
+replaced the DHCP relay's `interface` and `server` lists by server groups (NVUE reference, Set
+and Unset Commands, DHCP: `server-group <id> server|upstream-interface` and
+`downstream-interface <id> server-group-name`, introduced in 5.14.0; Cumulus Linux 5.14 "DHCP
+Relays": "In Cumulus Linux 5.13 and earlier, DHCP relay does not use server groups").
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from typing import Any
 Tree = dict[str, Any]
 
 RENAMED_IN = (5, 15)
+SERVER_GROUPS_IN = (5, 14)
 
 
 def release(text: str) -> tuple[int, int]:
@@ -37,6 +42,11 @@ class Nvue:
     def legacy(self) -> bool:
         """5.14 and earlier: `enable on`, `ip address`."""
         return release(self.release) < RENAMED_IN
+
+    @property
+    def relay_server_groups(self) -> bool:
+        """5.14 and later: the DHCP relay is configured as server groups."""
+        return release(self.release) >= SERVER_GROUPS_IN
 
     @property
     def on(self) -> str:

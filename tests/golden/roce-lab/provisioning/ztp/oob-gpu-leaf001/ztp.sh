@@ -11,7 +11,7 @@ function error() {
 trap error ERR
 set -euo pipefail
 date "+%FT%T ztp: oob-gpu-leaf001 starting"
-TARGET_RELEASE=5.11
+TARGET_RELEASE=5.18
 RELEASE=$(sed -n "s/^DISTRIB_RELEASE=//p" /etc/lsb-release)
 case "$RELEASE" in
   "$TARGET_RELEASE" | "$TARGET_RELEASE".*) ;;
