@@ -133,13 +133,18 @@ def _collnet(network: ResolvedNetwork) -> Setting:
     )
 
 
+FAT_TREE_ENGINES = "ftree or updn (its opensm.conf names which)"  # auto on a fat-tree
+
+
 def ib_engine(network: ResolvedNetwork) -> str:
-    """The OpenSM routing engine of an InfiniBand network: the spec's, or its family's."""
+    """The OpenSM routing engine of an InfiniBand network: the spec's, or its family's; on a
+    fat-tree under 'auto' the OpenSM emitter picks ftree or updn per subnet by its symmetry
+    (emit/configs/ibfabric.py), so this names both rather than guess."""
     forced = network.spec.subnet_manager.routing_engine
     if forced != "auto":
         return forced
     family = FAMILY_ENGINES.get(network.spec.topology)
-    return family[0] if family is not None else "ftree"
+    return family[0] if family is not None else FAT_TREE_ENGINES
 
 
 def ib_sl_comment(network: ResolvedNetwork) -> tuple[str, ...]:
