@@ -14,7 +14,7 @@ rules per cage and link; it does the geometry, the copper cables and the fibers.
 plugs on (DAC, ACC, AOC) joins two cages by its rank in DIRECT_KINDS (catalog/models.py), within the media the
 network's `medium` allows. It joins at its own speed, or at a lower rate its catalog entry lists
 with a public source (CableModel.also_runs), where its newer plug also fits an older cage of its
-form family (plug_fits: the 200 Gb/s QSFP56 AOC at 100GbE in a QSFP28 cage, RA-11333 Table 8).
+plug outline (plug_fits: the 200 Gb/s QSFP56 AOC at 100GbE in a QSFP28 cage, RA-11333 Table 8).
 
 The rule: per link, the cheapest media whose reach covers the run at both ends, from the media
 that the network's `medium` allows (auto: all of them). Copper is cheapest, then multimode
@@ -30,6 +30,7 @@ from collections.abc import Mapping, Sequence
 from fabricc.catalog.models import (
     DIRECT_KINDS,
     FORM_ACCEPTS,
+    OUTLINE,
     CableModel,
     Catalog,
     PortGroup,
@@ -99,11 +100,12 @@ def fitting_modules(
 def plug_fits(cage: str, plug: str, native: bool = True) -> bool:
     """A cable's plug fits a cage whose form accepts it (FORM_ACCEPTS: newer cages take older
     plugs). Running a lower rate the cable lists (`native` False, CableModel.also_runs), a
-    newer plug of the cage's own family fits too: a QSFP56 plug in a QSFP28 cage at 100GbE,
-    the form that accepts the other's plugs being the same mechanical form."""
+    newer plug of the cage's own outline fits too (OUTLINE): a QSFP56 plug in a QSFP28 cage
+    at 100GbE, never a QSFP-DD plug in a QSFP cage."""
     if plug in FORM_ACCEPTS.get(cage, frozenset()):
         return True
-    return not native and cage in FORM_ACCEPTS.get(plug, frozenset())
+    outline = OUTLINE.get(plug)
+    return not native and outline is not None and OUTLINE.get(cage) == outline
 
 
 def _joins_at(

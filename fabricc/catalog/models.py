@@ -65,6 +65,23 @@ FORM_ACCEPTS: dict[str, frozenset[str]] = {
     "rj45": frozenset({"rj45"}),
 }
 
+# Forms of one plug outline, which differ only in their lane rate: a newer plug of the outline
+# fits an older cage of it mechanically, and runs there where the cable runs the cage's lane
+# rate (CableModel.also_runs). QSFP28, QSFP56 and QSFP112 share the QSFP outline (SFF-8661),
+# SFP28, SFP56 and SFP112 the SFP outline (SFF-8402), the QSFP-DD generations the QSFP-DD
+# outline (QSFP-DD MSA hardware specification); a double-density plug never fits a QSFP cage.
+OUTLINE: dict[str, str] = {
+    "qsfp28": "qsfp",
+    "qsfp56": "qsfp",
+    "qsfp112": "qsfp",
+    "qsfp-dd": "qsfp-dd",
+    "qsfp-dd800": "qsfp-dd",
+    "qsfp-dd1600": "qsfp-dd",
+    "sfp28": "sfp",
+    "sfp56": "sfp",
+    "sfp112": "sfp",
+}
+
 Key = Annotated[str, Field(pattern=patterns.KEY)]
 PartNumber = Annotated[
     str, Field(pattern=patterns.PART_NUMBER, description="orderable part number")
@@ -413,7 +430,7 @@ KIND_MEDIA: dict[str, frozenset[str]] = {
 class CableRate(CatalogModel):
     """A lower rate a cable also runs at, as a public source says (RA-11333 Table 8 orders the
     200 Gb/s QSFP56 AOC for DGX H100 ports cabled to the SN4600C's 100GbE QSFP28 ports). At such
-    a rate a plug also fits the older, slower cages of its own form family (a QSFP56 plug in a
+    a rate a plug also fits the older, slower cages of its own outline (OUTLINE: a QSFP56 plug in a
     QSFP28 cage: one mechanical form, the plug's electronics at the cage's lane rate)."""
 
     speed: int = Field(ge=1, description="Gb/s per leg at this rate")
@@ -441,7 +458,7 @@ class CableModel(CatalogModel):
     also_runs: list[CableRate] = Field(
         default_factory=list,
         description="lower rates the cable also runs at, each with the public source that says "
-        "so; at them its plugs also fit the slower cages of their form family (a QSFP56 AOC "
+        "so; at them its plugs also fit the slower cages of their outline (a QSFP56 AOC "
         "at 100GbE in a QSFP28 cage); empty: only its own speed",
     )
 
