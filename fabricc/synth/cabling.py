@@ -8,9 +8,11 @@ that carries optics. Rules (NVIDIA LinkX product specifications, RA-11333 cablin
     up to the cable family's orderable lengths;
   * a cable with its plugs on where one can physically do it: a straight cable joins two cages
     whose ports all go to each other, a splitter joins a switch cage to single-port host cages;
-    passive copper before active copper before active optical (AOC), within the cable's reach
-    (an AOC's reach is its longest length); a network's `medium` narrows the kinds (copper:
-    DAC/ACC, multimode or singlemode: AOCs of that fiber);
+    the cable a node port's catalog entry names (the vendor's reference design, PortSpec.cable)
+    where it joins both cages and reaches the run, else passive copper before active copper
+    before active optical (AOC), within the cable's reach (an AOC's reach is its longest
+    length); a network's `medium` narrows the kinds (copper: DAC/ACC, multimode or singlemode:
+    AOCs of that fiber);
   * otherwise optics, one module per cage and one fiber per link; every cage carries one medium,
     so the medium is chosen per connected set of cages (multimode while every link in the set is
     within multimode reach, single-mode otherwise), and a network may fix its medium;
