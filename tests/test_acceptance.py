@@ -18,7 +18,7 @@ import pytest
 from fabricc.build import design
 from fabricc.emit.summary import summary
 from fabricc.errors import DesignError
-from fabricc.ir import ENDPOINT_LEAF
+from fabricc.ir import ENDPOINT_LEAF, LEAF_SPINE, PEER
 from fabricc.spec.loader import load_spec
 from tests.support import EXAMPLES, compile_text, compiled
 
@@ -101,31 +101,40 @@ def test_ra_11333_4su_bill_of_materials() -> None:
 
 
 def test_ra_11333_4su_inband_cables_are_table_8s() -> None:
-    """RA-11333 Table 8 orders the in-band and out-of-band uplink cables as AOCs (100 Gbps QSFP
-    AOC 980-9I13N-00C030 for the management nodes, leaf-core links and OOB uplinks) and passive
-    copper for the ISLs - no transceivers. The DGX in-band ports run at the SN4600C's 100GbE."""
+    """RA-11333 Table 8, in-band and out-of-band uplink cables, no transceivers: 254 x 200 Gbps
+    QSFP56 AOC (980-9I440-00H030) for the DGX in-band ports, which the DGX H100's catalog
+    ports name and which runs 100GbE in the SN4600C's QSFP28 cages; 100 Gbps QSFP AOC
+    (980-9I13N-00C030) for the 8 management node ports, the 24 leaf-core links and the OOB
+    uplinks; passive copper for the 6 ISLs of the 3 leaf pairs. The RA orders one 30 m length
+    for every run; fabricc cuts each run to length and takes passive copper where both ends
+    share a rack (a leaf-core link between the leaves and cores of one management rack)."""
     fabric = compiled("superpod-h100-4su")[0]
-    kinds: Counter[tuple[str, str, str]] = Counter()
+    cables: Counter[tuple[str, str, str]] = Counter()
     for link in fabric.links:
         if link.network == "inband" or (link.network == "oob" and link.speed == 100):
             assert link.cable is not None
             assert link.a_module is None and link.b_module is None, link
-            node = fabric.devices[link.a]
-            end = (node.group or "") if node.kind == "node" else "switch"
-            kinds[(link.kind, end, link.cable.kind)] += 1
-            if link.cable.kind == "dac":  # passive copper only within one rack
-                assert node.rack == fabric.devices[link.b].rack, link
-    assert kinds[(ENDPOINT_LEAF, "dgx", "aoc")] == 127 * 2
-    assert kinds[(ENDPOINT_LEAF, "mgmt", "aoc")] == 4 * 2
-    # every endpoint link an AOC, or passive copper where an appliance shares its leaf's rack
-    # (a UFM beside the in-band leaf pair in the management racks)
-    assert {kind for (link_kind, _, kind) in kinds if link_kind == ENDPOINT_LEAF} <= {"aoc", "dac"}
-    # leaf-core and OOB uplinks: AOC, or passive copper where both switches share a rack
-    assert {kind for (link_kind, _, kind) in kinds if link_kind != ENDPOINT_LEAF} <= {"aoc", "dac"}
+            a, b = fabric.devices[link.a], fabric.devices[link.b]
+            end = (a.group or "") if a.kind == "node" else a.role
+            cables[(link.kind, end, link.cable.family)] += 1
+            in_one_rack = a.rack == b.rack
+            if link.kind != ENDPOINT_LEAF:  # switch to switch: copper in a rack, else the AOC
+                assert link.cable.family == ("mcp1600" if in_one_rack else "mfa1a00-c"), link
+    assert cables[(ENDPOINT_LEAF, "dgx", "mfs1s00-h")] == 127 * 2
+    assert cables[(ENDPOINT_LEAF, "mgmt", "mfa1a00-c")] == 4 * 2
+    leaf_core = sum(
+        n for (kind, end, _), n in cables.items() if (kind, end) == (LEAF_SPINE, "leaf")
+    )
+    assert leaf_core == 24
+    # Table 8's 6 ISLs: 2 per MLAG leaf pair, each pair in one rack (synth/racks.py mates);
+    # the in-band spine pair's own 2 peer links (it bridges the in-band VLAN) come on top
+    assert cables[(PEER, "leaf", "mcp1600")] == 6
+    assert cables[(PEER, "spine", "mcp1600")] == 2
     bom = summary(fabric)["bom"]
     assert "MMA1B00-C100D" not in bom  # no 100G SR4 transceivers in the management networks
+    assert sum(n for part, n in bom.items() if part.startswith("MFS1S00-H")) == 127 * 2
     assert sum(n for part, n in bom.items() if part.startswith("MFA1A00-C")) == sum(
-        n for (_, _, kind), n in kinds.items() if kind == "aoc"
+        n for (_, _, family), n in cables.items() if family == "mfa1a00-c"
     )
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from fabricc.catalog.media import plug_fits
 from fabricc.catalog.models import FORM_ACCEPTS, Catalog, SwitchModel
 from fabricc.ir import ENDPOINT_LEAF, LEAF_SPINE, SPINE_CORE, Device, Fabric
 from tests.support import compile_text
@@ -160,7 +161,16 @@ def check_invariants(fabric: Fabric) -> None:
                 assert catalog.transceivers[module].reach_m >= link.distance_m
             else:
                 assert family.direct, "fiber without a module"  # copper, AOC, patch cord
-                assert {family.a_form, family.b_form} & FORM_ACCEPTS[form], (end, port, family)
+                # a plug fits the cage at the cable's own rate, or at a lower rate its entry
+                # lists where the plug is a newer one of the cage's outline (QSFP56 in QSFP28)
+                fits_at = {
+                    (speed, native)
+                    for speed, _, native in family.rates
+                    if any(plug_fits(form, plug, native) for plug in (family.a_form, family.b_form))
+                }
+                assert fits_at, (end, port, family)
+                if not any(native for _, native in fits_at):
+                    assert link.speed in {speed for speed, _ in fits_at}, (end, port, family)
         assert link.cable is not None and link.cable.length_m >= link.distance_m
         assert link.cable.length_m in catalog.cables[link.cable.family].lengths
     # the BOM counts each cable under one network: a cable's legs never span networks

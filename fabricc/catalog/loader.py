@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from fabricc.catalog import host_topology
-from fabricc.catalog.models import Catalog
+from fabricc.catalog.media import plug_fits
+from fabricc.catalog.models import Catalog, PortSpec
 from fabricc.errors import Diagnostic, Location, SpecError, error, raise_if_errors
 from fabricc.spec.validation import did_you_mean, validate
 from fabricc.spec.yamlsource import (
@@ -123,8 +124,57 @@ def merge(files: Sequence[CatalogFile], builtin_count: int) -> LoadedCatalog:
     raise_if_errors(problems)
     merged = Catalog(default_switches=default_switches, **sections)
     loaded = LoadedCatalog(merged, origins)
-    raise_if_errors([*_cross_check(loaded), *host_topology.cross_check(loaded)])
+    raise_if_errors(
+        [*_cross_check(loaded), *_port_cables(loaded), *host_topology.cross_check(loaded)]
+    )
     return loaded
+
+
+def _port_cables(loaded: LoadedCatalog) -> list[Diagnostic]:
+    """A node port's `cable` (the one the vendor's design orders for it) names a catalog cable
+    with its plugs on whose plug fits the port's cage at one of the cable's rates; a switch's
+    management port names none (the cabling pass reads it on node ports only)."""
+    cat = loaded.catalog
+    problems: list[Diagnostic] = []
+    ports: list[tuple[str, str, str, int, PortSpec]] = [
+        ("nodes", key, "ports", index, port)
+        for key, node in cat.nodes.items()
+        for index, port in enumerate(node.ports)
+    ]
+    ports += [
+        ("switches", key, "mgmt_ports", index, port)
+        for key, switch in cat.switches.items()
+        for index, port in enumerate(switch.mgmt_ports)
+    ]
+    for section, key, field_name, index, port in ports:
+        if port.cable is None:
+            continue
+        _, source, _ = loaded.locate(section, key)
+        path: DataPath = (section, key, field_name, index, "cable", "family")
+        family = cat.cables.get(port.cable.family)
+        message, hint = None, None
+        if section == "switches":
+            message = "a switch's management port names no cable (only node ports do)"
+            hint = "remove 'cable'"
+        elif family is None:
+            message = f"unknown cable {port.cable.family!r}"
+            hint = did_you_mean(port.cable.family, list(cat.cables), "cables")
+        elif not family.direct:
+            message = f"cable {port.cable.family!r} needs transceivers: name a DAC, ACC or AOC"
+        elif not any(
+            plug_fits(port.form, plug, native)
+            for plug in (family.a_form, family.b_form)
+            for *_, native in family.rates
+        ):
+            message = (
+                f"cable {port.cable.family!r} has {family.a_form}/{family.b_form} plugs, which "
+                f"do not fit the port's {port.form} cage"
+            )
+        if message is not None:
+            problems.append(
+                error(message, path=format_path(path), location=source.value(path), hint=hint)
+            )
+    return problems
 
 
 def _cross_check(loaded: LoadedCatalog) -> list[Diagnostic]:

@@ -12,7 +12,9 @@ speed, media, reach, lane rate, protocols), a run's length and the network's `me
 a run takes and the modules that can carry it. The cabling pass (synth/cabling.py) asks these
 rules per cage and link; it does the geometry, the copper cables and the fibers. A cable with its
 plugs on (DAC, ACC, AOC) joins two cages by its rank in DIRECT_KINDS (catalog/models.py), within the media the
-network's `medium` allows.
+network's `medium` allows. It joins at its own speed, or at a lower rate its catalog entry lists
+with a public source (CableModel.also_runs), where its newer plug also fits an older cage of its
+plug outline (plug_fits: the 200 Gb/s QSFP56 AOC at 100GbE in a QSFP28 cage, RA-11333 Table 8).
 
 The rule: per link, the cheapest media whose reach covers the run at both ends, from the media
 that the network's `medium` allows (auto: all of them). Copper is cheapest, then multimode
@@ -28,6 +30,7 @@ from collections.abc import Mapping, Sequence
 from fabricc.catalog.models import (
     DIRECT_KINDS,
     FORM_ACCEPTS,
+    OUTLINE,
     CableModel,
     Catalog,
     PortGroup,
@@ -94,6 +97,41 @@ def fitting_modules(
     return found
 
 
+def plug_fits(cage: str, plug: str, native: bool = True) -> bool:
+    """A cable's plug fits a cage whose form accepts it (FORM_ACCEPTS: newer cages take older
+    plugs). Running a lower rate the cable lists (`native` False, CableModel.also_runs), a
+    newer plug of the cage's own outline fits too (OUTLINE): a QSFP56 plug in a QSFP28 cage
+    at 100GbE, never a QSFP-DD plug in a QSFP cage."""
+    if plug in FORM_ACCEPTS.get(cage, frozenset()):
+        return True
+    outline = OUTLINE.get(plug)
+    return not native and outline is not None and OUTLINE.get(cage) == outline
+
+
+def _joins_at(
+    family: CableModel,
+    rate: tuple[int, int, bool],
+    forms: tuple[str, str],
+    legs: int,
+    ports: int,
+    speed: int,
+    lane: int | None,
+) -> bool:
+    """The cable, at one of its rates (CableModel.rates), joins a cage of forms[0] running
+    `ports` links of `speed` Gb/s to `legs` cages of forms[1] at the switch's lane rate."""
+    rate_speed, rate_lane, native = rate
+    if lane is not None and rate_lane != lane:
+        return False
+    if not plug_fits(forms[0], family.a_form, native):
+        return False
+    if not plug_fits(forms[1], family.b_form, native):
+        return False
+    if legs > 1:
+        return rate_speed == speed
+    carried = family.a_ports * rate_speed
+    return (rate_speed == speed and family.a_ports >= ports) or (ports == 1 and carried == speed)
+
+
 def cable_families(
     families: Sequence[tuple[str, CableModel]],
     a_form: str,
@@ -108,31 +146,19 @@ def cable_families(
     `legs` cages of `b_form` without transceivers (straight when `legs` is 1, a splitter with a
     leg per cage otherwise), at the switch's lane rate, in a media the network's `medium`
     allows (copper: DAC/ACC and patch cords; multimode or singlemode: AOCs of that fiber),
-    whatever the length; as (cost rank, catalog key, cable) with the rank of DIRECT_KINDS. The
-    caller picks the cheapest rank, then the shortest orderable length that covers the run."""
+    whatever the length; as (cost rank, catalog key, cable) with the rank of DIRECT_KINDS. A
+    cable joins at its own speed or at a lower rate its entry lists (_joins_at). The caller
+    picks the cheapest rank, then the shortest orderable length that covers the run."""
     media = allowed(medium)
     found = []
     for key, family in families:
-        if not family.direct or family.media not in media:
+        if not family.direct or family.media not in media or family.legs != legs:
             continue
-        if lane is not None and family.lane_speed != lane:
-            continue
-        if family.a_form not in FORM_ACCEPTS.get(a_form, frozenset()):
-            continue
-        if family.b_form not in FORM_ACCEPTS.get(b_form, frozenset()):
-            continue
-        if legs > 1 and family.legs != legs:
-            continue
-        if legs == 1 and family.legs != 1:
-            continue
-        carried = family.a_ports * (family.speed or 0)
-        if legs == 1 and not (
-            (family.speed == speed and family.a_ports >= ports) or (ports == 1 and carried == speed)
+        if any(
+            _joins_at(family, rate, (a_form, b_form), legs, ports, speed, lane)
+            for rate in family.rates
         ):
-            continue
-        if legs > 1 and family.speed != speed:
-            continue
-        found.append((DIRECT_KINDS[family.kind], key, family))
+            found.append((DIRECT_KINDS[family.kind], key, family))
     return found
 
 
@@ -188,4 +214,5 @@ __all__ = [
     "cabled_speeds",
     "cheapest",
     "fitting_modules",
+    "plug_fits",
 ]

@@ -65,6 +65,23 @@ FORM_ACCEPTS: dict[str, frozenset[str]] = {
     "rj45": frozenset({"rj45"}),
 }
 
+# Forms of one plug outline, which differ only in their lane rate: a newer plug of the outline
+# fits an older cage of it mechanically, and runs there where the cable runs the cage's lane
+# rate (CableModel.also_runs). QSFP28, QSFP56 and QSFP112 share the QSFP outline (SFF-8661),
+# SFP28, SFP56 and SFP112 the SFP outline (SFF-8402), the QSFP-DD generations the QSFP-DD
+# outline (QSFP-DD MSA hardware specification); a double-density plug never fits a QSFP cage.
+OUTLINE: dict[str, str] = {
+    "qsfp28": "qsfp",
+    "qsfp56": "qsfp",
+    "qsfp112": "qsfp",
+    "qsfp-dd": "qsfp-dd",
+    "qsfp-dd800": "qsfp-dd",
+    "qsfp-dd1600": "qsfp-dd",
+    "sfp28": "sfp",
+    "sfp56": "sfp",
+    "sfp112": "sfp",
+}
+
 Key = Annotated[str, Field(pattern=patterns.KEY)]
 PartNumber = Annotated[
     str, Field(pattern=patterns.PART_NUMBER, description="orderable part number")
@@ -96,6 +113,16 @@ class LegDevice(CatalogModel):
     )
 
 
+class PortCable(CatalogModel):
+    """The cable a vendor's reference design orders for a node port (RA-11333 Table 8: the
+    200 Gb/s QSFP56 AOC for the DGX H100 in-band ports). The cabling pass takes it for a link
+    from this port where it joins both cages at the link's speed and an orderable length
+    reaches the run, in a media the network allows; elsewhere media by reach as for any port."""
+
+    family: Key = Field(description="catalog cable key, e.g. mfs1s00-h")
+    source: Source
+
+
 class PortSpec(CatalogModel):
     name: PortName = Field(description="port label as printed on the chassis")
     cage: PortName = Field(description="cage the port sits in; one module per cage")
@@ -119,6 +146,11 @@ class PortSpec(CatalogModel):
         description="ibverbs device and netdev of each leg when the port is split across planes "
         "(a ConnectX-8 run as 2x400G shows one device per plane); empty: the legs share the "
         "port's own names",
+    )
+    cable: PortCable | None = Field(
+        None,
+        description="the cable the vendor's reference design orders for this port, taken where "
+        "it fits the link (form, speed, reach, the network's medium); unset: media by reach",
     )
 
     @model_validator(mode="after")
@@ -395,6 +427,17 @@ KIND_MEDIA: dict[str, frozenset[str]] = {
 }
 
 
+class CableRate(CatalogModel):
+    """A lower rate a cable also runs at, as a public source says (RA-11333 Table 8 orders the
+    200 Gb/s QSFP56 AOC for DGX H100 ports cabled to the SN4600C's 100GbE QSFP28 ports). At such
+    a rate a plug also fits the older, slower cages of its own outline (OUTLINE: a QSFP56 plug in a
+    QSFP28 cage: one mechanical form, the plug's electronics at the cage's lane rate)."""
+
+    speed: int = Field(ge=1, description="Gb/s per leg at this rate")
+    lane_speed: int = Field(ge=1, description="electrical lane rate in Gb/s at this rate")
+    source: Source
+
+
 class CableModel(CatalogModel):
     description: Text
     source: Source
@@ -412,6 +455,12 @@ class CableModel(CatalogModel):
     lengths: dict[float, PartNumber] = Field(
         min_length=1, description="orderable length in m -> part number"
     )
+    also_runs: list[CableRate] = Field(
+        default_factory=list,
+        description="lower rates the cable also runs at, each with the public source that says "
+        "so; at them its plugs also fit the slower cages of their outline (a QSFP56 AOC "
+        "at 100GbE in a QSFP28 cage); empty: only its own speed",
+    )
 
     @model_validator(mode="after")
     def _media_of_kind(self) -> CableModel:
@@ -419,6 +468,28 @@ class CableModel(CatalogModel):
             allowed = " or ".join(sorted(KIND_MEDIA[self.kind]))
             raise ValueError(f"a {self.kind} cable has media {allowed}, not {self.media}")
         return self
+
+    @model_validator(mode="after")
+    def _lower_rates(self) -> CableModel:
+        for rate in self.also_runs:
+            if self.speed is None or rate.speed >= self.speed:
+                raise ValueError(
+                    f"also_runs lists {rate.speed}G: a lower rate than the cable's speed "
+                    f"({self.speed}G)"
+                )
+            if rate.lane_speed > self.lane_speed:
+                raise ValueError(
+                    f"also_runs lists {rate.lane_speed}G lanes, faster than the cable's "
+                    f"{self.lane_speed}G"
+                )
+        return self
+
+    @property
+    def rates(self) -> list[tuple[int, int, bool]]:
+        """(Gb/s per leg, lane rate, native) of every rate the cable runs at: its own first
+        (native), then the lower ones the catalog lists (also_runs)."""
+        own = [(self.speed or 0, self.lane_speed, True)]
+        return own + [(r.speed, r.lane_speed, False) for r in self.also_runs]
 
     @property
     def reach_m(self) -> float:

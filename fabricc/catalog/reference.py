@@ -115,6 +115,20 @@ def _ports(ports: list[PortSpec]) -> list[str]:
     )
 
 
+def _port_cables(ports: list[PortSpec]) -> list[str]:
+    """A line naming the cable the vendor's design orders per port (PortSpec.cable), if any."""
+    by_family: dict[str, list[str]] = {}
+    for port in ports:
+        if port.cable is not None:
+            by_family.setdefault(port.cable.family, []).append(port.name)
+    if not by_family:
+        return []
+    named = "; ".join(
+        f"{_cell(', '.join(names))}: `{family}`" for family, names in by_family.items()
+    )
+    return ["", f"Cables the vendor's reference design orders (taken where they fit): {named}"]
+
+
 def _node(key: str, node: NodeModel) -> list[str]:
     facts = [
         f"{node.vendor} {node.kind}, part number {node.part_number}, {node.height_u}U, "
@@ -130,7 +144,7 @@ def _node(key: str, node: NodeModel) -> list[str]:
         facts.append(f"rack-scale: {members}")
     lines = [f"### `{key}`", "", _cell(node.description), "", "; ".join(_cell(f) for f in facts)]
     if node.ports:
-        lines += ["", *_ports(node.ports)]
+        lines += ["", *_ports(node.ports), *_port_cables(node.ports)]
     return [*lines, "", "Sources:", "", *_source_lines(node), ""]
 
 
@@ -173,6 +187,12 @@ def _transceivers(entries: dict[str, TransceiverModel]) -> list[str]:
     )
 
 
+def _lower_rates(cable: CableModel) -> str:
+    """The lower rates a cable also runs at (also_runs; their sources are in the source cell)."""
+    rates = ", ".join(f"{r.speed}G ({r.lane_speed}G lanes)" for r in cable.also_runs)
+    return f"; also {rates}" if rates else ""
+
+
 def _cables(entries: dict[str, CableModel]) -> list[str]:
     return _table(
         ["key", "description", "kind", "ends", "lengths (m: part number)", "source"],
@@ -180,10 +200,10 @@ def _cables(entries: dict[str, CableModel]) -> list[str]:
             [
                 _Code(key),
                 c.description,
-                f"{c.kind}, {c.media}" + (f", {c.speed}G" if c.speed else ""),
+                f"{c.kind}, {c.media}" + (f", {c.speed}G" if c.speed else "") + _lower_rates(c),
                 f"{c.a_form} to {c.legs} x {c.b_form}",
                 ", ".join(f"{length:g}: {part}" for length, part in sorted(c.lengths.items())),
-                c.source,
+                " ".join([c.source, *(f"Also {r.speed}G: {r.source}" for r in c.also_runs)]),
             ]
             for key, c in entries.items()
         ),

@@ -8,9 +8,11 @@ that carries optics. Rules (NVIDIA LinkX product specifications, RA-11333 cablin
     up to the cable family's orderable lengths;
   * a cable with its plugs on where one can physically do it: a straight cable joins two cages
     whose ports all go to each other, a splitter joins a switch cage to single-port host cages;
-    passive copper before active copper before active optical (AOC), within the cable's reach
-    (an AOC's reach is its longest length); a network's `medium` narrows the kinds (copper:
-    DAC/ACC, multimode or singlemode: AOCs of that fiber);
+    the cable a node port's catalog entry names (the vendor's reference design, PortSpec.cable)
+    where it joins both cages and reaches the run, else passive copper before active copper
+    before active optical (AOC), within the cable's reach (an AOC's reach is its longest
+    length); a network's `medium` narrows the kinds (copper: DAC/ACC, multimode or singlemode:
+    AOCs of that fiber);
   * otherwise optics, one module per cage and one fiber per link; every cage carries one medium,
     so the medium is chosen per connected set of cages (multimode while every link in the set is
     within multimode reach, single-mode otherwise), and a network may fix its medium;
@@ -31,6 +33,7 @@ from fabricc.catalog.media import (
     cable_families,
     cheapest,
     fitting_modules,
+    plug_fits,
 )
 from fabricc.catalog.models import FORM_ACCEPTS, CableModel, Catalog
 from fabricc.errors import Diagnostic, error
@@ -51,6 +54,7 @@ class CageInfo:
     form: str
     ports: int  # logical ports the cage runs
     lane_speed: int | None = None  # switch cages: the SerDes rate every module must match
+    cable: str | None = None  # node ports: the cable the vendor's design orders (PortSpec.cable)
 
 
 class _PortIndex:
@@ -93,7 +97,8 @@ class _PortIndex:
             spec = ports[base]
             split = max(spec.breakouts)
         in_cage = sum(1 for p in model.ports if p.cage == spec.cage)
-        return CageInfo(spec.cage, spec.form, in_cage * split)
+        cable = spec.cable.family if spec.cable is not None else None
+        return CageInfo(spec.cage, spec.form, in_cage * split, cable=cable)
 
 
 def _round_up(lengths: Sequence[float], needed: float) -> float | None:
@@ -115,7 +120,7 @@ class _Cabler:
             tuple[str, int, int, str, str, int | None], list[tuple[float, str]]
         ] = {}
         self.copper_cache: dict[
-            tuple[str, str, int, int, int, float, int | None, str],
+            tuple[str, str, int, int, int, float, int | None, str, str | None],
             tuple[str, CableModel, float] | None,
         ] = {}
         self.family_cache: dict[
@@ -180,13 +185,16 @@ class _Cabler:
         length: float,
         lane: int | None,
         medium: str = "auto",
+        preferred: str | None = None,
     ) -> tuple[str, CableModel, float] | None:
-        """The cable with its plugs on for a run (DAC, ACC, AOC, patch cord): passive copper
-        before active copper before active optical, then the shortest orderable length, then
-        the catalog key; `medium` is the network's (which media it allows). Memoized per
-        question: a fabric asks a handful of distinct ones (cage forms, speeds, a few hundred
-        distances) hundreds of thousands of times."""
-        question = (a_form, b_form, legs, ports, speed, length, lane, medium)
+        """The cable with its plugs on for a run (DAC, ACC, AOC, patch cord): the `preferred`
+        family (the one a node port's catalog entry names, PortSpec.cable) where it joins these
+        cages and reaches the run, else passive copper before active copper before active
+        optical; then the shortest orderable length, then the catalog key; `medium` is the
+        network's (which media it allows). Memoized per question: a fabric asks a handful of
+        distinct ones (cage forms, speeds, a few hundred distances) hundreds of thousands of
+        times."""
+        question = (a_form, b_form, legs, ports, speed, length, lane, medium, preferred)
         if question in self.copper_cache:
             return self.copper_cache[question]
         best: tuple[int, float, str, CableModel] | None = None
@@ -195,7 +203,7 @@ class _Cabler:
             rounded = _round_up(self.lengths[key], length)
             if rounded is None:
                 continue
-            candidate = (rank, rounded, key, family)
+            candidate = (-1 if key == preferred else rank, rounded, key, family)
             if best is None or candidate[:3] < best[:3]:
                 best = candidate
         found = (best[2], best[3], best[1]) if best else None
@@ -349,6 +357,7 @@ class _Cabler:
                     longest[cage],
                     own_info[0].lane_speed,
                     medium,
+                    peer_info.cable,
                 )
             elif (
                 len(peer_cages) == len(own)
@@ -382,8 +391,17 @@ class _Cabler:
             if len(members[cage_a[i]]) != 1 or len(members[cage_b[i]]) != 1:
                 continue
             lane = info_a[i].lane_speed or info_b[i].lane_speed
+            preferred = info_a[i].cable or info_b[i].cable
             found = self.copper_for(
-                info_b[i].form, info_a[i].form, 1, 1, link.speed, link.distance_m, lane, medium
+                info_b[i].form,
+                info_a[i].form,
+                1,
+                1,
+                link.speed,
+                link.distance_m,
+                lane,
+                medium,
+                preferred,
             )
             if found is None:
                 continue
@@ -406,14 +424,14 @@ class _Cabler:
 
     def _copper_reach(self) -> dict[str, float]:
         """Per cage form, the longest cable with its plugs on (copper or AOC) whose A end plugs
-        into it (and a rounding margin, as _round_up): a longer run from that cage is left to
-        optics without a closer look."""
+        into it at one of its rates (and a rounding margin, as _round_up): a longer run from
+        that cage is left to optics without a closer look."""
         reach: dict[str, float] = defaultdict(float)
         for _, family in self.families:
             if not family.direct:
                 continue
-            for form, accepts in FORM_ACCEPTS.items():
-                if family.a_form in accepts:
+            for form in FORM_ACCEPTS:
+                if any(plug_fits(form, family.a_form, native) for *_, native in family.rates):
                     reach[form] = max(reach[form], max(family.lengths) + 1e-9)
         return reach
 
