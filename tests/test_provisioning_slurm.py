@@ -147,8 +147,13 @@ def test_topology_yaml_follows_the_grammar(example: str) -> None:
     files = provisioning(example)
     document = yaml.safe_load(files["slurm/topology.yaml"])
     assert schema_errors("slurm-topology.schema.json", document) == []
-    defaults = [t["topology"] for t in document if t.get("cluster_default")]
+    defaults = [t for t in document if t.get("cluster_default")]
     assert len(defaults) == 1
+    # NVL72: a partition naming no topology gets the rack blocks, never the tree, whose lowest
+    # switch (a scheduling group of leaves) may cut a rack's NVLink domain in two
+    fabric, _ = compiled(example)
+    nvl_racks = any(d.scope == "rack" for d in fabric.nvlink_domains)
+    assert ("block" in defaults[0]) == nvl_racks, defaults[0]["topology"]
     # the yaml carries the same tree and blocks as the .conf files
     tree = next(t for t in document if "tree" in t)
     conf = {

@@ -12,7 +12,11 @@ NVLink domains) and the node catalog; produces provisioning/slurm/:
 - topology-block.conf (topology/block, Slurm 23.11+): one block per rack-scale NVLink domain (an
   NVL72 rack), else per scheduling group; BlockSizes from the smallest block upward in powers
   of two;
-- topology.yaml (Slurm 25.05): the tree and the block topology of every compute network.
+- topology.yaml (Slurm 25.05): the tree and the block topology of every compute network. The
+  cluster default (topology.yaml(5), cluster_default: "used for partitions without an explicitly
+  specified topology") is the first network's block topology where its blocks are rack-scale
+  NVLink domains - the tree's lowest switch is a scheduling group of leaves that can cut an
+  NVL72 rack in two, and a job placed by it would lose the rack's NVLink - else its tree.
 """
 
 from __future__ import annotations
@@ -66,13 +70,18 @@ def tree(fabric: Fabric, network: str) -> list[Switch]:
     return switches
 
 
-def blocks(fabric: Fabric, network: str) -> list[Block]:
+def rack_blocks(fabric: Fabric, network: str) -> list[Block]:
+    """One block per rack-scale NVLink domain of the network's hosts (none without one)."""
     hosts = host_leaves(fabric, network)
-    racks = [
+    return [
         Block(d.name, tuple(m for m in d.members if m in hosts))
         for d in fabric.nvlink_domains
         if d.scope == "rack" and any(m in hosts for m in d.members)
     ]
+
+
+def blocks(fabric: Fabric, network: str) -> list[Block]:
+    racks = rack_blocks(fabric, network)
     if racks:
         return racks
     return [Block(g.name, g.hosts) for g in groups(fabric, network)]
@@ -125,6 +134,7 @@ def block_conf(fabric: Fabric, network: str) -> str:
 
 def topology_yaml(fabric: Fabric, networks: list[str]) -> str:
     topologies: list[dict[str, object]] = []
+    by_rack = bool(networks) and bool(rack_blocks(fabric, networks[0]))
     for index, network in enumerate(networks):
         switches: list[dict[str, object]] = []
         for switch in tree(fabric, network):
@@ -138,14 +148,14 @@ def topology_yaml(fabric: Fabric, networks: list[str]) -> str:
         topologies.append(
             {
                 "topology": f"{network}-tree",
-                "cluster_default": index == 0,
+                "cluster_default": index == 0 and not by_rack,
                 "tree": {"switches": switches},
             }
         )
         topologies.append(
             {
                 "topology": f"{network}-block",
-                "cluster_default": False,
+                "cluster_default": index == 0 and by_rack,
                 "block": {
                     "block_sizes": block_sizes(found),
                     "blocks": [{"block": b.name, "nodes": hostlist(b.nodes)} for b in found],
