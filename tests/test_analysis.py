@@ -28,8 +28,8 @@ from fabricc.analysis.graph import PlaneGraph, plane_graphs
 from fabricc.analysis.refine import Weighted, refine
 from fabricc.cli import cli
 from fabricc.emit import Artifact
-from fabricc.emit.bom import bom_lines
 from fabricc.ir import Fabric
+from fabricc.synth.bom import bom_lines
 from tests.support import EXAMPLE_NAMES, EXAMPLES, compile_text, compiled
 
 QM9700_SPEC = """\

@@ -26,6 +26,7 @@ from fabricc.emit.diagrams import diagrams, style
 from fabricc.emit.diagrams import racks as drawing
 from fabricc.emit.diagrams.model import DRAWN
 from fabricc.emit.report import PATH, RACK_ROWS_INLINE, inline_svg
+from fabricc.synth.power import rack_device_power_w
 from fabricc.writer import write_tree
 from tests.png import decode
 from tests.support import EXAMPLE_NAMES, EXAMPLES, ROOT, Render, compiled, require_tool
@@ -346,7 +347,7 @@ def test_rack_labels_fit_their_boxes_and_legends_list_used_colours() -> None:
         floor = dict(artifacts)["diagrams/floorplan.svg"]
         assert isinstance(floor, str)
         shown = {
-            drawing.power_colour(drawing.rack_power(fabric, r), r.power_budget_w)
+            drawing.power_colour(rack_device_power_w(fabric, r), r.power_budget_w)
             for r in fabric.racks
         }
         for label, colour in (

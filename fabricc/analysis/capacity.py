@@ -1,23 +1,24 @@
 """Analysis, part 8: power against the rack budgets, and what the GPUs add up to.
 
-Consumes the Fabric IR and the catalog; produces IT power per rack (largest, mean, over budget),
-per row and for the site against the sum of the rack budgets, and the GPU count, GPU memory and
-dense FP16/FP8 PFLOPS from the catalog's GPU figures (with the models whose figures are assumed
-or missing named, so a reader can tell a datasheet number from a guess).
+Consumes the Fabric IR, the rack device power of synth/power.py and the catalog; produces IT
+power per rack (largest, mean, over budget), per row and for the site against the sum of the
+rack budgets, and the GPU count, GPU memory and dense FP16/FP8 PFLOPS from the catalog's GPU
+figures (with the models whose figures are assumed or missing named, so a reader can tell a
+datasheet number from a guess).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from fabricc.emit.diagrams.racks import rack_power
 from fabricc.ir import Fabric
+from fabricc.synth.power import rack_device_power_w
 
 
 def power(fabric: Fabric) -> dict[str, Any]:
     racks: list[tuple[int, int, int, str]] = []  # (row, watts, budget, role)
     for rack in fabric.racks:
-        watts = rack_power(fabric, rack)
+        watts = rack_device_power_w(fabric, rack)
         racks.append((rack.row, watts, rack.power_budget_w, rack.role))
     rows: dict[int, list[int]] = {}
     by_role: dict[str, int] = {}

@@ -1,7 +1,7 @@
 """Analysis, part 9: what the bill of materials costs, from a price file.
 
 Consumes a YAML price file (part number -> unit price, any one currency) and the BOM lines of
-fabricc.emit.bom; produces the total, the cost per BOM category and the part numbers that have
+fabricc.synth.bom; produces the total, the cost per BOM category and the part numbers that have
 no price. Price files are read with the spec loader's positions: a bad entry is reported as
 FILE:LINE:COL with a hint, like any spec error.
 """
@@ -13,11 +13,11 @@ from typing import Annotated, Any
 
 from pydantic import Field, RootModel
 
-from fabricc.emit.bom import CATEGORY_ORDER, bom_lines
 from fabricc.errors import SpecError, error, raise_if_errors
 from fabricc.ir import Fabric
 from fabricc.spec.validation import validate
 from fabricc.spec.yamlsource import load_yaml_file
+from fabricc.synth.bom import CATEGORY_ORDER, bom_lines
 
 Price = Annotated[float, Field(strict=True, ge=0, allow_inf_nan=False)]
 

@@ -1,8 +1,8 @@
 """Check stage: power feeds, PDU outlets and floor loading of every rack.
 
-Consumes the Fabric IR, the catalog's `physical` data (PSUs, inlet, weight; `assumed_physical`
-where an entry has none) and the PDU parts (outlets, rating); produces one RackPower per rack
-(the BOM's bom/power.csv and power cords read it too) and Diagnostics. A rack's PDUs are split
+Consumes the Fabric IR, each device's physical facts (synth/power.py: the catalog's PSUs, inlet
+and weight) and the PDU parts (outlets, rating); produces one RackPower per rack (the BOM's
+bom/power.csv reads it too) and Diagnostics. A rack's PDUs are split
 over the A and B feeds (pdu1 A, pdu2 B, pdu3 A, ...) and PSU i of a device plugs into feed
 i mod feeds: each feed needs a C13 outlet per C14 inlet and a C19 outlet per C20 inlet, and its
 PDUs must carry the share of the device power its PSUs draw in normal operation (failover
@@ -18,10 +18,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from fabricc.catalog.models import FEEDS, OUTLET_OF, Physical, physical_of
+from fabricc.catalog.models import FEEDS, OUTLET_OF
 from fabricc.errors import Diagnostic, error, warning
 from fabricc.ir import Device, Fabric, Rack
 from fabricc.spec.yamlsource import format_path
+from fabricc.synth.power import physical
 
 
 @dataclass(slots=True)
@@ -44,16 +45,6 @@ class RackPower:
     @property
     def load_kg_per_m2(self) -> float:
         return self.weight_kg / self.footprint_m2
-
-
-def physical(fabric: Fabric, device: Device) -> Physical | None:
-    """PSUs, inlet and weight of a device; None for PDUs and power shelves (wired to the feed).
-    Asked per device by the power check and the BOM, so kept per (kind, model) for the build."""
-    known: dict[tuple[str, str], Physical | None] = fabric.derived("power.physical", dict)
-    key = (device.kind, device.model)
-    if key not in known:
-        known[key] = physical_of(fabric.loaded.catalog.catalog, device.kind, device.model)
-    return known[key]
 
 
 def system_weight(fabric: Fabric, device: Device) -> float:

@@ -1,7 +1,7 @@
 """Emitter `report`: report/index.html, one self-contained page to review a design.
 
 Consumes the Fabric IR, the headline numbers of fabricc.emit.summary, the BOM lines of
-fabricc.emit.bom and the diagrams (rendered through the same cache as the diagrams emitter);
+fabricc.synth.bom and the diagrams (rendered through the same cache as the diagrams emitter);
 produces one HTML file with inline CSS and inline SVG - no network access, no scripts, opens
 from file://. Everything the page prints is computed here; templates/report/ only lays it out.
 """
@@ -20,10 +20,8 @@ from markupsafe import Markup
 from fabricc import __version__
 from fabricc.emit import Artifact
 from fabricc.emit.analysis import section as analysis_section
-from fabricc.emit.bom import CATEGORY_ORDER, bom_lines, cable_kinds
 from fabricc.emit.diagrams import diagrams
 from fabricc.emit.diagrams.model import DRAWN, SECTIONS, Diagram
-from fabricc.emit.diagrams.racks import rack_power
 from fabricc.emit.diagrams.render import INSTALL_HINT, graphviz_available, should_render, to_svg
 from fabricc.emit.diagrams.style import plural
 from fabricc.emit.lengths import cable_lengths, length_stats
@@ -31,6 +29,8 @@ from fabricc.emit.summary import summary
 from fabricc.emit.templating import environment
 from fabricc.errors import Diagnostic
 from fabricc.ir import ENDPOINT_LEAF, LEAF_SPINE, LINK_KINDS, SPINE_CORE, Fabric
+from fabricc.synth.bom import CATEGORY_ORDER, bom_lines, cable_kinds
+from fabricc.synth.power import rack_device_power_w
 
 PATH = "report/index.html"
 RACK_ROWS_INLINE = 12  # rack elevation rows drawn in the page; the rest are linked
@@ -267,7 +267,7 @@ def length_tables(fabric: Fabric) -> list[dict[str, Any]]:
 def power_rows(fabric: Fabric) -> list[dict[str, Any]]:
     rows = []
     for rack in fabric.racks:
-        used = rack_power(fabric, rack)
+        used = rack_device_power_w(fabric, rack)
         budget = rack.power_budget_w
         share = used / budget if budget else 0.0
         rows.append(

@@ -12,10 +12,10 @@ from collections import Counter
 from typing import Any
 
 from fabricc.emit import Artifact
-from fabricc.emit.bom import bom_lines, cable_kinds, network_lines, unique_cables
 from fabricc.emit.lengths import cable_lengths, length_stats
 from fabricc.emit.tables import json_text
 from fabricc.ir import ENDPOINT_LEAF, LEAF_SPINE, LINK_KINDS, SPINE_CORE, Fabric
+from fabricc.synth.bom import bom_lines, cable_kinds, network_lines, unique_cables
 
 TIERS = ("leaf", "spine", "core")
 

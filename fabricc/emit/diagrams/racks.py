@@ -18,6 +18,7 @@ from fabricc.emit.diagrams import facts, style
 from fabricc.emit.diagrams.model import DRAWN, Diagram
 from fabricc.emit.diagrams.svg import Canvas
 from fabricc.ir import Device, Fabric, Rack
+from fabricc.synth.power import rack_device_power_w
 
 U = 12.0  # points per rack unit: a 1U label of 8 pt (10.7 px) fits with air
 RACK_W = 150.0
@@ -41,10 +42,6 @@ ROLE_TONE = {
 
 
 ROLE_NAMES = {"system": "rack-scale system"}
-
-
-def rack_power(fabric: Fabric, rack: Rack) -> int:
-    return sum(fabric.devices[name].power_w for name in rack.devices)
 
 
 def power_colour(used: float, budget: float) -> str:
@@ -72,7 +69,7 @@ def row_name(rack: Rack) -> str:
 
 def _rack(canvas: Canvas, fabric: Fabric, rack: Rack, x: float, y: float, reserved: int) -> None:
     devices = [fabric.devices[name] for name in rack.devices]
-    used = rack_power(fabric, rack)
+    used = rack_device_power_w(fabric, rack)
     budget = rack.power_budget_w
     tone = ROLE_TONE.get(rack.role, ROLE_TONE["central"])
     role = rack.role + (f" · SU {fabric.su_label(rack.su)}" if rack.su is not None else "")
@@ -220,7 +217,7 @@ def elevations(fabric: Fabric) -> list[Diagram]:
         width = MARGIN * 2 + across * RACK_W + (across - 1) * GAP
         height = HEAD + bands * band_h + (bands - 1) * BAND_GAP + MARGIN
         label = row_name(racks[0])
-        used = sum(rack_power(fabric, r) for r in racks)
+        used = sum(rack_device_power_w(fabric, r) for r in racks)
         budget = sum(r.power_budget_w for r in racks)
         title = f"Row {label} · rack elevations"
         canvas = Canvas(width, height, title)
@@ -272,7 +269,7 @@ def floorplan(fabric: Fabric) -> Diagram:
     left = MARGIN + 28
     width = left + positions * (CELL_W + CELL_GAP) + MARGIN
     height = HEAD + len(rows) * (CELL_H + CELL_GAP * 3) + 40
-    total = sum(rack_power(fabric, r) for r in fabric.racks)
+    total = sum(rack_device_power_w(fabric, r) for r in fabric.racks)
     budget = sum(r.power_budget_w for r in fabric.racks)
     canvas = Canvas(width, height, "Floor plan")
     canvas.text(MARGIN, 28, "Floor plan · rack power", size=15, bold=True)
@@ -298,7 +295,7 @@ def floorplan(fabric: Fabric) -> Diagram:
         )
         for rack in racks:
             x = left + rack.position * (CELL_W + CELL_GAP)
-            used = rack_power(fabric, rack)
+            used = rack_device_power_w(fabric, rack)
             tone = ROLE_TONE.get(rack.role, ROLE_TONE["central"])
             colour = power_colour(used, rack.power_budget_w)
             over += used > rack.power_budget_w
@@ -333,7 +330,7 @@ def floorplan(fabric: Fabric) -> Diagram:
         canvas.rect(x, legend_y - 8, 10, 10, fill=tone.fill, stroke=tone.stroke)
         canvas.text(x + 14, legend_y, label, size=8, fill=style.MUTED)
         x += style.text_width(label, 8) + 30
-    shown = {power_colour(rack_power(fabric, r), r.power_budget_w) for r in fabric.racks}
+    shown = {power_colour(rack_device_power_w(fabric, r), r.power_budget_w) for r in fabric.racks}
     for label, colour in (
         ("≤ 90 % of budget", "#16a34a"),
         ("> 90 %", "#d97706"),
