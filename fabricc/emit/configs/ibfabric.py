@@ -1,10 +1,11 @@
 """Emit helper (configs): an InfiniBand network as OpenSM and ibsim see it - one subnet per plane.
 
-Consumes the Fabric IR of infiniband networks, the link index and the GUID mappings; produces
-IbSubnets: IB nodes (switches, and one single-port CA per node port: "dgx001/OSFP4/P2") with GUIDs,
-port-numbered links (QM9700 "c/s" is IB port 2*(c-1)+s), the top-tier root switches, the compute
-nodes' CA ports, the subnet-manager nodes, and the routing engine: the spec's, or for 'auto' ftree
-when the subnet is a symmetric fat-tree and updn otherwise.
+Consumes the Fabric IR of infiniband networks, the link index and the GUID mappings
+(checks/guids.py); produces IbSubnets: IB nodes (switches, and one single-port CA per node port:
+"dgx001/OSFP4/P2") with GUIDs, port-numbered links (QM9700 "c/s" is IB port 2*(c-1)+s), the
+top-tier root switches, the compute nodes' CA ports, the subnet-manager nodes, and the routing
+engine: the spec's, or for 'auto' ftree when the subnet is a symmetric fat-tree and updn
+otherwise.
 """
 
 from __future__ import annotations
@@ -13,12 +14,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from fabricc.catalog.models import PortSpec
+from fabricc.checks.guids import guid_mappings
 from fabricc.checks.subnet_managers import subnet_name, subnet_rails
 from fabricc.emit.configs.context import ConfigContext
-from fabricc.emit.configs.guids import ca_port_guid, load_mappings, switch_guid
+from fabricc.emit.configs.guids import ca_port_guid, switch_guid
 from fabricc.emit.configs.ports import ib_port, ib_port_count
 from fabricc.errors import DesignError, error
-from fabricc.ir import ENDPOINT_LEAF, Device, Fabric
+from fabricc.ir import ENDPOINT_LEAF, Device
 from fabricc.spec.topology import TORUS
 from fabricc.spec.yamlsource import format_path
 
@@ -82,40 +84,6 @@ def ib_networks(ctx: ConfigContext) -> list[str]:
         for name, network in ctx.fabric.loaded.networks.items()
         if network.fabric == "infiniband" and name in ctx.fabric.networks
     ]
-
-
-def ca_name(device: str, port: str) -> str:
-    return f"{device}/{port}"
-
-
-def ib_node_names(fabric: Fabric) -> set[str]:
-    """Names a GUID file may use: IB switches and CAs ("dgx001/OSFP4/P2") of every IB network."""
-    known: set[str] = set()
-    for name, network in fabric.loaded.networks.items():
-        if network.fabric != "infiniband" or name not in fabric.networks:
-            continue
-        for tier in TIER_ORDER:
-            known.update(fabric.networks[name].switches.get(tier, []))
-        known.update(
-            ca_name(link.a, link.a_port)
-            for link in fabric.links_of(name)
-            if link.kind == ENDPOINT_LEAF
-        )
-    return known
-
-
-def guid_mappings(fabric: Fabric) -> dict[str, dict[str, int]]:
-    """The spec's GUID files checked against the IB node names, once per build: validate asks
-    through check_guid_files, the subnet builder for the GUIDs themselves."""
-    return fabric.derived(
-        "ib.guid_mappings",
-        lambda: load_mappings(fabric, ib_node_names(fabric)) if fabric.loaded.guid_files else {},
-    )
-
-
-def check_guid_files(fabric: Fabric) -> None:
-    """Raise SpecError for any problem in the spec's GUID files (what validate checks)."""
-    guid_mappings(fabric)
 
 
 def build_subnets(ctx: ConfigContext) -> list[IbSubnet]:
@@ -239,7 +207,7 @@ def _subnets(
             found = (base, plane_index, model.kind in COMPUTE_KINDS)
             ports[host.model, host_port] = found
         base, plane_index, compute = found
-        node = f"{link.a}/{host_port}"  # ca_name(), inline
+        node = f"{link.a}/{host_port}"  # checks/guids.py ca_name(), inline
         try:
             default = ca_port_guid(ordinal, groups[group], ordinals[host.name], base, plane_index)
         except ValueError as exc:

@@ -8,8 +8,8 @@ because ibsim attaches the SM and the diagnostic tools to the first node in the 
 
 from __future__ import annotations
 
+from fabricc.checks.guids import guid_text
 from fabricc.emit import Artifact
-from fabricc.emit.configs.guids import guid_text
 from fabricc.emit.configs.ibfabric import IbNode, IbSubnet
 from fabricc.emit.templating import render
 

@@ -21,10 +21,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from fabricc.checks.guids import guid_text
 from fabricc.emit import Artifact
 from fabricc.emit.configs.context import ConfigContext
 from fabricc.emit.configs.features import adaptive_routing, sharp
-from fabricc.emit.configs.guids import guid_text
 from fabricc.emit.configs.ibfabric import IbSubnet
 from fabricc.emit.configs.torus2qos import torus_conf
 from fabricc.emit.templating import render

@@ -9,7 +9,7 @@ for the node ports (plus switch port 0) and the parallel links between neighbour
 
 from __future__ import annotations
 
-from fabricc.emit.configs.guids import guid_text
+from fabricc.checks.guids import guid_text
 from fabricc.emit.configs.ibfabric import IbNode, IbSubnet
 from fabricc.synth.torus import coordinates, neighbour
 
