@@ -76,6 +76,7 @@ class Device:
     plane: int | None = None
     pod: int | None = None
     series: str | None = None  # a switch's leaf class, from its network's second class on
+    coordinates: tuple[int, ...] | None = None  # a torus switch's (x, y[, z]), 0-based
     rack: str | None = None
     u: int | None = None  # bottom rack unit
     height_u: int = 0

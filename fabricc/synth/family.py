@@ -95,10 +95,20 @@ class FamilyBuilder(NetworkBuilder):
 
     # -- devices and links ---------------------------------------------------------------------
 
-    def new_switch(self, role: str, **fields: int | None) -> str:
+    def new_switch(
+        self, role: str, coordinates: tuple[int, ...] | None = None, **fields: int | None
+    ) -> str:
+        """A switch at its stable fields (Place) and, on a torus, its coordinates."""
         model = self.net.switch_models["leaf" if role == "leaf" else "spine"]
         return add_switch(
-            self.fabric, self.topology, self.net, self.counts, role, model, Place(**fields)
+            self.fabric,
+            self.topology,
+            self.net,
+            self.counts,
+            role,
+            model,
+            Place(**fields),
+            coordinates=coordinates,
         )
 
     def link(self, link: Link) -> None:

@@ -1,9 +1,9 @@
 """Synthesis helper: add one switch of a network to the design, named from its hostname pattern.
 
-Consumes the network (hostname patterns, spec path), the switch model and the switch's stable
-fields (su, rail, plane, pod; 0-based); produces the Device in the fabric and its name at the end
-of the topology's list for its tier. Every topology family (fat-tree, rail-only, dragonfly-plus,
-torus) adds its switches here, so they are named and indexed alike.
+Consumes the network (hostname patterns, spec path), the switch model and the switch's stable fields
+(su, rail, plane, pod; 0-based) and, on a torus, its coordinates; produces the Device in the fabric
+and its name at the end of the topology's list for its tier. Every topology family (fat-tree,
+rail-only, dragonfly-plus, torus) adds its switches here, so they are named and indexed alike.
 
 A switch's number `n` (and `Device.index`) counts within its series: its network, tier, plane
 and - for leaves - leaf class. Each series grows on its own, so adding scalable units, nodes,
@@ -55,9 +55,11 @@ def add_switch(
     *,
     series: str | None = None,
     group: str | None = None,
+    coordinates: tuple[int, ...] | None = None,
 ) -> str:
     """Add a switch; `series` names its leaf class from the network's second on, `group` is
-    what a written pattern's {group} gives (the leaf class's first node group)."""
+    what a written pattern's {group} gives (the leaf class's first node group), `coordinates`
+    a torus switch's place on the torus."""
     plane = place.plane
     key = (role, series, plane)
     index = counts.get(key, 0)
@@ -95,6 +97,7 @@ def add_switch(
             plane=plane,
             pod=place.pod,
             series=series,
+            coordinates=coordinates,
             height_u=switch.height_u,
             power_w=switch.power_w,
             spec_path=(*network.path, "switches", role),

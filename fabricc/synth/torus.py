@@ -1,7 +1,8 @@
 """Synthesis pass 2, torus family: switches on a 2D or 3D torus, nodes on every switch.
 
 Consumes a ResolvedNetwork (dimensions) and the node plans; produces one switch per coordinate
-(role leaf: it carries nodes), the node links and the torus links. The rules:
+(role leaf: it carries nodes; Device.coordinates holds its place, which the torus-2QoS seed and
+the topology diagram read), the node links and the torus links. The rules:
 
 * Switch i sits at (x, y, z) with x fastest: i = x + X (y + Y z). Nodes are spread evenly in
   spec order, ceil(nodes / switches) per switch, every port of a node on the same switch.
@@ -44,11 +45,18 @@ def switch_index(coords: tuple[int, ...], dimensions: tuple[int, ...]) -> int:
     return index
 
 
+def shifted(
+    coords: tuple[int, ...], dimensions: tuple[int, ...], dim: int, step: int
+) -> tuple[int, ...]:
+    """The coordinates `step` (+1 or -1) along dimension `dim` from `coords`, wrapping around."""
+    moved = list(coords)
+    moved[dim] = (moved[dim] + step) % dimensions[dim]
+    return tuple(moved)
+
+
 def neighbour(index: int, dimensions: tuple[int, ...], dim: int, step: int) -> int:
     """The switch `step` (+1 or -1) along dimension `dim`, wrapping around."""
-    coords = list(coordinates(index, dimensions))
-    coords[dim] = (coords[dim] + step) % dimensions[dim]
-    return switch_index(tuple(coords), dimensions)
+    return switch_index(shifted(coordinates(index, dimensions), dimensions, dim, step), dimensions)
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,7 +136,10 @@ class TorusBuilder(FamilyBuilder):
         hosts = self.hosts()
         names = [
             self.new_switch(
-                "leaf", plane=plane, su=self.unit_of(hosts, index * shape.nodes_per_switch)
+                "leaf",
+                coordinates(index, dims),
+                plane=plane,
+                su=self.unit_of(hosts, index * shape.nodes_per_switch),
             )
             for index in range(shape.switches)
         ]

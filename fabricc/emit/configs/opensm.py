@@ -274,7 +274,12 @@ def opensm_files(ctx: ConfigContext, subnet: IbSubnet) -> list[Artifact]:
         )
     if files["torus_config"] is not None:
         dimensions = ctx.fabric.networks[subnet.network].dimensions
-        artifacts.append((f"{folder}/torus-2QoS.conf", torus_conf(subnet, dimensions, design)))
+        artifacts.append(
+            (
+                f"{folder}/torus-2QoS.conf",
+                torus_conf(subnet, dimensions, ctx.fabric.devices, design),
+            )
+        )
     if files["cn_guid_file"] is not None:
         artifacts.append(
             (f"{folder}/cn_guids.conf", "".join(f"{guid_text(n.guid)}\n" for n in computes))

@@ -2,9 +2,10 @@
 
 Consumes the Fabric IR; produces a pinned Diagram (positions computed here) for networks that are
 not fat-trees, aggregated so that it stays readable at any size: dragonfly-plus groups on a circle
-with one line per group pair (at most GROUPS_DRAWN groups, else one summary box), a torus drawn
-as its first x-y layer with wrap-around links (at most LAYER_DRAWN switches, else a summary box),
-rail-only leaves side by side above the nodes, with no line between rails.
+with one line per group pair (at most GROUPS_DRAWN groups, else one summary box), a torus drawn as
+its first x-y layer (each switch where Device.coordinates places it) with wrap-around links (at most
+LAYER_DRAWN switches, else a summary box), rail-only leaves side by side above the nodes, with no
+line between rails.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from fabricc.emit.diagrams import style
 from fabricc.emit.diagrams.dot import Graph, Html, html_escape
 from fabricc.emit.diagrams.model import PINNED, Diagram
 from fabricc.ir import ENDPOINT_LEAF, GLOBAL, TORUS, Fabric, NetworkTopology
-from fabricc.synth.torus import coordinates
 
 GROUPS_DRAWN = 16  # dragonfly-plus groups drawn one by one (16 x 15 / 2 = 120 lines)
 LAYER_DRAWN = 64  # torus switches of one x-y layer drawn one by one
@@ -166,20 +166,22 @@ def _torus(fabric: Fabric, topology: NetworkTopology, graph: Graph) -> str:
         _box(graph, "torus", 0, 0, f"{shape} torus", f"{per_plane} switches", "leaf")
         return caption
     step = 140.0
-    layer = [i for i in range(per_plane) if len(dims) < 3 or coordinates(i, dims)[2] == 0]
+    places = [_coordinates(fabric, name) for name in names]
+    index_at = {place: i for i, place in enumerate(places)}
+    layer = [i for i in range(per_plane) if len(dims) < 3 or places[i][2] == 0]
     for i in layer:
-        x, y = coordinates(i, dims)[:2]
+        x, y = places[i][:2]
         _box(graph, f"s{i}", x * step, -y * step * 0.6, names[i], f"({x}, {y})", "leaf")
     for i in layer:
-        x, y = coordinates(i, dims)[:2]
+        x, y = places[i][:2]
         for dim, size, c in ((0, x_size, x), (1, y_size, y)):
             if size < 2 or (size == 2 and c == 1):
                 continue
             if c + 1 == size and size > 2:
                 continue  # the wrap-around link would run over the row; the caption says it
-            coords = [x, y]
+            coords = [*places[i]]
             coords[dim] = c + 1
-            peer = coords[0] + x_size * coords[1]
+            peer = index_at[tuple(coords)]
             graph.edge(
                 f"s{i}",
                 f"s{peer}",
@@ -189,6 +191,12 @@ def _torus(fabric: Fabric, topology: NetworkTopology, graph: Graph) -> str:
     if len(dims) == 3:
         caption += f" Drawn: the z = 0 layer of {dims[2]}."
     return caption
+
+
+def _coordinates(fabric: Fabric, switch: str) -> tuple[int, ...]:
+    coordinates = fabric.devices[switch].coordinates
+    assert coordinates is not None  # synth/torus.py places every torus switch
+    return coordinates
 
 
 def _rails(fabric: Fabric, topology: NetworkTopology, graph: Graph) -> str:
