@@ -1,11 +1,16 @@
 """Emit stage, provisioning: zero-touch provisioning files for the Ethernet switches.
 
 Consumes the Ethernet switches of the Fabric IR whose config fabricc writes (SONiC config_db.json,
-Cumulus NVUE startup.yaml) and the OOB pool; produces provisioning/ztp/<switch>/ztp.json (SONiC
-ZTP: load the config_db.json) or provisioning/ztp/<switch>/ztp.sh (a Cumulus ZTP script: fetch
-startup.yaml, apply it). Both fetch from the provisioning server (synth/mgmtnet.py: the first
-server node on an in-band network, else the OOB pool's last address; an address a device holds:
-no ZTP) serving this output folder at http://<server>/fabricc/; kea.py hands the URLs out.
+Cumulus NVUE startup.yaml) and that can be handed a ZTP file - those whose management port is
+cabled to an OOB access switch (kea.py reserves their address and hands the file's URL out) and
+the seeds (synth/mgmtnet.py: bootstrapped from a USB drive) - and the OOB pool; produces
+provisioning/ztp/<switch>/ztp.json (SONiC ZTP: load the config_db.json) or
+provisioning/ztp/<switch>/ztp.sh (a Cumulus ZTP script: fetch startup.yaml, apply it). Both fetch
+from the provisioning server (synth/mgmtnet.py: the first server node on an in-band network, else
+the OOB pool's last address; an address a device holds: no ZTP) serving this output folder at
+http://<server>/fabricc/; kea.py hands the URLs out. A switch no DHCP request of its own reaches
+the server from (no OOB network, or no management cable) gets none: its startup.yaml is applied
+by hand.
 """
 
 from __future__ import annotations
@@ -44,9 +49,14 @@ def ztp_plan(fabric: Fabric) -> ZtpPlan:
         if plan.server in {d.mgmt_ip for d in fabric.devices.values()}:
             return plan  # a full pool leaves no address for the server: no ZTP
         base = f"http://{plan.server}/{ROOT}"
+        net = management_net(fabric)
         for device in fabric.devices.values():
             if device.kind != "switch" or device.network is None:
                 continue
+            if device.name not in net.seeds and (
+                device.name not in net.served_by or device.mgmt_ip is None
+            ):
+                continue  # no management cable to an access switch: no DHCP reaches it
             network = fabric.loaded.networks[device.network]
             if network.fabric == "infiniband":
                 continue
