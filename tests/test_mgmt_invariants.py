@@ -43,17 +43,29 @@ Address = ipaddress.IPv4Address
 Interface = ipaddress.IPv4Interface
 
 BASE = "superpod-h100-4su"  # the example with both management networks and an in-band server
-# variation -> changes to the base example's networks (network -> key -> value)
-VARIATIONS: dict[str, dict[str, dict[str, Any]]] = {
-    "inband-single-homed": {"inband": {"dual_homed": False}},
-    "inband-single-homed-1-spine": {"inband": {"dual_homed": False, "spines": 1}},
-    "inband-1-spine": {"inband": {"spines": 1}},
-    "inband-2-spines": {"inband": {"spines": 2}},
-    "inband-4-spines": {"inband": {"spines": 4}},
-    "oob-access-switch-per-rack": {"oob": {"max_racks_per_switch": 1}},
-    "oob-not-uplinked": {"oob": {"uplink_to": None}},
-    "no-oob": {"oob": {}},  # no access switch: no DHCP for the switches' management ports
-    "inband-3-tiers": {"inband": {"tiers": 3}},
+# variation -> changes to the base example: a dotted path in the spec -> its value (None: the
+# key goes)
+VARIATIONS: dict[str, dict[str, Any]] = {
+    "inband-single-homed": {"networks.inband.dual_homed": False},
+    "inband-single-homed-1-spine": {
+        "networks.inband.dual_homed": False,
+        "networks.inband.spines": 1,
+    },
+    "inband-1-spine": {"networks.inband.spines": 1},
+    "inband-2-spines": {"networks.inband.spines": 2},
+    "inband-4-spines": {"networks.inband.spines": 4},
+    "oob-access-switch-per-rack": {"networks.oob.max_racks_per_switch": 1},
+    "oob-not-uplinked": {"networks.oob.uplink_to": None},
+    # no access switch: no DHCP for any switch's management port
+    "no-oob": {"networks.oob": None},
+    # the NVUE object model of Cumulus Linux 5.15 (`ipv4`, `state enabled`)
+    "mgmt-cumulus-5-15": {
+        "networks.inband.cumulus_release": "5.15",
+        "networks.oob.cumulus_release": "5.15",
+    },
+    # one leaf pair under two spines, each under its own core: a bridged tree
+    "inband-3-tiers-small": {"networks.inband.tiers": 3, "nodes.dgx.count": 16},
+    "inband-3-tiers": {"networks.inband.tiers": 3},
 }
 # an in-band network with a core tier still bridges up to the core (synth/fattree.py warns);
 # routing it is another change under way
@@ -94,14 +106,13 @@ class Outputs:
 def _variation_spec(name: str) -> dict[str, Any]:
     spec: dict[str, Any] = yaml.safe_load((EXAMPLES / f"{BASE}.yaml").read_text())
     spec["metadata"]["name"] = name
-    for network, changes in VARIATIONS[name].items():
-        if not changes:
-            del spec["networks"][network]
-        for key, value in changes.items():
-            if value is None:
-                spec["networks"][network].pop(key, None)
-            else:
-                spec["networks"][network][key] = value
+    for path, value in VARIATIONS[name].items():
+        *parents, key = path.split(".")
+        tree = functools.reduce(lambda tree, part: tree[part], parents, spec)
+        if value is None:
+            del tree[key]
+        else:
+            tree[key] = value
     return spec
 
 
@@ -516,7 +527,13 @@ def test_the_variations_build_what_they_vary() -> None:
     assert not any(p.startswith("provisioning/netplan/") for p in single.files)
     assert len(outputs("oob-access-switch-per-rack").nvue) > len(outputs(BASE).nvue)
     assert not any(r["kind"] == "uplink" for r in outputs("oob-not-uplinked").cables)
-    assert any(r["kind"] == "spine-core" for r in outputs("inband-3-tiers").cables)
+    for design in ("inband-3-tiers", "inband-3-tiers-small"):
+        assert any(r["kind"] == "spine-core" for r in outputs(design).cables)
+    assert any(
+        "ipv4" in tree["interface"]["eth0"]
+        for tree in outputs("mgmt-cumulus-5-15").nvue.values()
+        if "eth0" in tree["interface"]
+    )
     assert not any(r["network"] == "oob" for r in outputs("no-oob").cables)
 
 
