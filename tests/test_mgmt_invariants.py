@@ -183,9 +183,16 @@ class Gateway:
     gateway: Address
     client: ipaddress.IPv4Network  # the addresses that use it (a host's /32, a subnet)
     client_switch: str | None = None
+    attached: tuple[str, ...] = ()  # the switches the client is cabled to (its layer 2)
 
 
 def gateways(out: Outputs) -> Iterator[Gateway]:
+    mgmt_cables = {row["a_device"]: row["b_device"] for row in out.cables if row["kind"] == "mgmt"}
+    inband = {name for name, role in out.roles.items() if role == "inband"}
+    leaves: dict[str, tuple[str, ...]] = {}
+    for row in out.cables:
+        if row["network"] in inband and row["kind"] == "endpoint-leaf":
+            leaves[row["a_device"]] = (*leaves.get(row["a_device"], ()), row["b_device"])
     for switch, tree in out.nvue.items():
         path = f"configs/{switch}/startup.yaml"
         interfaces = tree.get("interface", {})
@@ -194,7 +201,8 @@ def gateways(out: Outputs) -> Iterator[Gateway]:
         for gateway in eth0.get("gateway", {}):
             for prefix in eth0.get("address", {}):
                 client = Interface(prefix).network
-                yield Gateway(f"{path} eth0", Address(gateway), client, switch)
+                attached = (mgmt_cables[switch],) if switch in mgmt_cables else ()
+                yield Gateway(f"{path} eth0", Address(gateway), client, switch, attached)
         vrfs = tree.get("vrf", {})
         for vrf, vrf_tree in vrfs.items():
             static = vrf_tree.get("router", {}).get("static", {})
@@ -210,7 +218,8 @@ def gateways(out: Outputs) -> Iterator[Gateway]:
             if "gwaddr" in entry:
                 client = Interface(key.split("|")[1]).network
                 where = f"configs/{switch}/config_db.json MGMT_INTERFACE"
-                yield Gateway(where, Address(entry["gwaddr"]), client, switch)
+                attached = (mgmt_cables[switch],) if switch in mgmt_cables else ()
+                yield Gateway(where, Address(entry["gwaddr"]), client, switch, attached)
     kea = out.files.get("provisioning/kea/kea-dhcp4.conf")
     if kea is not None:
         for subnet in json.loads(kea)["Dhcp4"]["subnet4"]:
@@ -224,6 +233,7 @@ def gateways(out: Outputs) -> Iterator[Gateway]:
     for path, text in out.files.items():
         if path.startswith("provisioning/netplan/") and path.endswith(".yaml"):
             network = yaml.safe_load(text)["network"]
+            host = path.removeprefix("provisioning/netplan/").removesuffix(".yaml")
             for kind in ("ethernets", "bonds", "vlans"):
                 for name, entry in network.get(kind, {}).items():
                     clients = [Interface(a).network for a in entry.get("addresses", [])]
@@ -232,11 +242,33 @@ def gateways(out: Outputs) -> Iterator[Gateway]:
                     for via in vias:
                         nets = [n for n in clients if Address(via) in n]
                         client = nets[0] if nets else ipaddress.IPv4Network(f"{via}/32")
-                        yield Gateway(f"{path} {name}", Address(via), client)
+                        where = f"{path} {name}"
+                        yield Gateway(where, Address(via), client, None, leaves.get(host, ()))
+
+
+def layer2(out: Outputs) -> dict[str, int]:
+    """Switch -> its bridged domain: switches joined by cables bridged on both ends (a peer link
+    bridges the MLAG pair) share one."""
+    graph: nx.Graph = nx.Graph()
+    graph.add_nodes_from(out.nvue)
+    for row in out.cables:
+        a, b = row["a_device"], row["b_device"]
+        if row["kind"] == "mgmt" or a not in out.nvue or b not in out.nvue:
+            continue
+        ends = (
+            _port_use(out.nvue[a], _swp(row["a_port"])),
+            _port_use(out.nvue[b], _swp(row["b_port"])),
+        )
+        if all(isinstance(e, PortUse) and (e.bridged or e.via == "peerlink") for e in ends):
+            graph.add_edge(a, b)
+    return {s: k for k, part in enumerate(nx.connected_components(graph)) for s in part}
 
 
 def gateway_problems(out: Outputs) -> list[str]:
+    """Each gateway: an address a switch owns on the client's subnet, and where the client's
+    cables are known, a switch in the bridged domain of one of the switches it is cabled to."""
     problems = []
+    domain = layer2(out)
     for gateway in gateways(out):
         owners = out.owned.get(gateway.gateway, [])
         on_link = [
@@ -244,10 +276,14 @@ def gateway_problems(out: Outputs) -> list[str]:
             for o in owners
             if o.switch != gateway.client_switch and gateway.client.subnet_of(o.interface.network)
         ]
+        near = {domain.get(s, s) for s in gateway.attached}
+        if gateway.attached:
+            on_link = [o for o in on_link if domain.get(o.switch, o.switch) in near]
         if not on_link:
             owned = [(o.switch, str(o.interface)) for o in owners] or "no switch"
             problems.append(
-                f"{gateway.where}: gateway {gateway.gateway} for {gateway.client}: {owned}"
+                f"{gateway.where}: gateway {gateway.gateway} for {gateway.client} "
+                f"(cabled to {list(gateway.attached)}): {owned}"
             )
     return problems
 
@@ -567,6 +603,14 @@ def test_each_check_finds_what_it_checks() -> None:
         out.files[path] = out.files[path].replace("via: 10.64.0.1", "via: 10.64.0.3")
 
     assert gateway_problems(_mutated(netplan_route))
+
+    def host_on_another_bridge(out: Outputs) -> None:
+        # dgx001 cabled to an OOB access switch: routed off the in-band VLAN, its gateway too
+        for row in out.cables:
+            if row["a_device"] == "dgx001" and row["network"] == "inband":
+                row["b_device"] = "oob-leaf001"
+
+    assert any("dgx001" in p for p in gateway_problems(_mutated(host_on_another_bridge)))
 
     def no_option(dhcp: dict[str, Any]) -> None:
         for reservation in dhcp["subnet4"][0]["reservations"]:
