@@ -36,9 +36,10 @@ import yaml
 from fabricc.build import compile_design
 from fabricc.emit import Artifact
 from fabricc.spec.loader import load_spec
-from tests.configs_support import cables, nvue
+from tests.configs_support import cables
 from tests.support import EXAMPLE_NAMES, EXAMPLES, compiled
 
+LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 Address = ipaddress.IPv4Address
 Interface = ipaddress.IPv4Interface
 
@@ -138,7 +139,12 @@ def outputs(design: str) -> Outputs:
         for path, text in files.items()
         if path.startswith("configs/") and path.endswith("/config_db.json")
     }
-    out = Outputs(files, roles, nvue(files), config_db, cables(files))
+    trees = {
+        path.split("/")[1]: _set_tree(path, text)
+        for path, text in files.items()
+        if path.startswith("configs/") and path.endswith("/startup.yaml")
+    }
+    out = Outputs(files, roles, trees, config_db, cables(files))
     for switch, tree in out.nvue.items():
         for entry in tree.get("interface", {}).values():
             for prefix in _nvue_addresses(entry):
@@ -150,6 +156,14 @@ def outputs(design: str) -> Outputs:
                     prefix = Interface(key.split("|")[1])
                     out.owned.setdefault(prefix.ip, []).append(Owned(switch, prefix))
     return out
+
+
+def _set_tree(path: str, text: str) -> dict[str, Any]:
+    """The `set` tree of a startup.yaml (a list of one `set`), read by libyaml where present."""
+    document = yaml.load(text, Loader=LOADER)
+    assert isinstance(document, list) and len(document) == 1 and list(document[0]) == ["set"], path
+    tree: dict[str, Any] = document[0]["set"]
+    return tree
 
 
 def _ip(entry: dict[str, Any]) -> dict[str, Any]:
@@ -232,7 +246,7 @@ def gateways(out: Outputs) -> Iterator[Gateway]:
                         )
     for path, text in out.files.items():
         if path.startswith("provisioning/netplan/") and path.endswith(".yaml"):
-            network = yaml.safe_load(text)["network"]
+            network = yaml.load(text, Loader=LOADER)["network"]
             host = path.removeprefix("provisioning/netplan/").removesuffix(".yaml")
             for kind in ("ethernets", "bonds", "vlans"):
                 for name, entry in network.get(kind, {}).items():
