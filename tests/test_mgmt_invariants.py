@@ -538,7 +538,7 @@ class Bridging:
             self.problems.append(f"bridged loops: {cycles}")
 
 
-def bridging_problems(out: Outputs) -> list[str]:
+def bridging(out: Outputs) -> Bridging:
     """Each switch reaches each far switch or far MLAG pair through one bond, or through routed
     ports only (a lone bridged port where one cable runs), and the bridged bonds form a forest."""
     bridging = Bridging(group={switch: switch for switch in out.switches})
@@ -554,7 +554,11 @@ def bridging_problems(out: Outputs) -> list[str]:
         if row["kind"] != "peer":
             bridging.add_link(out, row)
     bridging.check()
-    return bridging.problems
+    return bridging
+
+
+def bridging_problems(out: Outputs) -> list[str]:
+    return bridging(out).problems
 
 
 @pytest.mark.parametrize("design", BRIDGING_DESIGNS)
@@ -577,6 +581,11 @@ def test_the_variations_build_what_they_vary() -> None:
     assert not any(p.startswith("provisioning/netplan/") for p in single.files)
     assert len(outputs("oob-access-switch-per-rack").nvue) > len(outputs(BASE).nvue)
     assert not any(r["kind"] == "uplink" for r in outputs("oob-not-uplinked").cables)
+    # the bridged designs bridge (so the forest check has edges), the routed ones do not
+    for design in (BASE, "inband-1-spine", "inband-single-homed-1-spine", "inband-2-spines"):
+        assert bridging(outputs(design)).graph.number_of_edges() >= 3, design
+    for design in ("inband-4-spines", "inband-single-homed", "gb300-nvl72-xdr"):
+        assert bridging(outputs(design)).graph.number_of_edges() == 0, design
     for design in ("inband-3-tiers", "inband-3-tiers-small"):
         assert any(r["kind"] == "spine-core" for r in outputs(design).cables)
     assert any(
