@@ -8,9 +8,9 @@ provisioning/ztp/<switch>/ztp.json (SONiC ZTP: load the config_db.json) or
 provisioning/ztp/<switch>/ztp.sh (a Cumulus ZTP script: fetch startup.yaml, apply it). Both fetch
 from the provisioning server (synth/mgmtnet.py: the first server node on an in-band network, else
 the OOB pool's last address; an address a device holds: no ZTP) serving this output folder at
-http://<server>/fabricc/; kea.py hands the URLs out. A switch no DHCP request of its own reaches
-the server from (no OOB network, or no management cable) gets none: its startup.yaml is applied
-by hand.
+http://<server>/fabricc/; kea.py hands the URLs out. A switch that is no seed and whose
+management port no access switch serves (a design without an OOB network) gets none - no DHCP
+request of its reaches Kea - and its startup.yaml is applied from a console.
 """
 
 from __future__ import annotations
@@ -50,10 +50,11 @@ def ztp_plan(fabric: Fabric) -> ZtpPlan:
             return plan  # a full pool leaves no address for the server: no ZTP
         base = f"http://{plan.server}/{ROOT}"
         net = management_net(fabric)
+        seeds = set(net.seeds)
         for device in fabric.devices.values():
             if device.kind != "switch" or device.network is None:
                 continue
-            if device.name not in net.seeds and (
+            if device.name not in seeds and (
                 device.name not in net.served_by or device.mgmt_ip is None
             ):
                 continue  # no management cable to an access switch: no DHCP reaches it
