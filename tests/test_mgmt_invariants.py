@@ -377,6 +377,14 @@ def ztp_problems(out: Outputs) -> list[str]:
         url = options[0]["data"]
         if not url.endswith("/fabricc/" + path) or not url.startswith("http://"):
             problems.append(f"{switch}: ZTP URL {url} is not its file {path}")
+    # and no reservation hands out a ZTP URL of a file the build did not write
+    for host, found in sorted(reservations.items()):
+        for reservation in found:
+            for option in reservation.get("option-data", []):
+                if option["name"] in ("ztp-url", "boot-file-name"):
+                    path = option["data"].partition("/fabricc/")[2]
+                    if path not in out.files or host not in ztp:
+                        problems.append(f"{host}: {option['name']} {option['data']}: no file")
     return problems
 
 
@@ -640,6 +648,8 @@ def test_each_check_finds_what_it_checks() -> None:
             reservation.pop("option-data", None)
 
     assert ztp_problems(_mutated(lambda out: _kea(out, no_option)))
+    ztp_file = "provisioning/ztp/inband-leaf003/ztp.sh"
+    assert ztp_problems(_mutated(lambda out: out.files.pop(ztp_file)))
     assert bond_problems(_mutated(lambda out: out.files.pop("provisioning/netplan/dgx001.yaml")))
 
     def split_uplink_bond(out: Outputs) -> None:
