@@ -409,13 +409,19 @@ def bond_problems(out: Outputs) -> list[str]:
         if row["network"] in inband and row["kind"] == "peer"
     }
     problems = []
-    dual = {host: rows for host, rows in ports.items() if len({r["b_device"] for r in rows}) > 1}
-    for host, rows in sorted(dual.items()):
+    # dual-homed hosts, and any host given a bond: the leaves must bond its ports too
+    bonded = {
+        host: rows
+        for host, rows in ports.items()
+        if len({r["b_device"] for r in rows}) > 1
+        or f"provisioning/netplan/{host}.yaml" in out.files
+    }
+    for host, rows in sorted(bonded.items()):
         path = f"provisioning/netplan/{host}.yaml"
         if path not in out.files:
             problems.append(f"{host}: cabled to {sorted({r['b_device'] for r in rows})}, no {path}")
             continue
-        bonds = yaml.safe_load(out.files[path])["network"].get("bonds", {})
+        bonds = yaml.load(out.files[path], Loader=LOADER)["network"].get("bonds", {})
         members = [m for bond in bonds.values() for m in bond.get("interfaces", [])]
         if len(bonds) != 1 or len(members) != len(rows):
             problems.append(f"{path}: {len(bonds)} bonds over {members}, {len(rows)} cables")
