@@ -2,18 +2,20 @@
 read them - NVUE startup.yaml, SONiC config_db.json, Kea's kea-dhcp4.conf, the ZTP files, the
 netplan files - with the cabling plan for which cables join two switches:
 
-(a) every gateway handed out (eth0 gateways, static default routes, Kea `routers`, netplan
-    default routes) is an address a switch of the design owns, on a subnet of the client;
-(c) every switch with a ZTP file gets its address and its ZTP URL from a Kea reservation (a seed
-    switch with no cabled management port is bootstrapped from a USB drive instead);
-(d) every host cabled to two leaves of an in-band network has a netplan bond over those ports,
-    and the two leaves bond them as one MLAG bond;
+(a) every gateway handed out (eth0 gateways, static routes, Kea `routers`, netplan routes) is
+    an address a switch of the design owns on the client's subnet - and, where the client's
+    cables are known, a switch bridged to one the client is cabled to;
+(c) every switch with a ZTP file gets its address and its ZTP URL (option 239, SONiC's 67) from
+    a Kea reservation keyed by its cable's circuit-id (a seed switch with no cabled management
+    port is bootstrapped from a USB drive instead), and every URL Kea hands out names a file;
+(d) every host cabled to two leaves of an in-band network (and any host given a bond) has a
+    netplan LACP bond over its ports, and its leaves bond them as one (MLAG) bond;
 (e) no redundant switch-to-switch link is left to spanning tree: each switch reaches each far
     switch (or far MLAG pair) through exactly one bond or through routed ports only, and the
-    bridged switches and bonds form a forest.
+    bridged switches (an MLAG pair one) and bonds form a forest.
 
-Every example is checked, and variations of the SuperPOD example: single-homed in-band hosts,
-in-band spine counts 1, 2 and 4, an access switch per rack, and an in-band core tier.
+Every example is checked, and variations of the SuperPOD example (VARIATIONS). The last test
+breaks the SuperPOD outputs one way per check, so that each check is seen to fail.
 (b) - relayed requests that Kea's reservations match - runs in tests/test_kea_relay.py.
 """
 
