@@ -609,7 +609,11 @@ def test_the_variations_build_what_they_vary() -> None:
         for tree in outputs("mgmt-cumulus-5-15").nvue.values()
         if "eth0" in tree["interface"]
     )
-    assert not any(r["network"] == "oob" for r in outputs("no-oob").cables)
+    no_oob = outputs("no-oob")
+    assert not any(r["network"] == "oob" for r in no_oob.cables)
+    # without DHCP only the seeds (bootstrapped from USB) get ZTP scripts
+    scripts = {p.split("/")[2] for p in no_oob.files if p.endswith("/ztp.sh")}
+    assert scripts == _seeds(no_oob) and len(scripts) < len(no_oob.nvue)
 
 
 # -- the checks can fail ---------------------------------------------------------------------
