@@ -4,7 +4,9 @@ Consumes the validated Spec, its positions, the catalog and the resolved network
 positioned Diagnostics for designs that would build but be wrong: address pools that overlap,
 settings that do not apply to a network's fabric or tier count (MLAG on InfiniBand, subnet
 managers on Ethernet, pod_sus without a third tier), partitions sharing a key, networks that
-connect nothing, and site parts that name the wrong kind of catalog entry.
+connect nothing, a second Ethernet in-band network (the management plan, synth/mgmtnet.py, has
+one in-band gateway and pool: a second network's hosts would get none), and site parts that
+name the wrong kind of catalog entry.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ def check(
         *_site_parts(spec, catalog, at),
         *_pools(spec, networks, at),
         *_network_settings(spec, networks, at),
+        *_inband_networks(networks, at),
         *check_topology(networks, at),
     ]
 
@@ -173,3 +176,20 @@ def _network_settings(
                 f"{options.role!r}), or remove the network",
                 key=True,
             )
+
+
+def _inband_networks(networks: dict[str, ResolvedNetwork], at: _At) -> Iterator[Diagnostic]:
+    first = None
+    for name, network in networks.items():
+        if network.spec.role != "inband" or network.fabric != "ethernet":
+            continue
+        if first is None:
+            first = name
+            continue
+        yield at(
+            f"network {name!r} is a second Ethernet in-band network after {first!r}: the design "
+            "has one in-band gateway, address pool and provisioning server (the first "
+            "network's), so its hosts would have no gateway",
+            (*network.path, "role"),
+            f"list its node groups under networks.{first}.endpoints, or remove it",
+        )

@@ -1,0 +1,694 @@
+"""Management networks that come up (issue 36), checked on the emitted files as their consumers
+read them - NVUE startup.yaml, SONiC config_db.json, Kea's kea-dhcp4.conf, the ZTP files, the
+netplan files - with the cabling plan for which cables join two switches:
+
+(a) every gateway handed out (eth0 gateways, static routes, Kea `routers`, netplan routes) is
+    an address a switch of the design owns on the client's subnet - and, where the client's
+    cables are known, a switch bridged to one the client is cabled to;
+(c) every switch with a ZTP file gets its address and its ZTP URL (option 239, SONiC's 67) from
+    a Kea reservation keyed by its cable's circuit-id (a seed switch with no cabled management
+    port is bootstrapped from a USB drive instead), and every URL Kea hands out names a file;
+(d) every host cabled to two leaves of an in-band network (and any host given a bond) has a
+    netplan LACP bond over its ports, and its leaves bond them as one (MLAG) bond;
+(e) no redundant switch-to-switch link is left to spanning tree: each switch reaches each far
+    switch (or far MLAG pair) through exactly one bond or through routed ports only, and the
+    bridged switches (an MLAG pair one) and bonds form a forest.
+
+Every example is checked, and variations of the SuperPOD example (VARIATIONS). The last test
+breaks the SuperPOD outputs one way per check, so that each check is seen to fail.
+(b) - relayed requests that Kea's reservations match - runs in tests/test_kea_relay.py.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import ipaddress
+import json
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+import pytest
+import yaml
+
+from fabricc.build import compile_design
+from fabricc.emit import Artifact
+from fabricc.spec.loader import load_spec
+from tests.configs_support import cables
+from tests.support import EXAMPLE_NAMES, EXAMPLES, compiled
+
+LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+Address = ipaddress.IPv4Address
+Interface = ipaddress.IPv4Interface
+
+BASE = "superpod-h100-4su"  # the example with both management networks and an in-band server
+# variation -> changes to the base example: a dotted path in the spec -> its value (None: the
+# key goes)
+VARIATIONS: dict[str, dict[str, Any]] = {
+    "inband-single-homed": {"networks.inband.dual_homed": False},
+    "inband-single-homed-1-spine": {
+        "networks.inband.dual_homed": False,
+        "networks.inband.spines": 1,
+    },
+    "inband-1-spine": {"networks.inband.spines": 1},
+    "inband-2-spines": {"networks.inband.spines": 2},
+    "inband-4-spines": {"networks.inband.spines": 4},
+    "oob-access-switch-per-rack": {"networks.oob.max_racks_per_switch": 1},
+    "oob-not-uplinked": {"networks.oob.uplink_to": None},
+    # no access switch: no DHCP for any switch's management port
+    "no-oob": {"networks.oob": None},
+    # the NVUE object model of Cumulus Linux 5.15 (`ipv4`, `state enabled`)
+    "mgmt-cumulus-5-15": {
+        "networks.inband.cumulus_release": "5.15",
+        "networks.oob.cumulus_release": "5.15",
+    },
+    # one leaf pair under two spines, each under its own core: a bridged tree
+    "inband-3-tiers-small": {"networks.inband.tiers": 3, "nodes.dgx.count": 16},
+    "inband-3-tiers": {"networks.inband.tiers": 3},
+}
+# an in-band network with a core tier still bridges up to the core (synth/fattree.py warns);
+# routing it is another change under way
+CORE_TIER = pytest.mark.xfail(
+    strict=False, reason="an in-band core tier is still bridged: routing it is under way"
+)
+DESIGNS = [*EXAMPLE_NAMES, *VARIATIONS]
+BRIDGING_DESIGNS = [
+    pytest.param(name, marks=CORE_TIER) if name == "inband-3-tiers" else name for name in DESIGNS
+]
+
+
+# -- the emitted files, parsed ---------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Owned:
+    """An address a switch owns on one of its interfaces (the interface's prefix with it)."""
+
+    switch: str
+    interface: Interface
+
+
+@dataclass(slots=True)
+class Outputs:
+    files: dict[str, str]
+    roles: dict[str, str]  # network -> role (from the spec: which cables are in-band)
+    nvue: dict[str, dict[str, Any]]  # switch -> its startup.yaml `set` tree
+    config_db: dict[str, dict[str, Any]]  # switch -> its config_db.json
+    cables: list[dict[str, str]]
+    owned: dict[Address, list[Owned]] = field(default_factory=dict)
+
+    @property
+    def switches(self) -> set[str]:
+        return {*self.nvue, *self.config_db}
+
+
+def _variation_spec(name: str) -> dict[str, Any]:
+    spec: dict[str, Any] = yaml.safe_load((EXAMPLES / f"{BASE}.yaml").read_text())
+    spec["metadata"]["name"] = name
+    for path, value in VARIATIONS[name].items():
+        *parents, key = path.split(".")
+        tree = functools.reduce(lambda tree, part: tree[part], parents, spec)
+        if value is None:
+            del tree[key]
+        else:
+            tree[key] = value
+    return spec
+
+
+@functools.cache
+def _artifacts(design: str) -> tuple[dict[str, str], dict[str, str]]:
+    artifacts: list[Artifact] | tuple[Artifact, ...]
+    if design in VARIATIONS:
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / f"{design}.yaml"
+            path.write_text(yaml.safe_dump(_variation_spec(design), sort_keys=False))
+            fabric, artifacts = compile_design(load_spec(path, f"{design}.yaml"))
+    else:
+        fabric, artifacts = compiled(design)
+    roles: dict[str, str] = {n: network.spec.role for n, network in fabric.loaded.networks.items()}
+    return {path: text for path, text in artifacts if isinstance(text, str)}, roles
+
+
+@functools.cache
+def outputs(design: str) -> Outputs:
+    files, roles = _artifacts(design)
+    config_db = {
+        path.split("/")[1]: json.loads(text)
+        for path, text in files.items()
+        if path.startswith("configs/") and path.endswith("/config_db.json")
+    }
+    trees = {
+        path.split("/")[1]: _set_tree(path, text)
+        for path, text in files.items()
+        if path.startswith("configs/") and path.endswith("/startup.yaml")
+    }
+    out = Outputs(files, roles, trees, config_db, cables(files))
+    for switch, tree in out.nvue.items():
+        for entry in tree.get("interface", {}).values():
+            for prefix in _nvue_addresses(entry):
+                out.owned.setdefault(prefix.ip, []).append(Owned(switch, prefix))
+    for switch, db in out.config_db.items():
+        for table in ("INTERFACE", "VLAN_INTERFACE", "LOOPBACK_INTERFACE", "MGMT_INTERFACE"):
+            for key in db.get(table, {}):
+                if "|" in key:
+                    prefix = Interface(key.split("|")[1])
+                    out.owned.setdefault(prefix.ip, []).append(Owned(switch, prefix))
+    return out
+
+
+def _set_tree(path: str, text: str) -> dict[str, Any]:
+    """The `set` tree of a startup.yaml (a list of one `set`), read by libyaml where present."""
+    document = yaml.load(text, Loader=LOADER)
+    assert isinstance(document, list) and len(document) == 1 and list(document[0]) == ["set"], path
+    tree: dict[str, Any] = document[0]["set"]
+    return tree
+
+
+def _ip(entry: dict[str, Any]) -> dict[str, Any]:
+    """An NVUE interface's IPv4 subtree: `ip` up to Cumulus Linux 5.14, `ipv4` from 5.15."""
+    tree: dict[str, Any] = entry.get("ipv4") or entry.get("ip") or {}
+    return tree
+
+
+def _nvue_addresses(entry: dict[str, Any]) -> Iterator[Interface]:
+    ip = _ip(entry)
+    for prefix in ip.get("address", {}):
+        yield Interface(prefix)
+    for prefix in ip.get("vrr", {}).get("address", {}):
+        yield Interface(prefix)
+
+
+def _swp(port: str) -> str:
+    """A cabling plan's switch port as Cumulus names it: 49 is swp49, 17/2 is swp17s1."""
+    if not port[:1].isdigit():
+        return port
+    cage, _, sub = port.partition("/")
+    return f"swp{cage}" if not sub else f"swp{cage}s{int(sub) - 1}"
+
+
+# -- (a) gateways ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Gateway:
+    where: str  # the file and the place in it
+    gateway: Address
+    client: ipaddress.IPv4Network  # the addresses that use it (a host's /32, a subnet)
+    client_switch: str | None = None
+    attached: tuple[str, ...] = ()  # the switches the client is cabled to (its layer 2)
+
+
+def gateways(out: Outputs) -> Iterator[Gateway]:
+    mgmt_cables = {row["a_device"]: row["b_device"] for row in out.cables if row["kind"] == "mgmt"}
+    inband = {name for name, role in out.roles.items() if role == "inband"}
+    leaves: dict[str, tuple[str, ...]] = {}
+    for row in out.cables:
+        if row["network"] in inband and row["kind"] == "endpoint-leaf":
+            leaves[row["a_device"]] = (*leaves.get(row["a_device"], ()), row["b_device"])
+    for switch, tree in out.nvue.items():
+        path = f"configs/{switch}/startup.yaml"
+        interfaces = tree.get("interface", {})
+        own = [p for entry in interfaces.values() for p in _nvue_addresses(entry)]
+        eth0 = _ip(interfaces.get("eth0", {}))
+        for gateway in eth0.get("gateway", {}):
+            for prefix in eth0.get("address", {}):
+                client = Interface(prefix).network
+                attached = (mgmt_cables[switch],) if switch in mgmt_cables else ()
+                yield Gateway(f"{path} eth0", Address(gateway), client, switch, attached)
+        vrfs = tree.get("vrf", {})
+        for vrf, vrf_tree in vrfs.items():
+            static = vrf_tree.get("router", {}).get("static", {})
+            for route, entry in static.items():
+                for via in entry.get("via", {}):
+                    # the route's gateway must be on a subnet of one of the switch's own addresses
+                    nets = [p.network for p in own if Address(via) in p.network]
+                    client = nets[0] if nets else ipaddress.IPv4Network(f"{via}/32")
+                    where = f"{path} vrf {vrf} static {route}"
+                    yield Gateway(where, Address(via), client, switch)
+    for switch, db in out.config_db.items():
+        for key, entry in db.get("MGMT_INTERFACE", {}).items():
+            if "gwaddr" in entry:
+                client = Interface(key.split("|")[1]).network
+                where = f"configs/{switch}/config_db.json MGMT_INTERFACE"
+                attached = (mgmt_cables[switch],) if switch in mgmt_cables else ()
+                yield Gateway(where, Address(entry["gwaddr"]), client, switch, attached)
+    kea = out.files.get("provisioning/kea/kea-dhcp4.conf")
+    if kea is not None:
+        for subnet in json.loads(kea)["Dhcp4"]["subnet4"]:
+            for option in subnet.get("option-data", []):
+                if option["name"] == "routers":
+                    for router in option["data"].split(","):
+                        where = f"kea-dhcp4.conf subnet {subnet['subnet']} routers"
+                        yield Gateway(
+                            where, Address(router.strip()), ipaddress.IPv4Network(subnet["subnet"])
+                        )
+    for path, text in out.files.items():
+        if path.startswith("provisioning/netplan/") and path.endswith(".yaml"):
+            network = yaml.load(text, Loader=LOADER)["network"]
+            host = path.removeprefix("provisioning/netplan/").removesuffix(".yaml")
+            for kind in ("ethernets", "bonds", "vlans"):
+                for name, entry in network.get(kind, {}).items():
+                    clients = [Interface(a).network for a in entry.get("addresses", [])]
+                    vias = [r["via"] for r in entry.get("routes", []) if "via" in r]
+                    vias += [entry["gateway4"]] if "gateway4" in entry else []
+                    for via in vias:
+                        nets = [n for n in clients if Address(via) in n]
+                        client = nets[0] if nets else ipaddress.IPv4Network(f"{via}/32")
+                        where = f"{path} {name}"
+                        yield Gateway(where, Address(via), client, None, leaves.get(host, ()))
+
+
+def layer2(out: Outputs) -> dict[str, int]:
+    """Switch -> its bridged domain: switches joined by cables bridged on both ends (a peer link
+    bridges the MLAG pair) share one."""
+    graph: nx.Graph = nx.Graph()
+    graph.add_nodes_from(out.nvue)
+    for row in out.cables:
+        a, b = row["a_device"], row["b_device"]
+        if row["kind"] == "mgmt" or a not in out.nvue or b not in out.nvue:
+            continue
+        ends = (
+            _port_use(out.nvue[a], _swp(row["a_port"])),
+            _port_use(out.nvue[b], _swp(row["b_port"])),
+        )
+        if all(isinstance(e, PortUse) and (e.bridged or e.via == "peerlink") for e in ends):
+            graph.add_edge(a, b)
+    return {s: k for k, part in enumerate(nx.connected_components(graph)) for s in part}
+
+
+def gateway_problems(out: Outputs) -> list[str]:
+    """Each gateway: an address a switch owns on the client's subnet, and where the client's
+    cables are known, a switch in the bridged domain of one of the switches it is cabled to."""
+    problems = []
+    domain = layer2(out)
+    for gateway in gateways(out):
+        owners = out.owned.get(gateway.gateway, [])
+        on_link = [
+            o
+            for o in owners
+            if o.switch != gateway.client_switch and gateway.client.subnet_of(o.interface.network)
+        ]
+        near = {domain.get(s, s) for s in gateway.attached}
+        if gateway.attached:
+            on_link = [o for o in on_link if domain.get(o.switch, o.switch) in near]
+        if not on_link:
+            owned = [(o.switch, str(o.interface)) for o in owners] or "no switch"
+            problems.append(
+                f"{gateway.where}: gateway {gateway.gateway} for {gateway.client} "
+                f"(cabled to {list(gateway.attached)}): {owned}"
+            )
+    return problems
+
+
+@pytest.mark.parametrize("design", DESIGNS)
+def test_every_gateway_is_an_address_of_a_switch_on_the_clients_subnet(design: str) -> None:
+    out = outputs(design)
+    problems = gateway_problems(out)
+    assert not problems, "\n".join(problems[:20])
+    if any(role in ("inband", "oob") for role in out.roles.values()):
+        assert any(gateways(out))  # a design with management networks hands gateways out
+
+
+# -- (c) ZTP ---------------------------------------------------------------------------------
+
+
+def _reservations(out: Outputs) -> dict[str, list[dict[str, Any]]]:
+    kea = out.files.get("provisioning/kea/kea-dhcp4.conf")
+    found: dict[str, list[dict[str, Any]]] = {}
+    if kea is None:
+        return found
+    for subnet in json.loads(kea)["Dhcp4"]["subnet4"]:
+        for reservation in subnet.get("reservations", []):
+            found.setdefault(reservation["hostname"], []).append({**reservation, "in": subnet})
+    return found
+
+
+def _seeds(out: Outputs) -> set[str]:
+    text = out.files.get("provisioning/ztp/seeds.txt", "")
+    return {line.split("\t")[0] for line in text.splitlines() if line and line[0] != "#"}
+
+
+def _management_address(out: Outputs, switch: str) -> str | None:
+    """The address of the switch's management port as its config sets it."""
+    if switch in out.nvue:
+        eth0 = _ip(out.nvue[switch].get("interface", {}).get("eth0", {}))
+        addresses = list(eth0.get("address", {}))
+    else:
+        addresses = [k.split("|")[1] for k in out.config_db[switch].get("MGMT_INTERFACE", {})]
+    return str(Interface(addresses[0]).ip) if addresses else None
+
+
+def ztp_problems(out: Outputs) -> list[str]:
+    ztp = {
+        path.split("/")[2]: path
+        for path in out.files
+        if path.startswith("provisioning/ztp/") and path.endswith(("/ztp.sh", "/ztp.json"))
+    }
+    reservations, seeds = _reservations(out), _seeds(out)
+    mgmt_cables = {row["a_device"]: row for row in out.cables if row["kind"] == "mgmt"}
+    problems = []
+    for switch, path in sorted(ztp.items()):
+        address = _management_address(out, switch)
+        found = reservations.get(switch, [])
+        if not found and switch in seeds and address is None:
+            continue  # bootstrapped from a USB drive; it has no management port to ask DHCP on
+        if len(found) != 1:
+            problems.append(f"{switch}: {len(found)} Kea reservations for its ZTP file {path}")
+            continue
+        reservation = found[0]
+        if reservation["ip-address"] != address:
+            problems.append(f"{switch}: Kea reserves {reservation['ip-address']}, eth0 {address}")
+        subnet = ipaddress.IPv4Network(reservation["in"]["subnet"])
+        if Address(reservation["ip-address"]) not in subnet:
+            problems.append(f"{switch}: reservation outside its subnet {subnet}")
+        cable = mgmt_cables.get(switch)
+        if cable is None or reservation["circuit-id"] not in (
+            f"'{_swp(cable['b_port'])}'",
+            f"'{cable['b_port']}'",
+        ):
+            problems.append(f"{switch}: circuit-id {reservation['circuit-id']} is not its cable")
+        name, code = ("ztp-url", 239) if path.endswith(".sh") else ("boot-file-name", None)
+        options = [o for o in reservation.get("option-data", []) if o["name"] == name]
+        if len(options) != 1 or options[0].get("code") != code:
+            problems.append(f"{switch}: no {name} option ({code}) in its reservation")
+            continue
+        url = options[0]["data"]
+        if not url.endswith("/fabricc/" + path) or not url.startswith("http://"):
+            problems.append(f"{switch}: ZTP URL {url} is not its file {path}")
+    # and no reservation hands out a ZTP URL of a file the build did not write
+    for host, found in sorted(reservations.items()):
+        for reservation in found:
+            for option in reservation.get("option-data", []):
+                if option["name"] in ("ztp-url", "boot-file-name"):
+                    path = option["data"].partition("/fabricc/")[2]
+                    if path not in out.files or host not in ztp:
+                        problems.append(f"{host}: {option['name']} {option['data']}: no file")
+    return problems
+
+
+@pytest.mark.parametrize("design", DESIGNS)
+def test_every_switch_with_a_ztp_file_gets_its_address_and_ztp_url(design: str) -> None:
+    problems = ztp_problems(outputs(design))
+    assert not problems, "\n".join(problems[:20])
+
+
+# -- (d) host bonds --------------------------------------------------------------------------
+
+
+def bond_problems(out: Outputs) -> list[str]:
+    inband = {name for name, role in out.roles.items() if role == "inband"}
+    ports: dict[str, list[dict[str, str]]] = {}
+    for row in out.cables:
+        if row["network"] in inband and row["kind"] == "endpoint-leaf":
+            ports.setdefault(row["a_device"], []).append(row)
+    peers = {
+        frozenset((row["a_device"], row["b_device"]))
+        for row in out.cables
+        if row["network"] in inband and row["kind"] == "peer"
+    }
+    problems = []
+    # dual-homed hosts, and any host given a bond: the leaves must bond its ports too
+    bonded = {
+        host: rows
+        for host, rows in ports.items()
+        if len({r["b_device"] for r in rows}) > 1
+        or f"provisioning/netplan/{host}.yaml" in out.files
+    }
+    for host, rows in sorted(bonded.items()):
+        path = f"provisioning/netplan/{host}.yaml"
+        if path not in out.files:
+            problems.append(f"{host}: cabled to {sorted({r['b_device'] for r in rows})}, no {path}")
+            continue
+        bonds = yaml.load(out.files[path], Loader=LOADER)["network"].get("bonds", {})
+        members = [m for bond in bonds.values() for m in bond.get("interfaces", [])]
+        if len(bonds) != 1 or len(members) != len(rows):
+            problems.append(f"{path}: {len(bonds)} bonds over {members}, {len(rows)} cables")
+            continue
+        (bond,) = bonds.values()
+        if bond.get("parameters", {}).get("mode") != "802.3ad" or not bond.get("addresses"):
+            problems.append(f"{path}: no LACP bond with an address")
+        # the leaves' side: one MLAG bond, the same id on both leaves of a pair
+        leaves = sorted({r["b_device"] for r in rows})
+        if len(leaves) == 2 and frozenset(leaves) not in peers:
+            problems.append(f"{host}: its leaves {leaves} are no MLAG pair")
+        ids = set()
+        for leaf in leaves:
+            swps = {_swp(r["b_port"]) for r in rows if r["b_device"] == leaf}
+            holding = [
+                entry
+                for entry in out.nvue.get(leaf, {}).get("interface", {}).values()
+                if entry.get("type") == "bond" and swps <= set(entry["bond"]["member"])
+            ]
+            if len(holding) != 1:
+                problems.append(f"{host}: {leaf} bonds {sorted(swps)} in {len(holding)} bonds")
+                continue
+            ids.add(holding[0]["bond"].get("mlag", {}).get("id"))
+        if len(ids) != 1 or None in ids:
+            problems.append(f"{host}: MLAG ids {ids} on its leaves")
+    return problems
+
+
+@pytest.mark.parametrize("design", DESIGNS)
+def test_every_dual_homed_host_has_a_bond(design: str) -> None:
+    problems = bond_problems(outputs(design))
+    assert not problems, "\n".join(problems[:20])
+
+
+# -- (e) spanning tree blocks nothing --------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PortUse:
+    bridged: bool
+    via: str | None  # the bond it is a member of, or the port where it is bridged alone
+    mlag: int | None  # that bond's MLAG id
+
+
+def _port_use(tree: dict[str, Any], port: str) -> PortUse | str:
+    """How a switch uses one of its switch-to-switch ports, or why it is no use."""
+    interfaces = tree.get("interface", {})
+    if port not in interfaces:
+        return f"{port} not configured"
+    for name, entry in interfaces.items():
+        if entry.get("type") in ("bond", "peerlink") and port in entry["bond"]["member"]:
+            return PortUse("bridge" in entry, name, entry["bond"].get("mlag", {}).get("id"))
+    if "bridge" in interfaces[port]:
+        return PortUse(True, port, None)
+    neighbors = tree.get("vrf", {}).get("default", {}).get("router", {}).get("bgp", {})
+    if port in neighbors.get("neighbor", {}) or _ip(interfaces[port]).get("address"):
+        return PortUse(False, None, None)
+    return f"{port} neither bridged nor routed"
+
+
+@dataclass(slots=True)
+class Bridging:
+    """The switch-to-switch cables of a design as its switches use them."""
+
+    problems: list[str] = field(default_factory=list)
+    group: dict[str, str] = field(default_factory=dict)  # switch -> its MLAG pair, or itself
+    # (switch, far group) -> the ways it reaches it: (bridged, bond or lone port)
+    uses: dict[tuple[str, str], set[tuple[bool, str | None]]] = field(default_factory=dict)
+    bond_groups: dict[tuple[str, str], set[str]] = field(default_factory=dict)
+    mlag_ids: dict[tuple[str, str], set[int | None]] = field(default_factory=dict)
+    graph: nx.MultiGraph = field(default_factory=nx.MultiGraph)  # groups, one edge per bond
+
+    def bond_key(self, switch: str, use: PortUse) -> str:
+        """A bridged bond as one edge: an MLAG bond is one on both peers of a pair."""
+        if use.mlag is not None:
+            return f"{self.group[switch]}#{use.mlag}"
+        return f"{switch}#{use.via}"
+
+    def add_peer(self, out: Outputs, row: dict[str, str]) -> None:
+        pair = "+".join(sorted((row["a_device"], row["b_device"])))
+        self.group[row["a_device"]] = self.group[row["b_device"]] = pair
+        for switch, port in ((row["a_device"], row["a_port"]), (row["b_device"], row["b_port"])):
+            use = _port_use(out.nvue.get(switch, {}), _swp(port))
+            if not isinstance(use, PortUse) or use.via != "peerlink":
+                self.problems.append(f"{switch}:{port}: a peer link outside the peerlink")
+
+    def side(self, out: Outputs, switch: str, port: str, far: str) -> PortUse | None:
+        if switch not in out.nvue:
+            return None  # SONiC: routed ports (tests/test_configs_sonic.py)
+        use = _port_use(out.nvue[switch], _swp(port))
+        if not isinstance(use, PortUse):
+            self.problems.append(f"{switch}: {use} (towards {far})")
+            return None
+        self.uses.setdefault((switch, self.group[far]), set()).add((use.bridged, use.via))
+        if use.via is not None:
+            self.bond_groups.setdefault((switch, use.via), set()).add(self.group[far])
+            if "+" in self.group[switch]:
+                key = (self.group[switch], self.group[far])
+                self.mlag_ids.setdefault(key, set()).add(use.mlag)
+        return use
+
+    def add_link(self, out: Outputs, row: dict[str, str]) -> None:
+        a_switch, b_switch = row["a_device"], row["b_device"]
+        a = self.side(out, a_switch, row["a_port"], b_switch)
+        b = self.side(out, b_switch, row["b_port"], a_switch)
+        if a is None or b is None:
+            return
+        if a.bridged != b.bridged:
+            self.problems.append(f"cable {row['label']}: bridged on one end only")
+        elif a.bridged:
+            ends = sorted((self.bond_key(a_switch, a), self.bond_key(b_switch, b)))
+            self.graph.add_edge(self.group[a_switch], self.group[b_switch], key=tuple(ends))
+
+    def check(self) -> None:
+        for (switch, far), found in sorted(self.uses.items()):
+            one_bond = len(found) == 1 and next(iter(found))[1] is not None
+            if not (one_bond or found == {(False, None)}):
+                ways = sorted(found, key=str)
+                self.problems.append(f"{switch} reaches {far} through {ways}")
+        for (switch, via), fars in sorted(self.bond_groups.items()):
+            if len(fars) > 1:
+                self.problems.append(f"{switch}: {via} bundles links to {sorted(fars)}")
+        for (pair, far), ids in sorted(self.mlag_ids.items()):
+            if len(ids) != 1 or None in ids:
+                self.problems.append(f"{pair}: its bonds towards {far} have MLAG ids {ids}")
+        if len(self.graph) and not nx.is_forest(self.graph):
+            cycles = nx.cycle_basis(nx.Graph(self.graph)) or "parallel bonds"
+            self.problems.append(f"bridged loops: {cycles}")
+
+
+def bridging(out: Outputs) -> Bridging:
+    """Each switch reaches each far switch or far MLAG pair through one bond, or through routed
+    ports only (a lone bridged port where one cable runs), and the bridged bonds form a forest."""
+    bridging = Bridging(group={switch: switch for switch in out.switches})
+    links = [
+        row
+        for row in out.cables
+        if row["kind"] != "mgmt" and {row["a_device"], row["b_device"]} <= out.switches
+    ]
+    for row in links:
+        if row["kind"] == "peer":
+            bridging.add_peer(out, row)
+    for row in links:
+        if row["kind"] != "peer":
+            bridging.add_link(out, row)
+    bridging.check()
+    return bridging
+
+
+def bridging_problems(out: Outputs) -> list[str]:
+    return bridging(out).problems
+
+
+@pytest.mark.parametrize("design", BRIDGING_DESIGNS)
+def test_no_switch_to_switch_link_is_left_to_spanning_tree(design: str) -> None:
+    problems = bridging_problems(outputs(design))
+    assert not problems, "\n".join(problems[:20])
+
+
+def test_the_variations_build_what_they_vary() -> None:
+    """The variations reach the shapes they are named after (else they would test nothing)."""
+
+    def spines(design: str) -> int:
+        rows = outputs(design).cables
+        return len(
+            {r["b_device"] for r in rows if r["network"] == "inband" and r["kind"] == "leaf-spine"}
+        )
+
+    assert [spines(f"inband-{n}") for n in ("1-spine", "2-spines", "4-spines")] == [1, 2, 4]
+    single = outputs("inband-single-homed")
+    assert not any(p.startswith("provisioning/netplan/") for p in single.files)
+    assert len(outputs("oob-access-switch-per-rack").nvue) > len(outputs(BASE).nvue)
+    assert not any(r["kind"] == "uplink" for r in outputs("oob-not-uplinked").cables)
+    # the bridged designs bridge (so the forest check has edges), the routed ones do not
+    for design in (BASE, "inband-1-spine", "inband-single-homed-1-spine", "inband-2-spines"):
+        assert bridging(outputs(design)).graph.number_of_edges() >= 3, design
+    for design in ("inband-4-spines", "inband-single-homed", "gb300-nvl72-xdr"):
+        assert bridging(outputs(design)).graph.number_of_edges() == 0, design
+    for design in ("inband-3-tiers", "inband-3-tiers-small"):
+        assert any(r["kind"] == "spine-core" for r in outputs(design).cables)
+    assert any(
+        "ipv4" in tree["interface"]["eth0"]
+        for tree in outputs("mgmt-cumulus-5-15").nvue.values()
+        if "eth0" in tree["interface"]
+    )
+    no_oob = outputs("no-oob")
+    assert not any(r["network"] == "oob" for r in no_oob.cables)
+    # without DHCP only the seeds (bootstrapped from USB) get ZTP scripts
+    scripts = {p.split("/")[2] for p in no_oob.files if p.endswith("/ztp.sh")}
+    assert scripts == _seeds(no_oob) and len(scripts) < len(no_oob.nvue)
+
+
+# -- the checks can fail ---------------------------------------------------------------------
+
+
+def _mutated(change: Any) -> Outputs:
+    """The SuperPOD outputs, changed by `change(out)` (a copy: the cached ones stay)."""
+    out = copy.deepcopy(outputs(BASE))
+    change(out)
+    return out
+
+
+def _kea(out: Outputs, change: Any) -> None:
+    path = "provisioning/kea/kea-dhcp4.conf"
+    kea = json.loads(out.files[path])
+    change(kea["Dhcp4"])
+    out.files[path] = json.dumps(kea)
+
+
+def test_each_check_finds_what_it_checks() -> None:
+    assert not gateway_problems(outputs(BASE)) and not ztp_problems(outputs(BASE))
+
+    def foreign_router(dhcp: dict[str, Any]) -> None:
+        dhcp["subnet4"][0]["option-data"][0]["data"] = "10.128.128.62"
+
+    assert gateway_problems(_mutated(lambda out: _kea(out, foreign_router)))
+
+    def netplan_route(out: Outputs) -> None:
+        path = "provisioning/netplan/dgx001.yaml"
+        out.files[path] = out.files[path].replace("via: 10.64.0.1", "via: 10.64.0.3")
+
+    assert gateway_problems(_mutated(netplan_route))
+
+    def host_on_another_bridge(out: Outputs) -> None:
+        # dgx001 cabled to an OOB access switch: routed off the in-band VLAN, its gateway too
+        for row in out.cables:
+            if row["a_device"] == "dgx001" and row["network"] == "inband":
+                row["b_device"] = "oob-leaf001"
+
+    assert any("dgx001" in p for p in gateway_problems(_mutated(host_on_another_bridge)))
+
+    def no_option(dhcp: dict[str, Any]) -> None:
+        for reservation in dhcp["subnet4"][0]["reservations"]:
+            reservation.pop("option-data", None)
+
+    assert ztp_problems(_mutated(lambda out: _kea(out, no_option)))
+    ztp_file = "provisioning/ztp/inband-leaf003/ztp.sh"
+    assert ztp_problems(_mutated(lambda out: out.files.pop(ztp_file)))
+    assert bond_problems(_mutated(lambda out: out.files.pop("provisioning/netplan/dgx001.yaml")))
+
+    def split_uplink_bond(out: Outputs) -> None:
+        interfaces = out.nvue["inband-leaf001"]["interface"]
+        bond = next(
+            e
+            for e in interfaces.values()
+            if e.get("description") == "inband-spine001+inband-spine002"
+        )
+        port = sorted(bond["bond"]["member"])[0]
+        del bond["bond"]["member"][port]
+        interfaces["uplink9"] = {**bond, "bond": {"member": {port: {}}}}
+
+    assert not bridging_problems(outputs(BASE))
+    problems = bridging_problems(_mutated(split_uplink_bond))
+    assert any("reaches" in p for p in problems) and any("loops" in p for p in problems)
+
+    def unbond_to_bridge(out: Outputs) -> None:
+        # a second spine pair's worth of trouble: one uplink leaves its bond, bridged alone
+        interfaces = out.nvue["inband-leaf001"]["interface"]
+        bond = next(
+            e
+            for e in interfaces.values()
+            if e.get("description") == "inband-spine001+inband-spine002"
+        )
+        port = sorted(bond["bond"]["member"])[0]
+        del bond["bond"]["member"][port]
+        interfaces[port]["bridge"] = {"domain": {"br_default": {}}}
+
+    assert any("loops" in p for p in bridging_problems(_mutated(unbond_to_bridge)))
