@@ -411,19 +411,42 @@ def bond_problems(out: Outputs) -> list[str]:
         if row["network"] in inband and row["kind"] == "peer"
     }
     problems = []
-    # dual-homed hosts, and any host given a bond: the leaves must bond its ports too
+
+    # dual-homed hosts, and any host given an LACP bond: the leaves must bond its ports too
+    def plan(host: str) -> dict[str, Any]:
+        path = f"provisioning/netplan/{host}.yaml"
+        if path not in out.files:
+            return {}
+        network: dict[str, Any] = yaml.load(out.files[path], Loader=LOADER)["network"]
+        return network
+
+    def mode(host: str) -> str | None:
+        bonds = plan(host).get("bonds", {})
+        return next((b.get("parameters", {}).get("mode") for b in bonds.values()), None)
+
     bonded = {
         host: rows
         for host, rows in ports.items()
-        if len({r["b_device"] for r in rows}) > 1
-        or f"provisioning/netplan/{host}.yaml" in out.files
+        if (len({r["b_device"] for r in rows}) > 1 and mode(host) != "active-backup")
+        or mode(host) == "802.3ad"
     }
+    for host, rows in sorted(ports.items()):
+        if host in bonded or not plan(host):
+            continue
+        # a host the leaves bond nothing for: an active-backup bond over its cabled ports, or
+        # its first port alone, with an address either way
+        bonds = plan(host).get("bonds", {})
+        where = next(iter(bonds.values()), None) or next(iter(plan(host)["ethernets"].values()))
+        if not where.get("addresses"):
+            problems.append(f"{host}: its in-band netplan gives no address")
+        if bonds and len(next(iter(bonds.values()))["interfaces"]) != len(rows):
+            problems.append(f"{host}: an active-backup bond not over its {len(rows)} cables")
     for host, rows in sorted(bonded.items()):
         path = f"provisioning/netplan/{host}.yaml"
         if path not in out.files:
             problems.append(f"{host}: cabled to {sorted({r['b_device'] for r in rows})}, no {path}")
             continue
-        bonds = yaml.load(out.files[path], Loader=LOADER)["network"].get("bonds", {})
+        bonds = plan(host).get("bonds", {})
         members = [m for bond in bonds.values() for m in bond.get("interfaces", [])]
         if len(bonds) != 1 or len(members) != len(rows):
             problems.append(f"{path}: {len(bonds)} bonds over {members}, {len(rows)} cables")
@@ -593,8 +616,9 @@ def test_the_variations_build_what_they_vary() -> None:
         )
 
     assert [spines(f"inband-{n}") for n in ("1-spine", "2-spines", "4-spines")] == [1, 2, 4]
-    single = outputs("inband-single-homed")
-    assert not any(p.startswith("provisioning/netplan/") for p in single.files)
+    single = outputs("inband-single-homed")  # no MLAG pair: no LACP bond, active-backup
+    netplans = [t for p, t in single.files.items() if p.startswith("provisioning/netplan/")]
+    assert netplans and not any("802.3ad" in text for text in netplans)
     assert len(outputs("oob-access-switch-per-rack").nvue) > len(outputs(BASE).nvue)
     assert not any(r["kind"] == "uplink" for r in outputs("oob-not-uplinked").cables)
     # the bridged designs bridge (so the forest check has edges), the routed ones do not

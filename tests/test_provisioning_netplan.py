@@ -1,6 +1,7 @@
 """Host bonds: every host dual-homed to an in-band MLAG leaf pair gets a netplan file bonding its
 cabled in-band ports with LACP, its in-band address and the gateway the in-band top tier owns;
-the real netplan (`netplan generate`) turns it into a systemd-networkd 802.3ad bond.
+the real netplan (`netplan generate`) turns it into a systemd-networkd 802.3ad bond. A host the
+leaves bond nothing for (single-homed) gets an active-backup bond instead.
 """
 
 from __future__ import annotations
@@ -11,11 +12,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from fabricc.ir import ENDPOINT_LEAF
+from fabricc.ir import ENDPOINT_LEAF, Fabric
 from fabricc.synth.mgmtnet import management_net
 from tests.configs_support import ipv4, nvue
 from tests.provisioning_support import provisioning
-from tests.support import compiled, require_tool
+from tests.support import EXAMPLES, compile_text, compiled, require_tool
 
 
 def test_every_dual_homed_host_has_its_bond() -> None:
@@ -45,9 +46,56 @@ def test_every_dual_homed_host_has_its_bond() -> None:
     assert 'RESULT=="mlx5_2", NAME="inband1"' in rules  # SLOT1/P2, the catalog's RDMA device
 
 
-def test_single_homed_designs_get_no_bonds() -> None:
-    files = provisioning("roce-lab")
-    assert not [path for path in files if path.startswith("netplan/")]
+def _single_homed(tmp_path: Path) -> tuple[Fabric, dict[str, str]]:
+    text = (EXAMPLES / "superpod-h100-4su.yaml").read_text()
+    marker = "    dual_homed: true"
+    assert marker in text
+    fabric, artifacts = compile_text(text.replace(marker, "    dual_homed: false  #"), tmp_path)
+    return fabric, {p: t for p, t in artifacts if isinstance(t, str)}
+
+
+def test_hosts_the_leaves_bond_nothing_for_get_an_active_backup_bond(tmp_path: Path) -> None:
+    """Single-homed (no MLAG pair): the leaves bond none of a host's ports, so LACP would not
+    come up; an active-backup bond "does not require any special switch support" (Linux
+    bonding.rst) and keeps the host up when one port or cable fails."""
+    fabric, files = _single_homed(tmp_path)
+    net = management_net(fabric)
+    assert net.inband is not None
+    cabled: dict[str, set[str]] = {}
+    for link in fabric.links:
+        if link.network == net.inband.network and link.kind == ENDPOINT_LEAF:
+            cabled.setdefault(link.a, set()).add(link.b)
+    assert cabled
+    for host, leaves in cabled.items():
+        plan = yaml.safe_load(files[f"provisioning/netplan/{host}.yaml"])["network"]
+        assert len(leaves) == 1  # both ports on one leaf: one subnet
+        (bond,) = plan["bonds"].values()
+        assert bond["parameters"]["mode"] == "active-backup"
+        assert bond["parameters"]["primary"] == "inband1"
+        prefixlen, gateway = net.inband.host_gateway(fabric.devices[host].inband_ip or "")
+        assert bond["addresses"] == [f"{fabric.devices[host].inband_ip}/{prefixlen}"]
+        assert bond["routes"] == [{"to": "default", "via": gateway}]
+
+
+@pytest.mark.tool
+def test_netplan_renders_an_active_backup_bond(tmp_path: Path) -> None:
+    require_tool("netplan")
+    (tmp_path / "build").mkdir()
+    _, files = _single_homed(tmp_path / "build")
+    config = tmp_path / "etc" / "netplan" / "60-fabricc-inband.yaml"
+    config.parent.mkdir(parents=True)
+    config.write_text(files["provisioning/netplan/dgx001.yaml"])
+    config.chmod(0o600)
+    result = subprocess.run(
+        ["netplan", "generate", "--root-dir", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    netdev = (tmp_path / "run" / "systemd" / "network" / "10-netplan-bond0.netdev").read_text()
+    assert "Mode=active-backup" in netdev
 
 
 @pytest.mark.tool

@@ -1,12 +1,18 @@
-"""Emit stage, provisioning: the host side of the in-band bond (netplan, DGX OS and Ubuntu).
+"""Emit stage, provisioning: the host side of the in-band network (netplan, DGX OS and Ubuntu).
 
-Consumes the hosts cabled to a dual-homed in-band network (one port to each leaf of an MLAG
-pair), their in-band addresses, the network's gateway (synth/mgmtnet.py: the top tier's VRR
-address) and the RDMA devices of their in-band ports (catalog); produces provisioning/netplan/:
-- <host>.yaml: bond0 over the host's in-band ports, LACP (mode 802.3ad, as the leaves' MLAG
-  bonds run it: lacp-rate fast, Cumulus's bond default), transmit-hash-policy layer3+4 (flows,
-  not host pairs, spread over both links), MII link monitoring, the host's in-band address and
-  the default route through the in-band gateway (netplan YAML reference: bonds, routes);
+Consumes the hosts cabled to an in-band network, their in-band addresses, the network's gateway
+(synth/mgmtnet.py: the top tier's VRR address, or the host's leaf pair's where the leaves route)
+and the RDMA devices of their in-band ports (catalog); produces provisioning/netplan/:
+- <host>.yaml of a host dual-homed to an MLAG leaf pair: bond0 over its in-band ports, LACP
+  (mode 802.3ad, as the leaves' MLAG bonds run it: lacp-rate fast, Cumulus's bond default),
+  transmit-hash-policy layer3+4 (flows, not host pairs, spread over both links), MII link
+  monitoring, the host's in-band address and the default route through the in-band gateway
+  (netplan YAML reference: bonds, routes);
+- <host>.yaml of a host on a network that is not dual-homed (its leaves are no MLAG pair and
+  bond none of its ports): with several in-band ports in one subnet (one leaf, or leaves the
+  network bridges) an active-backup bond, which "does not require any special switch support"
+  (Linux kernel documentation, bonding.rst, Bonding Driver Options: mode), else the address and
+  default route on its first in-band port;
 - <node model>.rules: udev rules naming each in-band port `inband<k>` (in catalog order) by its
   RDMA device, as provisioning/k8s/udev names the rails - so the netplan files name the same
   interfaces on every host of a model. A port without an RDMA device in the catalog is listed
@@ -17,46 +23,75 @@ internalnet); the switches run the network's own (9216) so every host frame fits
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from fabricc.emit import Artifact
 from fabricc.ir import ENDPOINT_LEAF, Fabric
+from fabricc.synth.inbandleaves import routes_at_leaves
 from fabricc.synth.mgmtnet import management_net
 
 BOND = "bond0"
 HOST_MTU = 9000
-BOND_PARAMETERS = {
-    "mode": "802.3ad",
-    "lacp-rate": "fast",
-    "transmit-hash-policy": "layer3+4",
-    "mii-monitor-interval": 100,
+LACP, ACTIVE_BACKUP = "802.3ad", "active-backup"
+BOND_PARAMETERS: dict[str, dict[str, object]] = {
+    LACP: {
+        "mode": LACP,
+        "lacp-rate": "fast",
+        "transmit-hash-policy": "layer3+4",
+        "mii-monitor-interval": 100,
+    },
+    # the first port carries the traffic while its link is up (netplan: primary)
+    ACTIVE_BACKUP: {"mode": ACTIVE_BACKUP, "primary": "inband1", "mii-monitor-interval": 100},
 }
 
 
-def bonded_hosts(fabric: Fabric) -> dict[str, list[str]]:
-    """Host -> its in-band ports (catalog order) on a dual-homed in-band network, where it has
-    two or more."""
-    networks = {
-        name
+@dataclass(frozen=True, slots=True)
+class HostPorts:
+    ports: list[str]  # in-band ports, catalog order
+    mode: str | None  # the bond's mode, None: the first port alone
+
+
+def inband_hosts(fabric: Fabric) -> dict[str, HostPorts]:
+    """Host -> its in-band ports and how they bond: LACP over the MLAG pair of a dual-homed
+    network; active-backup where the leaves bond nothing but every port is in the host's subnet
+    (one leaf, or a network bridged up to its spines); the first port alone otherwise. Hosts
+    without an in-band address are left out."""
+    dual = {
+        name: network.spec.dual_homed
         for name, network in fabric.loaded.networks.items()
-        if network.spec.role == "inband" and network.spec.dual_homed
+        if network.spec.role == "inband"
     }
     ports: dict[str, list[str]] = {}
+    leaves: dict[str, set[str]] = {}
+    network_of: dict[str, str] = {}
     for link in fabric.links:
-        if link.network in networks and link.kind == ENDPOINT_LEAF:
+        if link.network in dual and link.kind == ENDPOINT_LEAF:
             ports.setdefault(link.a, []).append(link.a_port)
+            leaves.setdefault(link.a, set()).add(link.b)
+            network_of[link.a] = link.network
     catalog = fabric.loaded.catalog.catalog
     # node model -> (port -> its catalog position, the position of a port the model lacks)
     ranks: dict[str, tuple[dict[str, int], int]] = {}
-    out: dict[str, list[str]] = {}
+    out: dict[str, HostPorts] = {}
     for host, found in ports.items():
         device = fabric.devices[host]
-        if len(found) < 2 or device.inband_ip is None:
+        if device.inband_ip is None:
             continue
         known = ranks.get(device.model)
         if known is None:
             names = [p.name for p in catalog.nodes[device.model].ports]
             known = ranks[device.model] = ({n: names.index(n) for n in names}, len(names))
         rank, last = known
-        out[host] = sorted(found, key=lambda p: rank.get(p, last))
+        ordered = sorted(found, key=lambda p: rank.get(p, last))
+        network = network_of[host]
+        mode: str | None = None
+        if len(ordered) >= 2 and dual[network]:
+            mode = LACP
+        elif len(ordered) >= 2 and (
+            len(leaves[host]) == 1 or not routes_at_leaves(fabric, network)
+        ):
+            mode = ACTIVE_BACKUP
+        out[host] = HostPorts(ordered, mode)
     return out
 
 
@@ -64,10 +99,10 @@ def interface(index: int) -> str:
     return f"inband{index + 1}"
 
 
-def host_text(fabric: Fabric, host: str, ports: list[str]) -> str:
-    """The host's netplan YAML. Written as text: every value is a name, a number or an IPv4
-    address, plain in YAML (the tests read it back); a YAML writer per host cost tens of seconds
-    at 13,000 hosts."""
+def host_text(fabric: Fabric, host: str, plan: HostPorts) -> str:
+    """The host's netplan YAML: a bond over its in-band ports, or its first in-band port alone.
+    Written as text: every value is a name, a number or an IPv4 address, plain in YAML (the
+    tests read it back); a YAML writer per host cost tens of seconds at 13,000 hosts."""
     net = management_net(fabric)
     device = fabric.devices[host]
     mtu, prefixlen, gateway = HOST_MTU, 16, None
@@ -77,25 +112,35 @@ def host_text(fabric: Fabric, host: str, ports: list[str]) -> str:
         assert device.inband_ip is not None
         # its leaf group's subnet and gateway where the leaves route, else the spine pair's
         prefixlen, gateway = net.inband.host_gateway(device.inband_ip)
-    names = [interface(k) for k in range(len(ports))]
+    ports, mode = plan.ports, plan.mode
+    names = [interface(k) for k in range(len(ports) if mode is not None else 1)]
+    if mode is None:
+        what = f"in-band port {ports[0]}"
+        if len(ports) > 1:
+            what += f" ({', '.join(ports[1:])} in other leaves' subnets: not configured)"
+    else:
+        what = f"the in-band {mode} bond over {', '.join(ports)}"
     lines = [
-        f"# netplan of {host} ({fabric.name}), generated by fabricc: the in-band bond over "
-        f"{', '.join(ports)}.",
+        f"# netplan of {host} ({fabric.name}), generated by fabricc: {what}.",
         "# Install as /etc/netplan/60-fabricc-inband.yaml (mode 600), then `netplan apply`.",
         "network:",
         "  version: 2",
         "  renderer: networkd",
         "  ethernets:",
     ]
-    for name in names:
-        lines += [f"    {name}:", f"      mtu: {mtu}", "      dhcp4: false"]
-    lines += ["  bonds:", f"    {BOND}:", "      interfaces:"]
-    lines += [f"      - {name}" for name in names]
+    if mode is None:
+        lines += [f"    {names[0]}:", "      dhcp4: false"]
+    else:
+        for name in names:
+            lines += [f"    {name}:", f"      mtu: {mtu}", "      dhcp4: false"]
+        lines += ["  bonds:", f"    {BOND}:", "      interfaces:"]
+        lines += [f"      - {name}" for name in names]
     lines += [f"      mtu: {mtu}", "      addresses:", f"      - {device.inband_ip}/{prefixlen}"]
     if gateway is not None:
         lines += ["      routes:", "      - to: default", f"        via: {gateway}"]
-    lines.append("      parameters:")
-    lines += [f"        {key}: {value}" for key, value in BOND_PARAMETERS.items()]
+    if mode is not None:
+        lines.append("      parameters:")
+        lines += [f"        {key}: {value}" for key, value in BOND_PARAMETERS[mode].items()]
     return "\n".join(lines) + "\n"
 
 
@@ -130,11 +175,15 @@ def udev_rules(fabric: Fabric, hosts: dict[str, list[str]]) -> list[Artifact]:
 
 
 def emit(fabric: Fabric) -> list[Artifact]:
-    hosts = bonded_hosts(fabric)
+    hosts = inband_hosts(fabric)
     if not hosts:
         return []
     out: list[Artifact] = [
-        (f"provisioning/netplan/{host}.yaml", host_text(fabric, host, ports))
-        for host, ports in hosts.items()
+        (f"provisioning/netplan/{host}.yaml", host_text(fabric, host, plan))
+        for host, plan in hosts.items()
     ]
-    return [*udev_rules(fabric, hosts), *out]
+    named = {
+        host: plan.ports if plan.mode is not None else plan.ports[:1]
+        for host, plan in hosts.items()
+    }
+    return [*udev_rules(fabric, named), *out]
