@@ -32,6 +32,7 @@ from fabricc.emit.configs.cumulus import (
     nvue_model,
     swp,
 )
+from fabricc.emit.configs.frr import MAXIMUM_PATHS
 from fabricc.emit.configs.index import End
 from fabricc.emit.configs.nvue_release import Nvue
 from fabricc.emit.configs.ports import cumulus_name, mgmt_port_names
@@ -366,7 +367,8 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
                 "ipv4-unicast": {
                     **nvue.enabled,
                     "network": {announce: {}},
-                    "multipaths": {"ebgp": len(neighbors)},
+                    # a path per neighbor, up to the ECMP width FRR builds support
+                    "multipaths": {"ebgp": min(len(neighbors), MAXIMUM_PATHS)},
                 }
             },
             "neighbor": neighbors,
