@@ -16,6 +16,7 @@ import yaml
 
 from fabricc.errors import DesignError
 from fabricc.ir import Fabric
+from fabricc.spec.resolve import general_cages
 from fabricc.synth.mgmtnet import MGMT_ASN, management_net
 from tests.configs_support import cables, nvue
 from tests.support import EXAMPLES, compile_text, compiled
@@ -370,3 +371,26 @@ def test_tiers_3_on_a_small_in_band_network_routes_too(tmp_path: Path) -> None:
     for switch in [*topology.switches["spine"], *topology.switches["core"]]:
         assert "bridge" not in trees[switch] and "lo" in trees[switch]["interface"], switch
     assert not [w for w in fabric.warnings if "core tier" in w.message]
+
+
+def test_routed_in_band_spines_keep_the_peer_link_cages(tmp_path: Path) -> None:
+    """Only a spine pair that bridges needs a peer link: spines that route at the leaves may use
+    every cage. 17 GB300 racks: 14 in-band leaves with 12 uplinks each and the OOB access
+    switches' uplinks fit four SN4600C spines only with all 64 cages (with two kept for a peer
+    link no spine pair would have, the sizing took six)."""
+    text = (EXAMPLES / "gb300-nvl72-xdr.yaml").read_text()
+    racks = "    count: 8\n    su_size: 8\n"
+    assert text.count(racks) == 1
+    fabric, _ = compile_text(text.replace(racks, "    count: 17\n    su_size: 8\n"), tmp_path)
+    spines = fabric.networks["inband"].switches["spine"]
+    assert len(spines) == 4
+    used: dict[str, set[str]] = {s: set() for s in spines}
+    for link in fabric.links:
+        if link.kind == "mgmt":  # the management port, no cage
+            continue
+        assert link.kind != "peer" or link.a not in used, link  # routed spines are no pair
+        for device, port in ((link.a, link.a_port), (link.b, link.b_port)):
+            if device in used:
+                used[device].add(port)
+    model = fabric.loaded.catalog.catalog.switches[fabric.devices[spines[0]].model]
+    assert max(len(ports) for ports in used.values()) == general_cages(model) == 64
