@@ -257,6 +257,10 @@ def test_a_core_tier_routes_every_switch_link(
             if device == switch
         }
         assert set(_bgp(tree)["neighbor"]) == ends, switch
+        if switch in net.inband.spines:  # the plan says the same
+            assert {_port(p) for p in net.inband.spines[switch].ports} == ends, switch
+    for leaf, own in net.inband.leaves.items():
+        assert {_port(p) for p in own.uplinks} == set(_bgp(trees[leaf])["neighbor"]), leaf
 
 
 def test_a_core_tier_numbers_asns_as_rfc_7938(
