@@ -356,14 +356,12 @@ def test_a_core_tier_routes_a_host_of_one_pod_to_another_pod_and_the_oob(tmp_pat
         assert not unreached, (unreached, lab.sessions())
         # ECMP: a leaf reaches the other pod over every uplink, a spine over every core link
         other = subnets[leaves[2]]
-        for switch in (leaves[0], spines[0]):
-            paths = sum(1 for a, _, b, _ in lab.cables if switch == a and b in (*spines, *cores))
+        for hop in (leaves[0], spines[0]):
+            paths = sum(1 for a, _, b, _ in lab.cables if hop == a and b in (*spines, *cores))
             route = ""
             while time.monotonic() < deadline + 60:
-                route = run(
-                    "ip", "-n", lab.switches[switch].ns, "-4", "route", "show", other
-                ).stdout
+                route = run("ip", "-n", lab.switches[hop].ns, "-4", "route", "show", other).stdout
                 if route.count("nexthop") == paths:
                     break
                 time.sleep(1)
-            assert route.count("nexthop") == paths > 1, (switch, route)
+            assert route.count("nexthop") == paths > 1, (hop, route)
