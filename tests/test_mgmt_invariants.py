@@ -70,15 +70,8 @@ VARIATIONS: dict[str, dict[str, Any]] = {
     "inband-3-tiers-small": {"networks.inband.tiers": 3, "nodes.dgx.count": 16},
     "inband-3-tiers": {"networks.inband.tiers": 3},
 }
-# an in-band network with a core tier still bridges up to the core (synth/fattree.py warns);
-# routing it is another change under way
-CORE_TIER = pytest.mark.xfail(
-    strict=False, reason="an in-band core tier is still bridged: routing it is under way"
-)
 DESIGNS = [*EXAMPLE_NAMES, *VARIATIONS]
-BRIDGING_DESIGNS = [
-    pytest.param(name, marks=CORE_TIER) if name == "inband-3-tiers" else name for name in DESIGNS
-]
+BRIDGING_DESIGNS = DESIGNS
 
 
 # -- the emitted files, parsed ---------------------------------------------------------------
@@ -624,7 +617,7 @@ def test_the_variations_build_what_they_vary() -> None:
     # the bridged designs bridge (so the forest check has edges), the routed ones do not
     for design in (BASE, "inband-1-spine", "inband-single-homed-1-spine", "inband-2-spines"):
         assert bridging(outputs(design)).graph.number_of_edges() >= 3, design
-    for design in ("inband-4-spines", "inband-single-homed", "gb300-nvl72-xdr"):
+    for design in ("inband-4-spines", "inband-single-homed", "gb300-nvl72-xdr", "inband-3-tiers"):
         assert bridging(outputs(design)).graph.number_of_edges() == 0, design
     for design in ("inband-3-tiers", "inband-3-tiers-small"):
         assert any(r["kind"] == "spine-core" for r in outputs(design).cables)

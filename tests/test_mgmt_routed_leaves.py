@@ -1,7 +1,8 @@
 """In-band networks whose top tier is more than two spines route at their leaves: every leaf
 pair is the VRR gateway of its own subnet, its uplinks BGP unnumbered, so spanning tree has no
 switch-to-switch link to block; hosts, NetBox and the seeds follow the pair's subnet. Where two
-spines suffice the network still bridges up to the spine pair.
+spines suffice the network still bridges up to the spine pair. A core tier routes the same way,
+as a 3-tier Clos (RFC 7938): BGP unnumbered on every leaf-spine and spine-core link.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import pytest
 import yaml
 
 from fabricc.errors import DesignError
+from fabricc.ir import Fabric
+from fabricc.spec.resolve import general_cages
 from fabricc.synth.mgmtnet import MGMT_ASN, management_net
 from tests.configs_support import cables, ipv4, nvue
 from tests.support import EXAMPLES, compile_text, compiled
@@ -184,12 +187,214 @@ def test_two_spines_of_single_homed_leaves_route_at_the_leaves(tmp_path: Path) -
     assert all("bridge" not in trees[spine] for spine in spines)
 
 
-def test_an_in_band_core_tier_warns_that_it_stays_bridged(tmp_path: Path) -> None:
+CORE_TIER = "    spine_leaf_groups: {per_su: 1}\n"  # a pod per leaf pair: cores above them
+
+
+def core_tier_design(tmp_path: Path) -> tuple[Fabric, dict[str, str], dict[str, dict[str, Any]]]:
+    """gb300-nvl72-xdr with its in-band network in three tiers: every leaf pair a pod of its own
+    (two spines each), cores above the pods, the OOB access switches uplinked into the cores."""
     text = (EXAMPLES / "gb300-nvl72-xdr.yaml").read_text()
     line = '    oversubscription: "4:1"\n'
     assert text.count(line) == 1
-    fabric, _ = compile_text(text.replace(line, line + "    tiers: 3\n"), tmp_path)
-    assert fabric.networks["inband"].top_tier == "core"
-    assert management_net(fabric).inband is not None
-    found = [w for w in fabric.warnings if "inband needs a core tier" in w.message]
-    assert len(found) == 1 and "tiers: 2 or auto" in (found[0].hint or "")
+    fabric, artifacts = compile_text(text.replace(line, line + CORE_TIER), tmp_path)
+    files = {path: body for path, body in artifacts if isinstance(body, str)}
+    return fabric, files, nvue(files)
+
+
+@pytest.fixture(scope="module")
+def cored(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[Fabric, dict[str, str], dict[str, dict[str, Any]]]:
+    return core_tier_design(tmp_path_factory.mktemp("cored"))
+
+
+def _bgp(tree: dict[str, Any]) -> dict[str, Any]:
+    bgp: dict[str, Any] = tree["vrf"]["default"]["router"]["bgp"]
+    return bgp
+
+
+def test_a_core_tier_routes_every_switch_link(
+    cored: tuple[Fabric, dict[str, str], dict[str, dict[str, Any]]],
+) -> None:
+    fabric, files, trees = cored
+    topology = fabric.networks["inband"]
+    assert topology.top_tier == "core" and topology.pods >= 2
+    leaves, spines, cores = (topology.switches[t] for t in ("leaf", "spine", "core"))
+    assert len(cores) >= 2
+    assert not [w for w in fabric.warnings if "core tier" in w.message]
+    net = management_net(fabric)
+    assert net.inband is not None
+    assert set(net.inband.leaves) == set(leaves) and set(net.inband.spines) == set(spines)
+    assert set(net.inband.real) == set(cores)
+    rows = cables(files)
+    switch_links = [
+        r
+        for r in rows
+        if (r["network"] == "inband" and r["kind"] in ("leaf-spine", "spine-core"))
+        or (r["network"] == "oob" and r["kind"] == "uplink")
+    ]
+    kinds = {(r["network"], r["kind"]) for r in switch_links}
+    assert kinds == {("inband", "leaf-spine"), ("inband", "spine-core"), ("oob", "uplink")}
+    # spanning tree has nothing to block: every switch-to-switch cable is a routed port with a
+    # BGP unnumbered neighbor at both ends, in no bond and no bridge
+    for row in switch_links:
+        for switch, port in ((row["a_device"], row["a_port"]), (row["b_device"], row["b_port"])):
+            tree = trees[switch]
+            name = next(p for p in tree["interface"] if p == _port(port))
+            assert "bridge" not in tree["interface"][name], (switch, name)
+            assert name not in _members(tree), (switch, name)
+            assert _bgp(tree)["neighbor"][name] == {"type": "unnumbered", "remote-as": "external"}
+    assert not [r for r in rows if r["kind"] == "peer" and r["a_device"] not in leaves]
+    for switch in [*spines, *cores]:
+        tree = trees[switch]
+        assert "bridge" not in tree and "mlag" not in tree, switch
+        assert not [n for n in tree["interface"] if n.startswith(("vlan", "uplink", "downlink"))]
+        # every neighbor a BGP session stands for is a cable of the plan (no dangling one)
+        ends = {
+            _port(port)
+            for r in switch_links
+            for device, port in ((r["a_device"], r["a_port"]), (r["b_device"], r["b_port"]))
+            if device == switch
+        }
+        assert set(_bgp(tree)["neighbor"]) == ends, switch
+        if switch in net.inband.spines:  # the plan says the same
+            assert {_port(p) for p in net.inband.spines[switch].ports} == ends, switch
+    for leaf, own in net.inband.leaves.items():
+        assert {_port(p) for p in own.uplinks} == set(_bgp(trees[leaf])["neighbor"]), leaf
+
+
+def test_a_core_tier_numbers_asns_as_rfc_7938(
+    cored: tuple[Fabric, dict[str, str], dict[str, dict[str, Any]]],
+) -> None:
+    """Leaves each their own ASN, the spines of one pod one, the cores one (RFC 7938 5.2.1)."""
+    fabric, files, trees = cored
+    topology = fabric.networks["inband"]
+    leaves, spines, cores = (topology.switches[t] for t in ("leaf", "spine", "core"))
+    net = management_net(fabric)
+
+    def asn(switch: str) -> int:
+        value: int = trees[switch]["router"]["bgp"]["autonomous-system"]
+        return value
+
+    # a pod, as the cabling shows it: the spines that serve the same leaves
+    served: dict[str, set[str]] = {}
+    for row in cables(files):
+        if row["network"] == "inband" and row["kind"] == "leaf-spine":
+            served.setdefault(row["b_device"], set()).add(row["a_device"])
+    pods: dict[frozenset[str], set[int]] = {}
+    for spine in spines:
+        pods.setdefault(frozenset(served[spine]), set()).add(asn(spine))
+    assert len(pods) == topology.pods >= 2
+    assert all(len(numbers) == 1 for numbers in pods.values())
+    pod_asns = [next(iter(numbers)) for numbers in pods.values()]
+    assert len(set(pod_asns)) == len(pod_asns)
+    assert {asn(c) for c in cores} == {MGMT_ASN}
+    own = [asn(s) for s in [*leaves, *net.subnets]]  # leaves and access switches: one each
+    assert len(set(own)) == len(own)
+    assert not set(own) & {*pod_asns, MGMT_ASN}
+    assert all(4_200_000_000 <= n <= 4_294_967_294 for n in [*own, *pod_asns])  # RFC 6996
+    # ECMP: a leaf installs a path per uplink, a spine one per link down and up (up to the 64
+    # next hops FRR builds support)
+    for switch in [*leaves, *spines, *cores]:
+        family = _bgp(trees[switch])["address-family"]["ipv4-unicast"]
+        neighbors = len(_bgp(trees[switch])["neighbor"])
+        assert family["multipaths"]["ebgp"] == min(neighbors, 64) > 1
+
+
+def test_a_core_tier_keeps_the_leaf_pairs_gateways_and_loopbacks_apart(
+    cored: tuple[Fabric, dict[str, str], dict[str, dict[str, Any]]],
+) -> None:
+    fabric, files, trees = cored
+    topology = fabric.networks["inband"]
+    net = management_net(fabric)
+    assert net.inband is not None
+    pool = net.inband.prefix
+    owners: dict[str, set[str]] = {}
+    subnets = set()
+    for leaf in topology.switches["leaf"]:
+        svi = ipv4(trees[leaf]["interface"]["vlan10"])
+        ((virtual, _),) = svi["vrr"]["address"].items()
+        owners.setdefault(virtual, set()).add(leaf)
+        subnets.add(ipaddress.IPv4Interface(virtual).network)
+    # every gateway is owned by one MLAG pair, both peers, and the pair is cabled together
+    peers = {
+        frozenset((r["a_device"], r["b_device"])) for r in cables(files) if r["kind"] == "peer"
+    }
+    assert all(len(pair) == 2 and frozenset(pair) in peers for pair in owners.values())
+    # every spine and core has its own loopback in the pool, outside every leaf subnet
+    loopbacks = []
+    for switch in [*topology.switches["spine"], *topology.switches["core"]]:
+        (address,) = ipv4(trees[switch]["interface"]["lo"])["address"]
+        loopback = ipaddress.IPv4Interface(address)
+        assert loopback.network.prefixlen == 32 and loopback.ip in pool
+        assert not any(loopback.ip in s for s in subnets), switch
+        assert str(loopback.ip) == trees[switch]["router"]["bgp"]["router-id"]
+        assert set(_bgp(trees[switch])["address-family"]["ipv4-unicast"]["network"]) == {address}
+        loopbacks.append(loopback.ip)
+    assert len(set(loopbacks)) == len(loopbacks)
+    # every host's gateway is its own pair's
+    for link in fabric.links:
+        if link.network == "inband" and link.kind == "endpoint-leaf":
+            address = fabric.devices[link.a].inband_ip
+            assert address is not None
+            _, gateway = net.inband.host_gateway(address)
+            assert link.b in owners[f"{gateway}/{net.inband.host_prefixlen}"], link.a
+    # the seeds: the access switches, the cores, the spines above the provisioning server's
+    # leaves, those leaves - the relays' path to the server, and no other switch
+    server_leaves = {
+        link.b
+        for link in fabric.links
+        if link.kind == "endpoint-leaf" and link.a == net.server_device and link.network == "inband"
+    }
+    above = {
+        link.b
+        for link in fabric.links
+        if link.kind == "leaf-spine" and link.network == "inband" and link.a in server_leaves
+    }
+    assert net.seeds == [
+        *net.subnets,
+        *topology.switches["core"],
+        *[s for s in topology.switches["spine"] if s in above],
+        *sorted(server_leaves),
+    ]
+    assert len(above) == topology.spines_per_pod
+    seeds = files["provisioning/ztp/seeds.txt"]
+    assert "in-band core: routes between the pods' spines and the relays" in seeds
+    assert f"in-band spine above {net.server_device}'s leaves" in seeds
+
+
+def test_tiers_3_on_a_small_in_band_network_routes_too(tmp_path: Path) -> None:
+    text = (EXAMPLES / "gb300-nvl72-xdr.yaml").read_text()
+    line = '    oversubscription: "4:1"\n'
+    fabric, artifacts = compile_text(text.replace(line, line + "    tiers: 3\n"), tmp_path)
+    trees = nvue({path: body for path, body in artifacts if isinstance(body, str)})
+    topology = fabric.networks["inband"]
+    assert topology.top_tier == "core" and topology.pods == 1
+    net = management_net(fabric)
+    assert net.inband is not None and set(net.inband.spines) == set(topology.switches["spine"])
+    for switch in [*topology.switches["spine"], *topology.switches["core"]]:
+        assert "bridge" not in trees[switch] and "lo" in trees[switch]["interface"], switch
+    assert not [w for w in fabric.warnings if "core tier" in w.message]
+
+
+def test_routed_in_band_spines_keep_the_peer_link_cages(tmp_path: Path) -> None:
+    """Only a spine pair that bridges needs a peer link: spines that route at the leaves may use
+    every cage. 17 GB300 racks: 14 in-band leaves with 12 uplinks each and the OOB access
+    switches' uplinks fit four SN4600C spines only with all 64 cages (with two kept for a peer
+    link no spine pair would have, the sizing took six)."""
+    text = (EXAMPLES / "gb300-nvl72-xdr.yaml").read_text()
+    racks = "    count: 8\n    su_size: 8\n"
+    assert text.count(racks) == 1
+    fabric, _ = compile_text(text.replace(racks, "    count: 17\n    su_size: 8\n"), tmp_path)
+    spines = fabric.networks["inband"].switches["spine"]
+    assert len(spines) == 4
+    used: dict[str, set[str]] = {s: set() for s in spines}
+    for link in fabric.links:
+        if link.kind == "mgmt":  # the management port, no cage
+            continue
+        assert link.kind != "peer" or link.a not in used, link  # routed spines are no pair
+        for device, port in ((link.a, link.a_port), (link.b, link.b_port)):
+            if device in used:
+                used[device].add(port)
+    model = fabric.loaded.catalog.catalog.switches[fabric.devices[spines[0]].model]
+    assert max(len(ports) for ports in used.values()) == general_cages(model) == 64

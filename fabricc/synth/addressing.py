@@ -37,7 +37,7 @@ from collections.abc import Callable, Collection, Iterator
 from fabricc.errors import Diagnostic, error
 from fabricc.ir import ENDPOINT_LEAF, LEAF_SPINE, MGMT, SPINE_CORE, Device, Fabric, Link
 from fabricc.spec.yamlsource import format_path
-from fabricc.synth.inbandleaves import leaf_groups, routes_at_leaves
+from fabricc.synth.inbandleaves import leaf_groups, loopback_switches, routes_at_leaves
 from fabricc.synth.oob import access_ports, region_order
 
 ROUTED_ROLES = ("compute", "storage")
@@ -239,9 +239,9 @@ def _inband(fabric: Fabric, problems: list[Diagnostic]) -> None:
 
 def _inband_routed(fabric: Fabric, problems: list[Diagnostic], routed: set[str]) -> bool:
     """Hosts of in-band networks routed at their leaves: each in its leaf group's subnet
-    (synth/inbandleaves.py), below the top tier's own addresses at the pool's end."""
+    (synth/inbandleaves.py), below the spines' and cores' own addresses at the pool's end."""
     pool = ipaddress.ip_network(fabric.loaded.spec.addressing.inband)
-    top = sum(len(fabric.networks[n].switches.get("spine", [])) for n in routed)
+    top = sum(len(loopback_switches(fabric, n)) for n in routed)
     for network in sorted(routed):
         groups = leaf_groups(fabric, network)
         if groups is None or (

@@ -52,6 +52,7 @@ from fabricc.spec.resolve import (
 )
 from fabricc.spec.yamlsource import DataPath
 from fabricc.synth.builder import NetworkBuilder
+from fabricc.synth.inbandleaves import MAX_BRIDGED_SPINES
 from fabricc.synth.naming import port_index, switch_port
 from fabricc.synth.nodes import Endpoint, GroupPlan
 from fabricc.synth.portbook import PortBook
@@ -204,14 +205,21 @@ class FatTreeBuilder(NetworkBuilder):
         None. A written spine count must spread every leaf's own uplinks evenly and fit."""
         spine_model = self.catalog.switches[self.net.switch_models["spine"]]
         breakout = switch_port_speeds(spine_model)[self.net.fabric_speed]
-        ports = general_cages(spine_model) * breakout - self._spine_peer_ports(breakout)
+        cages = general_cages(spine_model) * breakout
         guests = self._guest_ports(spine_model, 1)
         rows = self._rows(classes, target)
         wanted = self.spec.spines
         if wanted is None:
-            return tree_width(rows, ports, breakout, guests, MIN_SPINES)
+            # more spines than one pair route at the leaves and need no peer link: size without
+            # one first, and keep its ports only where that gives a pair
+            width = tree_width(rows, cages, breakout, guests, MIN_SPINES)
+            if width is None or not self._spine_peer_ports(breakout, width.switches):
+                return width
+            return tree_width(
+                rows, cages - self._spine_peer_ports(breakout, 2), breakout, guests, MIN_SPINES
+            )
         own = [(r.leaves, r.uplinks) for r in rows]
-        if fits(own, wanted, ports, breakout, guests):
+        if fits(own, wanted, cages - self._spine_peer_ports(breakout, wanted), breakout, guests):
             return TreeWidth(wanted, tuple(r.uplinks for r in rows))
         return None
 
@@ -297,15 +305,6 @@ class FatTreeBuilder(NetworkBuilder):
             self._place_kept_uplinks(self.deferred)
         if self.spec.role == "inband" and self.spec.dual_homed and self.topology.tiers == 2:
             self._spine_pair(self.topology.switches.get("spine", []))
-        if self.spec.role == "inband" and self.topology.tiers == 3:
-            # routed leaves (synth/inbandleaves.py) cover two tiers; a core tier stays bridged
-            self.warn(
-                f"{self.net.name} needs a core tier: its VLAN is bridged over spines and cores, "
-                "so spanning tree would block all but one path up from every leaf",
-                (*self.net.path, "oversubscription"),
-                "give the in-band leaves fewer uplinks (a higher oversubscription) or spines "
-                "with more ports, so that two tiers suffice (tiers: 2 or auto; the leaves then route)",
-            )
 
     def _check_single_tier(self, classes: list[_Class]) -> None:
         """Without spines, endpoints reach each other only through one leaf (or MLAG pair) per
@@ -623,11 +622,12 @@ class FatTreeBuilder(NetworkBuilder):
                         port = switch_port(first_cage, index, breakout)
                         self._link(Link(self.net.name, PEER, a, port, b, port, speed))
 
-    def _spine_peer_ports(self, breakout: int) -> int:
+    def _spine_peer_ports(self, breakout: int, spines: int) -> int:
         """Spine ports the sizing leaves free for a peer link: a dual-homed in-band network
         bridges its VLAN up to an MLAG spine pair (emit/configs/mgmt.py), whose peer link takes
-        the spines' last cages, as on the leaves."""
-        if self.spec.role == "inband" and self.spec.dual_homed:
+        the spines' last cages, as on the leaves. More spines route at the leaves
+        (synth/inbandleaves.py) and keep every cage."""
+        if self.spec.role == "inband" and self.spec.dual_homed and spines <= MAX_BRIDGED_SPINES:
             return PEER_LINK_CAGES * breakout
         return 0
 
@@ -666,7 +666,7 @@ class FatTreeBuilder(NetworkBuilder):
             tiers = 3
         width = self._two_tier(classes, target) if tiers != 3 else None
         if self.spec.spines is not None and tiers != 3 and width is None:
-            free = spine_ports - self._spine_peer_ports(spine_breakout)
+            free = spine_ports - self._spine_peer_ports(spine_breakout, self.spec.spines)
             self._explicit_spines(uplinks, spine_model, spine_breakout, free)
             return
         if tiers == 2 or (tiers == "auto" and width is not None):

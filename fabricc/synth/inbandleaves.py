@@ -1,17 +1,19 @@
 """Synthesis rule: where an in-band network routes at its leaves, and the leaves' subnets.
 
-Consumes the wired Fabric IR (an in-band network's topology, its peer and endpoint links);
-produces, for an in-band network whose top tier is more spines than one MLAG pair (more than
-two; two where the hosts are single-homed, so the spines are no pair), its leaf groups (an
-MLAG pair, or a lone leaf) with the hosts cabled to each and the subnet each group is the
-gateway of. Bridged, such a network would be loop-free over one MLAG spine pair only and
-spanning tree would block every uplink to the other spines; routed at the leaves (VRR on the
-pair, BGP unnumbered on the uplinks, each leaf its own ASN, as the Cumulus Linux "BGP
-Configuration Example" of its reference topology configures MLAG leaf pairs under BGP unnumbered
-spines) every uplink carries traffic. One spine, or a pair of two: the network bridges up to
-it (synth/fattree.py, emit/configs/mgmt.py) and this module returns nothing for it. A core
-tier stays bridged (synth/fattree.py warns). Used by synth/addressing.py (host addresses
-inside their group's subnet) and synth/mgmtnet.py (gateways, ASNs).
+Consumes the wired Fabric IR (an in-band network's topology, its peer, endpoint and
+switch-to-switch links); produces, for an in-band network whose top tier is more spines than
+one MLAG pair (more than two; two where the hosts are single-homed, so the spines are no pair)
+or a core tier, its leaf groups (an MLAG pair, or a lone leaf) with the hosts cabled to each
+and the subnet each group is the gateway of, its spines by pod and every switch's routed ports.
+Bridged, such a network would be loop-free over one MLAG spine pair only and spanning tree
+would block every uplink to the other spines (or cores); routed at the leaves (VRR on the pair,
+BGP unnumbered on every leaf-spine and spine-core link, each leaf its own ASN, as the Cumulus
+Linux "BGP Configuration Example" of its reference topology configures MLAG leaf pairs under
+BGP unnumbered spines) every uplink carries traffic. A core tier makes it a 3-tier Clos routed
+as RFC 7938 section 5.2 numbers one (synth/mgmtnet.py: the spines of a pod one ASN, the cores
+one). One spine, or a pair of two: the network bridges up to it (synth/fattree.py,
+emit/configs/mgmt.py) and this module returns nothing for it. Used by synth/addressing.py
+(host addresses inside their group's subnet) and synth/mgmtnet.py (gateways, ASNs).
 
 Every group gets a subnet of the same size, aligned, in leaf order from the in-band pool's
 start: the network address, the VRR virtual gateway (first host), one address per host of the
@@ -23,7 +25,7 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass
 
-from fabricc.ir import ENDPOINT_LEAF, LEAF_SPINE, PEER, Fabric
+from fabricc.ir import ENDPOINT_LEAF, LEAF_SPINE, PEER, SPINE_CORE, Fabric
 
 MAX_BRIDGED_SPINES = 2  # one MLAG spine pair
 SUBNET_OVERHEAD = 5  # network, VRR gateway, two leaf addresses, broadcast
@@ -48,15 +50,17 @@ class LeafGroup:
 
 
 def routes_at_leaves(fabric: Fabric, network: str) -> bool:
-    """An Ethernet in-band network whose spines are more than one MLAG pair can bridge:
-    more than two, or two that are no MLAG pair (single-homed hosts: synth/fattree.py pairs
-    the spines of dual-homed networks only)."""
+    """An Ethernet in-band network with a core tier, or whose spines are more than one MLAG
+    pair can bridge: more than two, or two that are no MLAG pair (single-homed hosts:
+    synth/fattree.py pairs the spines of dual-homed networks only)."""
     loaded = fabric.loaded.networks.get(network)
     topology = fabric.networks.get(network)
     if loaded is None or topology is None:
         return False
     if loaded.spec.role != "inband" or loaded.fabric != "ethernet":
         return False
+    if topology.top_tier == "core":
+        return True
     if topology.top_tier != "spine":
         return False
     spines = len(topology.switches.get("spine", []))
@@ -106,10 +110,37 @@ def _groups(fabric: Fabric, network: str) -> list[LeafGroup] | None:
     return groups
 
 
-def leaf_spine_uplinks(fabric: Fabric, network: str) -> dict[str, list[str]]:
-    """Each leaf's ports towards the spines (routed where the network routes at its leaves)."""
+def routed_ports(fabric: Fabric, network: str) -> dict[str, list[str]]:
+    """Each switch's ports on the network's leaf-spine and spine-core links, both ends: the
+    routed ports (BGP unnumbered) where the network routes at its leaves."""
     out: dict[str, list[str]] = {}
     for link in fabric.links:
-        if link.network == network and link.kind == LEAF_SPINE:
+        if link.network == network and link.kind in (LEAF_SPINE, SPINE_CORE):
             out.setdefault(link.a, []).append(link.a_port)
+            out.setdefault(link.b, []).append(link.b_port)
     return out
+
+
+def spine_pods(fabric: Fabric, network: str) -> list[tuple[str, ...]]:
+    """The spines of a network with a core tier by pod (a plane's spine-leaf group of one leaf
+    class), in spine order; none without a core tier (the spines are its top tier)."""
+    topology = fabric.networks[network]
+    if topology.top_tier != "core":
+        return []
+    pods: dict[tuple[int | None, str | None, int | None], list[str]] = {}
+    for spine in topology.switches.get("spine", []):
+        device = fabric.devices[spine]
+        pods.setdefault((device.plane, device.series, device.pod), []).append(spine)
+    return [tuple(members) for members in pods.values()]
+
+
+def loopback_switches(fabric: Fabric, network: str) -> list[str]:
+    """The switches above the leaves, whose own addresses count down from the in-band pool's
+    last host: the top tier first (as where the network bridges), then the spines under a core
+    tier."""
+    topology = fabric.networks[network]
+    top = topology.top_tier
+    if top is None:
+        return []
+    below = topology.switches.get("spine", []) if top == "core" else []
+    return [*topology.switches[top], *below]

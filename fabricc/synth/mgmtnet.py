@@ -9,10 +9,15 @@ addresses); produces the ManagementNet the config and provisioning emitters shar
     design does not know (a crash cart);
   * the top tier of an in-band network owns its gateway: the in-band pool's first host as a VRR
     virtual address, each switch of the tier a real address from the pool's end;
-  * where that top tier is more than two spines (synth/inbandleaves.py), the leaves route
-    instead: every leaf group (an MLAG pair) the VRR gateway of its own subnet, BGP unnumbered
-    on its uplinks (each leaf its own ASN), the spines routing between them (their own
-    addresses from the pool's end as loopbacks);
+  * where that top tier is more than two spines, or cores (synth/inbandleaves.py), the leaves
+    route instead: every leaf group (an MLAG pair) the VRR gateway of its own subnet, BGP
+    unnumbered on every leaf-spine and spine-core link, the spines (and cores) routing between
+    them, their own addresses from the pool's end their loopbacks. ASNs as RFC 7938 section
+    5.2 numbers a Clos: each leaf its own (after the access switches'), the top tier one (the
+    cores, or the spines of a 2-tier network), under cores the spines of each pod one (after
+    the leaves') - so a route never goes down into a pod and up again, nor up to a core and
+    down to another core (AS-path loop detection), the path hunting the Cumulus Linux auto BGP
+    rule (all spines one ASN) avoids in two tiers;
   * access switches that uplink into that tier route: BGP unnumbered on the uplinks (the
     in-band top tier one private ASN, each access switch its own; RFC 6996 range), each
     announcing its subnet, the top tier the in-band pool;
@@ -29,9 +34,14 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass, field, replace
 
-from fabricc.ir import ENDPOINT_LEAF, MGMT, UPLINK, Fabric
+from fabricc.ir import ENDPOINT_LEAF, LEAF_SPINE, MGMT, UPLINK, Fabric
 from fabricc.synth.addressing import oob_stride
-from fabricc.synth.inbandleaves import leaf_groups, leaf_spine_uplinks
+from fabricc.synth.inbandleaves import (
+    leaf_groups,
+    loopback_switches,
+    routed_ports,
+    spine_pods,
+)
 from fabricc.synth.oob import access_ports
 
 MGMT_ASN = 4_290_000_000  # RFC 6996 private 4-byte ASN: the in-band top tier; access switches after
@@ -63,6 +73,17 @@ class LeafGateway:
 
 
 @dataclass(frozen=True, slots=True)
+class PodSpine:
+    """A spine of an in-band network with a core tier: routes between its pod's leaves and the
+    cores, BGP unnumbered on all its links, the ASN its pod shares."""
+
+    loopback: str  # its own address from the in-band pool's end
+    asn: int
+    pod: int  # the pod's place in the network (synth/inbandleaves.spine_pods)
+    ports: tuple[str, ...]  # towards the leaves and the cores
+
+
+@dataclass(frozen=True, slots=True)
 class InbandGateway:
     network: str  # in-band network name
     prefix: ipaddress.IPv4Network
@@ -70,8 +91,10 @@ class InbandGateway:
     real: dict[str, str]  # top-tier switch -> its own address (its loopback where leaves route)
     vlan_mac: str  # VRR virtual MAC
     asn: int
-    # where the top tier is more than two spines, every leaf routes (synth/inbandleaves.py)
+    # where the top tier is more than two spines or cores, every leaf routes
+    # (synth/inbandleaves.py), and under cores every spine
     leaves: dict[str, LeafGateway] = field(default_factory=dict)
+    spines: dict[str, PodSpine] = field(default_factory=dict)
     host_prefixlen: int = 0  # the leaf groups' subnets' length, where leaves route
 
     def host_gateway(self, address: str) -> tuple[int, str]:
@@ -180,7 +203,8 @@ def _inband_gateway(fabric: Fabric) -> InbandGateway | None:
         prefix = ipaddress.IPv4Network(fabric.loaded.spec.addressing.inband)
         end = int(prefix.broadcast_address)
         # the pool's first host is the virtual gateway (addressing leaves it free); the real
-        # addresses count down from its last host, where no node group's part reaches
+        # addresses count down from its last host, where no node group's part reaches (the
+        # top tier's first, the spines' under a core tier after them: _routed_leaves)
         real = {
             switch: str(ipaddress.IPv4Address(end - 1 - k))
             for k, switch in enumerate(topology.switches[top])
@@ -199,11 +223,12 @@ def _inband_gateway(fabric: Fabric) -> InbandGateway | None:
 
 def _routed_leaves(fabric: Fabric, inband: InbandGateway, number: int) -> InbandGateway:
     """Where the in-band network routes at its leaves: each leaf's gateway, ASN (numbered after
-    the access switches') and uplinks."""
+    the access switches') and uplinks; under a core tier each spine's loopback (after the
+    cores' at the pool's end), its pod's ASN (numbered after the leaves') and ports."""
     groups = leaf_groups(fabric, inband.network)
     if not groups:
         return inband
-    uplinks = leaf_spine_uplinks(fabric, inband.network)
+    uplinks = routed_ports(fabric, inband.network)
     leaves: dict[str, LeafGateway] = {}
     for group in groups:
         for leaf in group.leaves:
@@ -215,7 +240,19 @@ def _routed_leaves(fabric: Fabric, inband: InbandGateway, number: int) -> Inband
                 MGMT_ASN + number,
                 tuple(uplinks.get(leaf, ())),
             )
-    return replace(inband, leaves=leaves, host_prefixlen=groups[0].subnet.prefixlen)
+    end = int(inband.prefix.broadcast_address)
+    place = {s: k for k, s in enumerate(loopback_switches(fabric, inband.network))}
+    spines: dict[str, PodSpine] = {}
+    for pod, members in enumerate(spine_pods(fabric, inband.network)):
+        number += 1
+        for spine in members:
+            spines[spine] = PodSpine(
+                str(ipaddress.IPv4Address(end - 1 - place[spine])),
+                MGMT_ASN + number,
+                pod,
+                tuple(uplinks.get(spine, ())),
+            )
+    return replace(inband, leaves=leaves, spines=spines, host_prefixlen=groups[0].subnet.prefixlen)
 
 
 def _server(fabric: Fabric) -> tuple[str, str | None]:
@@ -234,18 +271,27 @@ def _server(fabric: Fabric) -> tuple[str, str | None]:
 def _seeds(fabric: Fabric, plan: ManagementNet) -> list[str]:
     """Switches to bootstrap by hand (ZTP-USB), in order: the access switches (no cabled
     management port of their own, or one behind another access switch that is not up yet),
-    the in-band top tier, the in-band leaves the provisioning server is cabled to."""
+    the in-band top tier, under a core tier the spines above the server's leaves (the relays'
+    path down from the cores), the in-band leaves the provisioning server is cabled to."""
     seeds = list(plan.subnets)
     if plan.inband is not None:
         seeds += list(plan.inband.real)
         if plan.server_device is not None:
-            seeds += sorted(
+            network = plan.inband.network
+            server_leaves = sorted(
                 {
                     link.b
                     for link in fabric.links
                     if link.kind == ENDPOINT_LEAF
                     and link.a == plan.server_device
-                    and link.network == plan.inband.network
+                    and link.network == network
                 }
             )
+            above = {
+                link.b
+                for link in fabric.links
+                if link.kind == LEAF_SPINE and link.network == network and link.a in server_leaves
+            }
+            seeds += [s for s in plan.inband.spines if s in above]
+            seeds += server_leaves
     return list(dict.fromkeys(seeds))

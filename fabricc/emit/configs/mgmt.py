@@ -7,10 +7,10 @@ hosts on LACP bonds split over an MLAG leaf pair (or on access ports), switch-to
 bundled into one bond per far switch or far MLAG pair (a leaf pair's uplinks to the spine pair:
 one bond; the spine pair's links to a leaf pair: one bond), so RSTP (root: the top tier) blocks
 none of them; the top tier owns the in-band gateway (an SVI with VRR) and routes. Where the
-in-band top tier is more than two spines the network routes at its leaves instead
+in-band top tier is more than two spines, or cores, the network routes at its leaves instead
 (synth/inbandleaves.py): every leaf pair is bridged only to its hosts and owns its subnet's
-gateway (VRR), its uplinks and the spines' downlinks are routed ports with BGP unnumbered, each
-spine has a loopback and no in-band SVI. Every OOB
+gateway (VRR), every leaf-spine and spine-core link is a routed port with BGP unnumbered at
+both ends, each spine (and core) has a loopback and no in-band SVI. Every OOB
 access switch is the router of its own subnet: its devices on access ports of its VLAN (default
 20), the gateway address on that VLAN's SVI, a DHCP relay towards the provisioning server and
 BGP unnumbered on its uplinks into the in-band top tier. Every port is described with its far
@@ -32,11 +32,12 @@ from fabricc.emit.configs.cumulus import (
     nvue_model,
     swp,
 )
+from fabricc.emit.configs.frr import MAXIMUM_PATHS
 from fabricc.emit.configs.index import End
 from fabricc.emit.configs.nvue_release import Nvue
 from fabricc.emit.configs.ports import cumulus_name, mgmt_port_names
 from fabricc.errors import DesignError, error
-from fabricc.ir import ENDPOINT_LEAF, MGMT, PEER, UPLINK, Device, Fabric
+from fabricc.ir import ENDPOINT_LEAF, LEAF_SPINE, MGMT, PEER, SPINE_CORE, UPLINK, Device, Fabric
 from fabricc.spec.yamlsource import format_path
 from fabricc.synth.mgmtnet import AccessSubnet, management_net, mgmt_subnet
 
@@ -166,12 +167,21 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
     interfaces: Tree = {}
     net = management_net(fabric)
     access = net.subnets.get(device.name)
-    # where the in-band top tier is more than two spines, the leaves route (their groups'
-    # gateways) and the spines only route between them and the access switches
+    # where the in-band top tier is more than two spines or cores, the leaves route (their
+    # groups' gateways) and the spines and cores only route between them and the access switches
     routed = net.inband.leaves if net.inband is not None else {}
     own = routed.get(device.name)
     top = net.inband if net.inband is not None and device.name in net.inband.real else None
+    pod_spine = net.inband.spines.get(device.name) if net.inband is not None else None
     gateway = top if top is not None and not routed else None
+    loopback = (
+        pod_spine.loopback
+        if pod_spine is not None
+        else top.real[device.name]
+        if top is not None and routed
+        else None
+    )
+    routed_network = net.inband.network if net.inband is not None and routed else None
     # the in-band top tier and the access switches that route into it
     routers = set(net.inband.real) if net.inband is not None else set()
     neighbors: Tree = {}
@@ -204,8 +214,8 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
             # an access switch's uplink into the in-band top tier: routed, BGP unnumbered
             interfaces[name] = swp(ctx, device, end, mtu)
             neighbors[name] = {"type": "unnumbered", "remote-as": "external"}
-        elif (own is not None and end.far in routers) or (top is not None and end.far in routed):
-            # a leaf-spine link of an in-band network routed at its leaves: BGP unnumbered
+        elif end.link.network == routed_network and end.kind in (LEAF_SPINE, SPINE_CORE):
+            # a leaf-spine or spine-core link of an in-band network routed at its leaves
             interfaces[name] = swp(ctx, device, end, mtu)
             neighbors[name] = {"type": "unnumbered", "remote-as": "external"}
         elif end.kind == UPLINK and end.upward:
@@ -309,9 +319,8 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
             ),
         }
         announce, router_id = str(own.subnet), own.real
-    elif top is not None and routed:
-        # a spine of a network routed at its leaves: its own address on the loopback
-        loopback = top.real[device.name]
+    elif loopback is not None:
+        # a spine or core of a network routed at its leaves: its own address on the loopback
         interfaces["lo"] = {"type": "loopback", **nvue.addresses([f"{loopback}/32"])}
         announce, router_id = f"{loopback}/32", loopback
     tree["interface"] = interfaces
@@ -346,6 +355,8 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
             if access is not None
             else own.asn
             if own is not None
+            else pod_spine.asn
+            if pod_spine is not None
             else top.asn
             if top is not None
             else None
@@ -357,7 +368,8 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
                 "ipv4-unicast": {
                     **nvue.enabled,
                     "network": {announce: {}},
-                    "multipaths": {"ebgp": len(neighbors)},
+                    # a path per neighbor, up to the ECMP width FRR builds support
+                    "multipaths": {"ebgp": min(len(neighbors), MAXIMUM_PATHS)},
                 }
             },
             "neighbor": neighbors,

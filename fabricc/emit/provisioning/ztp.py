@@ -153,6 +153,10 @@ def seeds_text(fabric: Fabric) -> str:
     for switch in net.seeds:
         if switch in net.subnets:
             why = f"access switch: router and DHCP relay of {net.subnets[switch].network}"
+        elif net.inband is not None and switch in net.inband.real and net.inband.spines:
+            why = "in-band core: routes between the pods' spines and the relays"
+        elif net.inband is not None and switch in net.inband.spines:
+            why = f"in-band spine above {net.server_device}'s leaves: routes them to the cores"
         elif net.inband is not None and switch in net.inband.real and net.inband.leaves:
             why = "in-band spine: routes between the leaves' subnets and the relays"
         elif net.inband is not None and switch in net.inband.real:
