@@ -681,8 +681,9 @@ def test_each_check_finds_what_it_checks() -> None:
     assert ztp_problems(_mutated(lambda out: out.files.pop(ztp_file)))
     assert bond_problems(_mutated(lambda out: out.files.pop("provisioning/netplan/dgx001.yaml")))
 
-    def split_uplink_bond(out: Outputs) -> None:
-        interfaces = out.nvue["inband-leaf001"]["interface"]
+    def take_uplink(out: Outputs) -> tuple[dict[str, Any], dict[str, Any], str]:
+        """inband-leaf001's interfaces, its uplink bond and a port taken out of that bond."""
+        interfaces: dict[str, Any] = out.nvue["inband-leaf001"]["interface"]
         bond = next(
             e
             for e in interfaces.values()
@@ -690,6 +691,10 @@ def test_each_check_finds_what_it_checks() -> None:
         )
         port = sorted(bond["bond"]["member"])[0]
         del bond["bond"]["member"][port]
+        return interfaces, bond, port
+
+    def split_uplink_bond(out: Outputs) -> None:
+        interfaces, bond, port = take_uplink(out)
         interfaces["uplink9"] = {**bond, "bond": {"member": {port: {}}}}
 
     assert not bridging_problems(outputs(BASE))
@@ -698,14 +703,7 @@ def test_each_check_finds_what_it_checks() -> None:
 
     def unbond_to_bridge(out: Outputs) -> None:
         # a second spine pair's worth of trouble: one uplink leaves its bond, bridged alone
-        interfaces = out.nvue["inband-leaf001"]["interface"]
-        bond = next(
-            e
-            for e in interfaces.values()
-            if e.get("description") == "inband-spine001+inband-spine002"
-        )
-        port = sorted(bond["bond"]["member"])[0]
-        del bond["bond"]["member"][port]
+        interfaces, _, port = take_uplink(out)
         interfaces[port]["bridge"] = {"domain": {"br_default": {}}}
 
     assert any("loops" in p for p in bridging_problems(_mutated(unbond_to_bridge)))

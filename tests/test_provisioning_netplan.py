@@ -46,6 +46,24 @@ def test_every_dual_homed_host_has_its_bond() -> None:
     assert 'RESULT=="mlx5_2", NAME="inband1"' in rules  # SLOT1/P2, the catalog's RDMA device
 
 
+def netplan_generate(root: Path, text: str) -> Path:
+    """Install one netplan file under `root` as the README says and run the real `netplan
+    generate` on it; the folder of the systemd-networkd files it wrote."""
+    config = root / "etc" / "netplan" / "60-fabricc-inband.yaml"
+    config.parent.mkdir(parents=True)
+    config.write_text(text)
+    config.chmod(0o600)
+    result = subprocess.run(
+        ["netplan", "generate", "--root-dir", str(root)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    return root / "run" / "systemd" / "network"
+
+
 def _single_homed(tmp_path: Path) -> tuple[Fabric, dict[str, str]]:
     text = (EXAMPLES / "superpod-h100-4su.yaml").read_text()
     marker = "    dual_homed: true"
@@ -82,20 +100,8 @@ def test_netplan_renders_an_active_backup_bond(tmp_path: Path) -> None:
     require_tool("netplan")
     (tmp_path / "build").mkdir()
     _, files = _single_homed(tmp_path / "build")
-    config = tmp_path / "etc" / "netplan" / "60-fabricc-inband.yaml"
-    config.parent.mkdir(parents=True)
-    config.write_text(files["provisioning/netplan/dgx001.yaml"])
-    config.chmod(0o600)
-    result = subprocess.run(
-        ["netplan", "generate", "--root-dir", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert result.returncode == 0, result.stderr
-    netdev = (tmp_path / "run" / "systemd" / "network" / "10-netplan-bond0.netdev").read_text()
-    assert "Mode=active-backup" in netdev
+    network = netplan_generate(tmp_path, files["provisioning/netplan/dgx001.yaml"])
+    assert "Mode=active-backup" in (network / "10-netplan-bond0.netdev").read_text()
 
 
 @pytest.mark.tool
@@ -103,19 +109,7 @@ def test_netplan_renders_an_lacp_bond(tmp_path: Path) -> None:
     require_tool("netplan")
     fabric, _ = compiled("superpod-h100-4su")
     files = provisioning("superpod-h100-4su")
-    config = tmp_path / "etc" / "netplan" / "60-fabricc-inband.yaml"
-    config.parent.mkdir(parents=True)
-    config.write_text(files["netplan/dgx001.yaml"])
-    config.chmod(0o600)
-    result = subprocess.run(
-        ["netplan", "generate", "--root-dir", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert result.returncode == 0, result.stderr
-    network = tmp_path / "run" / "systemd" / "network"
+    network = netplan_generate(tmp_path, files["netplan/dgx001.yaml"])
     netdev = (network / "10-netplan-bond0.netdev").read_text()
     assert "Kind=bond" in netdev and "Mode=802.3ad" in netdev
     assert "TransmitHashPolicy=layer3+4" in netdev
