@@ -16,9 +16,9 @@ from pathlib import Path
 from fabricc.checks.early import rack_power
 from fabricc.checks.guids import check_guid_files
 from fabricc.checks.rules import check
+from fabricc.checks.sonic import check_sonic_switches
 from fabricc.collector import fewer_collections
 from fabricc.emit import Artifact, emitters
-from fabricc.emit.configs.sonic import check_sonic_switches
 from fabricc.errors import (
     DesignError,
     Diagnostic,

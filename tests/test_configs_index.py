@@ -10,8 +10,8 @@ from collections import Counter
 from hypothesis import given
 from hypothesis import strategies as st
 
+from fabricc.catalog.ports import port_key
 from fabricc.emit.configs.index import LinkIndex, point_to_point
-from fabricc.emit.configs.ports import port_key
 from tests.support import compiled
 
 

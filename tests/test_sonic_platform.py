@@ -11,14 +11,14 @@ from typing import Any, get_args
 import pytest
 
 from fabricc.catalog.loader import load_catalog
-from fabricc.emit.configs.qos import qos_plan
-from fabricc.emit.configs.sonic import buffer_tables
-from fabricc.emit.configs.sonic_platform import (
+from fabricc.catalog.sonic import (
     SonicSwitch,
     sonic_platforms,
     sonic_releases,
     sonic_switch,
 )
+from fabricc.emit.configs.qos import qos_plan
+from fabricc.emit.configs.sonic import buffer_tables
 from fabricc.errors import DesignError
 from fabricc.spec.models import NetworkSpec
 from tests.configs_support import by_path, config_dbs

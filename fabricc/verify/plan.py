@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from fabricc.catalog.ports import split_port
 from fabricc.emit.configs.context import ConfigContext
 from fabricc.emit.configs.ibfabric import build_subnets
-from fabricc.emit.configs.ports import ib_port, split_port
+from fabricc.emit.configs.ports import ib_port
 from fabricc.ir import Fabric, Link
 from fabricc.verify.model import PlannedCable, Port
 

@@ -10,22 +10,16 @@ from __future__ import annotations
 from typing import Any
 
 from fabricc.catalog.models import SwitchModel
+from fabricc.catalog.ports import is_mgmt_port, split_port
+from fabricc.catalog.sonic import SonicSwitch
 from fabricc.emit.configs.index import End, LinkIndex
-from fabricc.emit.configs.ports import (
-    cage_group,
-    cumulus_name,
-    is_mgmt_port,
-    mgmt_port_names,
-    split_port,
-)
+from fabricc.emit.configs.ports import cumulus_name
 from fabricc.emit.configs.qos import QosPlan, qos_plan
-from fabricc.emit.configs.sonic_platform import SonicSwitch, sonic_platforms, sonic_switch
 from fabricc.emit.templating import SharedTrees
-from fabricc.errors import DesignError, error
 from fabricc.ir import Device, Fabric
-from fabricc.spec.yamlsource import format_path
+from fabricc.synth.addressing import ROUTED_ROLES
+from fabricc.synth.portplan import cage_ways, sonic_switch_of, sonic_switches
 
-ROUTED_ROLES = ("compute", "storage")
 MANAGEMENT_ROLES = ("inband", "oob")
 
 
@@ -89,53 +83,24 @@ class ConfigContext:
     # -- ports -----------------------------------------------------------------------------------
 
     def cage_ways(self, device: Device) -> dict[int, int]:
-        """Cage -> ports it is split into, for every cage with a link."""
+        """Cage -> ports it is split into, for every cage with a link (the port plan)."""
         ways = self._ways.get(device.name)
         if ways is None:
-            model = self.switch_model(device)
-            mgmt_ports = mgmt_port_names(model)
-            ways = {}
-            for end in self.ends(device.name):
-                if end.port in mgmt_ports:
-                    continue
-                cage, sub = split_port(end.port)
-                split = cage_group(model, cage).cage_speed // end.link.speed if sub else 1
-                ways[cage] = max(ways.get(cage, 1), split)
-            self._ways[device.name] = ways
+            links = ((end.port, end.link.speed) for end in self.ends(device.name))
+            ways = self._ways[device.name] = cage_ways(self.switch_model(device), links)
         return ways
 
     def sonic(self, device: Device) -> SonicSwitch:
         """The switch's SONiC platform, SKU (chosen by its port plan) and ports, kept per switch;
-        a model or port plan SONiC cannot run is an error at the network's os."""
+        a model or port plan SONiC cannot run is an error at the network's os. The routed
+        switches' are the design check's (fabricc/synth/portplan.py), computed once per build."""
         found = self._sonic.get(device.name)
-        if found is not None:
-            return found
-        platform = sonic_platforms().get(device.model)
-        if platform is None:
-            result: SonicSwitch | str = (
-                "sonic-buildimage has no platform for this model (device/mellanox/)"
-            )
-        else:
-            sizes = [g.count for g in self.switch_model(device).port_groups]
-            result = sonic_switch(platform, sizes, self.cage_ways(device))
-        if isinstance(result, str):
-            assert device.network is not None
-            path = (*self.fabric.loaded.networks[device.network].path, "os")
-            where = f" ({platform.platform})" if platform is not None else ""
-            raise DesignError(
-                [
-                    error(
-                        f"SONiC cannot run switch model {device.model!r}{where} as "
-                        f"{device.name}: {result}",
-                        path=format_path(path),
-                        location=self.fabric.loaded.source.value(path),
-                        hint="use os: cumulus, or a switch model whose SONiC SKU runs the "
-                        "port plan (fabricc/emit/configs/data/sonic.yaml)",
-                    )
-                ]
-            )
-        self._sonic[device.name] = result
-        return result
+        if found is None:
+            found = sonic_switches(self.fabric).get(device.name)
+            if found is None:
+                found = sonic_switch_of(self.fabric, device, self.cage_ways(device))
+            self._sonic[device.name] = found
+        return found
 
     def port_name(self, device_name: str, port: str) -> str:
         """The port as the device's own OS names it (IR name for hosts and InfiniBand)."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from fabricc.catalog.ports import cage_group, mgmt_port_names, split_port
 from fabricc.emit.configs.context import ConfigContext
 from fabricc.emit.configs.features import adaptive_routing
 from fabricc.emit.configs.frr import (
@@ -27,13 +28,7 @@ from fabricc.emit.configs.frr import (
 )
 from fabricc.emit.configs.index import End, point_to_point
 from fabricc.emit.configs.nvue_release import Nvue
-from fabricc.emit.configs.ports import (
-    cage_group,
-    cumulus_cage,
-    cumulus_name,
-    mgmt_port_names,
-    split_port,
-)
+from fabricc.emit.configs.ports import cumulus_cage, cumulus_name
 from fabricc.emit.configs.qos import DSCPS, PRIORITIES, QosPlan
 from fabricc.emit.templating import SharedTrees, render, yaml_block
 from fabricc.ir import ENDPOINT_LEAF, LEAF_SPINE, SPINE_CORE, Device

@@ -12,7 +12,7 @@ from __future__ import annotations
 import ipaddress
 from typing import NamedTuple
 
-from fabricc.emit.configs.ports import port_key
+from fabricc.catalog.ports import port_key
 from fabricc.ir import Fabric, Link
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from fabricc.catalog.ports import mgmt_port_names
 from fabricc.emit.configs.context import MANAGEMENT_ROLES, ConfigContext
 from fabricc.emit.configs.cumulus import (
     Tree,
@@ -35,7 +36,7 @@ from fabricc.emit.configs.cumulus import (
 from fabricc.emit.configs.frr import MAXIMUM_PATHS
 from fabricc.emit.configs.index import End
 from fabricc.emit.configs.nvue_release import Nvue
-from fabricc.emit.configs.ports import cumulus_name, mgmt_port_names
+from fabricc.emit.configs.ports import cumulus_name
 from fabricc.errors import DesignError, error
 from fabricc.ir import ENDPOINT_LEAF, LEAF_SPINE, MGMT, PEER, SPINE_CORE, UPLINK, Device, Fabric
 from fabricc.spec.yamlsource import format_path

@@ -3,7 +3,7 @@
 Consumes a switch of an ethernet compute or storage network whose network asks for os: sonic, the
 ConfigContext (ports, far ends, QoS plan) and the cabling plan's cable lengths; produces the
 config_db tables as a dict (serialized with json by the caller): DEVICE_METADATA (with the HWSKU
-the port plan chooses, see sonic_platform.py, and a MAC), VERSIONS (the spec's SONiC release), PORT
+the port plan chooses, see fabricc/catalog/sonic.py, and a MAC), VERSIONS (the spec's SONiC release), PORT
 and BREAKOUT_CFG for every port of the platform, LOOPBACK_INTERFACE, INTERFACE (host /31s; fabric links numbered or
 IPv6 link-local only for BGP unnumbered), MGMT_PORT/MGMT_INTERFACE, the lossless RoCE tables
 (DSCP_TO_TC_MAP, TC_TO_PRIORITY_GROUP_MAP, TC_TO_QUEUE_MAP, MAP_PFC_PRIORITY_TO_QUEUE,
@@ -25,12 +25,12 @@ import hashlib
 import math
 from typing import Any
 
+from fabricc.catalog.ports import is_mgmt_port
+from fabricc.catalog.sonic import Sku, sonic_releases
 from fabricc.emit.configs.context import ConfigContext
 from fabricc.emit.configs.index import End, point_to_point
-from fabricc.emit.configs.ports import is_mgmt_port
 from fabricc.emit.configs.qos import DSCPS, PRIORITIES, QosPlan
-from fabricc.emit.configs.sonic_platform import Sku, sonic_releases
-from fabricc.ir import ENDPOINT_LEAF, LEAF_SPINE, SPINE_CORE, Device, Fabric
+from fabricc.ir import ENDPOINT_LEAF, LEAF_SPINE, SPINE_CORE, Device
 from fabricc.synth.mgmtnet import mgmt_subnet
 
 MAP = "ROCE"  # name of every QoS map
@@ -310,17 +310,3 @@ def _cable_lengths(used: dict[str, End], ports: list[str], default: str) -> dict
         cable = end.link.cable if end is not None else None
         lengths[port] = default if cable is None else f"{math.ceil(cable.length_m)}m"
     return lengths
-
-
-def check_sonic_switches(fabric: Fabric) -> None:
-    """Raise DesignError for a switch of an os: sonic network whose model or port plan no SONiC
-    SKU runs (what validate checks; build would fail on it writing the switch's config_db)."""
-    if not any(
-        n.fabric == "ethernet" and n.spec.os == "sonic" for n in fabric.loaded.networks.values()
-    ):
-        return
-    ctx = ConfigContext(fabric)
-    for name in sorted(fabric.devices):
-        device = fabric.devices[name]
-        if ctx.routed(device) and ctx.os_of(device) == "sonic":
-            ctx.sonic(device)

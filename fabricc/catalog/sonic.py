@@ -1,4 +1,4 @@
-"""Emit helper (configs): SONiC platforms, SKUs and port layouts (data/sonic.yaml).
+"""Catalog: SONiC platforms, SKUs and port layouts (fabricc/emit/configs/data/sonic.yaml).
 
 Consumes a catalog switch model name and the ports-per-cage plan of one switch (cage -> ways);
 produces the SONiC platform, the HWSKU chosen for that plan and every PORT/BREAKOUT_CFG entry as
@@ -8,6 +8,9 @@ from the SKU's default. Pure functions of the data.
 
 SKU rule: the SKUs whose SAI profile allows every cage's split; of those, the one whose default
 split (hwsku.json) matches the most cages in use, the platform's default SKU on a tie.
+
+The port plan (fabricc/synth/portplan.py) picks each switch's SKU here for the design check and the
+SONiC emitter alike; the emitter also reads the SKUs' buffer settings and the releases.
 """
 
 from __future__ import annotations
@@ -22,6 +25,9 @@ import yaml
 
 # portconfig.py BRKOUT_PATTERN, first group: <ports>x<speed>[<other speeds>]
 _MODE = re.compile(r"(\d+)x(\d+G?)")
+# The data stays beside the SONiC emitter's templates: error hints and docs/any-vendor.md name
+# this path. Read as a file of the package, so that the catalog imports no emitter.
+DATA = "emit/configs/data/sonic.yaml"
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +87,7 @@ class SonicPort:
 
 @functools.cache
 def _data() -> dict[str, Any]:
-    text = resources.files("fabricc.emit.configs").joinpath("data/sonic.yaml").read_text()
+    text = resources.files("fabricc").joinpath(DATA).read_text()
     data: dict[str, Any] = yaml.safe_load(text)
     return data
 
