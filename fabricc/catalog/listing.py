@@ -62,9 +62,8 @@ def _node_gpus(catalog: Catalog, node: NodeModel) -> str:
         return ""
     gpu = node.gpu
     if gpu is None and node.rack_scale is not None:
-        trays = [m.model for m in node.rack_scale.members if m.role == "compute-tray"]
-        tray = catalog.nodes.get(trays[0]) if trays else None
-        gpu = tray.gpu if tray is not None else None
+        tray = catalog.compute_tray(node)
+        gpu = tray[1].gpu if tray is not None else None
     return f"{node.gpus}x {gpu.model}" if gpu is not None else str(node.gpus)
 
 

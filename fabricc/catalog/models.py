@@ -272,6 +272,16 @@ class RackScaleSpec(CatalogModel):
         "(GB200 NVL72: 2); 0: the rack shares access switches like any other",
     )
 
+    @property
+    def compute_trays(self) -> list[RackMember]:
+        """The members that are compute trays, in catalog order (GB200 NVL72: one, 18 units)."""
+        return [m for m in self.members if m.role == "compute-tray"]
+
+    @property
+    def tray_count(self) -> int:
+        """Compute trays in one system: the rack units its compute-tray members fill."""
+        return sum(len(m.u) for m in self.compute_trays)
+
 
 class NodeModel(CatalogModel):
     kind: Literal[
@@ -532,6 +542,17 @@ class Catalog(CatalogModel):
     parts: dict[Key, PartModel] = Field(default_factory=dict)
     host_topologies: dict[Key, HostTopology] = Field(default_factory=dict)
     default_switches: SwitchDefaults | None = None
+
+    def compute_tray(self, node: NodeModel) -> tuple[str, NodeModel] | None:
+        """A rack-scale system's compute tray, the model its GPUs and network ports are on (its
+        first compute-tray member): the tray's key and model; None for a node that is not a rack
+        system, or a system whose tray the catalog lacks."""
+        if node.rack_scale is None:
+            return None
+        trays = node.rack_scale.compute_trays
+        if not trays or trays[0].model not in self.nodes:
+            return None
+        return trays[0].model, self.nodes[trays[0].model]
 
 
 def physical_of(catalog: Catalog, kind: str, model: str) -> Physical | None:

@@ -40,11 +40,10 @@ def plan_groups(fabric: Fabric) -> list[GroupPlan]:
         model_name = spec.model
         node = catalog.nodes[model_name]
         if node.rack_scale is not None:
-            trays = [m for m in node.rack_scale.members if m.role == "compute-tray"]
-            if not trays:
+            tray = catalog.compute_tray(node)
+            if tray is None:
                 continue
-            model_name = trays[0].model
-            node = catalog.nodes[model_name]
+            model_name, node = tray
         if node.kind not in ("gpu-node", "compute-tray") or not node.gpus or node.gpu is None:
             continue
         compute, attachment = _attached(fabric, group, "compute")

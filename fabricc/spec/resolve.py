@@ -202,10 +202,10 @@ class _Checker:
         as 0) and the host topology that NCCL's topology file is made from."""
         model = self.catalog.nodes[name]
         if model.rack_scale is not None:
-            trays = [m.model for m in model.rack_scale.members if m.role == "compute-tray"]
-            if not trays or trays[0] not in self.catalog.nodes:
+            tray = self.catalog.compute_tray(model)
+            if tray is None:
                 return
-            name, model = trays[0], self.catalog.nodes[trays[0]]
+            name, model = tray
         if model.gpu is None or not model.gpus:
             return
         if missing := model.gpu.missing_figures():
@@ -555,10 +555,8 @@ class _Checker:
         """The model whose ports attach: the node itself, or a rack system's compute tray."""
         if model.rack_scale is None:
             return model
-        for member in model.rack_scale.members:
-            if member.role == "compute-tray":
-                return self.catalog.nodes.get(member.model)
-        return None
+        tray = self.catalog.compute_tray(model)
+        return tray[1] if tray is not None else None
 
     def _port_budgets(
         self,

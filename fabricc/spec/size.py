@@ -50,7 +50,7 @@ def endpoint_links(loaded: LoadedSpec) -> dict[str, int]:
             model = catalog.nodes[group.model]
             units = group.count
             if model.rack_scale is not None:
-                units *= sum(len(m.u) for m in model.rack_scale.members if m.role == "compute-tray")
+                units *= model.rack_scale.tray_count
             links[attachment.group] = links.get(attachment.group, 0) + units * len(
                 attachment.ports
             ) * max(1, attachment.breakout)

@@ -95,9 +95,10 @@ def plan_groups(fabric: Fabric, problems: list[Diagnostic]) -> dict[str, GroupPl
         model = system
         units = 1
         if system.rack_scale is not None:
-            trays = [m for m in system.rack_scale.members if m.role == "compute-tray"]
-            model = catalog.nodes[trays[0].model]
-            units = sum(len(m.u) for m in trays)
+            tray = catalog.compute_tray(system)
+            assert tray is not None, f"{group.model}: a rack system without a compute tray"
+            model = tray[1]
+            units = system.rack_scale.tray_count
         default_size, reserved = _default_su_size(fabric, name, units)
         su_size = group.su_size or default_size or group.count
         if rack_scale:
