@@ -196,6 +196,18 @@ def _cross_check(loaded: LoadedCatalog) -> list[Diagnostic]:
                     hint=did_you_mean(node.rack_scale.rack_part, list(cat.parts), "parts"),
                 )
             )
+        if not node.rack_scale.compute_trays:
+            path = ("nodes", key, "rack_scale", "members")
+            problems.append(
+                error(
+                    "a rack system needs a member with role compute-tray: its GPUs and network "
+                    "ports are the tray's",
+                    path=format_path(path),
+                    location=source.value(path),
+                    hint="add the tray, e.g. {role: compute-tray, model: <a node of kind "
+                    "compute-tray>, u: [...]}",
+                )
+            )
         used: dict[int, str] = {}
         for index, member in enumerate(node.rack_scale.members):
             path = ("nodes", key, "rack_scale", "members", index, "model")
@@ -207,6 +219,15 @@ def _cross_check(loaded: LoadedCatalog) -> list[Diagnostic]:
                         path=format_path(path),
                         location=source.value(path),
                         hint=did_you_mean(member.model, known, "models"),
+                    )
+                )
+            elif member.role == "compute-tray" and cat.nodes[member.model].kind != "compute-tray":
+                problems.append(
+                    error(
+                        f"{member.model!r} is of kind {cat.nodes[member.model].kind}, not a compute tray",
+                        path=format_path(path),
+                        location=source.value(path),
+                        hint="name a node model of kind compute-tray",
                     )
                 )
             for u in member.u:
