@@ -155,3 +155,78 @@ def test_one_leaf_tier_has_no_link_to_route_adaptively(tmp_path: Path) -> None:
         tmp_path,
     )
     assert not assert_agreement(fabric, artifacts)
+
+
+# SHARP: NCCL's CollNet (NCCL_COLLNET_ENABLE=1) where the compute network's subnet manager turns
+# SHARP on (nvidia-sm.conf sharp_enabled 2) and UFM's Aggregation Manager runs (ufm-gv-sharp.cfg)
+
+
+def sm_folders(files: dict[str, str], network: str) -> set[str]:
+    """The subnet-manager folders of a network: <network>-sm, or one per plane or rail."""
+    folders = {p.split("/")[1] for p in files if p.startswith("configs/") and p.count("/") == 2}
+    return {f for f in folders if f.endswith("-sm") and f.startswith(f"{network}-")}
+
+
+def sharp_on(files: dict[str, str], folder: str) -> bool:
+    """The subnet manager of this folder enables SHARP, and then UFM runs its Aggregation
+    Manager: the two files say the same."""
+    conf = files.get(f"configs/{folder}/nvidia-sm.conf", "")
+    enabled = "\nsharp_enabled 2\n" in conf
+    assert enabled == (f"configs/{folder}/ufm-gv-sharp.cfg" in files), folder
+    return enabled
+
+
+def sharp_by_network(fabric: Fabric, files: dict[str, str]) -> dict[str, bool]:
+    """Every InfiniBand network -> its subnet managers enable SHARP (all of them, or none)."""
+    result = {}
+    for name, network in fabric.loaded.networks.items():
+        if network.fabric != "infiniband":
+            continue
+        folders = sm_folders(files, name)
+        assert folders, name
+        states = {sharp_on(files, folder) for folder in folders}
+        assert len(states) == 1, (name, folders)
+        result[name] = states.pop()
+    return result
+
+
+def assert_sharp_agreement(fabric: Fabric, files: dict[str, str]) -> dict[str, bool]:
+    """NCCL uses CollNet exactly where its compute network's SMs run SHARP."""
+    sharp = sharp_by_network(fabric, files)
+    for path, text in files.items():
+        if not (path.startswith("nccl/") and path.endswith(".env")):
+            continue
+        collnet = env_settings(text).get("NCCL_COLLNET_ENABLE") == "1"
+        for group in env_groups(text):
+            assert collnet == sharp.get(compute_network(fabric, group), False), (path, group)
+    return sharp
+
+
+@pytest.mark.parametrize("example", EXAMPLE_NAMES)
+def test_nccl_uses_sharp_where_the_subnet_manager_runs_it(example: str) -> None:
+    fabric, artifacts = compiled(example)
+    files = by_path(artifacts)
+    sharp = assert_sharp_agreement(fabric, files)
+    for name, on in sharp.items():
+        role = fabric.loaded.networks[name].spec.role
+        assert on == (role == "compute"), (name, role)  # the examples keep the defaults
+
+
+def test_a_storage_fabric_runs_sharp_only_when_asked(tmp_path: Path) -> None:
+    """Storage subnets default to SHARP off (SHARP offloads collectives, which run on the compute
+    fabric); `subnet_manager: {sharp: true}` turns it and UFM's Aggregation Manager on."""
+    text = (EXAMPLES / "superpod-h100-4su.yaml").read_text()
+    line = "    role: storage\n"
+    assert line in text
+    asked = text.replace(line, line + "    subnet_manager: {sharp: true}\n")
+    fabric, artifacts = compile_text(asked, tmp_path)
+    sharp = assert_sharp_agreement(fabric, by_path(artifacts))
+    assert sharp == {"compute": True, "storage": True}
+    sm_nodes = "      sm_nodes: [ufm]\n"
+    assert text.count(sm_nodes) == 1  # the compute network's subnet_manager
+    off = text.replace(sm_nodes, sm_nodes + "      sharp: false\n")
+    fabric, artifacts = compile_text(off, tmp_path)
+    assert assert_sharp_agreement(fabric, by_path(artifacts)) == {
+        "compute": False,
+        "storage": False,
+    }

@@ -1,12 +1,13 @@
 """Emit helper (configs): which optional switch features a network turns on.
 
-Consumes the network spec (networks.<n>.adaptive_routing and os, subnet_manager.sharp), the
-catalog capability flags of its switch models (adaptive_routing, adaptive_routing_speeds, sharp)
-and its switch-to-switch links; produces the yes/no answers every emitter shares, so the switch
-files and the NCCL files never disagree: adaptive routing link by link (the NVUE ports), per
-network (NVUE `router adaptive-routing`, the NVIDIA subnet-manager file, the SuperNIC profile,
-NCCL's Spectrum-X plugin), and SHARP (the subnet-manager file, the UFM SHARP section and NCCL's
-CollNet). A feature is on only where every switch model of the network has it.
+Consumes the network spec (networks.<n>.adaptive_routing and os, subnet_manager.sharp; both
+default on for compute networks only), the catalog capability flags of its switch models
+(adaptive_routing, adaptive_routing_speeds, sharp) and its switch-to-switch links; produces the
+yes/no answers every emitter shares, so the switch files and the NCCL files never disagree:
+adaptive routing link by link (the NVUE ports), per network (NVUE `router adaptive-routing`, the
+NVIDIA subnet-manager file, the SuperNIC profile, NCCL's Spectrum-X plugin), and SHARP (the
+subnet-manager file, the UFM SHARP section and NCCL's CollNet). A feature is on only where every
+switch model of the network has it.
 """
 
 from __future__ import annotations
@@ -72,8 +73,8 @@ def adaptive_routing(fabric: Fabric, network: str) -> bool:
 
 
 def sharp(fabric: Fabric, network: str) -> bool:
-    """subnet_manager.sharp, where every switch model of the network does SHARP."""
-    spec = fabric.loaded.networks[network].spec
-    models = _models(fabric, network)
-    switches = fabric.loaded.catalog.catalog.switches
-    return spec.subnet_manager.sharp and bool(models) and all(switches[m].sharp for m in models)
+    """subnet_manager.sharp (default: on for compute networks, off for storage and the
+    others), where every switch model of the network does SHARP."""
+    switches = _switches(fabric, network)
+    wanted = fabric.loaded.networks[network].spec.wants_sharp
+    return wanted and bool(switches) and all(switch.sharp for switch in switches)
