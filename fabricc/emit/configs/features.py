@@ -72,9 +72,14 @@ def adaptive_routing(fabric: Fabric, network: str) -> bool:
     )
 
 
+def sharp_capable(fabric: Fabric, network: str) -> bool:
+    """Every switch model of the network does SHARP (so the SM file says sharp_enabled)."""
+    switches = _switches(fabric, network)
+    return bool(switches) and all(switch.sharp for switch in switches)
+
+
 def sharp(fabric: Fabric, network: str) -> bool:
     """subnet_manager.sharp (default: on for compute networks, off for storage and the
     others), where every switch model of the network does SHARP."""
-    switches = _switches(fabric, network)
     wanted = fabric.loaded.networks[network].spec.wants_sharp
-    return wanted and bool(switches) and all(switch.sharp for switch in switches)
+    return wanted and sharp_capable(fabric, network)
