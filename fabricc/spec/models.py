@@ -427,7 +427,10 @@ class NetworkSpec(SpecModel):
     adaptive_routing: bool | None = Field(
         None,
         description="adaptive routing on switches whose model supports it (Spectrum-X NVUE, "
-        "InfiniBand via the NVIDIA SM file); default: on for compute networks",
+        "InfiniBand via the NVIDIA SM file), on the switch-to-switch links that run at a speed "
+        "the models route adaptively at (catalog adaptive_routing_speeds), on Cumulus for "
+        "Ethernet; the NCCL files follow (NCCL_NET_PLUGIN=spcx); default: on for compute "
+        "networks",
     )
     subnet_manager: SubnetManager = Field(
         default_factory=SubnetManager, description="OpenSM settings (infiniband)"
