@@ -90,15 +90,13 @@ def _sharp(fabric: Fabric, plan: GroupPlan) -> bool:
 
 
 def _spectrum_x(fabric: Fabric, plan: GroupPlan) -> bool:
-    """The group's compute network is Ethernet on Cumulus switches that all route adaptively
-    (the NVUE files turn adaptive routing on)."""
+    """The group's compute network is Ethernet and its switches run adaptive routing as the
+    NVUE files turn it on (features.adaptive_routing: the spec, the os, every switch model and
+    the speeds of its switch-to-switch links)."""
     network = plan.compute
-    if network is None or network.fabric != "ethernet" or network.spec.os != "cumulus":
+    if network is None or network.fabric != "ethernet":
         return False
-    switches = fabric.loaded.catalog.catalog.switches
-    return network.spec.wants_adaptive_routing and all(
-        switches[m].adaptive_routing for m in network.switch_models.values()
-    )
+    return features.adaptive_routing(fabric, network.name)
 
 
 def _readme(fabric: Fabric, files: list[_Files], profile: Profile) -> str:

@@ -229,9 +229,15 @@ class SubnetManager(SpecModel):
         description="node groups that run the subnet manager (e.g. the UFM appliances); the "
         "first node is the master (sm_priority 15), the others standbys in order",
     )
-    sharp: bool = Field(
-        True,
-        description="SHARP in-network aggregation on switches that support it (NVIDIA SM file)",
+    sharp: bool | None = Field(
+        None,
+        description="SHARP in-network aggregation on switches that support it (NVIDIA SM file "
+        "sharp_enabled 2, UFM's SHARP Aggregation Manager, NCCL CollNet); default: on for "
+        "compute networks, off for the others. SHARP offloads collective operations (MPI, "
+        "NCCL) to the switches (NVIDIA SHARP Rev 3.6.0, Introduction; UFM Enterprise User "
+        "Manual, Appendix - NVIDIA SHARP Integration), and collectives run on the compute "
+        "fabric, so a storage fabric's Aggregation Manager would build trees no job uses; "
+        "UFM leaves the Aggregation Manager off unless asked",
     )
 
 
@@ -421,7 +427,10 @@ class NetworkSpec(SpecModel):
     adaptive_routing: bool | None = Field(
         None,
         description="adaptive routing on switches whose model supports it (Spectrum-X NVUE, "
-        "InfiniBand via the NVIDIA SM file); default: on for compute networks",
+        "InfiniBand via the NVIDIA SM file), on the switch-to-switch links that run at a speed "
+        "the models route adaptively at (catalog adaptive_routing_speeds), on Cumulus for "
+        "Ethernet; the NCCL files follow (NCCL_NET_PLUGIN=spcx); default: on for compute "
+        "networks",
     )
     subnet_manager: SubnetManager = Field(
         default_factory=SubnetManager, description="OpenSM settings (infiniband)"
@@ -464,6 +473,13 @@ class NetworkSpec(SpecModel):
         if self.cumulus_release is not None:
             return self.cumulus_release
         return CUMULUS_RELEASE
+
+    @property
+    def wants_sharp(self) -> bool:
+        """subnet_manager.sharp as given, else on for compute networks."""
+        if self.subnet_manager.sharp is not None:
+            return self.subnet_manager.sharp
+        return self.role == "compute"
 
     @property
     def wants_adaptive_routing(self) -> bool:

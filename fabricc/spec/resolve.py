@@ -16,6 +16,7 @@ from fabricc.catalog.loader import LoadedCatalog
 from fabricc.catalog.media import cabled_speeds
 from fabricc.catalog.models import NodeModel, PortSpec, SwitchModel, switch_key
 from fabricc.errors import Diagnostic, error, warning
+from fabricc.spec.adaptive import adaptive_routing_possible, routes_adaptively_at
 from fabricc.spec.hostnames import check_pattern
 from fabricc.spec.models import ROLE_OVERSUBSCRIPTION, EndpointSpec, NetworkSpec, Spec
 from fabricc.spec.validation import did_you_mean
@@ -407,16 +408,11 @@ class _Checker:
                 common = cabled
         fastest = max(common)
         switches = [self.catalog.switches[models[t]] for t in tiers]
-        ethernet = switches[0].fabric == "ethernet"
-        if (
-            not network.wants_adaptive_routing
-            or not all(s.adaptive_routing for s in switches)
-            or (ethernet and network.os != "cumulus")  # adaptive routing is set in NVUE only
-        ):
+        if not adaptive_routing_possible(network, switches):
             return fastest
         # adaptive routing only at some speeds (Spectrum-4: 400G and 200G, not 800G): the
         # fastest such speed, from split cages (800G cages as 2x400G), before plain ECMP
-        adaptive = [s for s in common if all(w.routes_adaptively_at(s) for w in switches)]
+        adaptive = [s for s in common if routes_adaptively_at(network, switches, s)]
         if adaptive:
             return max(adaptive)
         between = f"{lower} and {upper}" if len(tiers) == 2 else "leaf"

@@ -3,8 +3,8 @@
 Consumes a switch of an ethernet compute or storage network with os: cumulus, the ConfigContext
 and the QoS plan; produces the NVUE `set` tree (structured config, rendered by nvue_text):
 system, management interface, breakouts, host /31s, loopback, router bgp with unnumbered (or
-numbered) neighbors in one peer group, adaptive routing (Spectrum-X: globally and on every
-switch-to-switch port, where the network and the switch model have it), and lossless RoCE -
+numbered) neighbors in one peer group, adaptive routing (Spectrum-X: on every
+switch-to-switch port that features.link_routes_adaptively names, and globally where one is), and lossless RoCE -
 `qos roce` plus every value it implies written out (trust, DSCP -> switch priority, PFC, ECN
 thresholds, egress queues and scheduler). Keys are inserted in the order the file lists them;
 nvue_text writes the tree as YAML into templates/cumulus/startup.yaml.j2. The helpers at the top
@@ -18,7 +18,7 @@ from typing import Any
 
 from fabricc.catalog.ports import cage_group, mgmt_port_names, split_port
 from fabricc.emit.configs.context import ConfigContext
-from fabricc.emit.configs.features import adaptive_routing
+from fabricc.emit.configs.features import link_routes_adaptively
 from fabricc.emit.configs.frr import (
     CONNECT_RETRY_S,
     HOLD_S,
@@ -130,7 +130,6 @@ def roce_tree(ctx: ConfigContext, device: Device) -> Tree:
     neighbors: Tree = {}
     model = ctx.switch_model(device)
     mgmt_ports = mgmt_port_names(model)
-    adaptive = adaptive_routing(ctx.fabric, device.network)
     routed_adaptively = False  # some switch-to-switch port runs adaptive routing
     port_routing = ctx.subtrees.get(("adaptive-routing", nvue))
     if port_routing is None:  # shared by every switch-to-switch port (never changed)
@@ -174,7 +173,7 @@ def roce_tree(ctx: ConfigContext, device: Device) -> Tree:
                     "peer-group": PEER_GROUP,
                     "description": description,
                 }
-            if adaptive and model.routes_adaptively_at(link.speed):
+            if link_routes_adaptively(ctx.fabric, link):
                 entry["router"] = port_routing
                 routed_adaptively = True
             entry["qos"] = watchdog

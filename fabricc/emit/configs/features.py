@@ -1,15 +1,23 @@
 """Emit helper (configs): which optional switch features a network turns on.
 
-Consumes the network spec (networks.<n>.adaptive_routing, subnet_manager.sharp) and the catalog
-capability flags of its switch models (adaptive_routing, sharp); produces yes/no answers the
-emitters share: adaptive routing in NVUE (Spectrum-X) and in the NVIDIA subnet-manager file,
-SHARP in that file and in the NCCL files. A feature is on only where every switch model of the
-network has it.
+Consumes the network spec (networks.<n>.adaptive_routing and os, subnet_manager.sharp; both
+default on for compute networks only), the catalog capability flags of its switch models
+(adaptive_routing, adaptive_routing_speeds, sharp) and its switch-to-switch links; produces the
+yes/no answers every emitter shares, so the switch files and the NCCL files never disagree:
+adaptive routing link by link (the NVUE ports), per network (NVUE `router adaptive-routing`, the
+NVIDIA subnet-manager file, the SuperNIC profile, NCCL's Spectrum-X plugin), and SHARP (the
+subnet-manager file, the UFM SHARP section and NCCL's CollNet). A feature is on only where every
+switch model of the network has it.
 """
 
 from __future__ import annotations
 
-from fabricc.ir import Fabric
+from fabricc.catalog.models import SwitchModel
+from fabricc.ir import GLOBAL, LEAF_SPINE, SPINE_CORE, TORUS, Fabric, Link
+from fabricc.spec.adaptive import adaptive_routing_possible, routes_adaptively_at
+
+# links between two switches of a network: where adaptive routing picks among paths
+SWITCH_LINKS = frozenset({LEAF_SPINE, SPINE_CORE, GLOBAL, TORUS})
 
 
 def _models(fabric: Fabric, network: str) -> list[str]:
@@ -23,18 +31,55 @@ def _models(fabric: Fabric, network: str) -> list[str]:
     )
 
 
-def adaptive_routing(fabric: Fabric, network: str) -> bool:
-    """The spec's adaptive_routing (default: on for compute networks), where every switch model
-    of the network supports it."""
-    wanted = fabric.loaded.networks[network].spec.wants_adaptive_routing
-    models = _models(fabric, network)
+def _switches(fabric: Fabric, network: str) -> list[SwitchModel]:
     switches = fabric.loaded.catalog.catalog.switches
-    return wanted and bool(models) and all(switches[m].adaptive_routing for m in models)
+    return [switches[m] for m in _models(fabric, network)]
+
+
+def _possible(fabric: Fabric, network: str) -> bool:
+    """spec.adaptive.adaptive_routing_possible over every switch model of the network."""
+    return fabric.derived(
+        f"features.ar_possible.{network}",
+        lambda: adaptive_routing_possible(
+            fabric.loaded.networks[network].spec, _switches(fabric, network)
+        ),
+    )
+
+
+def link_routes_adaptively(fabric: Fabric, link: Link) -> bool:
+    """A switch-to-switch link runs adaptive routing: the network can (spec wish, os, every
+    switch model) and both ends' models route adaptively at the link's speed."""
+    if link.kind not in SWITCH_LINKS or not _possible(fabric, link.network):
+        return False
+    switches = fabric.loaded.catalog.catalog.switches
+    ends = [switches[fabric.devices[name].model] for name in (link.a, link.b)]
+    return routes_adaptively_at(fabric.loaded.networks[link.network].spec, ends, link.speed)
+
+
+def adaptive_routing(fabric: Fabric, network: str) -> bool:
+    """The network's switches run adaptive routing as emitted: some switch-to-switch link of
+    it routes adaptively (a network of one leaf tier has none, and Spectrum-4 links at 800G do
+    not). The one answer for the NVUE files (`router adaptive-routing` is on exactly on the
+    switches with such a port), the NVIDIA SM file, the SuperNIC profile and NCCL."""
+    if network not in fabric.networks:
+        return False
+    return fabric.derived(
+        f"features.adaptive_routing.{network}",
+        lambda: (
+            _possible(fabric, network)
+            and any(link_routes_adaptively(fabric, link) for link in fabric.links_of(network))
+        ),
+    )
+
+
+def sharp_capable(fabric: Fabric, network: str) -> bool:
+    """Every switch model of the network does SHARP (so the SM file says sharp_enabled)."""
+    switches = _switches(fabric, network)
+    return bool(switches) and all(switch.sharp for switch in switches)
 
 
 def sharp(fabric: Fabric, network: str) -> bool:
-    """subnet_manager.sharp, where every switch model of the network does SHARP."""
-    spec = fabric.loaded.networks[network].spec
-    models = _models(fabric, network)
-    switches = fabric.loaded.catalog.catalog.switches
-    return spec.subnet_manager.sharp and bool(models) and all(switches[m].sharp for m in models)
+    """subnet_manager.sharp (default: on for compute networks, off for storage and the
+    others), where every switch model of the network does SHARP."""
+    wanted = fabric.loaded.networks[network].spec.wants_sharp
+    return wanted and sharp_capable(fabric, network)

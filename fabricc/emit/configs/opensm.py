@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from fabricc.checks.guids import guid_text
 from fabricc.emit import Artifact
 from fabricc.emit.configs.context import ConfigContext
-from fabricc.emit.configs.features import adaptive_routing, sharp
+from fabricc.emit.configs.features import adaptive_routing, sharp, sharp_capable
 from fabricc.emit.configs.ibfabric import IbSubnet
 from fabricc.emit.configs.torus2qos import torus_conf
 from fabricc.emit.templating import render
@@ -144,7 +144,6 @@ class NvidiaSm:
 def nvidia_sm(ctx: ConfigContext, subnet: IbSubnet) -> NvidiaSm | None:
     """What nvidia-sm.conf changes, or None when the network wants neither AR nor SHARP (or its
     switches have neither)."""
-    models = [ctx.catalog.switches[m] for m in {ctx.devices[n.name].model for n in subnet.switches}]
     ar = adaptive_routing(ctx.fabric, subnet.network)
     engine, note = subnet.engine, "adaptive routing off"
     if ar and subnet.engine in AR_ENGINES:
@@ -157,8 +156,9 @@ def nvidia_sm(ctx: ConfigContext, subnet: IbSubnet) -> NvidiaSm | None:
         )
     elif ar:
         note = f"{subnet.engine} has no adaptive-routing engine"
-    can_sharp = bool(models) and all(m.sharp for m in models)
-    level = (SHARP_ON if sharp(ctx.fabric, subnet.network) else SHARP_OFF) if can_sharp else None
+    level = None
+    if sharp_capable(ctx.fabric, subnet.network):
+        level = SHARP_ON if sharp(ctx.fabric, subnet.network) else SHARP_OFF
     if engine == subnet.engine and level != SHARP_ON:
         return None
     return NvidiaSm(engine, note, level)

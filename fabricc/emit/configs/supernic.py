@@ -1,7 +1,7 @@
 """Emit stage, configs: Spectrum-X SuperNIC firmware settings of the GPU nodes.
 
 Consumes the GPU node models attached to a compute network that runs adaptive routing
-(features.adaptive_routing: Ethernet, Cumulus switches that all route adaptively), the ports of
+(features.adaptive_routing: Cumulus switches that route adaptively on some link), the ports of
 those nodes that the network cables (split 2x400G across planes or not), the CNP DSCP of the
 network's QoS plan and the node model's host topology (PCI bus id of each compute NIC, device id);
 produces configs/supernic/<model>.sh: one `mlxconfig set` per compute NIC with the non-volatile
