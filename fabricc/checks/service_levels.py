@@ -12,9 +12,8 @@ from __future__ import annotations
 
 from fabricc.errors import Diagnostic, warning
 from fabricc.ir import Fabric
+from fabricc.spec.routing import TORUS_ENGINE, spec_engine
 from fabricc.spec.yamlsource import format_path
-
-TORUS_ENGINE = "torus-2QoS"
 
 
 def check_service_levels(fabric: Fabric) -> list[Diagnostic]:
@@ -23,8 +22,7 @@ def check_service_levels(fabric: Fabric) -> list[Diagnostic]:
     for name, network in loaded.networks.items():
         if network.fabric != "infiniband" or name not in fabric.networks:
             continue
-        engine = network.spec.subnet_manager.routing_engine
-        if engine != TORUS_ENGINE and not (engine == "auto" and network.spec.topology == "torus"):
+        if spec_engine(network.spec) != TORUS_ENGINE:
             continue
         path = (*network.path, "topology")
         found.append(

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fabricc.emit.configs.ibfabric import FAMILY_ENGINES
 from fabricc.nccl.plan import GroupPlan
 from fabricc.spec.resolve import ResolvedNetwork
+from fabricc.spec.routing import spec_engine
 
 INSTALL_DIR = "/etc/nccl"  # where README.md tells operators to put the files
 # Interfaces NCCL must not pick for its socket bootstrap when no in-band interface is known:
@@ -140,11 +140,8 @@ def ib_engine(network: ResolvedNetwork) -> str:
     """The OpenSM routing engine of an InfiniBand network: the spec's, or its family's; on a
     fat-tree under 'auto' the OpenSM emitter picks ftree or updn per subnet by its symmetry
     (emit/configs/ibfabric.py), so this names both rather than guess."""
-    forced = network.spec.subnet_manager.routing_engine
-    if forced != "auto":
-        return forced
-    family = FAMILY_ENGINES.get(network.spec.topology)
-    return family[0] if family is not None else FAT_TREE_ENGINES
+    engine = spec_engine(network.spec)
+    return engine if engine is not None else FAT_TREE_ENGINES
 
 
 def ib_sl_comment(network: ResolvedNetwork) -> tuple[str, ...]:

@@ -21,21 +21,12 @@ from fabricc.emit.configs.guids import ca_port_guid, switch_guid
 from fabricc.emit.configs.ports import ib_port, ib_port_count
 from fabricc.errors import DesignError, error
 from fabricc.ir import ENDPOINT_LEAF, Device
+from fabricc.spec.routing import FAMILY_ENGINES
 from fabricc.spec.topology import TORUS
 from fabricc.spec.yamlsource import format_path
 
 TIER_ORDER = ("leaf", "spine", "core")
 COMPUTE_KINDS = ("gpu-node", "compute-tray")  # CAs of these nodes are ftree compute nodes
-# Routing engines of the other topology families, all shipped by upstream OpenSM 3.3 (man opensm)
-FAMILY_ENGINES = {
-    "dragonfly-plus": (
-        "dfsssp",
-        "dragonfly-plus: global links close cycles, so a deadlock-free engine (DFSSSP "
-        "spreads paths over virtual lanes)",
-    ),
-    "torus": ("torus-2QoS", "torus: dimension-order routing with datelines (torus-2QoS.conf)"),
-    "rail-only": ("minhop", "rail-only: every subnet is one rail leaf, so min-hop is exact"),
-}
 
 
 @dataclass(slots=True)

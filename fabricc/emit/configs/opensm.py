@@ -29,12 +29,12 @@ from fabricc.emit.configs.ibfabric import IbSubnet
 from fabricc.emit.configs.torus2qos import torus_conf
 from fabricc.emit.templating import render
 from fabricc.errors import DesignError, error
+from fabricc.spec.routing import TORUS_ENGINE
 from fabricc.spec.yamlsource import format_path
 
 SM_DIR = "/etc/opensm"
 DEFAULT_PKEY = 0x7FFF
 ROOTED_ENGINES = ("ftree", "updn", "ar_updn")  # engines that read root_guid_file
-TORUS_ENGINE = "torus-2QoS"  # reads torus_config
 # QoS: as many data VLs as the design's SLs use, since every operational VL takes its share of a
 # port's buffers. The design's traffic runs on SL 0 (NCCL_IB_SL, IPoIB and storage keep the
 # default): one data VL. torus-2QoS (man torus-2QoS, "QUALITY OF SERVICE CONFIGURATION") encodes
