@@ -240,3 +240,14 @@ def test_every_spec_release_has_a_database_version() -> None:
     assert field.default in sonic_releases()
     for release, version in sonic_releases().items():
         assert version.startswith(f"version_{release}_")
+
+
+def test_every_network_sonic_cannot_run_is_named_in_one_run(tmp_path: Path) -> None:
+    """The GB300 Spectrum-X example's compute and storage networks both run SN5610: with
+    os: sonic each is refused at its own `os`, in the same run (one error per network)."""
+    text = (EXAMPLES / "gb300-nvl72-spectrum-x.yaml").read_text()
+    assert text.count("    os: cumulus\n") == 2
+    with pytest.raises(DesignError) as failure:
+        compile_text(text.replace("    os: cumulus\n", "    os: sonic\n"), tmp_path)
+    found = [d for d in failure.value.diagnostics if "SONiC cannot run" in d.message]
+    assert sorted(d.path for d in found) == ["networks.compute.os", "networks.storage.os"]

@@ -1,9 +1,9 @@
 """Check stage: every switch of an os: sonic network runs on a SONiC SKU.
 
-Consumes the Fabric IR; raises DesignError for the first routed switch (by name) of an os: sonic
-network whose model or port plan no SONiC SKU runs (what validate checks; build would fail on it
-writing the switch's config_db). The SONiC switches it resolves stay on the fabric for the
-emitter (fabricc/synth/portplan.py).
+Consumes the Fabric IR; raises DesignError naming, for each os: sonic network, the first routed
+switch (by name) whose model or port plan no SONiC SKU runs - every such network in one run
+(what validate checks; build would fail on it writing the switch's config_db). The SONiC
+switches it resolves stay on the fabric for the emitter (fabricc/synth/portplan.py).
 """
 
 from __future__ import annotations

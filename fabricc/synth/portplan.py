@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from fabricc.catalog.models import SwitchModel
 from fabricc.catalog.ports import cage_group, mgmt_port_names, split_port
 from fabricc.catalog.sonic import DATA, SonicSwitch, sonic_platforms, sonic_switch
-from fabricc.errors import DesignError, error
+from fabricc.errors import DesignError, Diagnostic, error
 from fabricc.ir import Device, Fabric
 from fabricc.spec.yamlsource import format_path
 from fabricc.synth.addressing import ROUTED_ROLES
@@ -36,7 +36,8 @@ def cage_ways(model: SwitchModel, links: Iterable[tuple[str, int]]) -> dict[int,
 
 def sonic_switches(fabric: Fabric) -> dict[str, SonicSwitch]:
     """Every routed switch of an os: sonic network -> its SONiC switch, in name order; raises
-    DesignError for the first (by name) whose model or port plan SONiC cannot run."""
+    DesignError naming, for each such network, the first switch (by name) whose model or port
+    plan SONiC cannot run."""
     return fabric.derived("portplan.sonic_switches", lambda: _sonic_switches(fabric))
 
 
@@ -98,8 +99,17 @@ def _sonic_switches(fabric: Fabric) -> dict[str, SonicSwitch]:
                 links[link.b].append((link.b_port, link.speed))
     catalog = fabric.loaded.catalog.catalog
     found: dict[str, SonicSwitch] = {}
+    refused: dict[str, list[Diagnostic]] = {}  # network -> its first refused switch's error
     for name in sorted(switches):
         device = switches[name]
+        assert device.network is not None
+        if device.network in refused:
+            continue
         ways = cage_ways(catalog.switches[device.model], links[name])
-        found[name] = sonic_switch_of(fabric, device, ways)
+        try:
+            found[name] = sonic_switch_of(fabric, device, ways)
+        except DesignError as exc:
+            refused[device.network] = list(exc.diagnostics)
+    if refused:  # every os: sonic network SONiC cannot run, in one run
+        raise DesignError([d for network in sorted(refused) for d in refused[network]])
     return found
