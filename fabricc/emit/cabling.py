@@ -12,6 +12,7 @@ import functools
 
 from fabricc.catalog.models import SwitchModel
 from fabricc.emit import Artifact
+from fabricc.emit.configs.ibfabric import ib_networks
 from fabricc.emit.configs.ports import ib_port_count, ib_ports_per_cage
 from fabricc.emit.tables import Cell, cell, csv_text, plain_lines
 from fabricc.ir import Device, Fabric, Link
@@ -154,7 +155,7 @@ def _shared_models(fabric: Fabric) -> set[str]:
 
     def compute() -> set[str]:
         networks: dict[str, set[str]] = {}
-        for name in _ib_networks(fabric):
+        for name in ib_networks(fabric):
             for link in fabric.links_of(name):
                 for device_name in (link.a, link.b):
                     device = fabric.devices[device_name]
@@ -163,14 +164,6 @@ def _shared_models(fabric: Fabric) -> set[str]:
         return {model for model, names in networks.items() if len(names) > 1}
 
     return fabric.derived("ibdm.shared_models", compute)
-
-
-def _ib_networks(fabric: Fabric) -> list[str]:
-    return [
-        name
-        for name, network in fabric.loaded.networks.items()
-        if network.fabric == "infiniband" and name in fabric.networks
-    ]
 
 
 def ibdm_system_type(fabric: Fabric, device: Device, network: str) -> str:
@@ -253,7 +246,7 @@ def ibnl_files(fabric: Fabric) -> list[Artifact]:
     hca_ports: dict[str, set[str]] = {}
     seen_models: set[str] = set()
     devices = fabric.devices
-    for name in _ib_networks(fabric):
+    for name in ib_networks(fabric):
         node_ports: dict[str, set[str]] = {}  # node model -> its ports on this network
         for link in fabric.links_of(name):
             for device_name, port in ((link.a, link.a_port), (link.b, link.b_port)):
@@ -297,8 +290,7 @@ def _ibnl(kind: str, nodes: list[list[str]]) -> Artifact:
 
 def emit(fabric: Fabric) -> list[Artifact]:
     artifacts: list[Artifact] = [("cabling/cables.csv", cables_csv(fabric))]
-    for name, network in fabric.loaded.networks.items():
-        if network.fabric == "infiniband" and name in fabric.networks:
-            artifacts.append((f"cabling/{name}.topo", topo(fabric, name)))
+    for name in ib_networks(fabric):
+        artifacts.append((f"cabling/{name}.topo", topo(fabric, name)))
     artifacts.extend(ibnl_files(fabric))
     return artifacts

@@ -20,7 +20,7 @@ from fabricc.emit.configs.context import ConfigContext
 from fabricc.emit.configs.guids import ca_port_guid, switch_guid
 from fabricc.emit.configs.ports import ib_port, ib_port_count
 from fabricc.errors import DesignError, error
-from fabricc.ir import ENDPOINT_LEAF, Device
+from fabricc.ir import ENDPOINT_LEAF, Device, Fabric
 from fabricc.spec.routing import FAMILY_ENGINES
 from fabricc.spec.topology import TORUS
 from fabricc.spec.yamlsource import format_path
@@ -69,17 +69,18 @@ class IbSubnet:
         return [n for n in self.nodes.values() if n.switch]
 
 
-def ib_networks(ctx: ConfigContext) -> list[str]:
+def ib_networks(fabric: Fabric) -> list[str]:
+    """The InfiniBand networks the design builds, in spec order."""
     return [
         name
-        for name, network in ctx.fabric.loaded.networks.items()
-        if network.fabric == "infiniband" and name in ctx.fabric.networks
+        for name, network in fabric.loaded.networks.items()
+        if network.fabric == "infiniband" and name in fabric.networks
     ]
 
 
 def build_subnets(ctx: ConfigContext) -> list[IbSubnet]:
     fabric = ctx.fabric
-    names = ib_networks(ctx)
+    names = ib_networks(fabric)
     mappings = guid_mappings(fabric)
     ordinals = _node_ordinals(ctx)
     groups = {group: i for i, group in enumerate(fabric.loaded.spec.nodes)}
