@@ -1,9 +1,9 @@
 """Emitter helper: cable lengths per network and kind of link, for summary.json and the report.
 
 Consumes the Fabric IR's cabled links; produces, per network (in order of its first link) and
-link kind (endpoint-leaf, leaf-spine, mgmt, ...), the number of cables and how many of each
-orderable length: each cable once (a DAC or splitter carrying several links counts once, at the
-kind of its first link). Counted once per build (Fabric.derived).
+link kind (endpoint-leaf, leaf-spine, mgmt, ...: in LINK_KINDS order), the number of cables and
+how many of each orderable length: each cable once (a DAC or splitter carrying several links
+counts once, at the kind of its first link). Counted once per build (Fabric.derived).
 """
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from fabricc.ir import Fabric
+from fabricc.ir import LINK_KINDS, Fabric
 
 
 def cable_lengths(fabric: Fabric) -> dict[str, dict[str, Counter[float]]]:
-    """network -> link kind -> orderable length (m) -> cables."""
+    """network -> link kind (in LINK_KINDS order) -> orderable length (m) -> cables."""
     return fabric.derived("cable_lengths", lambda: _cable_lengths(fabric))
 
 
@@ -34,8 +34,12 @@ def _cable_lengths(fabric: Fabric) -> dict[str, dict[str, Counter[float]]]:
                 counts = kinds[link.kind] = Counter()
             counts[cable.length_m] += 1
         if kinds:
-            out[network] = kinds
+            out[network] = {kind: kinds[kind] for kind in sorted(kinds, key=_kind_order)}
     return out
+
+
+def _kind_order(kind: str) -> tuple[int, str]:
+    return (LINK_KINDS.index(kind) if kind in LINK_KINDS else len(LINK_KINDS), kind)
 
 
 def length_stats(counts: Counter[float]) -> dict[str, Any]:

@@ -28,7 +28,7 @@ from fabricc.emit.lengths import cable_lengths, length_stats
 from fabricc.emit.summary import summary
 from fabricc.emit.templating import environment
 from fabricc.errors import Diagnostic
-from fabricc.ir import ENDPOINT_LEAF, LEAF_SPINE, LINK_KINDS, SPINE_CORE, Fabric
+from fabricc.ir import ENDPOINT_LEAF, LEAF_SPINE, SPINE_CORE, Fabric
 from fabricc.synth.bom import CATEGORY_ORDER, bom_lines, cable_kinds
 from fabricc.synth.power import rack_device_power_w
 
@@ -237,10 +237,7 @@ def length_tables(fabric: Fabric) -> list[dict[str, Any]]:
         lengths = sorted({length for counts in kinds.values() for length in counts})
         biggest = max((n for counts in kinds.values() for n in counts.values()), default=1)
         rows = []
-        for kind in sorted(
-            kinds, key=lambda k: (LINK_KINDS.index(k) if k in LINK_KINDS else 99, k)
-        ):
-            counts = kinds[kind]
+        for kind, counts in kinds.items():  # in LINK_KINDS order
             stats = length_stats(counts)
             rows.append(
                 {

@@ -14,7 +14,7 @@ from typing import Any
 from fabricc.emit import Artifact
 from fabricc.emit.lengths import cable_lengths, length_stats
 from fabricc.emit.tables import json_text
-from fabricc.ir import ENDPOINT_LEAF, LEAF_SPINE, LINK_KINDS, SPINE_CORE, Fabric
+from fabricc.ir import ENDPOINT_LEAF, LEAF_SPINE, SPINE_CORE, Fabric
 from fabricc.synth.bom import bom_lines, cable_kinds, network_lines, unique_cables
 
 TIERS = ("leaf", "spine", "core")
@@ -48,10 +48,6 @@ def _endpoint_cables(fabric: Fabric, network: str) -> dict[str, int]:
     links = len(endpoint_links)
     ordered = sum(cable.quantity for cable in unique_cables(endpoint_links))
     return {"by_link": links, "by_host_cage": len(host_ports), "ordered": ordered}
-
-
-def _kind_order(kind: str) -> tuple[int, str]:
-    return (LINK_KINDS.index(kind) if kind in LINK_KINDS else len(LINK_KINDS), kind)
 
 
 def _summary(fabric: Fabric) -> dict[str, Any]:
@@ -96,10 +92,7 @@ def _summary(fabric: Fabric) -> dict[str, Any]:
                 ln.item.part_number: ln.quantity for ln in lines if ln.item.category == "cable"
             },
             "cable_lengths": {
-                kind: length_stats(counts)
-                for kind, counts in sorted(
-                    lengths.get(name, {}).items(), key=lambda item: _kind_order(item[0])
-                )
+                kind: length_stats(counts) for kind, counts in lengths.get(name, {}).items()
             },
         }
         if topology.topology != "fat-tree":  # fat-trees keep their summary as it was
