@@ -17,6 +17,7 @@ from fabricc.emit.diagrams import style
 from fabricc.emit.diagrams.dot import Graph, Html, html_escape
 from fabricc.emit.diagrams.model import PINNED, Diagram
 from fabricc.ir import ENDPOINT_LEAF, GLOBAL, TORUS, Fabric, NetworkTopology
+from fabricc.synth.torus import shifted
 
 GROUPS_DRAWN = 16  # dragonfly-plus groups drawn one by one (16 x 15 / 2 = 120 lines)
 LAYER_DRAWN = 64  # torus switches of one x-y layer drawn one by one
@@ -179,9 +180,7 @@ def _torus(fabric: Fabric, topology: NetworkTopology, graph: Graph) -> str:
                 continue
             if c + 1 == size and size > 2:
                 continue  # the wrap-around link would run over the row; the caption says it
-            coords = [*places[i]]
-            coords[dim] = c + 1
-            peer = index_at[tuple(coords)]
+            peer = index_at[shifted(places[i], dims, dim, 1)]
             graph.edge(
                 f"s{i}",
                 f"s{peer}",
