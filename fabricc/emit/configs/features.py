@@ -46,14 +46,31 @@ def _possible(fabric: Fabric, network: str) -> bool:
     )
 
 
+# (network, model of end a, model of end b, speed): the few kinds of switch-to-switch link
+LinkKind = tuple[str, str, str, int]
+
+
 def link_routes_adaptively(fabric: Fabric, link: Link) -> bool:
     """A switch-to-switch link runs adaptive routing: the network can (spec wish, os, every
-    switch model) and both ends' models route adaptively at the link's speed."""
-    if link.kind not in SWITCH_LINKS or not _possible(fabric, link.network):
+    switch model) and both ends' models route adaptively at the link's speed. Asked per link
+    end by the NVUE emitter: the answer is kept per kind of link (network, models, speed)."""
+    if link.kind not in SWITCH_LINKS:
+        return False
+    devices = fabric.devices
+    kind = (link.network, devices[link.a].model, devices[link.b].model, link.speed)
+    answers: dict[LinkKind, bool] = fabric.derived("features.link_adaptive", dict)
+    found = answers.get(kind)
+    if found is None:
+        found = answers[kind] = _kind_routes_adaptively(fabric, *kind)
+    return found
+
+
+def _kind_routes_adaptively(fabric: Fabric, network: str, a: str, b: str, speed: int) -> bool:
+    if not _possible(fabric, network):
         return False
     switches = fabric.loaded.catalog.catalog.switches
-    ends = [switches[fabric.devices[name].model] for name in (link.a, link.b)]
-    return routes_adaptively_at(fabric.loaded.networks[link.network].spec, ends, link.speed)
+    spec = fabric.loaded.networks[network].spec
+    return routes_adaptively_at(spec, [switches[a], switches[b]], speed)
 
 
 def adaptive_routing(fabric: Fabric, network: str) -> bool:
