@@ -81,7 +81,7 @@ def qos_function(plan: QosPlan, number: int) -> str:
     return render("host/_nic_qos.j2", qos=plan, number=number)
 
 
-def _pci_addresses(fabric: Fabric, model: str) -> dict[str, str]:
+def pci_addresses(fabric: Fabric, model: str) -> dict[str, str]:
     """RDMA device -> PCI address of the NIC functions in the model's host topology."""
 
     def compute() -> dict[str, str]:
@@ -98,7 +98,7 @@ def host_nics(ctx: ConfigContext, device: Device) -> list[HostNic]:
     A port's devices come from the fabric's port_devices, a network's QoS plan and MTU from the
     context: each is looked up once, not per NIC."""
     of_port = port_devices(ctx.fabric)
-    pci = _pci_addresses(ctx.fabric, device.model)
+    pci = pci_addresses(ctx.fabric, device.model)
     nics: list[HostNic] = []
     routed = ctx.routed_switch
     networks = ctx.fabric.loaded.networks

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from fabricc.emit import Artifact
 from fabricc.emit.configs.context import ConfigContext
 from fabricc.emit.configs.features import adaptive_routing
+from fabricc.emit.configs.hosts import pci_addresses
 from fabricc.ir import ENDPOINT_LEAF
 
 PROFILE = "RA2.2"
@@ -73,10 +74,9 @@ def supernic_files(ctx: ConfigContext) -> list[Artifact]:
         if device.kind not in ("node", "tray") or catalog.nodes[device.model].gpus == 0:
             continue
         model = catalog.nodes[device.model]
-        topology = catalog.host_topologies.get(device.model)
-        if topology is None:
+        busids = pci_addresses(fabric, device.model)  # none without a host topology
+        if not busids:
             continue
-        busids = {name: node.busid for name, node in topology.nic_nodes().items()}
         for end in ctx.ends(device.name):
             network = end.link.network
             if end.kind != ENDPOINT_LEAF or not end.upward:
