@@ -245,8 +245,8 @@ def opensm_files(ctx: ConfigContext, subnet: IbSubnet) -> list[Artifact]:
         )
     ]
     nvidia = nvidia_sm(ctx, subnet)
+    nvidia_files = _files(nvidia.engine, subnet, bool(computes)) if nvidia is not None else {}
     if nvidia is not None:
-        nvidia_files = _files(nvidia.engine, subnet, bool(computes))
         artifacts.append(
             (
                 f"{folder}/nvidia-sm.conf",
@@ -266,9 +266,8 @@ def opensm_files(ctx: ConfigContext, subnet: IbSubnet) -> list[Artifact]:
                 f"restart UFM.\n{UFM_SHARP_SECTION}",
             )
         )
-    if files["root_guid_file"] is not None or (
-        nvidia is not None and nvidia.engine in ROOTED_ENGINES and subnet.roots
-    ):
+    # the root GUIDs, where opensm.conf or nvidia-sm.conf names them
+    if files["root_guid_file"] is not None or nvidia_files.get("root_guid_file") is not None:
         artifacts.append(
             (f"{folder}/root_guids.conf", "".join(f"{guid_text(n.guid)}\n" for n in subnet.roots))
         )
