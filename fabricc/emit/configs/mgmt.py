@@ -183,7 +183,7 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
         else None
     )
     routed_network = net.inband.network if net.inband is not None and routed else None
-    # the in-band top tier and the access switches that route into it
+    # the in-band top tier, which the access switches route into
     routers = set(net.inband.real) if net.inband is not None else set()
     neighbors: Tree = {}
     mgmt = mgmt_port_end(ctx, device)
@@ -211,12 +211,11 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
                 interfaces[name] = {**swp(ctx, device, end, mtu), "bridge": bridge}
         elif end.kind == PEER:
             interfaces[name] = swp(ctx, device, end, mtu)
-        elif end.kind == UPLINK and (end.far if end.upward else device.name) in routers:
-            # an access switch's uplink into the in-band top tier: routed, BGP unnumbered
-            interfaces[name] = swp(ctx, device, end, mtu)
-            neighbors[name] = {"type": "unnumbered", "remote-as": "external"}
-        elif end.link.network == routed_network and end.kind in (LEAF_SPINE, SPINE_CORE):
-            # a leaf-spine or spine-core link of an in-band network routed at its leaves
+        elif (end.kind == UPLINK and (end.far if end.upward else device.name) in routers) or (
+            end.link.network == routed_network and end.kind in (LEAF_SPINE, SPINE_CORE)
+        ):
+            # routed, BGP unnumbered: an access switch's uplink into the in-band top tier, or a
+            # leaf-spine or spine-core link of an in-band network routed at its leaves
             interfaces[name] = swp(ctx, device, end, mtu)
             neighbors[name] = {"type": "unnumbered", "remote-as": "external"}
         elif end.kind == UPLINK and end.upward:
