@@ -3,9 +3,9 @@
 Consumes a switch of an ethernet compute or storage network with os: cumulus, the ConfigContext
 and the QoS plan; produces the NVUE `set` tree (structured config, rendered by nvue_text):
 system, management interface, breakouts, host /31s, loopback, router bgp with unnumbered (or
-numbered) neighbors in one peer group, adaptive routing (Spectrum-X: on every
-switch-to-switch port that features.link_routes_adaptively names, and globally where one is), and lossless RoCE -
-`qos roce` plus every value it implies written out (trust, DSCP -> switch priority, PFC, ECN
+numbered) neighbors in one peer group, adaptive routing (Spectrum-X: on every switch-to-switch
+port that features.link_routes_adaptively names, and globally where one is), and lossless RoCE
+- `qos roce` plus every value it implies written out (trust, DSCP -> switch priority, PFC, ECN
 thresholds, egress queues and scheduler). Keys are inserted in the order the file lists them;
 nvue_text writes the tree as YAML into templates/cumulus/startup.yaml.j2. The helpers at the top
 are shared with the management switch builder.

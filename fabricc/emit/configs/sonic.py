@@ -3,9 +3,10 @@
 Consumes a switch of an ethernet compute or storage network whose network asks for os: sonic, the
 ConfigContext (ports, far ends, QoS plan) and the cabling plan's cable lengths; produces the
 config_db tables as a dict (serialized with json by the caller): DEVICE_METADATA (with the HWSKU
-the port plan chooses, see fabricc/catalog/sonic.py, and a MAC), VERSIONS (the spec's SONiC release), PORT
-and BREAKOUT_CFG for every port of the platform, LOOPBACK_INTERFACE, INTERFACE (host /31s; fabric links numbered or
-IPv6 link-local only for BGP unnumbered), MGMT_PORT/MGMT_INTERFACE, the lossless RoCE tables
+the port plan chooses, see fabricc/catalog/sonic.py, and a MAC), VERSIONS (the spec's SONiC
+release), PORT and BREAKOUT_CFG for every port of the platform, LOOPBACK_INTERFACE, INTERFACE
+(host /31s; fabric links numbered or IPv6 link-local only for BGP unnumbered),
+MGMT_PORT/MGMT_INTERFACE, the lossless RoCE tables
 (DSCP_TO_TC_MAP, TC_TO_PRIORITY_GROUP_MAP, TC_TO_QUEUE_MAP, MAP_PFC_PRIORITY_TO_QUEUE,
 PFC_PRIORITY_TO_PRIORITY_GROUP_MAP, PORT_QOS_MAP, WRED_PROFILE, SCHEDULER, QUEUE), SONiC's dynamic
 buffer model as the SKU's templates generate it (BUFFER_POOL, BUFFER_PROFILE, BUFFER_PG with the
