@@ -26,6 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fabricc.emit import Artifact
+from fabricc.emit.provisioning.k8s import by_rdma_device, rename_rule
 from fabricc.ir import ENDPOINT_LEAF, Fabric
 from fabricc.synth.inbandleaves import routes_at_leaves
 from fabricc.synth.mgmtnet import management_net
@@ -165,11 +166,7 @@ def udev_rules(fabric: Fabric, hosts: dict[str, list[str]]) -> list[Artifact]:
                     f'e.g. SUBSYSTEM=="net", ATTR{{address}}=="<its MAC>", NAME="{interface(k)}"'
                 )
                 continue
-            lines.append(
-                'ACTION=="add", SUBSYSTEM=="net", '
-                "PROGRAM=\"/bin/sh -c 'ls /sys/class/net/%k/device/infiniband'\", "
-                f'RESULT=="{rdma}", NAME="{interface(k)}"'
-            )
+            lines.append(rename_rule(by_rdma_device(rdma), interface(k)))
         out.append((f"provisioning/netplan/{model_name}.rules", "\n".join(lines) + "\n"))
     return out
 
