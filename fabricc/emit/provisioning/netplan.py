@@ -51,6 +51,12 @@ class HostPorts:
     ports: list[str]  # in-band ports, catalog order
     mode: str | None  # the bond's mode, None: the first port alone
 
+    @property
+    def configured(self) -> list[str]:
+        """The ports the netplan file configures (and the udev rules name): a bond's all, else
+        the first."""
+        return self.ports if self.mode is not None else self.ports[:1]
+
 
 def inband_hosts(fabric: Fabric) -> dict[str, HostPorts]:
     """Host -> its in-band ports and how they bond: LACP over the MLAG pair of a dual-homed
@@ -114,7 +120,7 @@ def host_text(fabric: Fabric, host: str, plan: HostPorts) -> str:
         # its leaf group's subnet and gateway where the leaves route, else the spine pair's
         prefixlen, gateway = net.inband.host_gateway(device.inband_ip)
     ports, mode = plan.ports, plan.mode
-    names = [interface(k) for k in range(len(ports) if mode is not None else 1)]
+    names = [interface(k) for k in range(len(plan.configured))]
     if mode is None:
         what = f"in-band port {ports[0]}"
         if len(ports) > 1:
@@ -179,8 +185,5 @@ def emit(fabric: Fabric) -> list[Artifact]:
         (f"provisioning/netplan/{host}.yaml", host_text(fabric, host, plan))
         for host, plan in hosts.items()
     ]
-    named = {
-        host: plan.ports if plan.mode is not None else plan.ports[:1]
-        for host, plan in hosts.items()
-    }
+    named = {host: plan.configured for host, plan in hosts.items()}
     return [*udev_rules(fabric, named), *out]
