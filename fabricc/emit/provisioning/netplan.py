@@ -71,11 +71,12 @@ def inband_hosts(fabric: Fabric) -> dict[str, HostPorts]:
     ports: dict[str, list[str]] = {}
     leaves: dict[str, set[str]] = {}
     network_of: dict[str, str] = {}
-    for link in fabric.links:
-        if link.network in dual and link.kind == ENDPOINT_LEAF:
-            ports.setdefault(link.a, []).append(link.a_port)
-            leaves.setdefault(link.a, set()).add(link.b)
-            network_of[link.a] = link.network
+    for name in dual:  # networks are wired in spec order: the same order as fabric.links
+        for link in fabric.links_of(name):
+            if link.kind == ENDPOINT_LEAF:
+                ports.setdefault(link.a, []).append(link.a_port)
+                leaves.setdefault(link.a, set()).add(link.b)
+                network_of[link.a] = name
     catalog = fabric.loaded.catalog.catalog
     # node model -> (port -> its catalog position, the position of a port the model lacks)
     ranks: dict[str, tuple[dict[str, int], int]] = {}
