@@ -169,13 +169,11 @@ class _Consistency:
         fused = _Fusion(gpus, nets, missing)
         reported: set[int] = set()
         for net in nets:
-            ancestor = net.parent
-            while ancestor is not None:
+            for ancestor in _ancestors(net):
                 key = id(ancestor)
                 if key in missing and key not in reported:
                     reported.add(key)
                     self.fill_split(ancestor, missing[key], fused)
-                ancestor = ancestor.parent
 
     def fill_split(self, node: Node, missing: list[str], fused: _Fusion) -> None:
         what = f"<{node.name}> above a <net> lacks {', '.join(missing)}"
@@ -289,7 +287,4 @@ def _ancestors(node: Node) -> list[Node]:
 
 
 def _ancestor(node: Node, name: str) -> Node | None:
-    current = node.parent
-    while current is not None and current.name != name:
-        current = current.parent
-    return current
+    return next((a for a in _ancestors(node) if a.name == name), None)
