@@ -36,6 +36,7 @@ from fabricc.emit.provisioning.common import (
     groups,
     host_leaves,
     host_links,
+    multi_node_domains,
     port_devices,
 )
 from fabricc.emit.provisioning.slurm import tree
@@ -266,7 +267,7 @@ def networks(fabric: Fabric, found: list[Rail]) -> list[dict[str, object]]:
 def node_labels(fabric: Fabric) -> list[dict[str, object]]:
     labels: dict[str, dict[str, str]] = {}
     # NVLink domains that span nodes (an NVL72 rack); a node-scope domain is the node itself
-    domains = {m: d.name for d in fabric.nvlink_domains if len(d.members) > 1 for m in d.members}
+    domains = {m: d.name for d in multi_node_domains(fabric) for m in d.members}
     for network in compute_networks(fabric)[:1]:
         switches = tree(fabric, network)
         parent = {child: s.name for s in switches for child in s.switches}
