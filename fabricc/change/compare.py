@@ -189,7 +189,7 @@ def _cables(old: Snapshot, new: Snapshot) -> list[CableChange]:
         by_end.setdefault(b_end(row), row)
     used: set[int] = set()
     for row in left_old:
-        for stays, moves, side in ((a_end, b_end, "b"), (b_end, a_end, "a")):
+        for stays, goes, side in ((a_end, b_end, "b"), (b_end, a_end, "a")):
             after = by_end.get(stays(row))
             if after is None or id(after) in used:
                 continue
@@ -198,7 +198,7 @@ def _cables(old: Snapshot, new: Snapshot) -> list[CableChange]:
             target = b_end(after) if a_end(after) == kept else a_end(after)
             detail = (
                 f"keep {end_text(kept)}; move the other end from "
-                f"{end_text(moves(row))} to {end_text(target)}"
+                f"{end_text(goes(row))} to {end_text(target)}"
             )
             changes.append(_cable(RETERMINATED, after, row["cable_id"], detail, side))
             break

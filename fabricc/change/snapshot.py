@@ -167,13 +167,10 @@ def built_design(folder: Path) -> str | None:
     the folder holds no complete build."""
     from fabricc.writer import MARKER
 
-    summary = folder / SUMMARY
-    if not (folder / MARKER).is_file() or not (folder / DEVICES).is_file():
-        return None
-    if not summary.is_file():
+    if not all((folder / name).is_file() for name in (MARKER, DEVICES, SUMMARY)):
         return None
     try:
-        data = json.loads(read_input(summary, MAX_ARTIFACT_BYTES, what="build artifacts"))
+        data = json.loads(read_input(folder / SUMMARY, MAX_ARTIFACT_BYTES, what="build artifacts"))
     except (OSError, ValueError, InputError):
         return None
     name = data.get("name") if isinstance(data, dict) else None

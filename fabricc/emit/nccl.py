@@ -2,7 +2,9 @@
 
 Consumes the Fabric IR, the catalog's host topologies and `outputs.nccl.profile`; produces
 nccl/<node-type>.xml (the NCCL_TOPO_FILE), nccl/<node-type>.env (NCCL_TOPO_FILE, NCCL_IB_HCA,
-NCCL_IB_TC/SL, NCCL_SOCKET_IFNAME) and nccl/README.md (where the files go and how to verify them).
+NCCL_IB_TC/SL, NCCL_COLLNET_ENABLE where the network runs SHARP, NCCL_NET_PLUGIN where it runs
+adaptive routing (Spectrum-X), NCCL_SOCKET_IFNAME) and nccl/README.md (where the files go and how
+to verify them).
 A node type is a GPU node model, or the compute tray of a rack-scale system (NCCL wants one tray
 per file). Groups of one model that the design treats differently get one pair of files each.
 """

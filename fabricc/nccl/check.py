@@ -290,13 +290,14 @@ class _Checker:
             else:
                 self.value(node, attribute)
         counts = Counter(child.name for child in node.children)
+        holds_gpu = node.name == "pci" and counts["gpu"] > 0
         required = list(REQUIRED.get(node.name, ()))
         if node.name == "cpu":
             if node.get("arch") == "x86_64":
                 required.append("vendor")
             if node.get("vendor") in CPUID_MODEL_VENDORS:
                 required.extend(("familyid", "modelid"))
-        if node.name == "pci" and counts["gpu"]:
+        if holds_gpu:
             required = list(GPU_PCI_REQUIRED)
         if node.name == "nvlink" and (node.get("tclass") or "0x03").startswith("0x03"):
             required.append("target")  # a GPU peer, or the lookup that fills tclass
@@ -312,25 +313,26 @@ class _Checker:
                 "one and drops the NIC silently (ncclTopoTrimXml); a real host's NIC is placed "
                 "from /sys without this element's settings",
             )
-        if node.name == "pci" and counts["gpu"]:
-            self.mlopart(node)
+        if holds_gpu:
+            self.gpu_pci(node)
         if node.name == "pci" and counts["nic"] > 1:
             self.add(node, "child-count", "a <pci> holds at most one <nic> (one per PCI function)")
         if node.name == "gpu" and counts["c2c"] > 1:
             self.add(node, "child-count", "a <gpu> holds at most one <c2c>")
         if node.name == "nic" and counts["net"] == 0:
             self.add(node, "child-count", "a <nic> without <net> is trimmed by NCCL", Level.WARNING)
-        if (
-            node.name == "pci"
-            and counts["gpu"]
-            and node.get("class") is not None
-            and not (node.get("class") or "").startswith("0x03")
-        ):
+
+    def gpu_pci(self, pci: Node) -> None:
+        """A <pci> holding a <gpu>: a GPU class where it has one (NCCL sets 0x03 when absent)
+        and a bus id NCCL can encode the MLOPart partition in."""
+        pci_class = pci.get("class")
+        if pci_class is not None and not pci_class.startswith("0x03"):
             self.add(
-                node,
+                pci,
                 "gpu-class",
-                f"this <pci> holds a <gpu> but has class {node.get('class')!r}; GPUs are 0x03xxxx",
+                f"this <pci> holds a <gpu> but has class {pci_class!r}; GPUs are 0x03xxxx",
             )
+        self.mlopart(pci)
 
     def mlopart(self, pci: Node) -> None:
         """NCCL 2.30.7 (the first release with this check) keeps the low two bits of a GPU's bus

@@ -11,7 +11,7 @@ ncclTopoGetXmlFromSys/ncclTopoGetXmlFromCpu, ncclTopoTrimXml, ncclTopoFuseXml).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Container
 
 from fabricc.nccl.dialect import (
     AFFINITY,
@@ -54,13 +54,12 @@ class _Consistency:
                 f"GPU dev indices {devs} are not 0..{len(devs) - 1} (the nvidia-smi indices)",
                 Level.WARNING,
             )
-        gpu_busids = {
-            busid
-            for gpu in gpus
-            if gpu.parent is not None and (busid := gpu.parent.get("busid")) is not None
-        }
-        self.nvswitch_totals(gpus, gpu_busids)
-        self.gpu_peers(nodes, gpus, gpu_busids)
+        by_busid: dict[str, Node] = {}  # a GPU's <pci> bus id -> the first <gpu> under it
+        for gpu in gpus:
+            if gpu.parent is not None and (busid := gpu.parent.get("busid")) is not None:
+                by_busid.setdefault(busid, gpu)
+        self.nvswitch_totals(gpus, by_busid)
+        self.gpu_peers(nodes, by_busid)
         for node in nodes:
             if node.name == "c2c":
                 cpu = _ancestor(node, "cpu")
@@ -93,7 +92,7 @@ class _Consistency:
             else:
                 first[found.value] = found
 
-    def nvswitch_totals(self, gpus: list[Node], gpu_busids: set[str]) -> None:
+    def nvswitch_totals(self, gpus: list[Node], gpu_busids: Container[str]) -> None:
         totals: dict[Node, int] = {}
         for gpu in gpus:
             links = [c for c in gpu.children if c.name == "nvlink"]
@@ -124,13 +123,9 @@ class _Consistency:
                 "(NCCL multiplies the count by the per-link bandwidth)",
             )
 
-    def gpu_peers(self, nodes: list[Node], gpus: list[Node], gpu_busids: set[str]) -> None:
-        by_busid: dict[str, Node] = {}
-        for gpu in gpus:
-            if gpu.parent is not None and (busid := gpu.parent.get("busid")) is not None:
-                by_busid.setdefault(busid, gpu)
+    def gpu_peers(self, nodes: list[Node], by_busid: dict[str, Node]) -> None:
         for link in (n for n in nodes if n.name == "nvlink"):
-            if not target_class(link, gpu_busids).startswith("0x03"):
+            if not target_class(link, by_busid).startswith("0x03"):
                 continue
             target = link.get("target")
             owner = link.parent
@@ -174,13 +169,11 @@ class _Consistency:
         fused = _Fusion(gpus, nets, missing)
         reported: set[int] = set()
         for net in nets:
-            ancestor = net.parent
-            while ancestor is not None:
+            for ancestor in _ancestors(net):
                 key = id(ancestor)
                 if key in missing and key not in reported:
                     reported.add(key)
                     self.fill_split(ancestor, missing[key], fused)
-                ancestor = ancestor.parent
 
     def fill_split(self, node: Node, missing: list[str], fused: _Fusion) -> None:
         what = f"<{node.name}> above a <net> lacks {', '.join(missing)}"
@@ -223,7 +216,7 @@ class _Consistency:
             masks.append((cpu, mask))
 
 
-def target_class(link: Node, gpu_busids: set[str]) -> str:
+def target_class(link: Node, gpu_busids: Container[str]) -> str:
     """An <nvlink>'s tclass, or the one NCCL fills in when it is absent (xml.cc
     ncclTopoGetXmlFromGpu): the target's PCI class from sysfs, which for a GPU of the file is a
     GPU class, and the NVSwitch class for anything that is not a PCI device."""
@@ -294,7 +287,4 @@ def _ancestors(node: Node) -> list[Node]:
 
 
 def _ancestor(node: Node, name: str) -> Node | None:
-    current = node.parent
-    while current is not None and current.name != name:
-        current = current.parent
-    return current
+    return next((a for a in _ancestors(node) if a.name == name), None)

@@ -3,7 +3,7 @@
 Consumes the Fabric IR; produces the compute hosts (nodes and compute trays with GPUs, in device
 order), each host's compute leaves, the scheduling groups of a compute network (leaves joined by
 the hosts they share: a rail-optimized scalable unit, or a single leaf), the NVLink domain of a
-host, and Slurm hostlist expressions (`dgx[001-004,007]`).
+host, the NVLink domains that span hosts, and Slurm hostlist expressions (`dgx[001-004,007]`).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import networkx as nx
 
-from fabricc.ir import ENDPOINT_LEAF, Device, Fabric, Link
+from fabricc.ir import ENDPOINT_LEAF, Device, Fabric, Link, NvlinkDomain
 
 HOST_KINDS = ("node", "tray")
 _NUMBERED = re.compile(r"^(.*?)(\d+)$")
@@ -154,6 +154,11 @@ def _common_pod(fabric: Fabric, leaves: list[str]) -> tuple[str | None, int] | N
 def _common(values: Iterable[int | None]) -> int | None:
     distinct = set(values)
     return distinct.pop() if len(distinct) == 1 else None
+
+
+def multi_node_domains(fabric: Fabric) -> list[NvlinkDomain]:
+    """NVLink domains that span several OS instances (the trays of a rack-scale system)."""
+    return [d for d in fabric.nvlink_domains if len(d.members) > 1]
 
 
 def nvlink_domain_of(fabric: Fabric) -> dict[str, str]:

@@ -14,15 +14,11 @@ an in-band address gets no file; the README names it.
 from __future__ import annotations
 
 from fabricc.emit import Artifact
+from fabricc.emit.provisioning.common import multi_node_domains
 from fabricc.ir import Fabric, NvlinkDomain
 
 FOLDER = "provisioning/imex"
 NODES_CONFIG = "/etc/nvidia-imex/nodes_config.cfg"
-
-
-def multi_node_domains(fabric: Fabric) -> list[NvlinkDomain]:
-    """NVLink domains that span several OS instances (the trays of a rack-scale system)."""
-    return [d for d in fabric.nvlink_domains if len(d.members) > 1]
 
 
 def nodes_config(fabric: Fabric, domain: NvlinkDomain) -> str | None:

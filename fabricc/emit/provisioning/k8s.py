@@ -36,6 +36,7 @@ from fabricc.emit.provisioning.common import (
     groups,
     host_leaves,
     host_links,
+    multi_node_domains,
     port_devices,
 )
 from fabricc.emit.provisioning.slurm import tree
@@ -101,6 +102,16 @@ def rails(fabric: Fabric) -> list[Rail]:
     return [found[k] for k in sorted(found)]
 
 
+def by_rdma_device(rdma: str) -> str:
+    """A udev match for the netdev whose PCI function holds the RDMA device `rdma`."""
+    return f'PROGRAM="/bin/sh -c \'ls /sys/class/net/%k/device/infiniband\'", RESULT=="{rdma}"'
+
+
+def rename_rule(match: str, name: str) -> str:
+    """The udev rule that names the netdev `match` selects (shared with netplan.py)."""
+    return f'ACTION=="add", SUBSYSTEM=="net", {match}, NAME="{name}"'
+
+
 def udev_rules(fabric: Fabric, found: list[Rail]) -> list[Artifact]:
     """A rail's netdev is matched by the PCI address of its NIC function where the model's host
     topology gives one (the kernel numbers RDMA devices in probe order, so the second function
@@ -112,15 +123,8 @@ def udev_rules(fabric: Fabric, found: list[Rail]) -> list[Artifact]:
         for model, rdma in sorted(rail.devices.items()):
             topology = topologies.get(model)
             node = topology.nic_nodes().get(rdma) if topology is not None else None
-            match = (
-                f'KERNELS=="{node.busid}"'
-                if node is not None
-                else "PROGRAM=\"/bin/sh -c 'ls /sys/class/net/%k/device/infiniband'\", "
-                f'RESULT=="{rdma}"'
-            )
-            by_model.setdefault(model, []).append(
-                f'ACTION=="add", SUBSYSTEM=="net", {match}, NAME="{rail.name}"'
-            )
+            match = f'KERNELS=="{node.busid}"' if node is not None else by_rdma_device(rdma)
+            by_model.setdefault(model, []).append(rename_rule(match, rail.name))
     return [
         (
             f"provisioning/k8s/udev/{model}.rules",
@@ -263,7 +267,7 @@ def networks(fabric: Fabric, found: list[Rail]) -> list[dict[str, object]]:
 def node_labels(fabric: Fabric) -> list[dict[str, object]]:
     labels: dict[str, dict[str, str]] = {}
     # NVLink domains that span nodes (an NVL72 rack); a node-scope domain is the node itself
-    domains = {m: d.name for d in fabric.nvlink_domains if len(d.members) > 1 for m in d.members}
+    domains = {m: d.name for d in multi_node_domains(fabric) for m in d.members}
     for network in compute_networks(fabric)[:1]:
         switches = tree(fabric, network)
         parent = {child: s.name for s in switches for child in s.switches}

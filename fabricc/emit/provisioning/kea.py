@@ -67,9 +67,11 @@ def reservations(fabric: Fabric, switch: str, links: list[Link]) -> list[dict[st
 
 def subnets(fabric: Fabric) -> list[dict[str, object]]:
     cables: dict[str, list[Link]] = {}  # access switch -> its management cables, in link order
-    for link in fabric.links:
-        if link.kind == MGMT:
-            cables.setdefault(link.b, []).append(link)
+    for name, network in fabric.loaded.networks.items():
+        if network.spec.role == "oob":  # the management cables are its links (synth/oob.py)
+            for link in fabric.links_of(name):
+                if link.kind == MGMT:
+                    cables.setdefault(link.b, []).append(link)
     out: list[dict[str, object]] = []
     for number, access in enumerate(management_net(fabric).subnets.values(), 1):
         subnet: dict[str, object] = {

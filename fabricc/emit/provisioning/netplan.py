@@ -26,6 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fabricc.emit import Artifact
+from fabricc.emit.provisioning.k8s import by_rdma_device, rename_rule
 from fabricc.ir import ENDPOINT_LEAF, Fabric
 from fabricc.synth.inbandleaves import routes_at_leaves
 from fabricc.synth.mgmtnet import management_net
@@ -50,6 +51,12 @@ class HostPorts:
     ports: list[str]  # in-band ports, catalog order
     mode: str | None  # the bond's mode, None: the first port alone
 
+    @property
+    def configured(self) -> list[str]:
+        """The ports the netplan file configures (and the udev rules name): a bond's all, else
+        the first."""
+        return self.ports if self.mode is not None else self.ports[:1]
+
 
 def inband_hosts(fabric: Fabric) -> dict[str, HostPorts]:
     """Host -> its in-band ports and how they bond: LACP over the MLAG pair of a dual-homed
@@ -64,11 +71,12 @@ def inband_hosts(fabric: Fabric) -> dict[str, HostPorts]:
     ports: dict[str, list[str]] = {}
     leaves: dict[str, set[str]] = {}
     network_of: dict[str, str] = {}
-    for link in fabric.links:
-        if link.network in dual and link.kind == ENDPOINT_LEAF:
-            ports.setdefault(link.a, []).append(link.a_port)
-            leaves.setdefault(link.a, set()).add(link.b)
-            network_of[link.a] = link.network
+    for name in dual:  # networks are wired in spec order: the same order as fabric.links
+        for link in fabric.links_of(name):
+            if link.kind == ENDPOINT_LEAF:
+                ports.setdefault(link.a, []).append(link.a_port)
+                leaves.setdefault(link.a, set()).add(link.b)
+                network_of[link.a] = name
     catalog = fabric.loaded.catalog.catalog
     # node model -> (port -> its catalog position, the position of a port the model lacks)
     ranks: dict[str, tuple[dict[str, int], int]] = {}
@@ -113,7 +121,7 @@ def host_text(fabric: Fabric, host: str, plan: HostPorts) -> str:
         # its leaf group's subnet and gateway where the leaves route, else the spine pair's
         prefixlen, gateway = net.inband.host_gateway(device.inband_ip)
     ports, mode = plan.ports, plan.mode
-    names = [interface(k) for k in range(len(ports) if mode is not None else 1)]
+    names = [interface(k) for k in range(len(plan.configured))]
     if mode is None:
         what = f"in-band port {ports[0]}"
         if len(ports) > 1:
@@ -165,11 +173,7 @@ def udev_rules(fabric: Fabric, hosts: dict[str, list[str]]) -> list[Artifact]:
                     f'e.g. SUBSYSTEM=="net", ATTR{{address}}=="<its MAC>", NAME="{interface(k)}"'
                 )
                 continue
-            lines.append(
-                'ACTION=="add", SUBSYSTEM=="net", '
-                "PROGRAM=\"/bin/sh -c 'ls /sys/class/net/%k/device/infiniband'\", "
-                f'RESULT=="{rdma}", NAME="{interface(k)}"'
-            )
+            lines.append(rename_rule(by_rdma_device(rdma), interface(k)))
         out.append((f"provisioning/netplan/{model_name}.rules", "\n".join(lines) + "\n"))
     return out
 
@@ -182,8 +186,5 @@ def emit(fabric: Fabric) -> list[Artifact]:
         (f"provisioning/netplan/{host}.yaml", host_text(fabric, host, plan))
         for host, plan in hosts.items()
     ]
-    named = {
-        host: plan.ports if plan.mode is not None else plan.ports[:1]
-        for host, plan in hosts.items()
-    }
+    named = {host: plan.configured for host, plan in hosts.items()}
     return [*udev_rules(fabric, named), *out]
