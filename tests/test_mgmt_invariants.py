@@ -38,7 +38,8 @@ import yaml
 from fabricc.build import compile_design
 from fabricc.emit import Artifact
 from fabricc.spec.loader import load_spec
-from tests.configs_support import cables
+from tests.configs_support import by_path, cables, config_dbs
+from tests.frr_support import cumulus_port
 from tests.support import EXAMPLE_NAMES, EXAMPLES, compiled
 
 LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -71,7 +72,6 @@ VARIATIONS: dict[str, dict[str, Any]] = {
     "inband-3-tiers": {"networks.inband.tiers": 3},
 }
 DESIGNS = [*EXAMPLE_NAMES, *VARIATIONS]
-BRIDGING_DESIGNS = DESIGNS
 
 
 # -- the emitted files, parsed ---------------------------------------------------------------
@@ -123,17 +123,13 @@ def _artifacts(design: str) -> tuple[dict[str, str], dict[str, str]]:
     else:
         fabric, artifacts = compiled(design)
     roles: dict[str, str] = {n: network.spec.role for n, network in fabric.loaded.networks.items()}
-    return {path: text for path, text in artifacts if isinstance(text, str)}, roles
+    return by_path(artifacts), roles
 
 
 @functools.cache
 def outputs(design: str) -> Outputs:
     files, roles = _artifacts(design)
-    config_db = {
-        path.split("/")[1]: json.loads(text)
-        for path, text in files.items()
-        if path.startswith("configs/") and path.endswith("/config_db.json")
-    }
+    config_db = config_dbs(files)
     trees = {
         path.split("/")[1]: _set_tree(path, text)
         for path, text in files.items()
@@ -173,14 +169,6 @@ def _nvue_addresses(entry: dict[str, Any]) -> Iterator[Interface]:
         yield Interface(prefix)
     for prefix in ip.get("vrr", {}).get("address", {}):
         yield Interface(prefix)
-
-
-def _swp(port: str) -> str:
-    """A cabling plan's switch port as Cumulus names it: 49 is swp49, 17/2 is swp17s1."""
-    if not port[:1].isdigit():
-        return port
-    cage, _, sub = port.partition("/")
-    return f"swp{cage}" if not sub else f"swp{cage}s{int(sub) - 1}"
 
 
 # -- (a) gateways ----------------------------------------------------------------------------
@@ -265,8 +253,8 @@ def layer2(out: Outputs) -> dict[str, int]:
         if row["kind"] == "mgmt" or a not in out.nvue or b not in out.nvue:
             continue
         ends = (
-            _port_use(out.nvue[a], _swp(row["a_port"])),
-            _port_use(out.nvue[b], _swp(row["b_port"])),
+            _port_use(out.nvue[a], cumulus_port(row["a_port"])),
+            _port_use(out.nvue[b], cumulus_port(row["b_port"])),
         )
         if all(isinstance(e, PortUse) and (e.bridged or e.via == "peerlink") for e in ends):
             graph.add_edge(a, b)
@@ -360,7 +348,7 @@ def ztp_problems(out: Outputs) -> list[str]:
             problems.append(f"{switch}: reservation outside its subnet {subnet}")
         cable = mgmt_cables.get(switch)
         if cable is None or reservation["circuit-id"] not in (
-            f"'{_swp(cable['b_port'])}'",
+            f"'{cumulus_port(cable['b_port'])}'",
             f"'{cable['b_port']}'",
         ):
             problems.append(f"{switch}: circuit-id {reservation['circuit-id']} is not its cable")
@@ -453,7 +441,7 @@ def bond_problems(out: Outputs) -> list[str]:
             problems.append(f"{host}: its leaves {leaves} are no MLAG pair")
         ids = set()
         for leaf in leaves:
-            swps = {_swp(r["b_port"]) for r in rows if r["b_device"] == leaf}
+            swps = {cumulus_port(r["b_port"]) for r in rows if r["b_device"] == leaf}
             holding = [
                 entry
                 for entry in out.nvue.get(leaf, {}).get("interface", {}).values()
@@ -522,14 +510,14 @@ class Bridging:
         pair = "+".join(sorted((row["a_device"], row["b_device"])))
         self.group[row["a_device"]] = self.group[row["b_device"]] = pair
         for switch, port in ((row["a_device"], row["a_port"]), (row["b_device"], row["b_port"])):
-            use = _port_use(out.nvue.get(switch, {}), _swp(port))
+            use = _port_use(out.nvue.get(switch, {}), cumulus_port(port))
             if not isinstance(use, PortUse) or use.via != "peerlink":
                 self.problems.append(f"{switch}:{port}: a peer link outside the peerlink")
 
     def side(self, out: Outputs, switch: str, port: str, far: str) -> PortUse | None:
         if switch not in out.nvue:
             return None  # SONiC: routed ports (tests/test_configs_sonic.py)
-        use = _port_use(out.nvue[switch], _swp(port))
+        use = _port_use(out.nvue[switch], cumulus_port(port))
         if not isinstance(use, PortUse):
             self.problems.append(f"{switch}: {use} (towards {far})")
             return None
@@ -593,7 +581,7 @@ def bridging_problems(out: Outputs) -> list[str]:
     return bridging(out).problems
 
 
-@pytest.mark.parametrize("design", BRIDGING_DESIGNS)
+@pytest.mark.parametrize("design", DESIGNS)
 def test_no_switch_to_switch_link_is_left_to_spanning_tree(design: str) -> None:
     problems = bridging_problems(outputs(design))
     assert not problems, "\n".join(problems[:20])
