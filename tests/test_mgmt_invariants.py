@@ -394,15 +394,14 @@ def bond_problems(out: Outputs) -> list[str]:
     problems = []
 
     # dual-homed hosts, and any host given an LACP bond: the leaves must bond its ports too
-    def plan(host: str) -> dict[str, Any]:
+    plans: dict[str, dict[str, Any]] = {}  # host -> its netplan `network`, {} without one
+    for host in ports:
         path = f"provisioning/netplan/{host}.yaml"
-        if path not in out.files:
-            return {}
-        network: dict[str, Any] = yaml.load(out.files[path], Loader=LOADER)["network"]
-        return network
+        text = out.files.get(path)
+        plans[host] = yaml.load(text, Loader=LOADER)["network"] if text is not None else {}
 
     def mode(host: str) -> str | None:
-        bonds = plan(host).get("bonds", {})
+        bonds = plans[host].get("bonds", {})
         return next((b.get("parameters", {}).get("mode") for b in bonds.values()), None)
 
     bonded = {
@@ -412,12 +411,12 @@ def bond_problems(out: Outputs) -> list[str]:
         or mode(host) == "802.3ad"
     }
     for host, rows in sorted(ports.items()):
-        if host in bonded or not plan(host):
+        if host in bonded or not plans[host]:
             continue
         # a host the leaves bond nothing for: an active-backup bond over its cabled ports, or
         # its first port alone, with an address either way
-        bonds = plan(host).get("bonds", {})
-        where = next(iter(bonds.values()), None) or next(iter(plan(host)["ethernets"].values()))
+        bonds = plans[host].get("bonds", {})
+        where = next(iter(bonds.values()), None) or next(iter(plans[host]["ethernets"].values()))
         if not where.get("addresses"):
             problems.append(f"{host}: its in-band netplan gives no address")
         if bonds and len(next(iter(bonds.values()))["interfaces"]) != len(rows):
@@ -427,7 +426,7 @@ def bond_problems(out: Outputs) -> list[str]:
         if path not in out.files:
             problems.append(f"{host}: cabled to {sorted({r['b_device'] for r in rows})}, no {path}")
             continue
-        bonds = plan(host).get("bonds", {})
+        bonds = plans[host].get("bonds", {})
         members = [m for bond in bonds.values() for m in bond.get("interfaces", [])]
         if len(bonds) != 1 or len(members) != len(rows):
             problems.append(f"{path}: {len(bonds)} bonds over {members}, {len(rows)} cables")
