@@ -171,6 +171,16 @@ def _nvue_addresses(entry: dict[str, Any]) -> Iterator[Interface]:
         yield Interface(prefix)
 
 
+def _inband_ports(out: Outputs) -> dict[str, list[dict[str, str]]]:
+    """Host -> its cables to the leaves of the in-band networks."""
+    inband = {name for name, role in out.roles.items() if role == "inband"}
+    ports: dict[str, list[dict[str, str]]] = {}
+    for row in out.cables:
+        if row["network"] in inband and row["kind"] == "endpoint-leaf":
+            ports.setdefault(row["a_device"], []).append(row)
+    return ports
+
+
 # -- (a) gateways ----------------------------------------------------------------------------
 
 
@@ -185,11 +195,9 @@ class Gateway:
 
 def gateways(out: Outputs) -> Iterator[Gateway]:
     mgmt_cables = {row["a_device"]: row["b_device"] for row in out.cables if row["kind"] == "mgmt"}
-    inband = {name for name, role in out.roles.items() if role == "inband"}
-    leaves: dict[str, tuple[str, ...]] = {}
-    for row in out.cables:
-        if row["network"] in inband and row["kind"] == "endpoint-leaf":
-            leaves[row["a_device"]] = (*leaves.get(row["a_device"], ()), row["b_device"])
+    leaves = {
+        host: tuple(row["b_device"] for row in rows) for host, rows in _inband_ports(out).items()
+    }
     for switch, tree in out.nvue.items():
         path = f"configs/{switch}/startup.yaml"
         interfaces = tree.get("interface", {})
@@ -382,10 +390,7 @@ def test_every_switch_with_a_ztp_file_gets_its_address_and_ztp_url(design: str) 
 
 def bond_problems(out: Outputs) -> list[str]:
     inband = {name for name, role in out.roles.items() if role == "inband"}
-    ports: dict[str, list[dict[str, str]]] = {}
-    for row in out.cables:
-        if row["network"] in inband and row["kind"] == "endpoint-leaf":
-            ports.setdefault(row["a_device"], []).append(row)
+    ports = _inband_ports(out)
     peers = {
         frozenset((row["a_device"], row["b_device"]))
         for row in out.cables
