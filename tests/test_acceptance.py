@@ -21,6 +21,7 @@ from fabricc.errors import DesignError
 from fabricc.ir import ENDPOINT_LEAF, LEAF_SPINE, PEER
 from fabricc.spec.loader import load_spec
 from tests.support import EXAMPLES, compile_text, compiled
+from tests.test_configs_hosts import rows as nic_rows
 
 # RA-11333 Table 4: SU, nodes, GPUs, leaves, spines, node+UFM cables, leaf-spine cables.
 RA_11333_TABLE_4 = [
@@ -740,8 +741,7 @@ def test_gb300_su_on_spectrum_x_splits_every_gpu_over_two_planes() -> None:
     # each plane has its own RDMA device and netdev on the host, and NCCL uses both
     host = dict(artifacts)["configs/hosts/gb300-01-c01.sh"]
     assert isinstance(host, str)
-    table = host.split("3<<'NICS'\n", 1)[1].split("\nNICS\n", 1)[0].splitlines()
-    compute_pci = [row.split()[2] for row in table if row.split()[11] == "yes"]
+    compute_pci = [row[2] for row in nic_rows(host) if row[11] == "yes"]
     assert len(compute_pci) == 8 == len(set(compute_pci))
     env = dict(artifacts)["nccl/gb300-compute-tray.env"]
     assert isinstance(env, str)

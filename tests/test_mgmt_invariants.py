@@ -38,7 +38,8 @@ import yaml
 from fabricc.build import compile_design
 from fabricc.emit import Artifact
 from fabricc.spec.loader import load_spec
-from tests.configs_support import cables
+from tests.configs_support import by_path, cables, config_dbs
+from tests.frr_support import cumulus_port
 from tests.support import EXAMPLE_NAMES, EXAMPLES, compiled
 
 LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -71,7 +72,6 @@ VARIATIONS: dict[str, dict[str, Any]] = {
     "inband-3-tiers": {"networks.inband.tiers": 3},
 }
 DESIGNS = [*EXAMPLE_NAMES, *VARIATIONS]
-BRIDGING_DESIGNS = DESIGNS
 
 
 # -- the emitted files, parsed ---------------------------------------------------------------
@@ -123,17 +123,13 @@ def _artifacts(design: str) -> tuple[dict[str, str], dict[str, str]]:
     else:
         fabric, artifacts = compiled(design)
     roles: dict[str, str] = {n: network.spec.role for n, network in fabric.loaded.networks.items()}
-    return {path: text for path, text in artifacts if isinstance(text, str)}, roles
+    return by_path(artifacts), roles
 
 
 @functools.cache
 def outputs(design: str) -> Outputs:
     files, roles = _artifacts(design)
-    config_db = {
-        path.split("/")[1]: json.loads(text)
-        for path, text in files.items()
-        if path.startswith("configs/") and path.endswith("/config_db.json")
-    }
+    config_db = config_dbs(files)
     trees = {
         path.split("/")[1]: _set_tree(path, text)
         for path, text in files.items()
@@ -175,12 +171,14 @@ def _nvue_addresses(entry: dict[str, Any]) -> Iterator[Interface]:
         yield Interface(prefix)
 
 
-def _swp(port: str) -> str:
-    """A cabling plan's switch port as Cumulus names it: 49 is swp49, 17/2 is swp17s1."""
-    if not port[:1].isdigit():
-        return port
-    cage, _, sub = port.partition("/")
-    return f"swp{cage}" if not sub else f"swp{cage}s{int(sub) - 1}"
+def _inband_ports(out: Outputs) -> dict[str, list[dict[str, str]]]:
+    """Host -> its cables to the leaves of the in-band networks."""
+    inband = {name for name, role in out.roles.items() if role == "inband"}
+    ports: dict[str, list[dict[str, str]]] = {}
+    for row in out.cables:
+        if row["network"] in inband and row["kind"] == "endpoint-leaf":
+            ports.setdefault(row["a_device"], []).append(row)
+    return ports
 
 
 # -- (a) gateways ----------------------------------------------------------------------------
@@ -197,11 +195,9 @@ class Gateway:
 
 def gateways(out: Outputs) -> Iterator[Gateway]:
     mgmt_cables = {row["a_device"]: row["b_device"] for row in out.cables if row["kind"] == "mgmt"}
-    inband = {name for name, role in out.roles.items() if role == "inband"}
-    leaves: dict[str, tuple[str, ...]] = {}
-    for row in out.cables:
-        if row["network"] in inband and row["kind"] == "endpoint-leaf":
-            leaves[row["a_device"]] = (*leaves.get(row["a_device"], ()), row["b_device"])
+    leaves = {
+        host: tuple(row["b_device"] for row in rows) for host, rows in _inband_ports(out).items()
+    }
     for switch, tree in out.nvue.items():
         path = f"configs/{switch}/startup.yaml"
         interfaces = tree.get("interface", {})
@@ -265,8 +261,8 @@ def layer2(out: Outputs) -> dict[str, int]:
         if row["kind"] == "mgmt" or a not in out.nvue or b not in out.nvue:
             continue
         ends = (
-            _port_use(out.nvue[a], _swp(row["a_port"])),
-            _port_use(out.nvue[b], _swp(row["b_port"])),
+            _port_use(out.nvue[a], cumulus_port(row["a_port"])),
+            _port_use(out.nvue[b], cumulus_port(row["b_port"])),
         )
         if all(isinstance(e, PortUse) and (e.bridged or e.via == "peerlink") for e in ends):
             graph.add_edge(a, b)
@@ -360,7 +356,7 @@ def ztp_problems(out: Outputs) -> list[str]:
             problems.append(f"{switch}: reservation outside its subnet {subnet}")
         cable = mgmt_cables.get(switch)
         if cable is None or reservation["circuit-id"] not in (
-            f"'{_swp(cable['b_port'])}'",
+            f"'{cumulus_port(cable['b_port'])}'",
             f"'{cable['b_port']}'",
         ):
             problems.append(f"{switch}: circuit-id {reservation['circuit-id']} is not its cable")
@@ -394,10 +390,7 @@ def test_every_switch_with_a_ztp_file_gets_its_address_and_ztp_url(design: str) 
 
 def bond_problems(out: Outputs) -> list[str]:
     inband = {name for name, role in out.roles.items() if role == "inband"}
-    ports: dict[str, list[dict[str, str]]] = {}
-    for row in out.cables:
-        if row["network"] in inband and row["kind"] == "endpoint-leaf":
-            ports.setdefault(row["a_device"], []).append(row)
+    ports = _inband_ports(out)
     peers = {
         frozenset((row["a_device"], row["b_device"]))
         for row in out.cables
@@ -406,15 +399,14 @@ def bond_problems(out: Outputs) -> list[str]:
     problems = []
 
     # dual-homed hosts, and any host given an LACP bond: the leaves must bond its ports too
-    def plan(host: str) -> dict[str, Any]:
+    plans: dict[str, dict[str, Any]] = {}  # host -> its netplan `network`, {} without one
+    for host in ports:
         path = f"provisioning/netplan/{host}.yaml"
-        if path not in out.files:
-            return {}
-        network: dict[str, Any] = yaml.load(out.files[path], Loader=LOADER)["network"]
-        return network
+        text = out.files.get(path)
+        plans[host] = yaml.load(text, Loader=LOADER)["network"] if text is not None else {}
 
     def mode(host: str) -> str | None:
-        bonds = plan(host).get("bonds", {})
+        bonds = plans[host].get("bonds", {})
         return next((b.get("parameters", {}).get("mode") for b in bonds.values()), None)
 
     bonded = {
@@ -424,12 +416,12 @@ def bond_problems(out: Outputs) -> list[str]:
         or mode(host) == "802.3ad"
     }
     for host, rows in sorted(ports.items()):
-        if host in bonded or not plan(host):
+        if host in bonded or not plans[host]:
             continue
         # a host the leaves bond nothing for: an active-backup bond over its cabled ports, or
         # its first port alone, with an address either way
-        bonds = plan(host).get("bonds", {})
-        where = next(iter(bonds.values()), None) or next(iter(plan(host)["ethernets"].values()))
+        bonds = plans[host].get("bonds", {})
+        where = next(iter(bonds.values()), None) or next(iter(plans[host]["ethernets"].values()))
         if not where.get("addresses"):
             problems.append(f"{host}: its in-band netplan gives no address")
         if bonds and len(next(iter(bonds.values()))["interfaces"]) != len(rows):
@@ -439,7 +431,7 @@ def bond_problems(out: Outputs) -> list[str]:
         if path not in out.files:
             problems.append(f"{host}: cabled to {sorted({r['b_device'] for r in rows})}, no {path}")
             continue
-        bonds = plan(host).get("bonds", {})
+        bonds = plans[host].get("bonds", {})
         members = [m for bond in bonds.values() for m in bond.get("interfaces", [])]
         if len(bonds) != 1 or len(members) != len(rows):
             problems.append(f"{path}: {len(bonds)} bonds over {members}, {len(rows)} cables")
@@ -453,7 +445,7 @@ def bond_problems(out: Outputs) -> list[str]:
             problems.append(f"{host}: its leaves {leaves} are no MLAG pair")
         ids = set()
         for leaf in leaves:
-            swps = {_swp(r["b_port"]) for r in rows if r["b_device"] == leaf}
+            swps = {cumulus_port(r["b_port"]) for r in rows if r["b_device"] == leaf}
             holding = [
                 entry
                 for entry in out.nvue.get(leaf, {}).get("interface", {}).values()
@@ -522,14 +514,14 @@ class Bridging:
         pair = "+".join(sorted((row["a_device"], row["b_device"])))
         self.group[row["a_device"]] = self.group[row["b_device"]] = pair
         for switch, port in ((row["a_device"], row["a_port"]), (row["b_device"], row["b_port"])):
-            use = _port_use(out.nvue.get(switch, {}), _swp(port))
+            use = _port_use(out.nvue.get(switch, {}), cumulus_port(port))
             if not isinstance(use, PortUse) or use.via != "peerlink":
                 self.problems.append(f"{switch}:{port}: a peer link outside the peerlink")
 
     def side(self, out: Outputs, switch: str, port: str, far: str) -> PortUse | None:
         if switch not in out.nvue:
             return None  # SONiC: routed ports (tests/test_configs_sonic.py)
-        use = _port_use(out.nvue[switch], _swp(port))
+        use = _port_use(out.nvue[switch], cumulus_port(port))
         if not isinstance(use, PortUse):
             self.problems.append(f"{switch}: {use} (towards {far})")
             return None
@@ -593,7 +585,7 @@ def bridging_problems(out: Outputs) -> list[str]:
     return bridging(out).problems
 
 
-@pytest.mark.parametrize("design", BRIDGING_DESIGNS)
+@pytest.mark.parametrize("design", DESIGNS)
 def test_no_switch_to_switch_link_is_left_to_spanning_tree(design: str) -> None:
     problems = bridging_problems(outputs(design))
     assert not problems, "\n".join(problems[:20])

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from fabricc.synth.mgmtnet import management_net
-from tests.configs_support import ipv4, nvue
+from tests.configs_support import by_path, cables, ipv4, nvue
 from tests.frr_support import FRR_LIB, Lab, booted, cumulus_port, require_root, run
 from tests.support import compiled, require_tool
 from tests.test_mgmt_routed_leaves import core_tier_design
@@ -50,6 +50,52 @@ def frr_conf(name: str, tree: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def lab_cabling(switch_links: list[dict[str, str]], host_links: list[dict[str, str]]) -> str:
+    """The cables.csv of a lab: the lab helper boots the switch-to-switch cables of one network
+    (here `lab`, as leaf-spine cables) and the host cables of that network."""
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=list(switch_links[0]))
+    writer.writeheader()
+    for row in switch_links:
+        writer.writerow({**row, "network": "lab", "kind": "leaf-spine"})
+    for row in host_links:
+        writer.writerow({**row, "network": "lab"})
+    return out.getvalue()
+
+
+def add_svi(ns: str, svi: str, address: str) -> None:
+    """An SVI's address on an interface of its name (one end of a veth pair left unwired)."""
+    run("ip", "-n", ns, "link", "add", svi, "type", "veth", "peer", "name", f"{svi}p")
+    run("ip", "-n", ns, "link", "set", f"{svi}p", "up")
+    run("ip", "-n", ns, "link", "set", svi, "up")
+    run("ip", "-n", ns, "addr", "add", address, "dev", svi)
+
+
+def wait_for_routes(lab: Lab, wanted: dict[str, set[str]], seconds: float) -> dict[str, set[str]]:
+    """Wait until every switch has the destinations it wants; what is still missing."""
+    deadline = time.monotonic() + seconds
+    missing: dict[str, set[str]] = {}
+    while time.monotonic() < deadline:
+        missing = {n: need - lab.routes(n) for n, need in wanted.items() if need - lab.routes(n)}
+        if not missing:
+            break
+        time.sleep(1)
+    return missing
+
+
+def wait_for_next_hops(lab: Lab, switch: str, prefix: str, paths: int, seconds: float) -> str:
+    """The switch's kernel route to the prefix once it has `paths` next hops (ECMP: they arrive
+    one BGP update at a time after the first), or as it is when the time is up."""
+    deadline = time.monotonic() + seconds
+    route = ""
+    while time.monotonic() < deadline:
+        route = run("ip", "-n", lab.switches[switch].ns, "-4", "route", "show", prefix).stdout
+        if route.count("nexthop") == paths:
+            break
+        time.sleep(1)
+    return route
+
+
 @pytest.mark.tool
 def test_oob_subnets_and_the_in_band_pool_reach_each_other() -> None:
     require_tool("vtysh")
@@ -57,62 +103,27 @@ def test_oob_subnets_and_the_in_band_pool_reach_each_other() -> None:
     if not (FRR_LIB / "bgpd").exists():
         pytest.skip("needs FRR's daemons")
     fabric, artifacts = compiled("superpod-h100-4su")
-    files = {path: text for path, text in artifacts if isinstance(text, str)}
+    files = by_path(artifacts)
     trees = nvue(files)
     net = management_net(fabric)
     assert net.inband is not None
-    rows = [
-        row
-        for row in csv.DictReader(io.StringIO(files["cabling/cables.csv"]))
-        if row["network"] == "oob" and row["kind"] == "uplink"
-    ]
+    rows = [row for row in cables(files) if row["network"] == "oob" and row["kind"] == "uplink"]
     assert len(rows) == 16
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=list(rows[0]))
-    writer.writeheader()
-    for row in rows:  # the lab helper boots the switch-to-switch cables of one network
-        writer.writerow({**row, "kind": "leaf-spine"})
     routers = {*net.subnets, *net.inband.real}
-    lab_files: dict[str, str | bytes] = {"cabling/cables.csv": out.getvalue()}
+    lab_files: dict[str, str | bytes] = {"cabling/cables.csv": lab_cabling(rows, [])}
     for name in routers:
         lab_files[f"configs/{name}/frr.conf"] = frr_conf(name, trees[name])
-    with booted(lab_files, "oob") as lab:
+    with booted(lab_files, "lab") as lab:
         for name, switch in lab.switches.items():
             for svi, entry in trees[name]["interface"].items():
-                if entry.get("type") != "svi":
-                    continue
-                (address,) = ipv4(entry)["address"]
-                run(
-                    "ip",
-                    "-n",
-                    switch.ns,
-                    "link",
-                    "add",
-                    svi,
-                    "type",
-                    "veth",
-                    "peer",
-                    "name",
-                    f"{svi}p",
-                )
-                run("ip", "-n", switch.ns, "link", "set", f"{svi}p", "up")
-                run("ip", "-n", switch.ns, "link", "set", svi, "up")
-                run("ip", "-n", switch.ns, "addr", "add", address, "dev", svi)
+                if entry.get("type") == "svi":
+                    (address,) = ipv4(entry)["address"]
+                    add_svi(switch.ns, svi, address)
         wanted = {
             **{spine: {str(s.network) for s in net.subnets.values()} for spine in net.inband.real},
             **{access: {str(net.inband.prefix)} for access in net.subnets},
         }
-        deadline = time.monotonic() + 60
-        missing: dict[str, set[str]] = {}
-        while time.monotonic() < deadline:
-            missing = {
-                name: need - lab.routes(name)
-                for name, need in wanted.items()
-                if need - lab.routes(name)
-            }
-            if not missing:
-                break
-            time.sleep(1)
+        missing = wait_for_routes(lab, wanted, 60)
         assert not missing, (missing, lab.sessions())
 
 
@@ -127,7 +138,7 @@ def test_leaves_routed_over_three_spines_reach_each_other_and_the_oob() -> None:
     if not (FRR_LIB / "bgpd").exists():
         pytest.skip("needs FRR's daemons")
     fabric, artifacts = compiled("gb300-nvl72-xdr")
-    files = {path: text for path, text in artifacts if isinstance(text, str)}
+    files = by_path(artifacts)
     trees = nvue(files)
     net = management_net(fabric)
     assert net.inband is not None and net.inband.leaves
@@ -136,19 +147,14 @@ def test_leaves_routed_over_three_spines_reach_each_other_and_the_oob() -> None:
     booted_switches = {*leaves, *access, *net.inband.real}
     rows = [
         row
-        for row in csv.DictReader(io.StringIO(files["cabling/cables.csv"]))
+        for row in cables(files)
         if row["kind"] in ("leaf-spine", "uplink")
         and row["network"] in ("inband", "oob")
         and row["a_device"] in booted_switches
         and row["b_device"] in booted_switches
     ]
     assert len(rows) == 4 * 12 + 2 * 2
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=list(rows[0]))
-    writer.writeheader()
-    for row in rows:  # the lab helper boots the switch-to-switch cables of one network
-        writer.writerow({**row, "network": "lab", "kind": "leaf-spine"})
-    lab_files: dict[str, str | bytes] = {"cabling/cables.csv": out.getvalue()}
+    lab_files: dict[str, str | bytes] = {"cabling/cables.csv": lab_cabling(rows, [])}
     for name in booted_switches:
         lab_files[f"configs/{name}/frr.conf"] = frr_conf(name, trees[name])
     subnets = {leaf: str(net.inband.leaves[leaf].subnet) for leaf in leaves}
@@ -158,13 +164,9 @@ def test_leaves_routed_over_three_spines_reach_each_other_and_the_oob() -> None:
                 if entry.get("type") == "loopback":
                     (address,) = ipv4(entry)["address"]
                     run("ip", "-n", switch.ns, "addr", "add", address, "dev", "lo")
-                if entry.get("type") != "svi":
-                    continue
-                (address,) = ipv4(entry)["address"]
-                run("ip", "-n", switch.ns, "link", "add", svi, "type", "veth", "peer", "name", f"{svi}p")  # fmt: skip
-                run("ip", "-n", switch.ns, "link", "set", f"{svi}p", "up")
-                run("ip", "-n", switch.ns, "link", "set", svi, "up")
-                run("ip", "-n", switch.ns, "addr", "add", address, "dev", svi)
+                if entry.get("type") == "svi":
+                    (address,) = ipv4(entry)["address"]
+                    add_svi(switch.ns, svi, address)
         # the spines share one ASN, so a spine learns an access subnet from the access switch
         # itself (the leaves never pass one spine's route to another): the spines it is cabled
         # to; every leaf learns it through those
@@ -178,40 +180,11 @@ def test_leaves_routed_over_three_spines_reach_each_other_and_the_oob() -> None:
             **{a: set(subnets.values()) for a in access},
             **{s: {*subnets.values(), *cabled_to[s]} for s in net.inband.real},
         }
-        deadline = time.monotonic() + 90
-        missing: dict[str, set[str]] = {}
-        while time.monotonic() < deadline:
-            missing = {
-                name: need - lab.routes(name)
-                for name, need in wanted.items()
-                if need - lab.routes(name)
-            }
-            if not missing:
-                break
-            time.sleep(1)
+        missing = wait_for_routes(lab, wanted, 90)
         assert not missing, (missing, lab.sessions())
         # a leaf reaches the other pair over every uplink: one next hop per spine link (ECMP)
-        # (the paths arrive one BGP update at a time after the first: wait for all of them)
-        other = subnets[leaves[2]]
-        route = ""
-        while time.monotonic() < deadline + 60:
-            route = run("ip", "-n", lab.switches[leaves[0]].ns, "-4", "route", "show", other).stdout
-            if route.count("nexthop") == 12:
-                break
-            time.sleep(1)
+        route = wait_for_next_hops(lab, leaves[0], subnets[leaves[2]], 12, 60)
         assert route.count("nexthop") == 12, (route, lab.sessions())
-
-
-def _wait_for(lab: Lab, wanted: dict[str, set[str]], seconds: float) -> dict[str, set[str]]:
-    """Wait until every switch has the destinations it wants; what is still missing."""
-    deadline = time.monotonic() + seconds
-    missing: dict[str, set[str]] = {}
-    while time.monotonic() < deadline:
-        missing = {n: need - lab.routes(n) for n, need in wanted.items() if need - lab.routes(n)}
-        if not missing:
-            break
-        time.sleep(1)
-    return missing
 
 
 @pytest.mark.tool
@@ -235,7 +208,7 @@ def test_a_core_tier_routes_a_host_of_one_pod_to_another_pod_and_the_oob(tmp_pat
     for spine, router in net.inband.spines.items():
         pods.setdefault(router.pod, []).append(spine)
     spines = [*pods[0], *pods[1]]
-    rows = list(csv.DictReader(io.StringIO(files["cabling/cables.csv"])))
+    rows = cables(files)
     leaves = sorted(
         {r["a_device"] for r in rows if r["kind"] == "leaf-spine" and r["b_device"] in spines}
     )
@@ -262,19 +235,12 @@ def test_a_core_tier_routes_a_host_of_one_pod_to_another_pod_and_the_oob(tmp_pat
         next(h for h, ends in cabled.items() if set(ends) == {*pair})
         for pair in (leaves[:2], leaves[2:])
     ]
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=list(rows[0]))
-    writer.writeheader()
-    for row in links:  # the lab helper boots the switch-to-switch cables of one network
-        writer.writerow({**row, "network": "lab", "kind": "leaf-spine"})
-    for row in rows:
-        if (
-            row["kind"] == "endpoint-leaf"
-            and row["network"] == "inband"
-            and row["a_device"] in hosts
-        ):
-            writer.writerow({**row, "network": "lab"})
-    lab_files: dict[str, str | bytes] = {"cabling/cables.csv": out.getvalue()}
+    host_links = [
+        r
+        for r in rows
+        if r["kind"] == "endpoint-leaf" and r["network"] == "inband" and r["a_device"] in hosts
+    ]
+    lab_files: dict[str, str | bytes] = {"cabling/cables.csv": lab_cabling(links, host_links)}
     for name in booted_switches:
         lab_files[f"configs/{name}/frr.conf"] = frr_conf(name, trees[name])
     host_ports = {
@@ -288,12 +254,7 @@ def test_a_core_tier_routes_a_host_of_one_pod_to_another_pod_and_the_oob(tmp_pat
                     run("ip", "-n", switch.ns, "addr", "add", address, "dev", "lo")
                 elif entry.get("type") == "svi" and name in access:
                     (address,) = ipv4(entry)["address"]
-                    stub = f"{interface}p"
-                    pair = ("type", "veth", "peer", "name", stub)
-                    run("ip", "-n", switch.ns, "link", "add", interface, *pair)
-                    run("ip", "-n", switch.ns, "link", "set", stub, "up")
-                    run("ip", "-n", switch.ns, "link", "set", interface, "up")
-                    run("ip", "-n", switch.ns, "addr", "add", address, "dev", interface)
+                    add_svi(switch.ns, interface, address)
         # a leaf's SVI (its real and VRR addresses) sits on its port to the host, the host's
         # address on both its ports; its default route the pair's VRR address
         for host in hosts:
@@ -332,7 +293,7 @@ def test_a_core_tier_routes_a_host_of_one_pod_to_another_pod_and_the_oob(tmp_pat
                 for a in access
             },
         }
-        missing = _wait_for(lab, wanted, 120)
+        missing = wait_for_routes(lab, wanted, 120)
         assert not missing, (missing, lab.sessions())
         # every BGP session a booted cable stands for is up, at both ends
         sessions = lab.sessions()
@@ -358,10 +319,5 @@ def test_a_core_tier_routes_a_host_of_one_pod_to_another_pod_and_the_oob(tmp_pat
         other = subnets[leaves[2]]
         for hop in (leaves[0], spines[0]):
             paths = sum(1 for a, _, b, _ in lab.cables if hop == a and b in (*spines, *cores))
-            route = ""
-            while time.monotonic() < deadline + 60:
-                route = run("ip", "-n", lab.switches[hop].ns, "-4", "route", "show", other).stdout
-                if route.count("nexthop") == paths:
-                    break
-                time.sleep(1)
+            route = wait_for_next_hops(lab, hop, other, paths, 60)
             assert route.count("nexthop") == paths > 1, (hop, route)
