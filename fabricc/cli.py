@@ -322,10 +322,10 @@ def catalog_command(model: str | None, files: tuple[Path, ...]) -> None:
     if model is not None:
         text = entry_yaml(loaded, model)
         if text is None:
-            hint = suggestion(model, loaded, "nodes")
-            console = _stderr()
-            console.print(printable(f"error: no model {model!r} in the catalog"), markup=False)
-            console.print(f"    hint: {printable(hint)}", markup=False)
+            missing = error(
+                f"no model {model!r} in the catalog", hint=suggestion(model, loaded, "nodes")
+            )
+            _stderr().print(missing.render(), markup=False)
             sys.exit(EXIT_ERROR)
         click.echo(text, nl=False)
         return

@@ -57,6 +57,11 @@ def _kw(watts: float) -> str:
     return f"{watts / 1000:g}"
 
 
+def _kw_or_blank(watts: float) -> str:
+    """kW, or a blank cell for a model the catalog gives no power for."""
+    return _kw(watts) if watts else ""
+
+
 def _node_gpus(catalog: Catalog, node: NodeModel) -> str:
     if not node.gpus:
         return ""
@@ -78,7 +83,7 @@ def rows(loaded: LoadedCatalog) -> dict[str, list[tuple[str, ...]]]:
             _node_gpus(catalog, node),
             _node_ports(node.ports),
             str(node.height_u) if node.rack_scale is None else str(node.rack_scale.height_u),
-            _kw(rack_system_power_w(catalog, node)) if rack_system_power_w(catalog, node) else "",
+            _kw_or_blank(rack_system_power_w(catalog, node)),
             node.source,
         )
         for key, node in sorted(catalog.nodes.items(), key=lambda item: (item[1].kind, item[0]))
@@ -128,7 +133,7 @@ def rows(loaded: LoadedCatalog) -> dict[str, list[tuple[str, ...]]]:
             "",
             "",
             str(part.height_u) if part.height_u else "",
-            _kw(part.power_w) if part.power_w else "",
+            _kw_or_blank(part.power_w),
             part.source,
         )
         for key, part in sorted(catalog.parts.items())

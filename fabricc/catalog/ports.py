@@ -40,12 +40,7 @@ def cage_group(model: SwitchModel, cage: int) -> PortGroup:
 
 
 def is_mgmt_port(model: SwitchModel, port: str) -> bool:
-    return port in _mgmt_names(model)
-
-
-def mgmt_port_names(model: SwitchModel) -> frozenset[str]:
-    """The model's management port names (is_mgmt_port for loops over a switch's ports)."""
-    return _mgmt_names(model)
+    return port in mgmt_port_names(model)
 
 
 # Names of a model's management ports per catalog model object (asked per link end); an entry
@@ -53,7 +48,8 @@ def mgmt_port_names(model: SwitchModel) -> frozenset[str]:
 _MGMT_NAMES: dict[int, tuple[SwitchModel, frozenset[str]]] = {}
 
 
-def _mgmt_names(model: SwitchModel) -> frozenset[str]:
+def mgmt_port_names(model: SwitchModel) -> frozenset[str]:
+    """The model's management port names (is_mgmt_port for loops over a switch's ports)."""
     entry = _MGMT_NAMES.get(id(model))
     if entry is None or entry[0] is not model:
         if len(_MGMT_NAMES) >= 256:

@@ -469,10 +469,8 @@ class NetworkSpec(SpecModel):
 
     @property
     def nvue_release(self) -> str:
-        """cumulus_release as given, else the role's default (see its description)."""
-        if self.cumulus_release is not None:
-            return self.cumulus_release
-        return CUMULUS_RELEASE
+        """cumulus_release as given, else CUMULUS_RELEASE (one default for every role)."""
+        return self.cumulus_release or CUMULUS_RELEASE
 
     @property
     def wants_sharp(self) -> bool:

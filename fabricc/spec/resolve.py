@@ -390,7 +390,8 @@ class _Checker:
         tiers = [t for t in pair if t in models]
         if network.tiers == 1 or len(tiers) < 2:
             tiers = ["leaf"] if "leaf" in models else []
-        speed_sets = [set(switch_port_speeds(self.catalog.switches[models[t]])) for t in tiers]
+        switches = [self.catalog.switches[models[t]] for t in tiers]
+        speed_sets = [set(switch_port_speeds(switch)) for switch in switches]
         common = set.intersection(*speed_sets) if speed_sets else set()
         if not common:
             self.err(
@@ -402,12 +403,11 @@ class _Checker:
         if len(tiers) == 2:
             # the fastest the media supports: a speed no catalog module or cable carries
             # between these cages is left out (the cabling pass reports a pair with none)
-            a, b = (self.catalog.switches[models[t]] for t in tiers)
+            a, b = switches
             cabled = common & cabled_speeds(self.catalog, a, b, a.fabric)
             if cabled:
                 common = cabled
         fastest = max(common)
-        switches = [self.catalog.switches[models[t]] for t in tiers]
         if not adaptive_routing_possible(network, switches):
             return fastest
         # adaptive routing only at some speeds (Spectrum-4: 400G and 200G, not 800G): the

@@ -70,10 +70,8 @@ def check_size(loaded: LoadedSpec, available: int | None = None) -> list[Diagnos
     largest = max(links, key=lambda g: (links[g], g))
     path = ("nodes", largest, "count")
     group = loaded.spec.nodes[largest]
-    gpus = sum(
-        loaded.spec.nodes[g].count * loaded.catalog.catalog.nodes[loaded.spec.nodes[g].model].gpus
-        for g in loaded.spec.nodes
-    )
+    catalog = loaded.catalog.catalog
+    gpus = sum(g.count * catalog.nodes[g.model].gpus for g in loaded.spec.nodes.values())
     return [
         error(
             f"{group.count:,} {group.model} make a design of about {gpus:,} GPUs and "
