@@ -238,8 +238,9 @@ class Fabric:
         return self.rack_by_name[rack] if rack is not None else None
 
     def links_of(self, network: str) -> Iterator[Link]:
-        """The links of one network, in link order. For emitters: the index is built on first
-        use, once synthesis has finished adding links."""
+        """The links of one network, in link order. For the passes after the last link is
+        added (addressing, the derived views, the checks, the emitters): the index is built on
+        first use."""
         return iter(self.links_by_network().get(network, []))
 
     def links_by_network(self) -> dict[str, list[Link]]:

@@ -122,7 +122,8 @@ def test_media_cheapest_that_reaches_within_what_the_medium_allows() -> None:
 
 def test_media_modules_from_the_catalog_shortest_reach_first() -> None:
     """A QM9700 cage (finned twin-port OSFP, 2 x 400G NDR): multimode SR4 (50 m), single-mode
-    DR8 (100 m), 2 x DR4 (500 m), 2 x FR4 (2 km) - LinkX, REFERENCE section 4."""
+    DR8 (100 m), 2 x DR4 (500 m), 2 x FR4 (2 km) - the NVIDIA LinkX
+    product specifications each catalog entry names."""
     transceivers = load_catalog().catalog.transceivers
     mmf = fitting_modules(transceivers, "osfp", 2, 400, "mmf", "infiniband", None)
     smf = fitting_modules(transceivers, "osfp", 2, 400, "smf", "infiniband", None)

@@ -69,8 +69,9 @@ def gpus(fabric: Fabric) -> dict[str, Any]:
             },
         )
         entry["gpus"] += node.gpus
-        if gpu.missing_figures():
-            missing[gpu.model] = gpu.missing_figures()
+        lacks = gpu.missing_figures()
+        if lacks:
+            missing[gpu.model] = lacks
     total = sum(m["gpus"] for m in models.values())
 
     def pflops(key: str) -> float | None:

@@ -138,11 +138,11 @@ def headline(data: dict[str, Any]) -> list[tuple[str, Value]]:
     return rows
 
 
-def comparison_data(
-    first: dict[str, Any], second: dict[str, Any], names: tuple[str, str]
-) -> dict[str, Any]:
-    """The comparison as data (`compare --json`): both specs and, per figure, both values and
-    B / A (null where either is not a number or A is 0)."""
+def _figures(
+    first: dict[str, Any], second: dict[str, Any]
+) -> list[tuple[str, Value, Value, float | None]]:
+    """Every headline figure of either analysis (A's order, then B's own): both values and
+    B / A (None where either is not a number or A is 0)."""
     a = dict(headline(first))
     b = dict(headline(second))
     rows = []
@@ -150,24 +150,29 @@ def comparison_data(
         x, y = a.get(label), b.get(label)
         ratio = None
         if isinstance(x, int | float) and isinstance(y, int | float) and x:
-            ratio = round(y / x, 4)
-        rows.append({"figure": label, "a": x, "b": y, "b_over_a": ratio})
+            ratio = y / x
+        rows.append((label, x, y, ratio))
+    return rows
+
+
+def comparison_data(
+    first: dict[str, Any], second: dict[str, Any], names: tuple[str, str]
+) -> dict[str, Any]:
+    """The comparison as data (`compare --json`): both specs and, per figure, both values and
+    B / A (null where either is not a number or A is 0)."""
+    rows = [
+        {"figure": label, "a": x, "b": y, "b_over_a": None if ratio is None else round(ratio, 4)}
+        for label, x, y, ratio in _figures(first, second)
+    ]
     return {"a": names[0], "b": names[1], "figures": rows}
 
 
 def comparison(first: dict[str, Any], second: dict[str, Any], names: tuple[str, str]) -> Table:
-    a = dict(headline(first))
-    b = dict(headline(second))
-    labels = list(a) + [label for label in b if label not in a]
     table = Table(title=f"{names[0]} vs {names[1]}", title_justify="left")
     table.add_column("figure")
     table.add_column(names[0], justify="right")
     table.add_column(names[1], justify="right")
     table.add_column("B / A", justify="right")
-    for label in labels:
-        x, y = a.get(label), b.get(label)
-        ratio = ""
-        if isinstance(x, int | float) and isinstance(y, int | float) and x:
-            ratio = f"{y / x:.3g}x"
-        table.add_row(label, _fmt(x), _fmt(y), ratio)
+    for label, x, y, ratio in _figures(first, second):
+        table.add_row(label, _fmt(x), _fmt(y), "" if ratio is None else f"{ratio:.3g}x")
     return table

@@ -44,18 +44,29 @@ class _Rules:
         self.problems: list[Diagnostic] = []
         self.seen: set[tuple[str, str]] = set()
 
-    def fail(self, message: str, path: DataPath, hint: str | None = None) -> None:
+    def fail(
+        self, message: str, path: DataPath, hint: str | None = None, where: DataPath | None = None
+    ) -> None:
+        """An error at the spec `path`, its position that of `where` (default: `path`)."""
+        at = path if where is None else where
         self.problems.append(
-            error(message, path=format_path(path), location=self.source.value(path), hint=hint)
+            error(message, path=format_path(path), location=self.source.value(at), hint=hint)
         )
 
-    def once(self, rule: str, message: str, path: DataPath, hint: str | None = None) -> None:
+    def once(
+        self,
+        rule: str,
+        message: str,
+        path: DataPath,
+        hint: str | None = None,
+        where: DataPath | None = None,
+    ) -> None:
         """Report a rule once per spec location; a broken rule usually breaks thousands of links."""
         key = (rule, format_path(path))
         if key in self.seen:
             return
         self.seen.add(key)
-        self.fail(message, path, hint)
+        self.fail(message, path, hint, where)
 
     def network_path(self, link: Link) -> DataPath:
         network = self.fabric.loaded.networks.get(link.network)
@@ -328,17 +339,12 @@ class _Rules:
         )
         if ("site", "rack", "power_kw") not in self.source.values:
             hint += f" (unset, it is {budget / 1000:g} kW)"
-        key = ("rack-power", format_path(path))
-        if key in self.seen:
-            return
-        self.seen.add(key)
-        self.problems.append(
-            error(
-                f"rack {rack.name} draws {power / 1000:g} kW, over its {budget / 1000:g} kW budget",
-                path=format_path(path),
-                location=self.source.value(where),
-                hint=hint,
-            )
+        self.once(
+            "rack-power",
+            f"rack {rack.name} draws {power / 1000:g} kW, over its {budget / 1000:g} kW budget",
+            path,
+            hint,
+            where,
         )
 
     # -- symmetry -----------------------------------------------------------------------------

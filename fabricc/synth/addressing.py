@@ -202,10 +202,9 @@ def _inband(fabric: Fabric, problems: list[Diagnostic]) -> None:
     routed = {n for n in inband_nets if routes_at_leaves(fabric, n)}
     if routed and not _inband_routed(fabric, problems, routed):
         return
+    bridged = inband_nets - routed
     hosts = dict.fromkeys(
-        link.a
-        for link in fabric.links
-        if link.network in inband_nets - routed and link.kind == ENDPOINT_LEAF
+        link.a for link in fabric.links if link.network in bridged and link.kind == ENDPOINT_LEAF
     )
     if not hosts:
         return

@@ -594,11 +594,11 @@ class _Cabler:
         longest: float,
         media: str,
         lane: int | None,
-        cage_links: Sequence[int] = (),
+        cage_links: Sequence[int],
     ) -> str:
-        """The transceiver of one cage, plugged in: the shortest-reach module (then the first
-        part) that fits it, carries its bandwidth and reaches its longest link; "" (and a
-        problem) when none does. The candidates are kept per question (cages repeat by the
+        """The transceiver of one cage (`cage_links`: its links), plugged in: the shortest-reach
+        module (then the first part) that fits it, carries its bandwidth and reaches its longest
+        link; "" (and a problem) when none does. The candidates are kept per question (cages repeat by the
         thousand, each with its own longest run): a bisection per cage."""
         question = (info, link.speed, media, link.network, lane)
         modules = self.picks.get(question)
@@ -627,7 +627,7 @@ class _Cabler:
         """Refuse a cage that no module of any allowed media reaches from: name its longest
         run, the two racks it joins, how far the media goes and the fixes."""
         links = self.fabric.links
-        far = max((links[i] for i in cage_links), key=lambda x: x.distance_m, default=link)
+        far = max((links[i] for i in cage_links), key=lambda x: x.distance_m)
         rack_a = self.fabric.devices[far.a].rack
         rack_b = self.fabric.devices[far.b].rack
         best = f"the longest reaches {modules[-1][0]:g} m" if modules else "the catalog has none"

@@ -610,17 +610,20 @@ class FatTreeBuilder(NetworkBuilder):
                     )
 
     def _peer_links(self, classes: list[_Class]) -> None:
-        speeds = switch_port_speeds(self.leaf_model)
-        speed = self.net.fabric_speed
-        breakout = speeds[speed]
-        first_cage = general_cages(self.leaf_model) - PEER_LINK_CAGES
         for cls in classes:
             for plane_leaves in cls.leaves:
                 for pair in range(0, len(plane_leaves) - 1, 2):
-                    a, b = plane_leaves[pair], plane_leaves[pair + 1]
-                    for index in range(PEER_LINK_CAGES * breakout):
-                        port = switch_port(first_cage, index, breakout)
-                        self._link(Link(self.net.name, PEER, a, port, b, port, speed))
+                    self._peer_link(self.leaf_model, plane_leaves[pair], plane_leaves[pair + 1])
+
+    def _peer_link(self, model: SwitchModel, a: str, b: str) -> None:
+        """The peer link of an MLAG pair of `model` switches: their last PEER_LINK_CAGES cages,
+        port for port, at the fabric speed."""
+        speed = self.net.fabric_speed
+        breakout = switch_port_speeds(model)[speed]
+        first_cage = general_cages(model) - PEER_LINK_CAGES
+        for index in range(PEER_LINK_CAGES * breakout):
+            port = switch_port(first_cage, index, breakout)
+            self._link(Link(self.net.name, PEER, a, port, b, port, speed))
 
     def _spine_peer_ports(self, breakout: int, spines: int) -> int:
         """Spine ports the sizing leaves free for a peer link: a dual-homed in-band network
@@ -635,16 +638,9 @@ class FatTreeBuilder(NetworkBuilder):
         """The peer link of an in-band network's MLAG spine pair (its last cages). Bridged
         loop-free only over one pair: with more spines the network routes at its leaves
         instead (synth/inbandleaves.py) and its spines need no peer link."""
-        if len(spines) != 2:
-            return
-        model = self.catalog.switches[self.net.switch_models["spine"]]
-        breakout = switch_port_speeds(model)[self.net.fabric_speed]
-        first_cage = general_cages(model) - PEER_LINK_CAGES
-        for index in range(PEER_LINK_CAGES * breakout):
-            port = switch_port(first_cage, index, breakout)
-            self._link(
-                Link(self.net.name, PEER, spines[0], port, spines[1], port, self.net.fabric_speed)
-            )
+        if len(spines) == 2:
+            model = self.catalog.switches[self.net.switch_models["spine"]]
+            self._peer_link(model, spines[0], spines[1])
 
     # -- spines and cores ------------------------------------------------------------------------
 

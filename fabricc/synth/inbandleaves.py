@@ -79,9 +79,7 @@ def _groups(fabric: Fabric, network: str) -> list[LeafGroup] | None:
     topology = fabric.networks[network]
     peer: dict[str, str] = {}
     hosts: dict[str, list[str]] = {}
-    for link in fabric.links:
-        if link.network != network:
-            continue
+    for link in fabric.links_of(network):
         if link.kind == PEER:
             peer.setdefault(link.a, link.b)
             peer.setdefault(link.b, link.a)
@@ -114,8 +112,8 @@ def routed_ports(fabric: Fabric, network: str) -> dict[str, list[str]]:
     """Each switch's ports on the network's leaf-spine and spine-core links, both ends: the
     routed ports (BGP unnumbered) where the network routes at its leaves."""
     out: dict[str, list[str]] = {}
-    for link in fabric.links:
-        if link.network == network and link.kind in (LEAF_SPINE, SPINE_CORE):
+    for link in fabric.links_of(network):
+        if link.kind in (LEAF_SPINE, SPINE_CORE):
             out.setdefault(link.a, []).append(link.a_port)
             out.setdefault(link.b, []).append(link.b_port)
     return out

@@ -278,19 +278,16 @@ def _seeds(fabric: Fabric, plan: ManagementNet) -> list[str]:
         seeds += list(plan.inband.real)
         if plan.server_device is not None:
             network = plan.inband.network
+            links = fabric.links_by_network().get(network, [])
             server_leaves = sorted(
                 {
                     link.b
-                    for link in fabric.links
-                    if link.kind == ENDPOINT_LEAF
-                    and link.a == plan.server_device
-                    and link.network == network
+                    for link in links
+                    if link.kind == ENDPOINT_LEAF and link.a == plan.server_device
                 }
             )
             above = {
-                link.b
-                for link in fabric.links
-                if link.kind == LEAF_SPINE and link.network == network and link.a in server_leaves
+                link.b for link in links if link.kind == LEAF_SPINE and link.a in server_leaves
             }
             seeds += [s for s in plan.inband.spines if s in above]
             seeds += server_leaves
