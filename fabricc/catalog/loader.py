@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from fabricc.catalog import host_topology
-from fabricc.catalog.media import plug_fits
+from fabricc.catalog.media import fits_at_a_rate
 from fabricc.catalog.models import Catalog, PortSpec
 from fabricc.errors import Diagnostic, Location, SpecError, error, raise_if_errors
 from fabricc.spec.validation import did_you_mean, validate
@@ -162,9 +162,7 @@ def _port_cables(loaded: LoadedCatalog) -> list[Diagnostic]:
         elif not family.direct:
             message = f"cable {port.cable.family!r} needs transceivers: name a DAC, ACC or AOC"
         elif not any(
-            plug_fits(port.form, plug, native)
-            for plug in (family.a_form, family.b_form)
-            for *_, native in family.rates
+            fits_at_a_rate(port.form, plug, family) for plug in (family.a_form, family.b_form)
         ):
             message = (
                 f"cable {port.cable.family!r} has {family.a_form}/{family.b_form} plugs, which "

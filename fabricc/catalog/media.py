@@ -108,6 +108,12 @@ def plug_fits(cage: str, plug: str, native: bool = True) -> bool:
     return not native and outline is not None and OUTLINE.get(cage) == outline
 
 
+def fits_at_a_rate(cage: str, plug: str, family: CableModel) -> bool:
+    """The cable's plug fits the cage at one of the cable's rates (its own or a listed lower
+    one, plug_fits)."""
+    return any(plug_fits(cage, plug, native) for *_, native in family.rates)
+
+
 def _joins_at(
     family: CableModel,
     rate: tuple[int, int, bool],
@@ -213,6 +219,7 @@ __all__ = [
     "cable_families",
     "cabled_speeds",
     "cheapest",
+    "fits_at_a_rate",
     "fitting_modules",
     "plug_fits",
 ]

@@ -32,8 +32,8 @@ from fabricc.catalog.media import (
     allowed,
     cable_families,
     cheapest,
+    fits_at_a_rate,
     fitting_modules,
-    plug_fits,
 )
 from fabricc.catalog.models import FORM_ACCEPTS, CableModel, Catalog
 from fabricc.errors import Diagnostic, error
@@ -431,7 +431,7 @@ class _Cabler:
             if not family.direct:
                 continue
             for form in FORM_ACCEPTS:
-                if any(plug_fits(form, family.a_form, native) for *_, native in family.rates):
+                if fits_at_a_rate(form, family.a_form, family):
                     reach[form] = max(reach[form], max(family.lengths) + 1e-9)
         return reach
 
