@@ -14,6 +14,8 @@ import yaml
 from fabricc.emit import Artifact
 from tests.support import EXAMPLES, ROOT, compile_text
 
+LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml where present: 4x faster
+
 SONIC_SCHEMA = ROOT / "schemas" / "sonic-config-db.schema.json"
 # Lossless RoCE settings that differ from every default (Cumulus Linux user guide, RoCE, gives NVIDIA's
 # 26/3, 48/6; the Network Operator's CNP DSCP is 4).
@@ -41,7 +43,7 @@ def nvue(files: dict[str, str]) -> dict[str, dict[str, Any]]:
     for path, text in files.items():
         if path.startswith("configs/") and path.endswith("/startup.yaml"):
             assert not re.search(r"[&*]id\d+", text), f"{path}: YAML anchors or aliases"
-            document = yaml.safe_load(text)
+            document = yaml.load(text, Loader=LOADER)
             assert isinstance(document, list) and len(document) == 1, path
             assert list(document[0]) == ["set"], path
             trees[path.split("/")[1]] = document[0]["set"]

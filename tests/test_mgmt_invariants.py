@@ -38,11 +38,10 @@ import yaml
 from fabricc.build import compile_design
 from fabricc.emit import Artifact
 from fabricc.spec.loader import load_spec
-from tests.configs_support import by_path, cables, config_dbs
+from tests.configs_support import LOADER, by_path, cables, config_dbs, nvue
 from tests.frr_support import cumulus_port
 from tests.support import EXAMPLE_NAMES, EXAMPLES, compiled
 
-LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 Address = ipaddress.IPv4Address
 Interface = ipaddress.IPv4Interface
 
@@ -130,12 +129,7 @@ def _artifacts(design: str) -> tuple[dict[str, str], dict[str, str]]:
 def outputs(design: str) -> Outputs:
     files, roles = _artifacts(design)
     config_db = config_dbs(files)
-    trees = {
-        path.split("/")[1]: _set_tree(path, text)
-        for path, text in files.items()
-        if path.startswith("configs/") and path.endswith("/startup.yaml")
-    }
-    out = Outputs(files, roles, trees, config_db, cables(files))
+    out = Outputs(files, roles, nvue(files), config_db, cables(files))
     for switch, tree in out.nvue.items():
         for entry in tree.get("interface", {}).values():
             for prefix in _nvue_addresses(entry):
@@ -147,14 +141,6 @@ def outputs(design: str) -> Outputs:
                     prefix = Interface(key.split("|")[1])
                     out.owned.setdefault(prefix.ip, []).append(Owned(switch, prefix))
     return out
-
-
-def _set_tree(path: str, text: str) -> dict[str, Any]:
-    """The `set` tree of a startup.yaml (a list of one `set`), read by libyaml where present."""
-    document = yaml.load(text, Loader=LOADER)
-    assert isinstance(document, list) and len(document) == 1 and list(document[0]) == ["set"], path
-    tree: dict[str, Any] = document[0]["set"]
-    return tree
 
 
 def _ip(entry: dict[str, Any]) -> dict[str, Any]:
