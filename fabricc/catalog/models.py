@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from fabricc import patterns
-from fabricc.catalog.host_topology import HostTopology
+from fabricc.catalog.host_topology import BusId, HostTopology
 
 Fabric = Literal["infiniband", "ethernet"]
 Role = Literal["compute", "storage", "inband", "oob"]
@@ -111,6 +111,7 @@ class LegDevice(CatalogModel):
     netdev: str | None = Field(
         None, pattern=patterns.NETDEV, description="Linux interface name (at most 15 characters)"
     )
+    pci: BusId | None = Field(None, description="PCI address of the leg's function (lspci -D)")
 
 
 class PortCable(CatalogModel):
@@ -140,6 +141,11 @@ class PortSpec(CatalogModel):
     )
     netdev: str | None = Field(
         None, pattern=patterns.NETDEV, description="Linux interface name (at most 15 characters)"
+    )
+    pci: BusId | None = Field(
+        None,
+        description="PCI address of the port's function (lspci -D), where the vendor's table "
+        "gives it: host scripts and udev rules find the port by it",
     )
     leg_devices: list[LegDevice] = Field(
         default_factory=list,
@@ -330,7 +336,26 @@ class NodeModel(CatalogModel):
         taken = sorted({d for d in devices if devices.count(d) > 1})
         if taken:
             raise ValueError(f"RDMA devices named twice: {', '.join(taken)}")
+        addresses = [
+            a for p in self.ports for a in (p.pci, *(leg.pci for leg in p.leg_devices)) if a
+        ]
+        taken = sorted({a for a in addresses if addresses.count(a) > 1})
+        if taken:
+            raise ValueError(f"PCI addresses given twice: {', '.join(taken)}")
         return self
+
+    def port_pci(self, port: str) -> str | None:
+        """PCI address of a cabled port's function (a leg's own where the catalog gives it),
+        None where the catalog does not give one."""
+        for spec in self.ports:
+            if spec.name == port:
+                return spec.pci
+            if port.startswith(spec.name + "/"):
+                if not spec.leg_devices:  # the legs share the port's function
+                    return spec.pci
+                leg = spec.leg(port)
+                return leg.pci if leg is not None else None
+        return None
 
     def port_devices(self, port: str) -> tuple[str | None, str | None]:
         """(RDMA device, netdev) of a cabled port: a port of the catalog, or one leg of a split
