@@ -445,6 +445,19 @@ class TransceiverModel(CatalogModel):
     connector: Token = Field(description="fiber connector per port, e.g. mpo-12-apc, lc-duplex")
     power_w: float = Field(ge=0)
     protocols: list[Fabric] = Field(default_factory=lambda: list(BOTH_FABRICS))
+    part_number: PartNumber | None = Field(
+        None,
+        description="NVIDIA ordering number (980-...) from the product specification's ordering "
+        "information; the BOM orders by it, the catalog key (the legacy OPN) in its own column",
+    )
+
+
+def ordering_numbers(key: str, part_number: str | None) -> tuple[str, str]:
+    """(part number, legacy OPN) of a catalog part: the vendor's ordering number where the
+    catalog gives one, with the key (the legacy OPN) beside it; else the key alone."""
+    if part_number is None or part_number == key:
+        return key, ""
+    return part_number, key
 
 
 CableKind = Literal["dac", "acc", "aoc", "fiber", "patch"]
@@ -488,7 +501,12 @@ class CableModel(CatalogModel):
     speed: int | None = Field(None, description="Gb/s per leg (copper only)")
     lane_speed: int = Field(100, ge=1, description="electrical lane rate in Gb/s (copper only)")
     lengths: dict[float, PartNumber] = Field(
-        min_length=1, description="orderable length in m -> part number"
+        min_length=1, description="orderable length in m -> part number (legacy OPN)"
+    )
+    ordering: dict[float, PartNumber] = Field(
+        default_factory=dict,
+        description="orderable length in m -> NVIDIA ordering number (980-...), where the "
+        "product specification's ordering information gives it; the BOM orders by it",
     )
     also_runs: list[CableRate] = Field(
         default_factory=list,
@@ -496,6 +514,13 @@ class CableModel(CatalogModel):
         "so; at them its plugs also fit the slower cages of their outline (a QSFP56 AOC "
         "at 100GbE in a QSFP28 cage); empty: only its own speed",
     )
+
+    @model_validator(mode="after")
+    def _ordering_lengths(self) -> CableModel:
+        extra = sorted(set(self.ordering) - set(self.lengths))
+        if extra:
+            raise ValueError(f"ordering numbers for lengths not in 'lengths': {extra}")
+        return self
 
     @model_validator(mode="after")
     def _media_of_kind(self) -> CableModel:
