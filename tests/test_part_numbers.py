@@ -11,6 +11,7 @@ import pytest
 
 from fabricc.catalog.loader import load_catalog
 from fabricc.catalog.models import Catalog, ordering_numbers
+from fabricc.catalog.reference import assumed_values, page
 from tests.support import EXAMPLE_NAMES, compiled
 
 Thing = tuple[str, str, str]  # (what it is: catalog entry and length, medium, kind)
@@ -82,3 +83,23 @@ def test_bom_lines_name_one_part_each(example: str) -> None:
         assert described.setdefault(row["part_number"], thing) == thing, row["part_number"]
         # an ordering number never appears as a legacy OPN of another line, nor the reverse
         assert row["legacy_part_number"] not in described or not row["legacy_part_number"]
+
+
+def test_catalog_reference_lists_every_assumed_value() -> None:
+    """docs/reference/catalog.md ends with the assumed values, one row per source that says
+    `assumed`, generated from the catalog (tests/test_docs.py keeps the page fresh)."""
+    catalog = load_catalog().catalog
+    rows = assumed_values(catalog)
+    text = page(catalog)
+    section = text[text.index("## Assumed values") :]
+    assert f"{len(rows)} sources name a value" in section
+    table = [line for line in section.splitlines() if line.startswith("| ")][1:]
+    assert len(table) == len(rows)
+    for (kind, key, _, _), line in zip(rows, table, strict=True):
+        assert line.startswith(f"| {kind} | `{key}` |")
+    texts = {text for *_, text in rows}
+    # what NVIDIA's documents give is no longer assumed
+    assert not any("part number assumed" in t for t in texts if "MMS4A" in t)
+    for key, module in catalog.transceivers.items():
+        if module.part_number is not None:
+            assert "part number assumed" not in module.source, key
