@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -68,20 +69,20 @@ def test_outputs_name_the_same_devices_for_the_same_ports(example: str) -> None:
     files = {path: text for path, text in artifacts if isinstance(text, str)}
     catalog = fabric.loaded.catalog.catalog
     inventory = yaml.safe_load(files["provisioning/ansible/inventory.yaml"])
-    hosts: dict[str, dict[str, object]] = {}
+    hosts: dict[str, dict[str, Any]] = {}
 
-    def walk(group: dict[str, object]) -> None:
-        for name, host in (group.get("hosts") or {}).items():  # type: ignore[attr-defined]
+    def walk(group: dict[str, Any]) -> None:
+        for name, host in (group.get("hosts") or {}).items():
             if host:  # a group lists its members by name only
                 hosts[name] = host
-        for child in (group.get("children") or {}).values():  # type: ignore[union-attr]
+        for child in (group.get("children") or {}).values():
             walk(child)
 
     for group in inventory.values():
         walk(group)
     rails_of: dict[str, dict[str, str]] = {}  # model -> port -> rdma device (Ansible)
     for host in hosts.values():
-        for rail in host.get("rails") or []:  # type: ignore[attr-defined]
+        for rail in host.get("rails") or []:
             model = str(host["model"])
             found = rails_of.setdefault(model, {}).setdefault(rail["port"], rail["rdma_device"])
             assert found == rail["rdma_device"], (model, rail)

@@ -25,6 +25,7 @@ def test_every_fiber_matches_the_transceivers_it_joins(example: str) -> None:
         cable = link.cable
         if cable is None or cable.kind != "fiber":
             continue
+        assert link.a_module is not None and link.b_module is not None
         family = catalog.cables[cable.family]
         a = catalog.transceivers[link.a_module]
         b = catalog.transceivers[link.b_module]

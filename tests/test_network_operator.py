@@ -19,7 +19,7 @@ def _images(policy: dict[str, object]) -> list[dict[str, str]]:
     def walk(node: object) -> None:
         if isinstance(node, dict):
             if {"image", "repository", "version"} <= node.keys():
-                found.append(node)  # type: ignore[arg-type]
+                found.append(node)
             for value in node.values():
                 walk(value)
 

@@ -23,8 +23,8 @@ def _things(catalog: Catalog) -> list[tuple[str, Thing]]:
         out.append((switch.part_number, (f"switch {key}", "-", "switch")))
     for key, node in catalog.nodes.items():
         out.append((node.part_number, (f"node {key}", "-", node.kind)))
-    for key, part in catalog.parts.items():
-        out.append((part.part_number, (f"part {key}", "-", part.category)))
+    for key, item in catalog.parts.items():
+        out.append((item.part_number, (f"part {key}", "-", item.category)))
     for key, module in catalog.transceivers.items():
         for number in {key, module.part_number or key}:
             out.append((number, (f"transceiver {key}", module.media, "transceiver")))

@@ -126,7 +126,7 @@ class _Cabler:
         self.family_cache: dict[
             tuple[str, str, int, int, int, int | None, str], list[tuple[int, str, CableModel]]
         ] = {}
-        self.fiber_cache: dict[tuple[str, str], str | None] = {}
+        self.fiber_cache: dict[tuple[str, str, int], str | None] = {}
         self.picks: dict[tuple[CageInfo, int, str, str, int | None], list[tuple[float, str]]] = {}
 
     def fail(self, message: str, link: Link, hint: str | None = None) -> None:

@@ -9,7 +9,9 @@ nic-cluster-policy.yaml (provisioning/k8s.py) reads them.
 
 from __future__ import annotations
 
-from fabricc.spec.models import NetworkOperatorRelease as Release
+from fabricc.spec.models import NetworkOperatorRelease
+
+Release = NetworkOperatorRelease
 
 # The default, 25.7.0, is the last release whose NicClusterPolicy still has secondaryNetwork.
 # ipamPlugin (whereabouts, the IPoIB networks' IPAM here): v25.10.0 dropped it from the API.
