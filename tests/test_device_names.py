@@ -15,10 +15,12 @@ from typing import Any
 import pytest
 import yaml
 
+from fabricc.catalog.loader import load_catalog
 from fabricc.catalog.models import NodeModel
+from fabricc.errors import FabriccError
 from fabricc.ir import Fabric
 from tests.support import EXAMPLES as EXAMPLE_DIR
-from tests.support import compile_text, compiled
+from tests.support import ROOT, compile_text, compiled
 
 EXAMPLES = (
     "gb200-nvl72-su",
@@ -174,3 +176,29 @@ def test_ipoib_in_band_ports_bond_active_backup_only(tmp_path: Path) -> None:
     ]
     assert modes
     assert set(modes) == {"active-backup"}
+
+
+def _tray_catalog(tmp_path: Path, change: dict[str, str]) -> Path:
+    """A user catalog whose gb200-compute-tray gives some ports other PCI addresses."""
+    data = yaml.safe_load((ROOT / "fabricc/catalog/data/nodes.yaml").read_text())
+    tray = data["nodes"]["gb200-compute-tray"]
+    for port in tray["ports"]:
+        if port["name"] in change:
+            port["pci"] = change[port["name"]]
+    path = tmp_path / "site.yaml"
+    path.write_text(yaml.safe_dump({"nodes": {"gb200-compute-tray": tray}}))
+    return path
+
+
+def test_a_port_address_must_match_the_host_topology(tmp_path: Path) -> None:
+    path = _tray_catalog(tmp_path, {"OSFP3": "0011:03:00.0"})
+    with pytest.raises(FabriccError) as caught:
+        load_catalog([(path, "site.yaml")])
+    assert "port OSFP3 gives mlx5_4 the PCI address 0011:03:00.0" in str(caught.value)
+
+
+def test_a_pci_address_is_given_once(tmp_path: Path) -> None:
+    path = _tray_catalog(tmp_path, {"BF3-2/P1": "0006:03:00.0"})
+    with pytest.raises(FabriccError) as caught:
+        load_catalog([(path, "site.yaml")])
+    assert "ports share the PCI addresses 0006:03:00.0" in str(caught.value)

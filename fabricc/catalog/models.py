@@ -341,7 +341,7 @@ class NodeModel(CatalogModel):
         ]
         taken = sorted({a for a in addresses if addresses.count(a) > 1})
         if taken:
-            raise ValueError(f"PCI addresses given twice: {', '.join(taken)}")
+            raise ValueError(f"ports share the PCI addresses {', '.join(taken)}")
         return self
 
     def port_pci(self, port: str) -> str | None:
