@@ -267,9 +267,12 @@ def test_gb200_file_describes_one_tray() -> None:
         for cpu in cpus
     }
     assert busids == {"0": ["0008:01:00.0", "0009:01:00.0"], "1": ["0018:01:00.0", "0019:01:00.0"]}
-    for cpu in cpus:  # each GPU's rail NIC (mlx5_k serves GPU k) under the same Grace
+    # each GPU's rail NIC under the same Grace; names and bus ids from the GB200 Compute Tray
+    # table of the Mission Control North-South Network GB200 Deployment Guide 2.3.0
+    rail = {0: "mlx5_0", 1: "mlx5_1", 2: "mlx5_4", 3: "mlx5_5"}
+    for cpu in cpus:
         gpus_here = {int(g.attrib["dev"]) for g in cpu.iter("gpu")}
-        assert {n.attrib["name"] for n in cpu.iter("net")} == {f"mlx5_{g}" for g in gpus_here}
+        assert {n.attrib["name"] for n in cpu.iter("net")} == {rail[g] for g in gpus_here}
 
 
 # -- GB300 NVL72 compute tray: ConnectX-8 with its PCIe switch ---------------------------------------

@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from fabricc import patterns
-from fabricc.catalog.host_topology import HostTopology
+from fabricc.catalog.host_topology import BusId, HostTopology
 
 Fabric = Literal["infiniband", "ethernet"]
 Role = Literal["compute", "storage", "inband", "oob"]
@@ -111,6 +111,7 @@ class LegDevice(CatalogModel):
     netdev: str | None = Field(
         None, pattern=patterns.NETDEV, description="Linux interface name (at most 15 characters)"
     )
+    pci: BusId | None = Field(None, description="PCI address of the leg's function (lspci -D)")
 
 
 class PortCable(CatalogModel):
@@ -140,6 +141,11 @@ class PortSpec(CatalogModel):
     )
     netdev: str | None = Field(
         None, pattern=patterns.NETDEV, description="Linux interface name (at most 15 characters)"
+    )
+    pci: BusId | None = Field(
+        None,
+        description="PCI address of the port's function (lspci -D), where the vendor's table "
+        "gives it: host scripts and udev rules find the port by it",
     )
     leg_devices: list[LegDevice] = Field(
         default_factory=list,
@@ -330,7 +336,26 @@ class NodeModel(CatalogModel):
         taken = sorted({d for d in devices if devices.count(d) > 1})
         if taken:
             raise ValueError(f"RDMA devices named twice: {', '.join(taken)}")
+        addresses = [
+            a for p in self.ports for a in (p.pci, *(leg.pci for leg in p.leg_devices)) if a
+        ]
+        taken = sorted({a for a in addresses if addresses.count(a) > 1})
+        if taken:
+            raise ValueError(f"ports share the PCI addresses {', '.join(taken)}")
         return self
+
+    def port_pci(self, port: str) -> str | None:
+        """PCI address of a cabled port's function (a leg's own where the catalog gives it),
+        None where the catalog does not give one."""
+        for spec in self.ports:
+            if spec.name == port:
+                return spec.pci
+            if port.startswith(spec.name + "/"):
+                if not spec.leg_devices:  # the legs share the port's function
+                    return spec.pci
+                leg = spec.leg(port)
+                return leg.pci if leg is not None else None
+        return None
 
     def port_devices(self, port: str) -> tuple[str | None, str | None]:
         """(RDMA device, netdev) of a cabled port: a port of the catalog, or one leg of a split
@@ -420,6 +445,19 @@ class TransceiverModel(CatalogModel):
     connector: Token = Field(description="fiber connector per port, e.g. mpo-12-apc, lc-duplex")
     power_w: float = Field(ge=0)
     protocols: list[Fabric] = Field(default_factory=lambda: list(BOTH_FABRICS))
+    part_number: PartNumber | None = Field(
+        None,
+        description="NVIDIA ordering number (980-...) from the product specification's ordering "
+        "information; the BOM orders by it, the catalog key (the legacy OPN) in its own column",
+    )
+
+
+def ordering_numbers(key: str, part_number: str | None) -> tuple[str, str]:
+    """(part number, legacy OPN) of a catalog part: the vendor's ordering number where the
+    catalog gives one, with the key (the legacy OPN) beside it; else the key alone."""
+    if part_number is None or part_number == key:
+        return key, ""
+    return part_number, key
 
 
 CableKind = Literal["dac", "acc", "aoc", "fiber", "patch"]
@@ -463,7 +501,12 @@ class CableModel(CatalogModel):
     speed: int | None = Field(None, description="Gb/s per leg (copper only)")
     lane_speed: int = Field(100, ge=1, description="electrical lane rate in Gb/s (copper only)")
     lengths: dict[float, PartNumber] = Field(
-        min_length=1, description="orderable length in m -> part number"
+        min_length=1, description="orderable length in m -> part number (legacy OPN)"
+    )
+    ordering: dict[float, PartNumber] = Field(
+        default_factory=dict,
+        description="orderable length in m -> NVIDIA ordering number (980-...), where the "
+        "product specification's ordering information gives it; the BOM orders by it",
     )
     also_runs: list[CableRate] = Field(
         default_factory=list,
@@ -471,6 +514,13 @@ class CableModel(CatalogModel):
         "so; at them its plugs also fit the slower cages of their outline (a QSFP56 AOC "
         "at 100GbE in a QSFP28 cage); empty: only its own speed",
     )
+
+    @model_validator(mode="after")
+    def _ordering_lengths(self) -> CableModel:
+        extra = sorted(set(self.ordering) - set(self.lengths))
+        if extra:
+            raise ValueError(f"ordering numbers for lengths not in 'lengths': {extra}")
+        return self
 
     @model_validator(mode="after")
     def _media_of_kind(self) -> CableModel:

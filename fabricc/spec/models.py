@@ -563,10 +563,27 @@ class BomOutput(SpecModel):
     )
 
 
+# NVIDIA Network Operator releases whose images fabricc knows (emit/provisioning/network_operator.py)
+NetworkOperatorRelease = Literal["25.7.0", "25.4.0"]
+
+
+class K8sOutput(SpecModel):
+    network_operator: NetworkOperatorRelease = Field(
+        "25.7.0",
+        description="NVIDIA Network Operator release whose component images "
+        "nic-cluster-policy.yaml pins (repository and tag as the release's hack/release.yaml "
+        "gives them: 25.7.0 nvcr.io/nvidia/mellanox with network-operator-v25.7.0 tags; 25.4.0 "
+        "the upstream ghcr.io images at their own versions)",
+    )
+
+
 class Outputs(SpecModel):
     nccl: NcclOutput = Field(default_factory=NcclOutput, description="NCCL topology files")
     diagrams: DiagramOutput = Field(default_factory=DiagramOutput, description="diagrams")
     bom: BomOutput = Field(default_factory=BomOutput, description="bill of materials")
+    k8s: K8sOutput = Field(
+        default_factory=K8sOutput, description="Kubernetes feeds (provisioning/k8s)"
+    )
 
 
 class Spec(SpecModel):
