@@ -95,7 +95,7 @@ def build_oob(
     budget = int(fabric.loaded.spec.site.rack.power_kw * 1000)
     written = "leaf" in spec.hostnames.model_fields_set
     collided = False
-    place = {rack.name: i for i, rack in enumerate(racks)}
+    floor = Floor(racks)
     for owner, index, run_racks, ports in runs:
         pattern = spec.hostnames.leaf if written else default_pattern("leaf", owner, None)
         name = format_name(
@@ -127,7 +127,7 @@ def build_oob(
             spec_path=(*network.path, "switches", "leaf"),
         )
         home = _home_rack(run_racks, device, budget) or _nearest_with_room(
-            racks, place, run_racks, device, budget
+            floor, run_racks, device, budget
         )
         if home is None:
             problems.append(
@@ -264,15 +264,29 @@ def _runs(fabric: Fabric, racks: list[RackPlan], capacity: int, max_racks: int) 
     return runs
 
 
+class Floor:
+    """The racks in layout order, indexed for the fallback below: each rack's place, and the
+    network (and central) racks of each unit."""
+
+    def __init__(self, racks: list[RackPlan]) -> None:
+        self.racks = racks
+        self.place = {rack.name: i for i, rack in enumerate(racks)}
+        self.network: dict[int | None, list[RackPlan]] = {}
+        for rack in racks:
+            if rack.role in ("network", "central"):
+                self.network.setdefault(rack.su, []).append(rack)
+
+
 def _nearest_with_room(
-    racks: list[RackPlan], place: dict[str, int], run: list[RackPlan], device: Device, budget_w: int
+    floor: Floor, run: list[RackPlan], device: Device, budget_w: int
 ) -> RackPlan | None:
     """Fallback when the racks served are full: the nearest rack (in layout order, the lower of
     two at one distance first) with room, the network racks of the nearest rack's unit before
-    the others (as _home_rack orders a run). `place` is each rack's index in `racks`.
+    the others (as _home_rack orders a run).
 
     Walks outward from the run's middle and stops at the first rack with room, so a design
     whose racks are full to their power budget costs the distance walked, not the floor."""
+    racks, place = floor.racks, floor.place
     centre = place[run[len(run) // 2].name]
     served = {rack.name for rack in run}
 
@@ -290,8 +304,8 @@ def _nearest_with_room(
     network = sorted(
         (
             rack
-            for rack in racks
-            if _network_rack(rack, first.su) and (not rack.oob_switches or rack.name in served)
+            for rack in floor.network.get(first.su, [])
+            if not rack.oob_switches or rack.name in served
         ),
         key=lambda rack: (abs(place[rack.name] - centre), place[rack.name]),
     )
