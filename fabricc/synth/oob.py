@@ -507,11 +507,13 @@ def _free_port(
     cages = sum(g.count for g in model.port_groups if g.use == "any")
     free: list[str] = []
     for cage in range(cages, 0, -1):
-        names = [f"{cage}/{s}" for s in range(1, breakout + 1)] if breakout > 1 else [str(cage)]
-        whole = {str(cage)} | {f"{cage}/{s}" for s in range(1, 9)}
-        if str(cage) in used if breakout > 1 else bool(whole & used):
+        whole = str(cage)
+        if whole in used:
             continue
-        free += [port for port in names if port not in used]
+        if breakout > 1:
+            free += [port for s in range(1, breakout + 1) if (port := f"{whole}/{s}") not in used]
+        elif not any(f"{whole}/{s}" in used for s in range(1, 9)):  # no lane of it taken
+            free.append(whole)
         if len(free) > (nth or 0):
             book.take(device, free[nth or 0])
             return free[nth or 0]
