@@ -404,8 +404,9 @@ def connect_uplinks(
         return found
 
     claimed: dict[tuple[str, int], str] = {}
-    places = PortBook()  # the target ports free before any uplink: where the places count
-    places.used = {target: set(book.used.get(target, set())) for target in targets}
+    # per (target, lanes per cage): its ports free before any uplink, from the top - where the
+    # places count
+    places: dict[tuple[str, int], list[str]] = {}
     for name in switches if oob else []:
         model_name = fabric.devices[name].model
         for k in range(spec.uplinks_per_switch):
@@ -415,9 +416,14 @@ def connect_uplinks(
             speed = speed_between(model_name, fabric.devices[target].model)
             if speed is not None:
                 breakout = switch_port_speeds(target_model)[speed]
-                port = _free_port(places, target, target_model, breakout, nth)
-                if port is not None:
-                    places.used[target].discard(port)  # the places stay as they were
+                free = places.get((target, breakout))
+                if free is None:
+                    used = book.used.get(target, set())
+                    cages = range(_cages(target_model), 0, -1)
+                    free = places[(target, breakout)] = [
+                        port for cage in cages for port in _cage_free(used, cage, breakout)
+                    ]
+                port = free[nth] if nth < len(free) else None
                 if port is not None and book.take(target, port):
                     claimed[(name, k)] = port
     unplaced = 0  # access-switch uplinks whose place on their target was not free
@@ -498,23 +504,32 @@ def uplink_speed(model: SwitchModel, target: SwitchModel) -> int | None:
     return best_speed(list(own), switch_port_speeds(target))
 
 
-def _free_port(
-    book: PortBook, device: str, model: SwitchModel, breakout: int, nth: int | None = None
-) -> str | None:
-    """The highest-numbered free port, so uplinks stay clear of the fabric's own ports; with
-    `nth`, the nth of those from the top, or None if there are fewer."""
+def _free_port(book: PortBook, device: str, model: SwitchModel, breakout: int) -> str | None:
+    """The highest-numbered free port (taken in `book`), so uplinks stay clear of the fabric's
+    own ports; None if there is none."""
     used = book.used.get(device, set())
-    cages = sum(g.count for g in model.port_groups if g.use == "any")
-    free: list[str] = []
-    for cage in range(cages, 0, -1):
-        whole = str(cage)
-        if whole in used:
-            continue
-        if breakout > 1:
-            free += [port for s in range(1, breakout + 1) if (port := f"{whole}/{s}") not in used]
-        elif not any(f"{whole}/{s}" in used for s in range(1, 9)):  # no lane of it taken
-            free.append(whole)
-        if len(free) > (nth or 0):
-            book.take(device, free[nth or 0])
-            return free[nth or 0]
+    cages = _cages(model)
+    key = (device, breakout)
+    for cage in range(min(cages, book.scan_from.get(key, cages)), 0, -1):
+        free = _cage_free(used, cage, breakout)
+        if free:
+            book.take(device, free[0])
+            return free[0]
+        book.scan_from[key] = cage - 1  # this cage and every one above it are full
     return None
+
+
+def _cages(model: SwitchModel) -> int:
+    """The cages of a switch any link may use."""
+    return sum(g.count for g in model.port_groups if g.use == "any")
+
+
+def _cage_free(used: set[str], cage: int, breakout: int) -> list[str]:
+    """The free ports of a cage split `breakout` ways (the cage itself when not split; a cage
+    with any port in use, split or not, is not free whole)."""
+    whole = str(cage)
+    if whole in used:
+        return []
+    if breakout > 1:
+        return [port for s in range(1, breakout + 1) if (port := f"{whole}/{s}") not in used]
+    return [] if any(f"{whole}/{s}" in used for s in range(1, 9)) else [whole]
