@@ -9,11 +9,12 @@ an equals sign and values are never quoted.
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass
 
 from fabricc.nccl.plan import GroupPlan
 from fabricc.spec.resolve import ResolvedNetwork
-from fabricc.spec.routing import spec_engine
+from fabricc.spec.routing import NUE_ENGINE, NUE_MAX_VLS, spec_engine
 
 INSTALL_DIR = "/etc/nccl"  # where README.md tells operators to put the files
 # Interfaces NCCL must not pick for its socket bootstrap when no in-band interface is known:
@@ -38,9 +39,11 @@ def settings(
     has_topology: bool,
     *,
     sharp: bool = False,
+    sharp_off: str | None = None,
     spectrum_x: bool = False,
 ) -> list[Setting]:
     """`sharp`: the InfiniBand compute network runs SHARP (nvidia-sm.conf sharp_enabled 2);
+    `sharp_off`: why it does not although the spec wants it (no SHARP tree under its routing);
     `spectrum_x`: the compute network is Ethernet with adaptive routing on its switches."""
     result: list[Setting] = []
     if has_topology:
@@ -55,6 +58,8 @@ def settings(
     result.extend(_qos(plan))
     if sharp and plan.compute is not None:
         result.append(_collnet(plan.compute))
+    elif sharp_off is not None and plan.compute is not None:
+        result.append(_collnet_off(plan.compute, sharp_off))
     if spectrum_x:
         result.append(SPECTRUM_X_PLUGIN)
     socket = _socket(plan)
@@ -133,6 +138,24 @@ def _collnet(network: ResolvedNetwork) -> Setting:
     )
 
 
+def _collnet_off(network: ResolvedNetwork, reason: str) -> Setting:
+    """CollNet off, said with the reason where the spec wants SHARP but no tree can be built
+    (NCCL's default is off too; the line keeps a later edit from turning it on blindly)."""
+    return Setting(
+        "NCCL_COLLNET_ENABLE",
+        "0",
+        (
+            f"No SHARP in-network reductions (CollNet) on network {network.name}:",
+            *_wrap(reason + "."),
+        ),
+    )
+
+
+def _wrap(text: str, width: int = 88) -> tuple[str, ...]:
+    """A long sentence as comment lines (textwrap, no '=' inside)."""
+    return tuple(textwrap.wrap(text, width))
+
+
 FAT_TREE_ENGINES = "ftree or updn (its opensm.conf names which)"  # auto on a fat-tree
 
 
@@ -149,17 +172,14 @@ def ib_sl_comment(network: ResolvedNetwork) -> tuple[str, ...]:
     so it holds only where the routing engine needs no per-path SL."""
     head = f"InfiniBand service level on network {network.name}: SL 0, the default."
     engine = ib_engine(network)
-    if engine == "torus-2QoS":
+    if engine == NUE_ENGINE:
         return (
             head,
-            "NOT deadlock-free here: torus-2QoS puts the datelines a path crosses in its SL, and",
-            "every application must take the path SL from a path record query (man torus-2QoS),",
-            "while NCCL uses this one SL for every connection - its traffic can close credit",
-            "loops around the rings. With subnet_manager.routing_engine: updn the up/down paths",
-            "from the origin switch (root_guids.conf) are credit-loop free on one SL, over",
-            "longer paths.",
+            "nue routes every path deadlock-free within the VLs it is given: opensm.conf gives",
+            f"it one (nue_max_num_vls {NUE_MAX_VLS}, max_op_vls 1), so every path is on SL 0, the",
+            "one SL NCCL uses (man opensm, Nue).",
         )
-    if engine in ("dfsssp", "nue"):
+    if engine == "dfsssp":
         return (
             head,
             f"{engine} breaks credit loops by giving paths different SLs (VLs), which NCCL",
