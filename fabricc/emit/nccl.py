@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from fabricc.emit import Artifact
 from fabricc.emit.configs import features
+from fabricc.emit.provisioning.k8s import rail_stems
 from fabricc.ir import Fabric
 from fabricc.nccl.document import render
 from fabricc.nccl.environment import INSTALL_DIR, Setting, render_env, settings, topology_path
@@ -78,6 +79,7 @@ def _files(fabric: Fabric, plan: GroupPlan, stem: str, profile: Profile) -> _Fil
             sharp=_sharp(fabric, plan),
             sharp_off=_sharp_off(fabric, plan),
             spectrum_x=_spectrum_x(fabric, plan),
+            rail_stems=tuple(rail_stems(fabric)),
         )
     )
     return _Files(stem, plan.model, (plan.group,), xml, entries)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from fabricc.nccl.plan import GroupPlan
 from fabricc.spec.resolve import ResolvedNetwork
 from fabricc.spec.routing import NUE_ENGINE, NUE_MAX_VLS, spec_engine
+from fabricc.spec.topology import RAIL_ONLY
 
 INSTALL_DIR = "/etc/nccl"  # where README.md tells operators to put the files
 # Interfaces NCCL must not pick for its socket bootstrap when no in-band interface is known:
@@ -41,10 +42,12 @@ def settings(
     sharp: bool = False,
     sharp_off: str | None = None,
     spectrum_x: bool = False,
+    rail_stems: tuple[str, ...] = (),
 ) -> list[Setting]:
     """`sharp`: the InfiniBand compute network runs SHARP (nvidia-sm.conf sharp_enabled 2);
     `sharp_off`: why it does not although the spec wants it (no SHARP tree under its routing);
-    `spectrum_x`: the compute network is Ethernet with adaptive routing on its switches."""
+    `spectrum_x`: the compute network is Ethernet with adaptive routing on its switches;
+    `rail_stems`: the stems of the names the udev rules give the rail netdevs (rail1, ...)."""
     result: list[Setting] = []
     if has_topology:
         result.append(
@@ -55,6 +58,7 @@ def settings(
             )
         )
     result.extend(_hca(plan))
+    result.extend(_cross_nic(plan))
     result.extend(_qos(plan))
     if sharp and plan.compute is not None:
         result.append(_collnet(plan.compute))
@@ -62,7 +66,7 @@ def settings(
         result.append(_collnet_off(plan.compute, sharp_off))
     if spectrum_x:
         result.append(SPECTRUM_X_PLUGIN)
-    socket = _socket(plan)
+    socket = _socket(plan, rail_stems)
     if socket is not None:
         result.append(socket)
     return result
@@ -94,6 +98,29 @@ def _hca(plan: GroupPlan) -> list[Setting]:
                 f"Rail NICs of {network} in rail order (GPUs {gpus}).",
                 "The leading equals sign asks for exact names: without it a name also",
                 "selects every device it is a prefix of (mlx5_1 takes mlx5_10 and mlx5_11).",
+            ),
+        )
+    ]
+
+
+def _cross_nic(plan: GroupPlan) -> list[Setting]:
+    """Rail-only: no switch joins two rails (every rail is a subnet of its own), so a ring or
+    tree must stay on one NIC. NCCL user guide, Environment Variables, NCCL_CROSS_NIC: 0 "Always
+    use the same NIC for the same ring/tree, to avoid crossing network rails. Suited for networks
+    with per NIC switches (rails), with a slow inter-rail connection"; the default, 2, may still
+    cross NICs where it seems faster."""
+    network = plan.compute
+    if network is None or network.spec.topology != RAIL_ONLY:
+        return []
+    return [
+        Setting(
+            "NCCL_CROSS_NIC",
+            "0",
+            (
+                f"Network {network.name} is rail-only: no switch joins two rails, so NIC k of",
+                "one node reaches only NIC k of the others. Keep every ring and tree on one NIC",
+                "(NCCL user guide, Environment Variables: NCCL_CROSS_NIC; the default, 2, may",
+                "connect different NICs).",
             ),
         )
     ]
@@ -193,11 +220,12 @@ def ib_sl_comment(network: ResolvedNetwork) -> tuple[str, ...]:
     )
 
 
-def _socket(plan: GroupPlan) -> Setting | None:
+def _socket(plan: GroupPlan, rail_stems: tuple[str, ...]) -> Setting | None:
     """Where NCCL bootstraps; None for an Ethernet compute network without an in-band one: the
     host script (configs/hosts) writes NCCL_SOCKET_IFNAME into /etc/nccl.conf with the exact
     RoCE netdevs it found excluded, which no prefix here can name (a setting in this file would
-    win over it)."""
+    win over it). An exclusion list names the stems the udev rules rename the rail netdevs to
+    (`rail` matches rail1..rail8: NCCL matches each entry as a prefix)."""
     inband = plan.inband
     netdevs = [p.netdev for p in plan.inband_ports if p.netdev]
     if inband is not None and inband.spec.dual_homed:
@@ -220,6 +248,7 @@ def _socket(plan: GroupPlan) -> Setting | None:
     exclude = list(SOCKET_EXCLUDE)
     if plan.compute is not None and plan.compute.fabric == "infiniband":
         exclude.append("ib")
+    exclude.extend(stem for stem in rail_stems if stem not in exclude)
     where = (
         f"the in-band network {inband.name} (interface names unknown to the catalog)"
         if inband is not None
@@ -230,8 +259,17 @@ def _socket(plan: GroupPlan) -> Setting | None:
         "^" + ",".join(exclude),
         (
             f"Bootstrap over {where}:",
-            "exclude loopback, container and VM bridges"
-            + (" and IPoIB on the compute rails." if "ib" in exclude else "."),
+            *_wrap(
+                "exclude loopback, container and VM bridges"
+                + (", IPoIB on the compute rails (ib*)" if "ib" in exclude else "")
+                + (
+                    " and the rail netdevs the udev rules name ("
+                    + ", ".join(f"{stem}*" for stem in rail_stems)
+                    + ")."
+                    if rail_stems
+                    else "."
+                )
+            ),
             "Replace with the in-band interface name once it is known.",
         ),
     )
