@@ -173,11 +173,10 @@ def torus_2qos_storage_spec() -> str:
     text = (EXAMPLES / "torus-3d-h100.yaml").read_text()
     old = "    role: compute\n    fabric: infiniband\n    topology: torus\n"
     assert old in text
-    return text.replace(
-        old,
-        "    role: storage\n    fabric: infiniband\n    topology: torus\n"
-        "    subnet_manager: {routing_engine: torus-2QoS}\n",
-    )
+    text = text.replace(old, "    role: storage\n    fabric: infiniband\n    topology: torus\n")
+    sm = "      sm_nodes: [dgx-sm]"
+    assert sm in text
+    return text.replace(sm, "      routing_engine: torus-2QoS\n" + sm)
 
 
 def golden_artifacts(name: str) -> dict[str, str | bytes]:

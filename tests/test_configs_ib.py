@@ -315,11 +315,9 @@ def test_torus_routes_with_nue_on_one_vl_or_updn_from_one_root(tmp_path: Path) -
     assert "nue tables configured on all switches" in log, log[-3000:]
     spec = (EXAMPLES / "torus-3d-h100.yaml").read_text()
     assert "  compute:\n" in spec
-    spec = re.sub(
-        r"(\n  compute:\n(?:    .*\n)*?)(    endpoints:)",
-        r"\1    subnet_manager: {routing_engine: updn}\n\2",
-        spec,
-        count=1,
+    assert "      sm_nodes: [dgx-sm]" in spec
+    spec = spec.replace(
+        "      sm_nodes: [dgx-sm]", "      sm_nodes: [dgx-sm]\n      routing_engine: updn"
     )
     (tmp_path / "updn").mkdir()
     _, updn_artifacts = compile_text(spec, tmp_path / "updn")

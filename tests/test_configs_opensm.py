@@ -241,7 +241,7 @@ def test_adaptive_routing_over_a_fat_tree_is_ar_updn_with_the_root_guids(example
         assert roots and all(re.fullmatch(r"0x[0-9a-f]{16}", g) for g in roots)
 
 
-def test_every_subnet_names_its_sm_hosts_or_is_warned_about() -> None:
+def test_every_subnet_names_its_sm_hosts_or_is_warned_about(tmp_path: Path) -> None:
     """An IB subnet whose network names no sm_nodes cabled into it gets a warning naming the
     subnet (the 4-SU storage fabric has none); a subnet with UFM appliances as sm_nodes gets
     none and its opensm.conf names master and standby."""
@@ -256,7 +256,11 @@ def test_every_subnet_names_its_sm_hosts_or_is_warned_about() -> None:
     assert re.search(r"^#\s+ufm01: master, sm_priority 15$", conf, re.M)
     assert "#   ufm02: standby, sm_priority 14" in conf
     # rail-only: one subnet per rail leaf, each named
-    rails, _ = compiled("rail-only-h100")
+    text = (EXAMPLES / "rail-only-h100.yaml").read_text()
+    assert "      sm_nodes: [dgx-sm]" in text
+    rails, _ = compile_text(
+        text.replace("      sm_nodes: [dgx-sm]", "      sm_nodes: []"), tmp_path
+    )
     warned = [w.message for w in rails.warnings if "subnet-manager host" in w.message]
     assert warned and "subnets compute-rail1, compute-rail2" in warned[0]
 

@@ -156,7 +156,8 @@ def test_torus_counts(
 ) -> None:
     text = spec(
         "torus-3d-h100",
-        **{"dimensions: [3, 3, 3]": f"dimensions: {dims}", "count: 27": f"count: {nodes}"},
+        # the example's nodes: 2 SM-host DGX (dgx-sm) + 25
+        **{"dimensions: [3, 3, 3]": f"dimensions: {dims}", "count: 25": f"count: {nodes - 2}"},
     )
     fabric, _ = compile_text(text, tmp_path)
     found, links = counts(fabric)
@@ -185,7 +186,7 @@ def test_torus_oversubscription_sets_the_link_width(tmp_path: Path) -> None:
 def test_torus_without_ports_names_the_limit(tmp_path: Path) -> None:
     # 64 DGX on 2 x 2 switches: 16 DGX = 128 ports per switch, more than its 64
     text = spec(
-        "torus-3d-h100", **{"dimensions: [3, 3, 3]": "dimensions: [2, 2]", "count: 27": "count: 64"}
+        "torus-3d-h100", **{"dimensions: [3, 3, 3]": "dimensions: [2, 2]", "count: 25": "count: 62"}
     )
     with pytest.raises(FabriccError) as raised:
         compile_text(text, tmp_path)
@@ -210,7 +211,8 @@ def test_rail_only_counts_and_subnets() -> None:
 
 def test_rail_only_beyond_one_leaf_names_the_limit(tmp_path: Path) -> None:
     with pytest.raises(FabriccError) as raised:
-        compile_text(spec("rail-only-h100", **{"count: 64": "count: 65"}), tmp_path)
+        # 2 SM-host DGX (dgx-sm) + 63
+        compile_text(spec("rail-only-h100", **{"count: 62": "count: 63"}), tmp_path)
     assert "rail 1 has 65 node ports, more than the 64 ports of a" in str(raised.value)
 
 
@@ -353,7 +355,9 @@ def test_topology_diagram_stays_readable_at_scale(
 def test_torus_2qos_needs_a_torus(tmp_path: Path) -> None:
     text = spec(
         "dragonfly-plus-h100",
-        **{"groups: 4": "groups: 4\n    subnet_manager: {routing_engine: torus-2QoS}"},
+        **{
+            "      sm_nodes: [dgx-sm]": "      sm_nodes: [dgx-sm]\n      routing_engine: torus-2QoS"
+        },
     )
     with pytest.raises(FabriccError) as raised:
         compile_text(text, tmp_path)
@@ -401,3 +405,25 @@ def test_report_names_each_network_topology(example: str, family: str) -> None:
     fabric, _ = compiled(example)
     rows = network_rows(summary(fabric))
     assert family in {row["topology"] for row in rows}
+
+
+def test_rail_only_spreads_one_port_appliances_over_the_rails(tmp_path: Path) -> None:
+    """Every rail is a subnet of its own: single-port SM appliances take the rails in turn (a
+    UFM per rail), not all the first rail, so every subnet has its SM host and no warning."""
+    text = spec(
+        "rail-only-h100",
+        **{
+            "    count: 62\n": "    count: 54\n",
+            "  dgx:\n": '  ufm:\n    model: ufm-3.1\n    count: 8\n    hostname: "ufm{n:02d}"\n  dgx:\n',
+            "      dgx: {}\n": "      dgx: {}\n      ufm: {}\n",
+            "sm_nodes: [dgx-sm]": "sm_nodes: [ufm, dgx-sm]",
+        },
+    )
+    fabric, _ = compile_text(text, tmp_path)
+    rails = Counter(
+        fabric.devices[link.b].rail
+        for link in fabric.links_of("compute")
+        if link.kind == ENDPOINT_LEAF and fabric.devices[link.a].group == "ufm"
+    )
+    assert rails == Counter(range(8))
+    assert not [w for w in fabric.warnings if "subnet-manager host" in w.message]
