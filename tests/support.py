@@ -99,6 +99,7 @@ GOLDEN_SELECTED = {
         "configs/storage-leaf001/frr.conf",
         "configs/hosts/gb300-01-c01.sh",
         "configs/supernic/gb300-compute-tray.sh",
+        "configs/supernic/gb300-compute-tray-runtime.sh",
         "configs/supernic/gb300-compute-tray.yaml",
         "configs/inband-leaf001/startup.yaml",
         "configs/oob-leaf001/startup.yaml",
