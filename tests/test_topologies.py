@@ -21,6 +21,7 @@ from fabricc.emit import Artifact
 from fabricc.errors import FabriccError
 from fabricc.ir import ENDPOINT_LEAF, GLOBAL, LEAF_SPINE, TORUS, Fabric
 from fabricc.synth.dragonfly import group_shape
+from fabricc.synth.switches import series_mark
 from fabricc.synth.torus import coordinates, neighbour, switch_index
 from tests.ib_support import simulator
 from tests.support import (
@@ -427,3 +428,16 @@ def test_rail_only_spreads_one_port_appliances_over_the_rails(tmp_path: Path) ->
     )
     assert rails == Counter(range(8))
     assert not [w for w in fabric.warnings if "subnet-manager host" in w.message]
+
+
+def test_a_leaf_class_named_like_its_network_takes_its_models_name() -> None:
+    """superpod-h100-4su: node group storage (storage arrays) on network storage names its
+    leaves storage-array-leafNNN beside the DGX storage leaves storage-leafNNN, never
+    storage-storage-leafNNN (synth/switches.py series_mark)."""
+    fabric, _ = compiled("superpod-h100-4su")
+    names = [n for n in fabric.devices if n.startswith("storage-")]
+    assert not [n for n in names if n.startswith("storage-storage-")]
+    leaves = {n.rstrip("0123456789") for n in fabric.networks["storage"].switches["leaf"]}
+    assert leaves == {"storage-leaf", "storage-array-leaf"}
+    assert series_mark("compute", "gpu2", "dgx-h100") == "gpu2"  # other names unchanged
+    assert series_mark("storage", "storage", "storage-array") == "array"
