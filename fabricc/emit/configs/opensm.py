@@ -9,11 +9,13 @@ default partition plus the spec's tenant partitions, members = port GUIDs of the
 groups, IPoIB MTU by link speed) and guids.yaml (every IB node name with its GUID, in the format
 subnet_manager.guids reads back). With several subnet-manager nodes, the first is the master
 (sm_priority 15) and the others standbys with falling priorities (their `opensm -p` in the file).
-Where the network wants adaptive routing or SHARP and its switches have them, nvidia-sm.conf is
-the same file for NVIDIA's SM (UFM, MLNX OpenSM) with its AR routing engine (ar_updn with the
-root GUID file over a fat-tree, NDR and XDR alike) and sharp_enabled, and with SHARP on
-ufm-gv-sharp.cfg starts UFM's SHARP Aggregation Manager; opensm.conf stays what upstream OpenSM
-reads. Files name their siblings by absolute path under SM_DIR, where the provisioning system
+Where NVIDIA's SM (UFM, MLNX OpenSM) would run anything else, nvidia-sm.conf is the same file
+for it: its engine for the topology (ar_updn with the root GUID file over a fat-tree, NDR and
+XDR alike; dfp on a Dragonfly+: spec/routing.py), sharp_enabled (2, or 1 with the reason where
+SHARP's Aggregation Manager builds no tree under the engine), and for XDR subnets, which
+upstream OpenSM 3.3.x cannot run; with SHARP on ufm-gv-sharp.cfg starts UFM's SHARP Aggregation
+Manager. opensm.conf stays what upstream OpenSM reads; each file's header says which SM it is
+for. Files name their siblings by absolute path under SM_DIR, where the provisioning system
 puts them on the subnet-manager node.
 """
 
