@@ -17,6 +17,7 @@ from collections import Counter, defaultdict
 
 from fabricc.catalog.models import FORM_ACCEPTS, TransceiverModel
 from fabricc.checks.early import power_hint
+from fabricc.checks.imex import check_imex
 from fabricc.checks.power import check_power
 from fabricc.checks.service_levels import check_service_levels
 from fabricc.checks.subnet_managers import check_subnet_managers
@@ -468,4 +469,5 @@ def check(fabric: Fabric) -> list[Diagnostic]:
         *single_switch(fabric),
         *check_subnet_managers(fabric),
         *check_service_levels(fabric),
+        *check_imex(fabric),
     ]

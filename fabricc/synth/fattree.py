@@ -865,6 +865,21 @@ class FatTreeBuilder(NetworkBuilder):
             if block is None:
                 return
             blocks.append(block)
+        if sum(b.target for b in blocks) == 1:
+            # Spine j of every group joins core group j: with one group (and none reserved to
+            # come) each core meets a single spine, and no path between two leaves crosses it.
+            # A warning, not an error: a fabric may be started on three tiers and grow.
+            block = blocks[0]
+            self.warn(
+                f"tiers: 3 builds one spine-leaf group here ({len(block.pods[0][0])} leaves "
+                f"under {block.width} spines): each core joins one spine over "
+                f"{block.spine_up} parallel links and carries no traffic, since every path "
+                "between two leaves turns at the spines",
+                path,
+                "use tiers: 2 (the same leaves and spines without the cores), split the units "
+                "into several spine-leaf groups (pod_sus: 1, or spine_leaf_groups.per_su), or "
+                "size the core for the groups to come (spines_for_sus)",
+            )
         core_model = self.catalog.switches[self.net.switch_models["core"]]
         # spine-core links run at the speed spine and core share, which may be faster than the
         # leaf-spine links: a spine's uplinks carry its downlinks' bandwidth in fewer ports
