@@ -460,6 +460,51 @@ class FatTreeBuilder(NetworkBuilder):
             if port != link.b_port:
                 link = dataclasses.replace(link, b_port=port)
             self._link(link)
+        self._report_rewiring(kept, deferred)
+
+    def _report_rewiring(
+        self, kept: dict[tuple[str, str], tuple[str, str]], deferred: list[tuple[Link, int, int]]
+    ) -> None:
+        """Growth in place that moves installed switch-to-switch cables says so at build time:
+        how many, why (the upper tier was sized for the earlier build's units) and how to avoid
+        it (spines_for_sus for the final size)."""
+        placed = {
+            (link.a, link.a_port): (link.b, link.b_port)
+            for link in self.fabric.links
+            if link.network == self.net.name and link.kind in (LEAF_SPINE, SPINE_CORE)
+        }
+        lower = {link.a for link, _, _ in deferred}
+        spines = set(self.topology.switches.get("spine", []))
+        earlier = {key: upper for key, upper in kept.items() if key[0] in lower}
+        moved: Counter[str] = Counter()
+        uppers: dict[str, set[str]] = {}
+        for key, upper in sorted(earlier.items()):
+            tier = "core" if key[0] in spines else "spine"
+            uppers.setdefault(tier, set()).add(upper[0])
+            if placed.get(key) != upper:
+                moved[tier] += 1
+        if not moved:
+            return
+        shape = [
+            f"{tier}s {len(uppers[tier])} -> {len(self.topology.switches.get(tier, []))}"
+            for tier in ("spine", "core")
+            if tier in uppers and len(uppers[tier]) != len(self.topology.switches.get(tier, []))
+        ]
+        cables = " and ".join(
+            f"{moved[tier]} of {sum(1 for k in earlier if (k[0] in spines) == (tier == 'core'))}"
+            f" installed {kind} cables"
+            for tier, kind in (("spine", LEAF_SPINE), ("core", SPINE_CORE))
+            if moved[tier]
+        )
+        why = f"{', '.join(shape)}: " if shape else ""
+        self.warn(
+            f"growing in place rewires the earlier build: {why}{cables} are re-terminated or "
+            "removed, because its upper tier was sized for its own units",
+            self.net.path,
+            f"to grow without recabling, give the first build spines_for_sus: {self.topology.sus}"
+            " (the final number of units) on this network; `fabricc diff OLD NEW -o DIR` "
+            "writes the work order (keep a copy of the earlier build folder for it)",
+        )
 
     def _wire_endpoints(self, classes: list[_Class]) -> None:
         for cls in classes:
