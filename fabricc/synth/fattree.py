@@ -331,6 +331,19 @@ class FatTreeBuilder(NetworkBuilder):
                     "use tiers: auto (or 2), or set uplink_to to connect the leaves elsewhere",
                 )
                 return
+            if len(per_rail) > 1:
+                # one leaf per rail: each rail is an island (bisection 0 between rails); that
+                # is a design of its own, which the spec names (topology: rail-only)
+                on = f" of plane {plane + 1}" if self.spec.planes > 1 else ""
+                self.fail(
+                    f"tiers: 1 leaves the {len(per_rail)} leaves{on} unconnected to each other: "
+                    "without spines a GPU reaches only the nodes on its own leaf (rail), and "
+                    "the network's bisection is 0",
+                    (*self.net.path, "tiers"),
+                    "use tiers: auto (or 2); for one leaf per rail and no spines by design, "
+                    "write topology: rail-only instead of tiers: 1",
+                )
+                return
 
     def _check_ratio(self, classes: list[_Class]) -> None:
         for cls in classes:
