@@ -3,8 +3,13 @@ say (a leaf that strands nodes, another vendor's optics on a site switch)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+from click.testing import CliRunner
+
+from fabricc.analysis.design import analyze
+from fabricc.cli import cli
 from fabricc.errors import Severity
 from fabricc.ir import Fabric
 from tests.support import compile_text
@@ -100,3 +105,81 @@ def test_nodes_with_every_port_on_one_leaf_are_a_warning(tmp_path: Path) -> None
         STORAGE.format(fabric="ethernet", extra=", dual_homed: true"), tmp_path
     )
     assert not [d for d in fabric.warnings if "every port on one leaf" in d.message]
+
+
+NDR_UFM = """\
+metadata: {name: ndr}
+nodes:
+  dgx: {model: dgx-h100, count: 128}
+  ufm: {model: ufm-3.1, count: 2}
+networks:
+  compute: {role: compute, fabric: infiniband, subnet_manager: {sm_nodes: [ufm]}}
+"""
+ROCE = """\
+metadata: {name: roce}
+nodes:
+  hgx: {model: hgx-h100, count: 128}
+networks:
+  compute: {role: compute, fabric: ethernet}
+"""
+
+
+def test_compare_counts_the_hardware_and_fails_a_compute_leaf(tmp_path: Path) -> None:
+    """compare shows switch, transceiver and cable counts and the cost per network, and its
+    leaf failure is a leaf of GPU nodes on both sides, not a 2-port appliance leaf."""
+    (tmp_path / "a.yaml").write_text(NDR_UFM)
+    (tmp_path / "b.yaml").write_text(ROCE)
+    (tmp_path / "prices.yaml").write_text("920-9B210-00FN-0M0: 30000\nMMA4Z00-NS: 1000\n")
+    result = CliRunner().invoke(
+        cli,
+        [
+            "compare",
+            str(tmp_path / "a.yaml"),
+            str(tmp_path / "b.yaml"),
+            "--prices",
+            str(tmp_path / "prices.yaml"),
+            "--json",
+            "-",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    rows = {row["figure"]: (row["a"], row["b"]) for row in json.loads(result.output)["figures"]}
+    fabric, _ = compile_text(NDR_UFM, tmp_path, "a.yaml")
+    switches = sum(1 for d in fabric.devices.values() if d.kind == "switch")
+    assert rows["compute: switches"][0] == switches
+    assert rows["compute: transceivers"][0] == sum(1 for m in fabric.modules)
+    assert rows["compute: cables"][0] == len({id(link.cable) for link in fabric.links if link.cable})
+    assert rows["compute: cost"][0] == 30000 * switches + 1000 * sum(
+        1 for m in fabric.modules if m.part == "MMA4Z00-NS"
+    )
+    # a leaf of 32 DGX (8 ports per DGX, one to each rail leaf): no node lost, 32 ports cut
+    assert rows["compute: leaf failure, nodes lost"] == (0, 0)
+    data = analyze(fabric)
+    failed = data["networks"]["compute"]["single_failure"]["leaf"]
+    assert failed["endpoints_lost"] == 32
+
+
+XDR_SM = """\
+metadata: {{name: xdr-sm}}
+site: {{rack: {{power_kw: 140}}}}
+nodes:
+  nvl72: {{model: gb300-nvl72, count: 4}}
+  ufm: {{model: {model}, count: 2}}
+networks:
+  compute:
+    role: compute
+    fabric: infiniband
+    switches: {{leaf: q3400}}
+    subnet_manager: {{sm_nodes: [ufm]}}
+"""
+
+
+def test_an_xdr_fabric_has_a_subnet_manager_host(tmp_path: Path) -> None:
+    """The XDR UFM appliance (ConnectX-8) is cabled into a Quantum-X800 fabric at 800G and
+    runs its subnet manager; the NDR one is refused with the host named, not the leaf."""
+    fabric, _ = compile_text(XDR_SM.format(model="ufm-xdr"), tmp_path)
+    links = [link for link in fabric.links if link.a.startswith("ufm")]
+    assert len(links) == 2 and {link.speed for link in links} == {800}
+    assert not [w for w in _warnings(fabric) if "no subnet-manager host" in w]
+    source = fabric.loaded.catalog.catalog.nodes["ufm-xdr"].source
+    assert "UFM XDR Enterprise Appliance" in source and "docs.nvidia.com" in source
