@@ -143,12 +143,14 @@ def test_compare_counts_the_hardware_and_fails_a_compute_leaf(tmp_path: Path) ->
         ],
     )
     assert result.exit_code == 0, result.output
-    rows = {row["figure"]: (row["a"], row["b"]) for row in json.loads(result.output)["figures"]}
+    rows = {row["figure"]: (row["a"], row["b"]) for row in json.loads(result.stdout)["figures"]}
     fabric, _ = compile_text(NDR_UFM, tmp_path, "a.yaml")
     switches = sum(1 for d in fabric.devices.values() if d.kind == "switch")
     assert rows["compute: switches"][0] == switches
     assert rows["compute: transceivers"][0] == sum(1 for m in fabric.modules)
-    assert rows["compute: cables"][0] == len({id(link.cable) for link in fabric.links if link.cable})
+    assert rows["compute: cables"][0] == len(
+        {id(link.cable) for link in fabric.links if link.cable}
+    )
     assert rows["compute: cost"][0] == 30000 * switches + 1000 * sum(
         1 for m in fabric.modules if m.part == "MMA4Z00-NS"
     )
@@ -183,3 +185,28 @@ def test_an_xdr_fabric_has_a_subnet_manager_host(tmp_path: Path) -> None:
     assert not [w for w in _warnings(fabric) if "no subnet-manager host" in w]
     source = fabric.loaded.catalog.catalog.nodes["ufm-xdr"].source
     assert "UFM XDR Enterprise Appliance" in source and "docs.nvidia.com" in source
+
+
+def test_appliances_on_a_leaf_of_their_own_say_what_it_costs(tmp_path: Path) -> None:
+    """128 DGX fill four units to the last leaf port: two UFM appliances without reserved
+    ports get a leaf of their own and double the spines. The build says so, with RA-11333's
+    way out (reserved leaf ports), which at 127 DGX keeps 32 leaves and 16 spines."""
+    fabric, _ = compile_text(NDR_UFM, tmp_path)
+    switches = fabric.networks["compute"].switches
+    assert (len(switches["leaf"]), len(switches["spine"])) == (33, 32)
+    (cost,) = [d for d in fabric.warnings if "cost" in d.message]
+    assert cost.message == (
+        "the 2 compute port(s) of 'ufm' cost 1 leaf switch(es) of their own and 16 more "
+        "spine(s) per plane (16 -> 32, to give every leaf the same links to every spine)"
+    )
+    assert cost.hint is not None and "reserved_slots: 1" in cost.hint
+    assert "up to 127 dgx nodes keep 4 unit(s)" in cost.hint
+    reserved = NDR_UFM.replace("count: 128", "count: 127").replace(
+        "subnet_manager: {sm_nodes: [ufm]}",
+        "subnet_manager: {sm_nodes: [ufm]}, reserved_slots: 1, "
+        "endpoints: {dgx: {}, ufm: {reserved: true}}",
+    )
+    fabric, _ = compile_text(reserved, tmp_path)
+    switches = fabric.networks["compute"].switches
+    assert (len(switches["leaf"]), len(switches["spine"])) == (32, 16)
+    assert not [d for d in fabric.warnings if "cost" in d.message]

@@ -139,9 +139,7 @@ def _with_references(
         return problems
     taken = {(d.location, d.path) for d in problems}
     found = [
-        d
-        for d in check_references(data, source, catalog)
-        if (d.location, d.path) not in taken
+        d for d in check_references(data, source, catalog) if (d.location, d.path) not in taken
     ]
     return sorted(
         [*problems, *found],

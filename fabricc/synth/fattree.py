@@ -733,6 +733,7 @@ class FatTreeBuilder(NetworkBuilder):
                     "use 'tiers: 3' (or 'auto'), or a switch with more ports",
                 )
                 return
+            self._appliance_leaf_cost(classes, target, width.switches)
             self._raise_uplinks(classes, width)
             self.topology.tiers = 2
             self.topology.spines_per_pod = width.switches
@@ -746,6 +747,49 @@ class FatTreeBuilder(NetworkBuilder):
                 self._connect(leaves, spines, LEAF_SPINE, spine_breakout, spine_ports)
             return
         self._three_tiers(classes, spine_model, spine_breakout, spine_ports)
+
+    def _appliance_leaf_cost(self, classes: list[_Class], target: list[int], spines: int) -> None:
+        """Appliances (UFM, management servers) that get leaves of their own beside a
+        rail-optimized GPU class cost those leaves and often more spines; RA-11333 puts them on
+        reserved leaf ports instead. Say what it costs and how to avoid it."""
+        own = [
+            c
+            for c in classes
+            if not c.rail
+            and all(not p.in_units and p.model.kind in ("appliance", "server") for p in c.plans)
+        ]
+        rail = next((c for c in classes if c.rail), None)
+        if not own or rail is None or self.spec.role != "compute":
+            return
+        rest = [i for i, c in enumerate(classes) if c not in own]
+        without = self._two_tier([classes[i] for i in rest], [target[i] for i in rest])
+        leaves = sum(c.leaf_count for c in own) * self.spec.planes
+        groups = sorted({a.group for c in own for a in c.attachments})
+        ports = sum(
+            len(self.plans[a.group].endpoints) * len(a.ports) for c in own for a in c.attachments
+        )
+        cost = f"{leaves} leaf switch(es) of their own"
+        if without is not None and without.switches < spines:
+            cost += (
+                f" and {spines - without.switches} more spine(s) per plane "
+                f"({without.switches} -> {spines}, to give every leaf the same links to every "
+                "spine)"
+            )
+        slots = -(-ports // (rail.rails * self.spec.planes))
+        plan = rail.plans[0]
+        fits = rail.sus * plan.su_size - slots
+        where = (
+            "the first unit's leaves need that many spare ports (a smaller su_size leaves them)"
+            if plan.rack_scale
+            else f"the first unit gives up {slots} node slot(s), so up to {fits} {plan.name} "
+            f"nodes keep {rail.sus} unit(s)"
+        )
+        self.warn(
+            f"the {ports} {self.spec.role} port(s) of {', '.join(map(repr, groups))} cost {cost}",
+            self.net.path,
+            f"RA-11333 puts UFM on reserved leaf ports instead: set reserved_slots: {slots} on "
+            f"this network and endpoints: {{{groups[0]}: {{reserved: true}}}} ({where})",
+        )
 
     def _raise_uplinks(self, classes: list[_Class], width: TreeWidth) -> None:
         """Leaves of a class that reach every spine only with more uplinks than their ratio
