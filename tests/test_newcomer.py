@@ -278,8 +278,7 @@ nodes:
   dgx: {model: dgx-h100, count: 63}
   ufm: {model: ufm-3.1, count: 2}
 networks:
-  compute: {role: compute, fabric: infiniband, subnet_manager: {sm_nodes: [ufm]},
-    reserved_slots: 1, endpoints: {dgx: {}, ufm: {reserved: true}}}
+  compute: {role: compute, fabric: infiniband, subnet_manager: {sm_nodes: [ufm]}}
   inband: {role: inband, dual_homed: true}
   oob: {role: oob, uplink_to: inband}
 """

@@ -187,10 +187,20 @@ def test_an_xdr_fabric_has_a_subnet_manager_host(tmp_path: Path) -> None:
     assert "UFM XDR Enterprise Appliance" in source and "docs.nvidia.com" in source
 
 
-def test_appliances_on_a_leaf_of_their_own_say_what_it_costs(tmp_path: Path) -> None:
-    """128 DGX fill four units to the last leaf port: two UFM appliances without reserved
-    ports get a leaf of their own and double the spines. The build says so, with RA-11333's
-    way out (reserved leaf ports), which at 127 DGX keeps 32 leaves and 16 spines."""
+def test_sm_appliances_take_reserved_leaf_ports_by_default(tmp_path: Path) -> None:
+    """RA-11333: the UFM appliances that run the SM go on leaf ports the first unit reserves.
+    At 127 DGX (and 100) that is the default, with nothing written: 32 leaves and 16 spines.
+    At 128 DGX every leaf port is taken (32 leaves x 64 ports, 16 spines x 64 ports: no port
+    free), so the appliances get a leaf of their own, which doubles the spines: the build says
+    what it costs and at which size the reserved ports come back."""
+    for count, leaves, spines in ((127, 32, 16), (100, 32, 16)):
+        fabric, _ = compile_text(NDR_UFM.replace("count: 128", f"count: {count}"), tmp_path)
+        switches = fabric.networks["compute"].switches
+        assert (len(switches["leaf"]), len(switches["spine"])) == (leaves, spines), count
+        ufm = [link for link in fabric.links if link.a.startswith("ufm")]
+        assert len(ufm) == 2 and len({link.b for link in ufm}) == 2  # master, standby apart
+        assert {fabric.devices[link.b].su for link in ufm} == {0}
+        assert not [d for d in fabric.warnings if "cost" in d.message]
     fabric, _ = compile_text(NDR_UFM, tmp_path)
     switches = fabric.networks["compute"].switches
     assert (len(switches["leaf"]), len(switches["spine"])) == (33, 32)
@@ -199,14 +209,4 @@ def test_appliances_on_a_leaf_of_their_own_say_what_it_costs(tmp_path: Path) -> 
         "the 2 compute port(s) of 'ufm' cost 1 leaf switch(es) of their own and 16 more "
         "spine(s) per plane (16 -> 32, to give every leaf the same links to every spine)"
     )
-    assert cost.hint is not None and "reserved_slots: 1" in cost.hint
-    assert "up to 127 dgx nodes keep 4 unit(s)" in cost.hint
-    reserved = NDR_UFM.replace("count: 128", "count: 127").replace(
-        "subnet_manager: {sm_nodes: [ufm]}",
-        "subnet_manager: {sm_nodes: [ufm]}, reserved_slots: 1, "
-        "endpoints: {dgx: {}, ufm: {reserved: true}}",
-    )
-    fabric, _ = compile_text(reserved, tmp_path)
-    switches = fabric.networks["compute"].switches
-    assert (len(switches["leaf"]), len(switches["spine"])) == (32, 16)
-    assert not [d for d in fabric.warnings if "cost" in d.message]
+    assert cost.hint is not None and "up to 127 dgx nodes they keep 4 unit(s)" in cost.hint

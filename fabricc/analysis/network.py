@@ -85,11 +85,13 @@ FIGURES_AFTER_OVERSUBSCRIPTION = (
 
 
 def tier_switches(fabric: Fabric, name: str) -> dict[str, list[str]]:
-    """The switches of each tier whose worst failure the analysis reports. For the leaves,
-    those that serve GPUs where there are any: a leaf of two UFM appliances or of storage is
+    """The switches of each tier whose worst failure the analysis reports. For the leaves of a
+    compute network, those that serve GPUs where there are any: a leaf of two UFM appliances is
     not the leaf two designs should be compared on (like with like)."""
     topology = fabric.networks[name]
     tiers = {tier: topology.switches.get(tier, []) for tier in TIERS}
+    if topology.role != "compute":  # a storage network's worst leaf is an array's: it counts
+        return tiers
     nodes = fabric.loaded.catalog.catalog.nodes
     serving = {
         link.b

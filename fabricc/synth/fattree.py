@@ -778,17 +778,22 @@ class FatTreeBuilder(NetworkBuilder):
         slots = -(-ports // (rail.rails * self.spec.planes))
         plan = rail.plans[0]
         fits = rail.sus * plan.su_size - slots
-        where = (
-            "the first unit's leaves need that many spare ports (a smaller su_size leaves them)"
-            if plan.rack_scale
-            else f"the first unit gives up {slots} node slot(s), so up to {fits} {plan.name} "
-            f"nodes keep {rail.sus} unit(s)"
-        )
+        if plan.rack_scale:
+            hint = (
+                f"RA-11333 puts UFM on reserved leaf ports instead: set reserved_slots: {slots} "
+                f"on this network and endpoints: {{{groups[0]}: {{reserved: true}}}} (the first "
+                "unit's leaves need that many spare ports: a smaller su_size leaves them)"
+            )
+        else:
+            hint = (
+                "RA-11333 puts UFM on leaf ports the first unit reserves, as fabricc does by "
+                f"default where that adds no unit: with up to {fits} {plan.name} nodes they "
+                f"keep {rail.sus} unit(s) and take no switch of their own"
+            )
         self.warn(
             f"the {ports} {self.spec.role} port(s) of {', '.join(map(repr, groups))} cost {cost}",
             self.net.path,
-            f"RA-11333 puts UFM on reserved leaf ports instead: set reserved_slots: {slots} on "
-            f"this network and endpoints: {{{groups[0]}: {{reserved: true}}}} ({where})",
+            hint,
         )
 
     def _raise_uplinks(self, classes: list[_Class], width: TreeWidth) -> None:
