@@ -11,7 +11,7 @@ topology or identity change so that nobody is surprised on the floor.
 from __future__ import annotations
 
 import difflib
-from collections import Counter
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from fabricc.change.snapshot import Row, Snapshot
@@ -297,8 +297,8 @@ def _bom(old: Snapshot, new: Snapshot, cables: list[CableChange]) -> list[PartDe
             old_cables[(change.cable_id, change.part)] = change.quantity
         elif change.replaced:
             old_cables[(change.old_id, change.old_part)] = change.old_quantity
-    ordered: Counter[str] = Counter()
-    returned: Counter[str] = Counter()
+    ordered: dict[str, float] = defaultdict(float)
+    returned: dict[str, float] = defaultdict(float)
     for (_, part), quantity in new_cables.items():
         ordered[part] += quantity
     for (_, part), quantity in old_cables.items():
