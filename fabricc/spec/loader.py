@@ -103,8 +103,11 @@ def load_spec(
     raise_if_errors(missing)
     catalog = load_catalog(user_files)
     resolution = resolve(spec, source, catalog)
-    raise_if_errors(resolution.diagnostics)
-    raise_if_errors(consistency.check(spec, source, catalog, resolution.networks))
+    # the cross-field rules read the networks that resolved: their mistakes are independent of
+    # a network that did not, so both phases report in one round
+    raise_if_errors(
+        [*resolution.diagnostics, *consistency.check(spec, source, catalog, resolution.networks)]
+    )
     warnings = tuple(d for d in resolution.diagnostics if d.severity is Severity.WARNING)
     guid_files = _guid_files(path, name, source, resolution.networks)
     return LoadedSpec(
