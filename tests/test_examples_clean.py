@@ -13,9 +13,19 @@ from tests.support import EXAMPLE_NAMES, EXAMPLES, compile_text, compiled
 KNOWN = {
     # the site catalog's node type has no host topology (the example shows a site catalog)
     "megascale-roce": ("the catalog has no host topology for 'gpu-8x200'",),
-    # no XDR subnet-manager host in the catalog yet; no SM host for the storage fabrics
-    "gb300-nvl72-xdr": ("InfiniBand subnet compute has no", "InfiniBand subnet storage has no"),
-    "superpod-h100-4su": ("InfiniBand subnet storage has no",),
+    # the ufm-xdr appliance would need reserved ports the unit's Q3400 leaves do not have (8 racks
+    # fill them); no SM host for the storage fabrics (no public source for where RA-11333's storage
+    # SM runs); an InfiniBand leaf takes both ports of a storage array (no spec option yet spreads
+    # one node's ports over two InfiniBand leaves)
+    "gb300-nvl72-xdr": (
+        "InfiniBand subnet compute has no",
+        "InfiniBand subnet storage has no",
+        "8 node(s) of storage (storage) have every port on one leaf",
+    ),
+    "superpod-h100-4su": (
+        "InfiniBand subnet storage has no",
+        "8 node(s) of storage (storage) have every port on one leaf",
+    ),
 }
 
 

@@ -151,6 +151,7 @@ def test_one_leaf_tier_has_no_link_to_route_adaptively(tmp_path: Path) -> None:
     fabric, artifacts = compile_text(
         "metadata: {name: lab}\nnodes:\n  gpu: {model: hgx-b300, count: 2}\n"
         "networks:\n  compute:\n    role: compute\n    fabric: ethernet\n    tiers: 1\n"
+        "    rail_optimized: false\n"
         "    os: cumulus\n",
         tmp_path,
     )

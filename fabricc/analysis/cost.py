@@ -17,7 +17,7 @@ from fabricc.errors import SpecError, error, raise_if_errors
 from fabricc.ir import Fabric
 from fabricc.spec.validation import validate
 from fabricc.spec.yamlsource import load_yaml_file
-from fabricc.synth.bom import CATEGORY_ORDER, bom_lines
+from fabricc.synth.bom import CATEGORY_ORDER, bom_lines, network_lines
 
 Price = Annotated[float, Field(strict=True, ge=0, allow_inf_nan=False)]
 
@@ -59,12 +59,20 @@ def cost(fabric: Fabric, prices: dict[str, float]) -> dict[str, Any]:
         total += amount
         by_category[line.item.category] = by_category.get(line.item.category, 0.0) + amount
     order = {name: i for i, name in enumerate(CATEGORY_ORDER)}
+    # per network: its switches, transceivers and cables (the parts it alone orders)
+    by_network = {
+        network: round(
+            sum(prices.get(line.item.part_number, 0.0) * line.quantity for line in lines), 2
+        )
+        for network, lines in sorted(network_lines(fabric).items())
+    }
     return {
         "total": round(total, 2),
         "by_category": {
             name: round(value, 2)
             for name, value in sorted(by_category.items(), key=lambda kv: order.get(kv[0], 99))
         },
+        "by_network": by_network,
         "priced_lines": priced,
         "unpriced": sorted(unpriced),
     }
