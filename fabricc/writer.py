@@ -26,10 +26,13 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path, PurePosixPath
 
 from fabricc.errors import OutputError, error
+from fabricc.inputs import InputError, read_limited
 
 Artifact = tuple[str, str | bytes]
 
 MARKER = ".fabricc-output"
+MARKER_HEADER = "written by fabricc; the whole folder is replaced on rebuild; its entries:"
+MARKER_BYTES = 1 << 20
 
 
 def _safe_relative(relative: str) -> PurePosixPath:
@@ -101,9 +104,6 @@ class OutputTree:
             # mkdtemp makes the folder private (0700); the output is meant to be read by others
             # (a web server, colleagues) as far as the user's umask allows, like any folder.
             self._staging.chmod(0o777 & ~_umask())
-            (self._staging / MARKER).write_text(
-                "written by fabricc; the whole folder is replaced on rebuild\n"
-            )
             if self._use_process:
                 helper = Path(__file__).with_name("writer_process.py")
                 self._process = subprocess.Popen(
@@ -124,6 +124,7 @@ class OutputTree:
         self._raise_failure()
         assert self._staging is not None
         with self._as_output_error():
+            _write_marker(self._staging)
             _swap_in(self._staging, self.out)
         self._staging = None
 
@@ -299,7 +300,7 @@ def _check_target(out: Path, shown: str) -> None:
                 )
             ]
         )
-    if out.is_dir() and any(out.iterdir()) and not (out / MARKER).exists():
+    if out.is_dir() and any(out.iterdir()) and not _is_build(out):
         raise OutputError(
             [
                 error(
@@ -308,6 +309,24 @@ def _check_target(out: Path, shown: str) -> None:
                 )
             ]
         )
+
+
+def _is_build(folder: Path) -> bool:
+    """True when `folder` is a fabricc output as written: its marker lists every entry at its
+    top, so a marker copied into a folder of one's own files does not have them replaced."""
+    try:
+        text = read_limited(folder / MARKER, MARKER_BYTES).decode("utf-8", errors="replace")
+        present = set(os.listdir(folder)) - {MARKER}
+    except (OSError, InputError):
+        return False
+    lines = text.splitlines()
+    return bool(lines) and lines[0] == MARKER_HEADER and present <= set(lines[1:])
+
+
+def _write_marker(staging: Path) -> None:
+    """The marker of a finished output: its header, then the entries at the folder's top."""
+    names = sorted(set(os.listdir(staging)) - {MARKER})
+    (staging / MARKER).write_text("\n".join([MARKER_HEADER, *names]) + "\n")
 
 
 def _umask() -> int:
