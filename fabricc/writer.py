@@ -17,7 +17,9 @@ import errno
 import itertools
 import os
 import queue
+import re
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -100,7 +102,10 @@ class OutputTree:
             _check_target(self.out, self.out.as_posix())
             parent = self.out.parent
             parent.mkdir(parents=True, exist_ok=True)
-            self._staging = Path(tempfile.mkdtemp(prefix=f".{self.out.name}.tmp-", dir=parent))
+            _sweep_stale(parent, self.out.name)
+            self._staging = Path(
+                tempfile.mkdtemp(prefix=f".{self.out.name}.tmp-{os.getpid()}-", dir=parent)
+            )
             # mkdtemp makes the folder private (0700); the output is meant to be read by others
             # (a web server, colleagues) as far as the user's umask allows, like any folder.
             self._staging.chmod(0o777 & ~_umask())
@@ -321,6 +326,36 @@ def _is_build(folder: Path) -> bool:
         return False
     lines = text.splitlines()
     return bool(lines) and lines[0] == MARKER_HEADER and present <= set(lines[1:])
+
+
+def _sweep_stale(parent: Path, name: str) -> None:
+    """Remove the staging folders of earlier runs for the same output that were killed before
+    they finished (`.NAME.tmp-PID-*` whose process is gone); a running build's is left alone,
+    and so is anything not of this naming, a symbolic link or a folder of another owner."""
+    pattern = re.compile(rf"\.{re.escape(name)}\.tmp-(\d{{1,9}})-[A-Za-z0-9_]+")
+    try:
+        entries = os.listdir(parent)
+    except OSError:
+        return
+    for entry in entries:
+        found = pattern.fullmatch(entry)
+        if found is None or _alive(int(found[1])):
+            continue
+        path = parent / entry
+        with contextlib.suppress(OSError):
+            info = path.lstat()
+            if stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid():
+                shutil.rmtree(path, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process, or no such call here: assume it runs
+        return True
+    return True
 
 
 def _write_marker(staging: Path) -> None:
