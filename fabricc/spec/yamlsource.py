@@ -401,7 +401,7 @@ class _Builder:
                 error(
                     f"a number of {len(value):,} characters",
                     location=self.loc(event.start_mark),
-                    hint=f"numbers in a spec have at most {MAX_INT_DIGITS} digits",
+                    hint=f"a number here has at most {MAX_INT_DIGITS} digits",
                 )
             )
         resolved = _resolve_plain(value)
