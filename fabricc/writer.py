@@ -321,7 +321,7 @@ def _is_build(folder: Path) -> bool:
     top, so a marker copied into a folder of one's own files does not have them replaced."""
     try:
         text = read_limited(folder / MARKER, MARKER_BYTES).decode("utf-8", errors="replace")
-        present = set(os.listdir(folder)) - {MARKER}
+        present = {entry.name for entry in folder.iterdir()} - {MARKER}
     except (OSError, InputError):
         return False
     lines = text.splitlines()
@@ -334,7 +334,7 @@ def _sweep_stale(parent: Path, name: str) -> None:
     and so is anything not of this naming, a symbolic link or a folder of another owner."""
     pattern = re.compile(rf"\.{re.escape(name)}\.tmp-(\d{{1,9}})-[A-Za-z0-9_]+")
     try:
-        entries = os.listdir(parent)
+        entries = [entry.name for entry in parent.iterdir()]
     except OSError:
         return
     for entry in entries:
@@ -360,7 +360,7 @@ def _alive(pid: int) -> bool:
 
 def _write_marker(staging: Path) -> None:
     """The marker of a finished output: its header, then the entries at the folder's top."""
-    names = sorted(set(os.listdir(staging)) - {MARKER})
+    names = sorted({entry.name for entry in staging.iterdir()} - {MARKER})
     (staging / MARKER).write_text("\n".join([MARKER_HEADER, *names]) + "\n")
 
 

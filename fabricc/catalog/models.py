@@ -237,7 +237,7 @@ class GpuSpec(CatalogModel):
     figures_source: str | None = Field(
         None,
         pattern=patterns.TEXT,
-        description="where the bandwidth and TFLOPS figures come from, or 'assumed: ...'"
+        description="where the bandwidth and TFLOPS figures come from, or 'assumed: ...'",
     )
 
     def missing_figures(self) -> list[str]:

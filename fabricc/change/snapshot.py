@@ -95,8 +95,8 @@ def _rows(label: str, relative: str, text: str) -> list[Row]:
     if relative == BOM:
         for line, row in enumerate(rows, start=2):
             if not _QUANTITY.fullmatch(row["quantity"]):
-                column = header.index("quantity") + 1
-                raise _bad(Location(source, line, column), "quantity is not a number")
+                where = Location(source, line, header.index("quantity") + 1)
+                raise _bad(where, "quantity is not a number")
     return rows
 
 

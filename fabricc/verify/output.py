@@ -39,7 +39,9 @@ def findings_text(verdict: Verdict) -> str:
     counts = verdict.counts()
     summary = ", ".join(f"{counts[s]} {s}" for s in STATUSES if counts.get(s))
     cables = sum(1 for f in verdict.findings if f.cable)
-    lines.append(f"network {printable(verdict.scope)}: {cables} planned cables: {summary or 'nothing found'}")
+    lines.append(
+        f"network {printable(verdict.scope)}: {cables} planned cables: {summary or 'nothing found'}"
+    )
     return "\n".join(lines) + "\n"
 
 
