@@ -317,15 +317,18 @@ def _check_target(out: Path, shown: str) -> None:
 
 
 def _is_build(folder: Path) -> bool:
-    """True when `folder` is a fabricc output as written: its marker lists every entry at its
-    top, so a marker copied into a folder of one's own files does not have them replaced."""
+    """True when `folder` still holds the output that wrote its marker: the marker lists the
+    entries at the top of that output, and each is there. A marker copied into a folder of
+    one's own files does not have them replaced; files added to an output later do not keep it
+    from being rebuilt."""
     try:
         text = read_limited(folder / MARKER, MARKER_BYTES).decode("utf-8", errors="replace")
-        present = {entry.name for entry in folder.iterdir()} - {MARKER}
+        present = {entry.name for entry in folder.iterdir()}
     except (OSError, InputError):
         return False
     lines = text.splitlines()
-    return bool(lines) and lines[0] == MARKER_HEADER and present <= set(lines[1:])
+    listed = set(lines[1:])
+    return bool(lines) and lines[0] == MARKER_HEADER and bool(listed) and listed <= present
 
 
 def _sweep_stale(parent: Path, name: str) -> None:
