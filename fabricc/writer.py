@@ -274,6 +274,18 @@ def _write_all(fd: int, buffers: list[bytes]) -> None:
 
 
 def _check_target(out: Path, shown: str) -> None:
+    try:
+        out.stat()
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise OutputError(
+                [
+                    error(
+                        f"output path {shown} runs through a loop of symbolic links",
+                        hint="fix or remove the links, or choose another folder with -o",
+                    )
+                ]
+            ) from None
     if out.is_symlink():
         raise OutputError(
             [

@@ -388,3 +388,73 @@ def test_output_path_with_control_characters_is_shown_escaped(tmp_path: Path) ->
     result = run("build", str(LAB), "-o", str(out))
     assert result.exit_code == 0
     assert "\x1b" not in result.output and "a\\nb\\x1b[31m" in result.output
+
+
+# -- 8. errors that say what happened ------------------------------------------------------------
+
+
+def _catalog_spec(tmp_path: Path) -> Path:
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(LAB.read_text().replace("metadata:", "catalog: [site.yaml]\nmetadata:", 1))
+    return spec
+
+
+def _socket(path: Path) -> None:
+    import socket
+
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(str(path))
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda p: p.mkdir(), "is a folder"),
+        (lambda p: os.mkfifo(p), "is a FIFO"),
+        (_socket, "is a socket"),
+        (lambda p: p.symlink_to("/dev/zero"), "is a device, not a file (behind a symbolic link)"),
+        (lambda p: p.symlink_to(p.name), "is a loop of symbolic links"),
+        (lambda p: None, "not found"),
+    ],
+    ids=["folder", "fifo", "socket", "dev-zero", "loop", "missing"],
+)
+def test_catalog_path_that_is_no_file_says_what_it_is(
+    tmp_path: Path, make: Callable[[Path], None], message: str
+) -> None:
+    spec = _catalog_spec(tmp_path)
+    make(tmp_path / "site.yaml")
+    result = run("build", str(spec), "-o", str(tmp_path / "o"))
+    assert_positioned(result, f"{spec}:4:11:")
+    assert f"catalog file 'site.yaml' {message}" in result.stderr
+
+
+def test_site_catalog_mistakes_are_shown_in_the_site_catalog(tmp_path: Path) -> None:
+    """A site model that replaces a built-in one breaks the built-in host topology of that
+    name: the error is at the site catalog's entry, not at a line of fabricc's own data."""
+    spec = _catalog_spec(tmp_path)
+    site = tmp_path / "site.yaml"
+    site.write_text(_NODE.format(description="ok", height=2, power=900, gpu=1).replace(
+        "my-node", "dgx-h100"
+    ))  # fmt: skip
+    spec.write_text(spec.read_text().replace("model: lab-server", "model: dgx-h100"))
+    result = run("build", str(spec), "-o", str(tmp_path / "o"))
+    assert_positioned(result, f"{site}:3:")
+    assert "fabricc/catalog/data" not in result.stderr
+
+
+@pytest.mark.parametrize("key", ["null", "~", "true", "1"])
+def test_typed_keys_are_shown_where_they_are(tmp_path: Path, key: str) -> None:
+    spec = tmp_path / "spec.yaml"
+    text = LAB.read_text().replace("metadata:\n", f"metadata:\n  {key}: x\n", 1)
+    spec.write_text(text)
+    line = text.splitlines().index(f"  {key}: x") + 1
+    result = run("build", str(spec), "-o", str(tmp_path / "o"))
+    assert_positioned(result, f"{spec}:{line}:3:")
+    assert "metadata: key" in result.stderr and "is not a name" in result.stderr
+
+
+def test_output_path_through_a_symlink_loop_says_so(tmp_path: Path) -> None:
+    (tmp_path / "loop").symlink_to("loop")
+    result = run("build", str(LAB), "-o", str(tmp_path / "loop" / "out"))
+    assert result.exit_code == 1
+    assert "loop of symbolic links" in result.stderr.splitlines()[0]

@@ -248,8 +248,7 @@ def cross_check(loaded: LoadedCatalog) -> list[Diagnostic]:
     catalog = loaded.catalog
     problems: list[Diagnostic] = []
     for key, topology in catalog.host_topologies.items():
-        _, source, _ = loaded.locate("host_topologies", key)
-        report = _Reporter(problems, source, key)
+        report = _reporter(loaded, problems, key)
         node = catalog.nodes.get(key)
         if node is None or node.gpu is None:
             report(
@@ -296,16 +295,44 @@ def cross_check(loaded: LoadedCatalog) -> list[Diagnostic]:
     return problems
 
 
-class _Reporter:
-    """Appends positioned errors about one host topology entry."""
+def _reporter(loaded: LoadedCatalog, problems: list[Diagnostic], key: str) -> _Reporter:
+    """Where a mismatch between a host topology and its node model is shown: at the topology,
+    unless the topology is built in and a site catalog replaced the node model - then the site
+    catalog's entry is the change that broke it, and the error is shown there."""
+    from fabricc.catalog.loader import BUILTIN_PREFIX
 
-    def __init__(self, problems: list[Diagnostic], source: SourceMap, key: str) -> None:
+    topology = loaded.origins.get(("host_topologies", key))
+    node = loaded.origins.get(("nodes", key))
+    if (
+        topology is not None
+        and node is not None
+        and topology.name.startswith(BUILTIN_PREFIX)
+        and not node.name.startswith(BUILTIN_PREFIX)
+    ):
+        return _Reporter(problems, node.source, ("nodes", key), builtin=True)
+    _, source, _ = loaded.locate("host_topologies", key)
+    return _Reporter(problems, source, ("host_topologies", key))
+
+
+class _Reporter:
+    """Appends positioned errors about one host topology entry (or the node model a site
+    catalog put in place of the one a built-in topology describes)."""
+
+    def __init__(
+        self, problems: list[Diagnostic], source: SourceMap, base: DataPath, builtin: bool = False
+    ) -> None:
         self.problems = problems
         self.source = source
-        self.key = key
+        self.base = base
+        self.builtin = builtin
 
     def __call__(self, message: str, *rest: str | int, hint: str | None = None) -> None:
-        path: DataPath = ("host_topologies", self.key, *rest)
+        if self.builtin:
+            path: DataPath = self.base
+            message = f"the built-in host topology of {self.base[-1]!r} no longer fits: {message}"
+            hint = "add a host topology for this model under host_topologies in the site catalog"
+        else:
+            path = (*self.base, *rest)
         self.problems.append(
             error(message, path=format_path(path), location=self.source.value(path), hint=hint)
         )
