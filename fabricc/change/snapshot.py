@@ -57,7 +57,7 @@ REQUIRED = {
     BOM: ("part_number", "quantity"),
 }  # fmt: skip
 # A number as a build writes it in the BOM's quantity column.
-_QUANTITY = re.compile(r"\d{1,12}(?:\.\d{1,6})?")
+_QUANTITY = re.compile(r"(?:\d{1,12}(?:\.\d{1,6})?)?")
 
 
 def _bad(where: Location, message: str) -> SpecError:
@@ -85,18 +85,17 @@ def _rows(label: str, relative: str, text: str) -> list[Row]:
         for column in REQUIRED.get(relative, ()):
             if column not in header:
                 raise _bad(Location(source, 1, 1), f"no column {column!r} in the header")
+        quantity = header.index("quantity") if relative == BOM else None
         for record in reader:
             if len(record) != len(header):
                 where = Location(source, reader.line_num, 1)
                 raise _bad(where, f"row has {len(record)} fields, the header {len(header)}")
+            if quantity is not None and not _QUANTITY.fullmatch(record[quantity]):
+                where = Location(source, reader.line_num, quantity + 1)
+                raise _bad(where, "quantity is not a number")
             rows.append(dict(zip(header, record, strict=True)))
     except csv.Error as exc:
         raise _bad(Location(source, reader.line_num or 1, 1), f"not a CSV file: {exc}") from None
-    if relative == BOM:
-        for line, row in enumerate(rows, start=2):
-            if not _QUANTITY.fullmatch(row["quantity"]):
-                where = Location(source, line, header.index("quantity") + 1)
-                raise _bad(where, "quantity is not a number")
     return rows
 
 
