@@ -33,12 +33,21 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def superpod_like(
-    name: str, model: str, nodes: int, switch: str, *, ufm: bool = True, arrays: int = 0
+    name: str,
+    model: str,
+    nodes: int,
+    switch: str,
+    *,
+    ufm: bool = True,
+    arrays: int = 0,
+    power_kw: int = 60,
+    per_rack: int | None = 4,
 ) -> str:
     """A full design: rail-optimized compute fabric (UFM on reserved leaf ports when the fabric is
     NDR; the UFM 3.1 appliance has no XDR port), dual-homed in-band, out-of-band; with `arrays`
     storage arrays, the RA-11333 storage fabric too (DGX storage ports rail-wired at 4:3, the
-    arrays at 1:1 on leaves of their own)."""
+    arrays at 1:1 on leaves of their own). `power_kw` is the rack budget, `per_rack` the nodes
+    per rack (None: as many as power and space allow)."""
     appliances = "  ufm: {model: ufm-3.1, count: 4}\n" if ufm else ""
     if arrays:
         appliances += f"  stor: {{model: storage-array, count: {arrays}}}\n"
@@ -52,11 +61,12 @@ def superpod_like(
         if arrays
         else ""
     )
+    placement = f", nodes_per_rack: {per_rack}" if per_rack else ""
     return f"""\
 metadata: {{name: {name}}}
-site: {{racks_per_row: 40, rack: {{power_kw: 60}}}}
+site: {{racks_per_row: 40, rack: {{power_kw: {power_kw}}}}}
 nodes:
-  gpu: {{model: {model}, count: {nodes}, nodes_per_rack: 4}}
+  gpu: {{model: {model}, count: {nodes}{placement}}}
 {appliances}  mgmt: {{model: mgmt-server, count: 8}}
 networks:
   compute:
@@ -114,6 +124,35 @@ networks:
 """
 
 
+def nvl72_racks(name: str, racks: int) -> str:
+    """GB200 NVL72 rack systems at scale (RA-11338's unit of 8 racks, repeated): NDR compute
+    fabric with UFM on reserved leaf ports, dual-homed in-band, out-of-band with one access
+    switch per rack system (the two SN2201 each rack ships with)."""
+    return f"""\
+metadata: {{name: {name}}}
+site: {{racks_per_row: 40, rack: {{power_kw: 140}}}}
+addressing: {{oob: 10.128.0.0/14, inband: 10.64.0.0/14}}
+nodes:
+  nvl72: {{model: gb200-nvl72, count: {racks}, su_size: 8}}
+  ufm: {{model: ufm-3.1, count: 4}}
+  mgmt: {{model: mgmt-server, count: 8}}
+networks:
+  compute:
+    role: compute
+    fabric: infiniband
+    reserved_slots: 1
+    endpoints: {{nvl72: {{}}, ufm: {{reserved: true}}}}
+  inband:
+    role: inband
+    dual_homed: true
+    oversubscription: "4:1"
+  oob:
+    role: oob
+    uplink_to: inband
+    max_racks_per_switch: 1
+"""
+
+
 SCENARIOS = {
     "roce-512x32": lambda: roce_leaf_spine("bench-roce", 4096),
     "1k": lambda: superpod_like("bench-1k", "dgx-h100", 127, "qm9700"),  # 1,016 GPUs, 2 tiers
@@ -123,6 +162,26 @@ SCENARIOS = {
     "65k-all": lambda: superpod_like("bench-65k-all", "dgx-h100", 8191, "qm9700", arrays=512),
     # 104,256 GPUs on Quantum-X800 (XDR), 3 tiers
     "100k-xdr": lambda: superpod_like("bench-100k", "hgx-b300", 13032, "q3400", ufm=False),
+    # every plane with racks filled to a 31 kW budget (3 DGX H100 of 10.2 kW each, the default
+    # placement):
+    # the access switches find no room in the racks they serve and take the nearest rack that
+    # has some (synth/oob.py's fallback); 384 storage arrays on the storage fabric
+    "65k-full-racks": lambda: superpod_like(
+        "bench-65k-full", "dgx-h100", 8191, "qm9700", arrays=384, power_kw=31, per_rack=None
+    ),
+    # 512 GB200 NVL72 rack systems (36,864 GPUs; 64 units, the most three tiers of QM9700 join):
+    # rack-scale systems with their own trays,
+    # NVLink switches, power shelves and management switches at scale
+    "nvl72-512": lambda: nvl72_racks("bench-nvl72", 512),
+    # growth in place: the 65k design built into the folder of a 32k build of it (timed: the
+    # second build, which reads the first and keeps its places)
+    "65k-grow": lambda: superpod_like("bench-65k-grow", "dgx-h100", 8191, "qm9700"),
+}
+
+# Scenarios built twice into one folder: first this smaller design (not timed), then the
+# scenario itself, which grows in place.
+GROWN_FROM = {
+    "65k-grow": lambda: superpod_like("bench-65k-grow", "dgx-h100", 4095, "qm9700"),
 }
 
 
@@ -174,9 +233,12 @@ def reference_seconds() -> float:
 EMPTY = "empty"
 
 
-def build_process(name: str, text: str, folder: Path) -> tuple[float, dict[str, Any], int, Path]:
+def build_process(
+    name: str, text: str, folder: Path, *, fresh: bool = True
+) -> tuple[float, dict[str, Any], int, Path]:
     """Build the spec `text` in a process of its own: wall seconds, the process's report (file
-    count, its own peak), the sampled peak of it and its children (KiB), and the output."""
+    count, its own peak), the sampled peak of it and its children (KiB), and the output. Not
+    `fresh`: an earlier build of the design in the output folder keeps its places (growth)."""
     spec = folder / f"{name}.yaml"
     spec.write_text(text)
     (folder / "bench-catalog.yaml").write_text(BENCH_CATALOG)
@@ -184,7 +246,8 @@ def build_process(name: str, text: str, folder: Path) -> tuple[float, dict[str, 
     # The child reports its own peak resident set size (ru_maxrss is KiB on Linux).
     code = (
         "import sys, json, time, resource; from pathlib import Path; t=time.perf_counter();"
-        "from fabricc.build import build; r=build(Path(sys.argv[1]), Path(sys.argv[2]), fresh=True);"
+        "from fabricc.build import build; r=build(Path(sys.argv[1]), Path(sys.argv[2]),"
+        f" fresh={fresh});"
         "print(json.dumps({'seconds': time.perf_counter()-t, 'files': r.file_count,"
         " 'peak_kib': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))"
     )
@@ -212,8 +275,12 @@ def fixed_seconds(folder: Path) -> float:
 
 
 def run_one(name: str, folder: Path, fixed: float) -> dict[str, object]:
+    if name in GROWN_FROM:
+        build_process(name, GROWN_FROM[name](), folder)
     reference = reference_seconds()
-    wall, report, shared_peak, out = build_process(name, SCENARIOS[name](), folder)
+    wall, report, shared_peak, out = build_process(
+        name, SCENARIOS[name](), folder, fresh=name not in GROWN_FROM
+    )
     summary = json.loads((out / "summary.json").read_text())
     compute = next(n for n in summary["networks"].values() if n["role"] == "compute")
     links = sum(sum(n["links"].values()) for n in summary["networks"].values())

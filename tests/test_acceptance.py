@@ -71,7 +71,8 @@ def test_ra_11333_4su_bill_of_materials() -> None:
     assert result["nodes"]["ufm"] == 4
     assert compute["links"]["endpoint-leaf"] == 1016 + 4
     # one twin-port module per used switch cage (48 switches x 32 cages), four per DGX
-    assert compute["transceivers"]["MMA4Z00-NS"] == 1536
+    # (RA-11333 Table 8 orders them by NVIDIA ordering number: 980-9I510-00NS00 = MMA4Z00-NS)
+    assert compute["transceivers"]["980-9I510-00NS00"] == 1536
     assert compute["transceivers"]["980-9I51A-00NS00"] == 508
     # one cable per 400G link, all multimode in the RA design
     assert compute["cables_by_media"] == {"mmf": 1016 + 4 + 1024}
@@ -132,9 +133,14 @@ def test_ra_11333_4su_inband_cables_are_table_8s() -> None:
     assert cables[(PEER, "leaf", "mcp1600")] == 6
     assert cables[(PEER, "spine", "mcp1600")] == 2
     bom = summary(fabric)["bom"]
-    assert "MMA1B00-C100D" not in bom  # no 100G SR4 transceivers in the management networks
-    assert sum(n for part, n in bom.items() if part.startswith("MFS1S00-H")) == 127 * 2
-    assert sum(n for part, n in bom.items() if part.startswith("MFA1A00-C")) == sum(
+    # no 100G SR4 transceivers (MMA1B00-C100D) in the management networks
+    assert "980-9I149-00CS00" not in bom and "MMA1B00-C100D" not in bom
+    # the BOM orders by NVIDIA ordering number where the catalog has it (Table 8's 30 m AOCs:
+    # 980-9I440-00H030 = MFS1S00-H030V, 980-9I13N-00C030 = MFA1A00-C030), else by legacy OPN
+    mfs = ("MFS1S00-H", "980-9I440-")
+    assert sum(n for part, n in bom.items() if part.startswith(mfs)) == 127 * 2
+    mfa = ("MFA1A00-C", "980-9I13N-")
+    assert sum(n for part, n in bom.items() if part.startswith(mfa)) == sum(
         n for (_, _, family), n in cables.items() if family == "mfa1a00-c"
     )
 
@@ -784,7 +790,7 @@ def test_gb200_and_gb300_units_share_one_three_tier_fabric() -> None:
     assert result["gpus"] == 2 * 576
     node_links = [link for link in fabric.links_of("compute") if link.kind == ENDPOINT_LEAF]
     by_group = Counter(fabric.devices[link.a].group for link in node_links)
-    assert by_group == {"gb200": 576, "gb300": 576}
+    assert by_group == {"gb200": 576, "gb300": 576, "ufm": 2}  # the UFMs: SM hosts
     files = dict(artifacts)
     sms = {}
     for tray in ("gb200-compute-tray", "gb300-compute-tray"):

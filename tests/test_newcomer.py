@@ -275,7 +275,7 @@ def test_storage_network_on_one_leaf_is_a_single_point_of_failure(tmp_path: Path
 MINIMAL = """\
 metadata: {name: minimal}
 nodes:
-  dgx: {model: dgx-h100, count: 64}
+  dgx: {model: dgx-h100, count: 63}
   ufm: {model: ufm-3.1, count: 2}
 networks:
   compute: {role: compute, fabric: infiniband, subnet_manager: {sm_nodes: [ufm]}}
@@ -286,7 +286,7 @@ networks:
 
 def test_the_readme_minimal_spec_builds_without_warnings(tmp_path: Path) -> None:
     fabric, _ = compile_text(MINIMAL, tmp_path)
-    assert fabric.gpus() == 512
+    assert fabric.gpus() == 504
     assert _warnings(fabric) == []
 
 

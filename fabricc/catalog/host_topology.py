@@ -271,6 +271,16 @@ def cross_check(loaded: LoadedCatalog) -> list[Diagnostic]:
             report(f"the rail NIC {name} of {key!r} is missing from the topology")
         for name in sorted(set(nics) - set(rails), key=_natural):
             report(f"NIC {name} is not a compute port (with a gpu) of {key!r}")
+        for p in node.ports:
+            for rdma, address in (
+                (p.rdma_device, p.pci),
+                *((g.rdma_device, g.pci) for g in p.leg_devices),
+            ):
+                if rdma in nics and address is not None and nics[rdma].busid != address:
+                    report(
+                        f"{key!r} port {p.name} gives {rdma} the PCI address {address}, the "
+                        f"topology {nics[rdma].busid}"
+                    )
         links = topology.nvlink.links if topology.nvlink is not None else 0
         if links != node.gpu.nvlink_links:
             report(

@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from fabricc import patterns
-from fabricc.catalog.host_topology import HostTopology
+from fabricc.catalog.host_topology import BusId, HostTopology
 
 Fabric = Literal["infiniband", "ethernet"]
 Role = Literal["compute", "storage", "inband", "oob"]
@@ -120,6 +120,7 @@ class LegDevice(CatalogModel):
     netdev: str | None = Field(
         None, pattern=patterns.NETDEV, description="Linux interface name (at most 15 characters)"
     )
+    pci: BusId | None = Field(None, description="PCI address of the leg's function (lspci -D)")
 
 
 class PortCable(CatalogModel):
@@ -149,6 +150,11 @@ class PortSpec(CatalogModel):
     )
     netdev: str | None = Field(
         None, pattern=patterns.NETDEV, description="Linux interface name (at most 15 characters)"
+    )
+    pci: BusId | None = Field(
+        None,
+        description="PCI address of the port's function (lspci -D), where the vendor's table "
+        "gives it: host scripts and udev rules find the port by it",
     )
     leg_devices: list[LegDevice] = Field(
         default_factory=list,
@@ -344,6 +350,12 @@ class NodeModel(CatalogModel):
         taken = sorted({d for d in devices if devices.count(d) > 1})
         if taken:
             raise ValueError(f"RDMA devices named twice: {', '.join(taken)}")
+        addresses = [
+            a for p in self.ports for a in (p.pci, *(leg.pci for leg in p.leg_devices)) if a
+        ]
+        taken = sorted({a for a in addresses if addresses.count(a) > 1})
+        if taken:
+            raise ValueError(f"ports share the PCI addresses {', '.join(taken)}")
         for port in self.ports:
             if port.gpu is not None and port.gpu >= self.gpus:
                 raise ValueError(
@@ -356,6 +368,19 @@ class NodeModel(CatalogModel):
                 "carry them, has 0)"
             )
         return self
+
+    def port_pci(self, port: str) -> str | None:
+        """PCI address of a cabled port's function (a leg's own where the catalog gives it),
+        None where the catalog does not give one."""
+        for spec in self.ports:
+            if spec.name == port:
+                return spec.pci
+            if port.startswith(spec.name + "/"):
+                if not spec.leg_devices:  # the legs share the port's function
+                    return spec.pci
+                leg = spec.leg(port)
+                return leg.pci if leg is not None else None
+        return None
 
     def port_devices(self, port: str) -> tuple[str | None, str | None]:
         """(RDMA device, netdev) of a cabled port: a port of the catalog, or one leg of a split
@@ -400,7 +425,7 @@ class SwitchModel(CatalogModel):
         False,
         description="the ASIC does adaptive routing (Spectrum-X RoCE; InfiniBand AR set by the SM)",
     )
-    adaptive_routing_speeds: list[int] = Field(
+    adaptive_routing_speeds: list[Speed] = Field(
         default_factory=list,
         description="port speeds in Gb/s at which the switch routes adaptively (Spectrum-4: 400 "
         "and 200, not 800); empty: every speed of its ports",
@@ -430,6 +455,12 @@ class SwitchModel(CatalogModel):
 
 class TransceiverModel(CatalogModel):
     description: Text
+    vendor: Token | None = Field(
+        None,
+        description="the module's maker; built-in entries without one are NVIDIA LinkX parts "
+        "(optics.yaml: each names its LinkX product specification); a switch prefers its own "
+        "vendor's modules",
+    )
     source: Source
     form: Form
     ports: int = Field(ge=1, le=2, description="links carried (2 = twin-port module)")
@@ -445,6 +476,19 @@ class TransceiverModel(CatalogModel):
     connector: Token = Field(description="fiber connector per port, e.g. mpo-12-apc, lc-duplex")
     power_w: float = Field(ge=0, le=1000)
     protocols: list[Fabric] = Field(default_factory=lambda: list(BOTH_FABRICS))
+    part_number: PartNumber | None = Field(
+        None,
+        description="NVIDIA ordering number (980-...) from the product specification's ordering "
+        "information; the BOM orders by it, the catalog key (the legacy OPN) in its own column",
+    )
+
+
+def ordering_numbers(key: str, part_number: str | None) -> tuple[str, str]:
+    """(part number, legacy OPN) of a catalog part: the vendor's ordering number where the
+    catalog gives one, with the key (the legacy OPN) beside it; else the key alone."""
+    if part_number is None or part_number == key:
+        return key, ""
+    return part_number, key
 
 
 CableKind = Literal["dac", "acc", "aoc", "fiber", "patch"]
@@ -488,7 +532,12 @@ class CableModel(CatalogModel):
     speed: Speed | None = Field(None, description="Gb/s per leg (copper only)")
     lane_speed: LaneSpeed = Field(100, description="electrical lane rate in Gb/s (copper only)")
     lengths: dict[Length, PartNumber] = Field(
-        min_length=1, description="orderable length in m -> part number"
+        min_length=1, description="orderable length in m -> part number (legacy OPN)"
+    )
+    ordering: dict[Length, PartNumber] = Field(
+        default_factory=dict,
+        description="orderable length in m -> NVIDIA ordering number (980-...), where the "
+        "product specification's ordering information gives it; the BOM orders by it",
     )
     also_runs: list[CableRate] = Field(
         default_factory=list,
@@ -496,6 +545,13 @@ class CableModel(CatalogModel):
         "so; at them its plugs also fit the slower cages of their outline (a QSFP56 AOC "
         "at 100GbE in a QSFP28 cage); empty: only its own speed",
     )
+
+    @model_validator(mode="after")
+    def _ordering_lengths(self) -> CableModel:
+        extra = sorted(set(self.ordering) - set(self.lengths))
+        if extra:
+            raise ValueError(f"ordering numbers for lengths not in 'lengths': {extra}")
+        return self
 
     @model_validator(mode="after")
     def _media_of_kind(self) -> CableModel:

@@ -170,10 +170,21 @@ def _switch(key: str, switch: SwitchModel) -> list[str]:
 
 def _transceivers(entries: dict[str, TransceiverModel]) -> list[str]:
     return _table(
-        ["key", "description", "form", "ports x speed", "lanes", "media", "reach", "source"],
+        [
+            "key",
+            "part number",
+            "description",
+            "form",
+            "ports x speed",
+            "lanes",
+            "media",
+            "reach",
+            "source",
+        ],
         (
             [
                 _Code(key),
+                t.part_number or "",
                 t.description,
                 t.form,
                 f"{t.ports} x {t.speed}G",
@@ -195,14 +206,18 @@ def _lower_rates(cable: CableModel) -> str:
 
 def _cables(entries: dict[str, CableModel]) -> list[str]:
     return _table(
-        ["key", "description", "kind", "ends", "lengths (m: part number)", "source"],
+        ["key", "description", "kind", "ends", "lengths (m: OPN (ordering number))", "source"],
         (
             [
                 _Code(key),
                 c.description,
                 f"{c.kind}, {c.media}" + (f", {c.speed}G" if c.speed else "") + _lower_rates(c),
                 f"{c.a_form} to {c.legs} x {c.b_form}",
-                ", ".join(f"{length:g}: {part}" for length, part in sorted(c.lengths.items())),
+                ", ".join(
+                    f"{length:g}: {part}"
+                    + (f" ({c.ordering[length]})" if length in c.ordering else "")
+                    for length, part in sorted(c.lengths.items())
+                ),
                 " ".join([c.source, *(f"Also {r.speed}G: {r.source}" for r in c.also_runs)]),
             ]
             for key, c in entries.items()
@@ -256,4 +271,45 @@ def page(catalog: Catalog | None = None) -> str:
             ),
             "",
         ]
+    lines += _assumed(catalog)
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def assumed_values(catalog: Catalog) -> list[tuple[str, str, str, str]]:
+    """(section, entry, where, source text) of every source that says a value is assumed, in
+    catalog order: what no public document read for the catalog gives."""
+    sections: list[tuple[str, dict[str, Any]]] = [
+        ("nodes", dict(catalog.nodes)),
+        ("switches", dict(catalog.switches)),
+        ("transceivers", dict(catalog.transceivers)),
+        ("cables", dict(catalog.cables)),
+        ("parts", dict(catalog.parts)),
+        ("host_topologies", dict(catalog.host_topologies)),
+    ]
+    out: list[tuple[str, str, str, str]] = []
+    for section, entries in sections:
+        for key, entry in entries.items():
+            seen: set[str] = set()
+            for where, text in _sources(entry.model_dump()):
+                if "assumed" in text.lower() and text not in seen:
+                    seen.add(text)
+                    out.append((section, key, where, text))
+    return out
+
+
+def _assumed(catalog: Catalog) -> list[str]:
+    rows = assumed_values(catalog)
+    return [
+        "## Assumed values",
+        "",
+        f"{len(rows)} sources name a value no public document read for the catalog gives; "
+        "each says which value and why it stays assumed (what was searched). Replace them in "
+        "a [site catalog](../getting-started.md#a-site-catalog) with the figures of your "
+        "hardware.",
+        "",
+        *_table(
+            ["section", "entry", "where", "source"],
+            ([section, _Code(key), where, text] for section, key, where, text in rows),
+        ),
+        "",
+    ]

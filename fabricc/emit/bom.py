@@ -69,6 +69,7 @@ def _power_rows(fabric: Fabric) -> Iterable[tuple[Cell, ...]]:
 
 HEADER = (
     "part_number",
+    "legacy_part_number",
     "description",
     "category",
     "quantity",
@@ -78,11 +79,12 @@ HEADER = (
 )
 
 
-def _row(line: Line) -> tuple[str, str, str, int, float, float, str]:
+def _row(line: Line) -> tuple[str, str, str, str, int, float, float, str]:
     power = line.item.unit_power_w
     total = 0.0 if line.item.category in ("transceiver", "spare") else line.total_power_w
     return (
         line.item.part_number,
+        line.item.legacy_part_number,
         line.item.description,
         line.item.category,
         line.quantity,
@@ -104,6 +106,7 @@ def emit(fabric: Fabric) -> list[Artifact]:
         "lines": [
             {
                 "part_number": line.item.part_number,
+                "legacy_part_number": line.item.legacy_part_number,
                 "description": line.item.description,
                 "category": line.item.category,
                 "quantity": line.quantity,
@@ -126,12 +129,18 @@ def emit(fabric: Fabric) -> list[Artifact]:
         md.append(f"\n## {category}\n\n")
         md.append(
             markdown_table(
-                ("part number", "description", "qty", "unit W"),
+                ("part number", "legacy OPN", "description", "qty", "unit W"),
                 (
-                    (ln.item.part_number, ln.item.description, ln.quantity, ln.item.unit_power_w)
+                    (
+                        ln.item.part_number,
+                        ln.item.legacy_part_number,
+                        ln.item.description,
+                        ln.quantity,
+                        ln.item.unit_power_w,
+                    )
                     for ln in subset
                 ),
-                right=(2, 3),
+                right=(3, 4),
             )
         )
     notes = (

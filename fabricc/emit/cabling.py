@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import functools
 
-from fabricc.catalog.models import SwitchModel
+from fabricc.catalog.models import SwitchModel, ordering_numbers
 from fabricc.emit import Artifact
 from fabricc.emit.configs.ibfabric import ib_networks
 from fabricc.emit.configs.ports import ib_port_count, ib_ports_per_cage
 from fabricc.emit.tables import Cell, cell, csv_text, plain_lines
-from fabricc.ir import Device, Fabric, Link
+from fabricc.ir import Cable, Device, Fabric, Link
 
 HEADER = (
     "cable_id",
@@ -40,6 +40,9 @@ HEADER = (
     "b_transceiver",
     "rail",
     "plane",
+    "cable_legacy_part",
+    "a_transceiver_legacy",
+    "b_transceiver_legacy",
 )
 # Rail colors, the same in every artifact (diagrams use them too).
 RAIL_COLORS = ("e6194b", "3cb44b", "ffe119", "4363d8", "f58231", "911eb4", "42d4f4", "f032e6")
@@ -61,9 +64,39 @@ def _u(device: Device) -> str:
     return f"U{device.u}" if device.u is not None else ""
 
 
+class _Numbers:
+    """(part number, legacy OPN) of the build's cables and modules, looked up once per part:
+    NVIDIA's ordering number where the catalog gives it, with the legacy OPN beside it (as the
+    BOM orders them)."""
+
+    def __init__(self, fabric: Fabric) -> None:
+        catalog = fabric.loaded.catalog.catalog
+        self.modules = {
+            key: ordering_numbers(key, module.part_number)
+            for key, module in catalog.transceivers.items()
+        }
+        self.cables = catalog.cables
+        self.known: dict[tuple[str, str, float], tuple[str, str]] = {}
+
+    def cable(self, cable: Cable) -> tuple[str, str]:
+        key = (cable.family, cable.part, cable.length_m)
+        found = self.known.get(key)
+        if found is None:
+            family = self.cables.get(cable.family)
+            number = family.ordering.get(cable.length_m) if family is not None else None
+            found = self.known[key] = ordering_numbers(cable.part, number)
+        return found
+
+    def module(self, key: str | None) -> tuple[str, str]:
+        if not key:
+            return "", ""
+        return self.modules.get(key) or (key, "")
+
+
 def rows(fabric: Fabric) -> list[tuple[Cell, ...]]:
     # Rack and unit of each device, once per device rather than per link end.
     place = {name: (device.rack, _u(device)) for name, device in fabric.devices.items()}
+    numbers = _Numbers(fabric)
     out: list[tuple[Cell, ...]] = []
     append = out.append
     for link in fabric.links:
@@ -73,6 +106,9 @@ def rows(fabric: Fabric) -> list[tuple[Cell, ...]]:
         b_rack, b_u = place[b]
         cable = link.cable
         rail, plane = link.rail, link.plane
+        part, legacy = numbers.cable(cable) if cable else ("", "")
+        a_module, a_legacy = numbers.module(link.a_module)
+        b_module, b_legacy = numbers.module(link.b_module)
         append(
             (
                 cable.id if cable else "",
@@ -90,13 +126,16 @@ def rows(fabric: Fabric) -> list[tuple[Cell, ...]]:
                 link.speed,
                 cable.media if cable else "",
                 cable.length_m if cable else None,
-                cable.part if cable else "",
+                part,
                 cable.quantity if cable else None,
                 link.leg or "",
-                link.a_module or "",
-                link.b_module or "",
+                a_module,
+                b_module,
                 None if rail is None else rail + 1,  # one_based
                 None if plane is None else plane + 1,
+                legacy,
+                a_legacy,
+                b_legacy,
             )
         )
     return out
@@ -112,7 +151,10 @@ def cables_csv(fabric: Fabric) -> str:
     # cell()'s spelling of the speeds, and per cable part and length the cells from media to
     # quantity (they repeat)
     speeds: dict[int, str] = {}
-    cables: dict[tuple[str, str, float, int], str] = {}
+    cables: dict[tuple[str, str, float, int], tuple[str, str]] = {}
+    numbers = _Numbers(fabric)
+    # per module key: its ordering number cell and its legacy cell
+    modules = {key: numbers.module(key) for key in numbers.modules}
 
     lines = [",".join(HEADER) + "\n"]  # the file's one string is joined once, header and all
     append = lines.append
@@ -122,22 +164,28 @@ def cables_csv(fabric: Fabric) -> str:
         cable = link.cable
         if cable is not None:
             cable_id = cable.id
-            key = (cable.part, cable.media, cable.length_m, cable.quantity)
-            middle = cables.get(key)
-            if middle is None:
-                middle = cables[key] = (
-                    f"{cable.media},{cell(cable.length_m)},{cable.part},{cell(cable.quantity)}"
+            key = (cable.family, cable.part, cable.length_m, cable.quantity)
+            found = cables.get(key)
+            if found is None:
+                part, legacy = numbers.cable(cable)
+                found = cables[key] = (
+                    f"{cable.media},{cell(cable.length_m)},{part},{cell(cable.quantity)}",
+                    legacy,
                 )
+            middle, cable_legacy = found
         else:
-            cable_id, middle = "", ",,,"
+            cable_id, middle, cable_legacy = "", ",,,", ""
+        a_module, a_legacy = modules.get(link.a_module or "") or numbers.module(link.a_module)
+        b_module, b_legacy = modules.get(link.b_module or "") or numbers.module(link.b_module)
         speed = link.speed
         rail, plane = link.rail, link.plane
         append(
             f"{cable_id},{a}:{a_port} > {b}:{b_port},{link.network},{link.kind},{a},{a_port},"
             f"{place[a]},{b},{b_port},{place[b]},"
             f"{speeds.get(speed) or speeds.setdefault(speed, cell(speed))},{middle},"
-            f"{link.leg or ''},{link.a_module or ''},{link.b_module or ''},"
-            f"{'' if rail is None else rail + 1},{'' if plane is None else plane + 1}\n"
+            f"{link.leg or ''},{a_module},{b_module},"
+            f"{'' if rail is None else rail + 1},{'' if plane is None else plane + 1},"
+            f"{cable_legacy},{a_legacy},{b_legacy}\n"
         )
     text = "".join(lines)
     if plain_lines(text, len(lines), len(HEADER)):

@@ -250,7 +250,8 @@ class SubnetManager(SpecModel):
     ] = Field(
         "auto",
         description="OpenSM routing engine; 'auto' picks ftree for a symmetric fat-tree, updn "
-        "for another tree, dfsssp for dragonfly-plus, torus-2QoS for a torus and minhop for "
+        "for another tree, dfsssp for dragonfly-plus (dfp in NVIDIA's SM), nue on one VL for a torus "
+        "(torus-2QoS is refused where NCCL runs: it needs per-path SLs) and updn for "
         "rail-only",
     )
     partitions: dict[Name, Partition] = Field(
@@ -602,10 +603,27 @@ class BomOutput(SpecModel):
     )
 
 
+# NVIDIA Network Operator releases whose images fabricc knows (emit/provisioning/network_operator.py)
+NetworkOperatorRelease = Literal["25.7.0", "25.4.0"]
+
+
+class K8sOutput(SpecModel):
+    network_operator: NetworkOperatorRelease = Field(
+        "25.7.0",
+        description="NVIDIA Network Operator release whose component images "
+        "nic-cluster-policy.yaml pins (repository and tag as the release's hack/release.yaml "
+        "gives them: 25.7.0 nvcr.io/nvidia/mellanox with network-operator-v25.7.0 tags; 25.4.0 "
+        "the upstream ghcr.io images at their own versions)",
+    )
+
+
 class Outputs(SpecModel):
     nccl: NcclOutput = Field(default_factory=NcclOutput, description="NCCL topology files")
     diagrams: DiagramOutput = Field(default_factory=DiagramOutput, description="diagrams")
     bom: BomOutput = Field(default_factory=BomOutput, description="bill of materials")
+    k8s: K8sOutput = Field(
+        default_factory=K8sOutput, description="Kubernetes feeds (provisioning/k8s)"
+    )
 
 
 class Spec(SpecModel):

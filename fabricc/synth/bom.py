@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from operator import attrgetter
 
+from fabricc.catalog.models import ordering_numbers
 from fabricc.ir import Cable, Device, Fabric, Link
 from fabricc.synth.power import physical
 
@@ -53,6 +54,7 @@ class Item:
     source: str
     family: str = ""  # cables: the catalog family, so lengths sort as numbers within it
     length_m: float = 0.0
+    legacy_part_number: str = ""  # the legacy OPN beside a vendor ordering number (980-...)
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,8 +145,14 @@ class _Items:
         key = ("module", part)
         if key not in self.parts:
             module = self.catalog.transceivers[part]
+            number, legacy = ordering_numbers(part, module.part_number)
             self.parts[key] = Item(
-                part, module.description, "transceiver", module.power_w, module.source
+                number,
+                module.description,
+                "transceiver",
+                module.power_w,
+                module.source,
+                legacy_part_number=legacy,
             )
         return self.parts[key]
 
@@ -152,8 +160,16 @@ class _Items:
         key = ("cable", family, part)
         if key not in self.parts:
             cable = self.catalog.cables[family]
+            number, legacy = ordering_numbers(part, cable.ordering.get(length))
             self.parts[key] = Item(
-                part, f"{cable.description}, {length:g} m", "cable", 0, cable.source, family, length
+                number,
+                f"{cable.description}, {length:g} m",
+                "cable",
+                0,
+                cable.source,
+                family,
+                length,
+                legacy,
             )
         return self.parts[key]
 
@@ -329,6 +345,7 @@ def spare_lines(fabric: Fabric, lines: list[Line]) -> list[Line]:
             f"outputs.bom.spares.{line.item.category}: {how}",
             line.item.family,
             line.item.length_m,
+            line.item.legacy_part_number,
         )
         out.append(Line(item, quantity))
     return out

@@ -126,7 +126,7 @@ class _Cabler:
         self.family_cache: dict[
             tuple[str, str, int, int, int, int | None, str], list[tuple[int, str, CableModel]]
         ] = {}
-        self.fiber_cache: dict[tuple[str, str], str | None] = {}
+        self.fiber_cache: dict[tuple[str, str, int], str | None] = {}
         self.picks: dict[tuple[CageInfo, int, str, str, int | None], list[tuple[float, str]]] = {}
 
     def fail(self, message: str, link: Link, hint: str | None = None) -> None:
@@ -450,15 +450,20 @@ class _Cabler:
             )
         return found
 
-    def fiber_for(self, media: str, connector: str) -> str | None:
-        """The first fiber family (by catalog key) of this media and connector."""
-        key = (media, connector)
+    def fiber_for(self, media: str, connector: str, legs: int = 1) -> str | None:
+        """The first fiber family (by catalog key) of this media and connector with `legs` B
+        ends: 1 straight, 2 a 1:2 splitter (LinkX: MFP7E10/MFP7E30 straight multimode/
+        single-mode, MFP7E20/MFP7E40 their 1:2 splitters)."""
+        key = (media, connector, legs)
         if key not in self.fiber_cache:
             self.fiber_cache[key] = next(
                 (
                     k
                     for k, f in self.families
-                    if f.kind == "fiber" and f.media == media and f.a_form == connector
+                    if f.kind == "fiber"
+                    and f.media == media
+                    and f.a_form == connector
+                    and f.legs == legs
                 ),
                 None,
             )
@@ -531,6 +536,7 @@ class _Cabler:
         # What a pair of modules needs between them, per (modules, speed): a cage's module
         # carries the media of its connected set, so both ends of a link share it.
         plans: dict[tuple[str, str, int], _FiberPlan] = {}
+        splitters: dict[int, Cable] = {}  # cage -> its splitter with a free leg
         for i in optical:
             link = links[i]
             part_a = chosen.get(cage_a[i])
@@ -584,6 +590,21 @@ class _Cabler:
                 )
                 continue
             length, part = cut
+            if plan.legs > 1:
+                # consecutive links of one cage share a splitter (its legs: the cage's links
+                # in port order), the longer run setting the length
+                cage = cage_b[i]  # the upper tier's cage carries the split connector
+                shared = splitters.get(cage)
+                if shared is not None and shared.links < plan.legs and shared.family == plan.family:
+                    shared.links += 1
+                    if length > shared.length_m:
+                        shared.length_m, shared.part = length, part
+                    link.cable = shared
+                    continue
+                link.cable = splitters[cage] = Cable(
+                    "", part, plan.family, plan.media, "fiber", length, 1, plan.fibers
+                )
+                continue
             link.cable = Cable("", part, plan.family, plan.media, "fiber", length, 1, plan.fibers)
 
     def _module(
@@ -610,9 +631,21 @@ class _Cabler:
         if at == len(modules):
             self._out_of_reach(link, device, info, longest, media, modules, cage_links)
             return ""
-        part = modules[at][1]
+        part = self._own_vendor(device, modules, at)
         self.fabric.modules.append(Module(device, info.cage, part, link.network))
         return part
+
+    def _own_vendor(self, device: str, modules: Sequence[tuple[float, str]], at: int) -> str:
+        """The shortest-reach module from `at` on whose vendor is the switch's own, where the
+        catalog has one (a site catalog's switch and its optics); else the shortest-reach one
+        (checks/optics.py says when a switch gets another vendor's)."""
+        owner = self.fabric.devices[device]
+        switch = self.catalog.switches.get(owner.model) if owner.kind == "switch" else None
+        if switch is not None:
+            for _, part in modules[at:]:
+                if self.catalog.transceivers[part].vendor == switch.vendor:
+                    return part
+        return modules[at][1]
 
     def _out_of_reach(
         self,
@@ -654,13 +687,25 @@ class _Cabler:
                 problem=f"{part_a} ({mod_a.connector}) and {part_b} ({mod_b.connector}) "
                 "cannot be joined by one fiber"
             )
+        if mod_a.media != mod_b.media:
+            return _FiberPlan(
+                problem=f"{part_a} ({mod_a.media}) and {part_b} ({mod_b.media}) carry different "
+                "media: no fiber joins them"
+            )
         media = mod_a.media
         fibers = max(1, (mod_a.connectors or mod_a.ports) * speed // (mod_a.ports * mod_a.speed))
-        family = self.fiber_for(media, mod_a.connector)
+        # a link that carries part of one connector's lanes at either end (2x 200G from one
+        # 400G SR4/DR4 port) runs over a 1:2 splitter whose legs serve two such links
+        rate_a, rate_b = (m.ports * m.speed // (m.connectors or m.ports) for m in (mod_a, mod_b))
+        legs = 2 if speed * 2 <= max(rate_a, rate_b) else 1
+        family = self.fiber_for(media, mod_a.connector, legs)
         if family is None:
-            return _FiberPlan(fibers, problem=f"no {media} {mod_a.connector} fiber in the catalog")
+            kind = "1:2 splitter" if legs > 1 else "straight"
+            return _FiberPlan(
+                fibers, problem=f"no {media} {mod_a.connector} {kind} fiber in the catalog"
+            )
         parts = self.catalog.cables[family].lengths
-        return _FiberPlan(fibers, family, media, self.lengths[family], parts)
+        return _FiberPlan(fibers, family, media, self.lengths[family], parts, legs=legs)
 
 
 @dataclass(frozen=True, slots=True)
@@ -674,6 +719,7 @@ class _FiberPlan:
     lengths: list[float] = field(default_factory=list)
     parts: Mapping[float, str] = field(default_factory=dict)
     problem: str = ""
+    legs: int = 1  # 2: a 1:2 splitter, one per two links of a connector
     cuts: dict[float, tuple[float, str] | tuple[()]] = field(default_factory=dict)
 
 

@@ -11,7 +11,9 @@ every existing port.
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
+from collections.abc import Iterable, Iterator
 
 from fabricc.catalog.models import NodeModel, SwitchModel
 from fabricc.errors import Diagnostic, error, warning
@@ -93,6 +95,7 @@ def build_oob(
     budget = int(fabric.loaded.spec.site.rack.power_kw * 1000)
     written = "leaf" in spec.hostnames.model_fields_set
     collided = False
+    floor = Floor(racks)
     for owner, index, run_racks, ports in runs:
         pattern = spec.hostnames.leaf if written else default_pattern("leaf", owner, None)
         name = format_name(
@@ -124,7 +127,7 @@ def build_oob(
             spec_path=(*network.path, "switches", "leaf"),
         )
         home = _home_rack(run_racks, device, budget) or _nearest_with_room(
-            racks, run_racks, device, budget
+            floor, run_racks, device, budget
         )
         if home is None:
             problems.append(
@@ -261,23 +264,76 @@ def _runs(fabric: Fabric, racks: list[RackPlan], capacity: int, max_racks: int) 
     return runs
 
 
+class Floor:
+    """The racks in layout order, indexed for the fallback below: each rack's place, and the
+    network (and central) racks of each unit."""
+
+    def __init__(self, racks: list[RackPlan]) -> None:
+        self.racks = racks
+        self.place = {rack.name: i for i, rack in enumerate(racks)}
+        self.network: dict[int | None, list[RackPlan]] = {}
+        for rack in racks:
+            if rack.role in ("network", "central"):
+                self.network.setdefault(rack.su, []).append(rack)
+
+
 def _nearest_with_room(
-    racks: list[RackPlan], run: list[RackPlan], device: Device, budget_w: int
+    floor: Floor, run: list[RackPlan], device: Device, budget_w: int
 ) -> RackPlan | None:
-    """Fallback when the racks served are full: the nearest rack (in layout order) with room."""
-    centre = racks.index(run[len(run) // 2])
-    order = sorted(range(len(racks)), key=lambda i: (abs(i - centre), i))
-    # a rack-scale system's free units are its own: switches serving other racks stay out
-    candidates = [racks[i] for i in order if not racks[i].oob_switches or racks[i] in run]
-    return _home_rack(candidates, device, budget_w)
+    """Fallback when the racks served are full: the nearest rack (in layout order, the lower of
+    two at one distance first) with room, the network racks of the nearest rack's unit before
+    the others (as _home_rack orders a run).
+
+    Walks outward from the run's middle and stops at the first rack with room, so a design
+    whose racks are full to their power budget costs the distance walked, not the floor."""
+    racks, place = floor.racks, floor.place
+    centre = place[run[len(run) // 2].name]
+    served = {rack.name for rack in run}
+
+    def outward() -> Iterator[RackPlan]:
+        for distance in range(len(racks)):
+            for i in (centre - distance, centre + distance) if distance else (centre,):
+                # a rack-scale system's free units are its own: switches serving other racks
+                # stay out
+                if 0 <= i < len(racks) and (not racks[i].oob_switches or racks[i].name in served):
+                    yield racks[i]
+
+    first = next(outward(), None)
+    if first is None:
+        return None
+    network = sorted(
+        (
+            rack
+            for rack in floor.network.get(first.su, [])
+            if not rack.oob_switches or rack.name in served
+        ),
+        key=lambda rack: (abs(place[rack.name] - centre), place[rack.name]),
+    )
+    names = {rack.name for rack in network}
+    others = (rack for rack in outward() if rack.name not in names)
+    return _first_with_room(itertools.chain(network, others), device, budget_w)
+
+
+def _network_rack(rack: RackPlan, su: int | None) -> bool:
+    """A network (or central) rack of unit `su`: where a run's access switch goes first."""
+    return rack.role in ("network", "central") and rack.su == su
 
 
 def _home_rack(run: list[RackPlan], device: Device, budget_w: int) -> RackPlan | None:
     """A network rack of the run's first unit (central rack, with central racks) if the run has
     one, else the first rack with room: racks a run keeps as it grows (a run grows only at its
     end, and its first unit's network rack exists from the start)."""
-    network = [r for r in run if r.role in ("network", "central") and r.su == run[0].su]
-    for rack in network + [r for r in run if r not in network]:
+    network = [r for r in run if _network_rack(r, run[0].su)]
+    names = {rack.name for rack in network}
+    return _first_with_room(
+        itertools.chain(network, (r for r in run if r.name not in names)), device, budget_w
+    )
+
+
+def _first_with_room(racks: Iterable[RackPlan], device: Device, budget_w: int) -> RackPlan | None:
+    """The first of `racks` that takes the device at its top (placed there), releasing on the
+    way the units each rack held for an access switch."""
+    for rack in racks:
         if rack.held >= device.height_u:
             rack.release()
         if rack.fixed:
@@ -348,8 +404,9 @@ def connect_uplinks(
         return found
 
     claimed: dict[tuple[str, int], str] = {}
-    places = PortBook()  # the target ports free before any uplink: where the places count
-    places.used = {target: set(book.used.get(target, set())) for target in targets}
+    # per (target, lanes per cage): its ports free before any uplink, from the top - where the
+    # places count
+    places: dict[tuple[str, int], list[str]] = {}
     for name in switches if oob else []:
         model_name = fabric.devices[name].model
         for k in range(spec.uplinks_per_switch):
@@ -359,9 +416,14 @@ def connect_uplinks(
             speed = speed_between(model_name, fabric.devices[target].model)
             if speed is not None:
                 breakout = switch_port_speeds(target_model)[speed]
-                port = _free_port(places, target, target_model, breakout, nth)
-                if port is not None:
-                    places.used[target].discard(port)  # the places stay as they were
+                free = places.get((target, breakout))
+                if free is None:
+                    used = book.used.get(target, set())
+                    cages = range(_cages(target_model), 0, -1)
+                    free = places[(target, breakout)] = [
+                        port for cage in cages for port in _cage_free(used, cage, breakout)
+                    ]
+                port = free[nth] if nth < len(free) else None
                 if port is not None and book.take(target, port):
                     claimed[(name, k)] = port
     unplaced = 0  # access-switch uplinks whose place on their target was not free
@@ -442,21 +504,32 @@ def uplink_speed(model: SwitchModel, target: SwitchModel) -> int | None:
     return best_speed(list(own), switch_port_speeds(target))
 
 
-def _free_port(
-    book: PortBook, device: str, model: SwitchModel, breakout: int, nth: int | None = None
-) -> str | None:
-    """The highest-numbered free port, so uplinks stay clear of the fabric's own ports; with
-    `nth`, the nth of those from the top, or None if there are fewer."""
+def _free_port(book: PortBook, device: str, model: SwitchModel, breakout: int) -> str | None:
+    """The highest-numbered free port (taken in `book`), so uplinks stay clear of the fabric's
+    own ports; None if there is none."""
     used = book.used.get(device, set())
-    cages = sum(g.count for g in model.port_groups if g.use == "any")
-    free: list[str] = []
-    for cage in range(cages, 0, -1):
-        names = [f"{cage}/{s}" for s in range(1, breakout + 1)] if breakout > 1 else [str(cage)]
-        whole = {str(cage)} | {f"{cage}/{s}" for s in range(1, 9)}
-        if str(cage) in used if breakout > 1 else bool(whole & used):
-            continue
-        free += [port for port in names if port not in used]
-        if len(free) > (nth or 0):
-            book.take(device, free[nth or 0])
-            return free[nth or 0]
+    cages = _cages(model)
+    key = (device, breakout)
+    for cage in range(min(cages, book.scan_from.get(key, cages)), 0, -1):
+        free = _cage_free(used, cage, breakout)
+        if free:
+            book.take(device, free[0])
+            return free[0]
+        book.scan_from[key] = cage - 1  # this cage and every one above it are full
     return None
+
+
+def _cages(model: SwitchModel) -> int:
+    """The cages of a switch any link may use."""
+    return sum(g.count for g in model.port_groups if g.use == "any")
+
+
+def _cage_free(used: set[str], cage: int, breakout: int) -> list[str]:
+    """The free ports of a cage split `breakout` ways (the cage itself when not split; a cage
+    with any port in use, split or not, is not free whole)."""
+    whole = str(cage)
+    if whole in used:
+        return []
+    if breakout > 1:
+        return [port for s in range(1, breakout + 1) if (port := f"{whole}/{s}") not in used]
+    return [] if any(f"{whole}/{s}" in used for s in range(1, 9)) else [whole]

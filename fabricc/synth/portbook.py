@@ -12,6 +12,10 @@ class PortBook:
 
     def __init__(self) -> None:
         self.used: dict[str, set[str]] = {}
+        # for passes that look for free cages from a device's top down: per (device, lanes per
+        # cage), the highest cage that may still have a free port. A book never frees a port it
+        # gave, so a cage found full stays full and the next search starts below it.
+        self.scan_from: dict[tuple[str, int], int] = {}
 
     def take(self, device: str, port: str) -> bool:
         ports = self.used.get(device)

@@ -3,14 +3,15 @@
 Consumes the nodes attached to routed ethernet (RoCE) networks, their link ends (addresses from
 the IR), each network's QoS plan and MTU, and the node model's host topology (PCI bus ids of its
 NIC functions); produces configs/hosts/<node>.sh: one table of the node's NICs and one loop that,
-for each, finds the netdev at run time (by PCI address, else RDMA device, else the catalog's
-netdev, or an `IF_<port>` variable), sets the MTU of the network (the RoCE path MTU is the largest
-of 1024..4096 below it), the trust mode (dscp), DSCP -> priority map, PFC priority, ECN on the
-RoCE priority, CNP DSCP and priority, the RDMA-CM ToS byte, the /31 address with a per-NIC
-routing table towards its leaf, and for GPU nodes /etc/nccl.conf with NCCL_IB_TC = DSCP << 2 and
-the RDMA devices the compute NICs were found to have. A NIC the host does not show is reported
-and skipped, so the others are configured all the same. The values are the ones the switch
-configs are generated from, so NIC and switch agree.
+for each, finds the netdev at run time (by PCI address - the catalog port's own, else its host
+topology's - else RDMA device, else the catalog's netdev, or an `IF_<port>` variable), sets
+the MTU of the network (the RoCE path MTU is the largest of 1024..4096 below it), the trust mode
+(dscp), DSCP -> priority map, PFC priority, ECN on the RoCE priority, CNP DSCP and priority, the
+RDMA-CM ToS byte, the /31 address with a per-NIC routing table towards its leaf, and for GPU
+nodes /etc/nccl.conf with NCCL_IB_TC = DSCP << 2 and the RDMA devices the compute NICs were
+found to have. A NIC the host does not show is reported and skipped, so the others are
+configured all the same. The values are the ones the switch configs are generated from, so NIC
+and switch agree.
 """
 
 from __future__ import annotations
@@ -99,6 +100,7 @@ def host_nics(ctx: ConfigContext, device: Device) -> list[HostNic]:
     context: each is looked up once, not per NIC."""
     of_port = port_devices(ctx.fabric)
     pci = pci_addresses(ctx.fabric, device.model)
+    model = ctx.catalog.nodes[device.model]
     nics: list[HostNic] = []
     routed = ctx.routed_switch
     networks = ctx.fabric.loaded.networks
@@ -120,7 +122,7 @@ def host_nics(ctx: ConfigContext, device: Device) -> list[HostNic]:
                 end.port,
                 rdma,
                 netdev,
-                pci.get(rdma) if rdma is not None else None,
+                model.port_pci(end.port) or (pci.get(rdma) if rdma is not None else None),
                 point_to_point(end.local_ip)[0],
                 end.local_ip,
                 end.far_ip,

@@ -4,7 +4,9 @@ Consumes the hosts cabled to an in-band network, their in-band addresses, the ne
 (synth/mgmtnet.py: the top tier's VRR address, or the host's leaf pair's where the leaves route)
 and the RDMA devices of their in-band ports (catalog); produces provisioning/netplan/:
 - <host>.yaml of a host dual-homed to an MLAG leaf pair: bond0 over its in-band ports, LACP
-  (mode 802.3ad, as the leaves' MLAG bonds run it: lacp-rate fast, Cumulus's bond default),
+  (mode 802.3ad, as the leaves' MLAG bonds run it: lacp-rate fast, Cumulus's bond default;
+  ports that run IP over InfiniBand - by the network's fabric or the catalog port's protocols -
+  bond active-backup only, the one mode the bonding driver offers for them),
   transmit-hash-policy layer3+4 (flows, not host pairs, spread over both links), MII link
   monitoring, the host's in-band address and the default route through the in-band gateway
   (netplan YAML reference: bonds, routes);
@@ -13,10 +15,11 @@ and the RDMA devices of their in-band ports (catalog); produces provisioning/net
   network bridges) an active-backup bond, which "does not require any special switch support"
   (Linux kernel documentation, bonding.rst, Bonding Driver Options: mode), else the address and
   default route on its first in-band port;
-- <node model>.rules: udev rules naming each in-band port `inband<k>` (in catalog order) by its
-  RDMA device, as provisioning/k8s/udev names the rails - so the netplan files name the same
-  interfaces on every host of a model. A port without an RDMA device in the catalog is listed
-  for the operator to name (by MAC address).
+- <node model>.rules: udev rules naming each in-band port `inband<k>` (in catalog order) by the
+  PCI address of its function where the catalog gives one, else by its RDMA device, as
+  provisioning/k8s/udev names the rails - so the netplan files name the same interfaces on
+  every host of a model. A port with neither in the catalog is listed for the operator to name
+  (by MAC address).
 The MTU is the network's, capped at 9000, the host MTU of NVIDIA's cluster networks (BCM
 internalnet); the switches run the network's own (9216) so every host frame fits.
 """
@@ -93,7 +96,9 @@ def inband_hosts(fabric: Fabric) -> dict[str, HostPorts]:
         ordered = sorted(found, key=lambda p: rank.get(p, last))
         network = network_of[host]
         mode: str | None = None
-        if len(ordered) >= 2 and dual[network]:
+        if len(ordered) >= 2 and ipoib(fabric, network, device.model, ordered):
+            mode = ACTIVE_BACKUP  # whatever the leaves run: IPoIB bonds only active-backup
+        elif len(ordered) >= 2 and dual[network]:
             mode = LACP
         elif len(ordered) >= 2 and (
             len(leaves[host]) == 1 or not routes_at_leaves(fabric, network)
@@ -101,6 +106,22 @@ def inband_hosts(fabric: Fabric) -> dict[str, HostPorts]:
             mode = ACTIVE_BACKUP
         out[host] = HostPorts(ordered, mode)
     return out
+
+
+def ipoib(fabric: Fabric, network: str, model: str, ports: list[str]) -> bool:
+    """Whether the host's in-band ports run IP over InfiniBand: by port type - the network's
+    fabric, or a catalog port that speaks InfiniBand only - never by a port's name. An IPoIB
+    bond is active-backup only (Linux commit 1533e773, "net/bonding: Enforce active-backup
+    policy for IPoIB bonds": "only active-backup mode is a valid use case")."""
+    if fabric.loaded.networks[network].fabric == "infiniband":
+        return True
+    specs = fabric.loaded.catalog.catalog.nodes[model].ports
+    return any(
+        "ethernet" not in spec.protocols
+        for port in ports
+        for spec in specs
+        if port == spec.name or port.startswith(spec.name + "/")
+    )
 
 
 def interface(index: int) -> str:
@@ -166,6 +187,10 @@ def udev_rules(fabric: Fabric, hosts: dict[str, list[str]]) -> list[Artifact]:
             "# Install as /etc/udev/rules.d/70-fabricc-inband.rules; the netplan files use them.",
         ]
         for k, port in enumerate(ports):
+            address = model.port_pci(port)
+            if address is not None:  # the function itself: no reliance on probe order
+                lines.append(rename_rule(f'KERNELS=="{address}"', interface(k)))
+                continue
             rdma = by_name[port].rdma_device if port in by_name else None
             if rdma is None:
                 lines.append(
