@@ -202,6 +202,16 @@ nodes:
     ports:
       - {{name: p1, cage: p1, form: osfp, speeds: [400], role: compute, gpu: {gpu}}}
 """
+_RACK = """\
+parts:
+  my-rack:
+    category: rack
+    description: a rack
+    part_number: X-3
+    source: "assumed"
+    height_u: 42
+    width_in: {width}
+"""
 
 
 @pytest.mark.parametrize(
@@ -217,11 +227,13 @@ nodes:
         (_NODE.format(description="ok", height=2, power=900, gpu=4), 3),
         (_NODE.format(description="ok", height=0, power=0, gpu=1), 3),
         (_NODE.format(description=r"ok\e]0;pwned\a", height=2, power=900, gpu=1), 4),
+        (_RACK.format(width="19.0"), 8),
+        (_RACK.format(width="true"), 8),
     ],
     ids=[
         "breakout-0", "breakout-negative", "breakout-huge", "power-99-digits",
         "power-400-digits", "power-inf", "gpu-huge", "gpu-past-count", "zero-u-zero-w",
-        "control-characters",
+        "control-characters", "width-float", "width-bool",
     ],
 )  # fmt: skip
 def test_site_catalog_values_are_bounded(tmp_path: Path, catalog: str, line: int) -> None:

@@ -56,7 +56,7 @@ NetName = Annotated[str, Field(pattern=r"^[A-Za-z0-9_.+-]{1,64}$")]
 class TopologyModel(BaseModel):
     # Same settings as fabricc.catalog.models.CatalogModel; kept separate because models.py
     # imports this module for its Catalog.host_topologies field.
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
 
 
 class PciDevice(TopologyModel):
@@ -83,7 +83,9 @@ class PciNode(TopologyModel):
 
     busid: BusId
     device: str = Field(description="key into the topology's `devices`")
-    gpu: int | None = Field(None, ge=0, description="GPU index (nvidia-smi) of this function")
+    gpu: int | None = Field(
+        None, ge=0, le=1023, description="GPU index (nvidia-smi) of this function"
+    )
     nic: NetName | None = Field(None, description="ibverbs device of this NIC, e.g. mlx5_0")
     children: list[PciNode] = Field(default_factory=list)
     source: str | None = Field(None, description="where this bus id comes from, if not `source`")
@@ -156,7 +158,7 @@ class NvlinkLinks(TopologyModel):
 class C2cLinks(TopologyModel):
     """NVLink-C2C between a Grace CPU and each of its GPUs."""
 
-    bw: int = Field(ge=1, description="MB/s per link (NVML C2C max bandwidth)")
+    bw: int = Field(ge=1, le=10_000_000, description="MB/s per link (NVML C2C max bandwidth)")
     count: int = Field(ge=1, le=32, description="active C2C links per GPU")
     source: Source
 
@@ -165,8 +167,8 @@ class NetAttributes(TopologyModel):
     """The per-port <net> attributes a dump carries that do not depend on the individual host."""
 
     port: int = Field(1, ge=0, le=4)
-    latency: float = Field(0.0, ge=0)
-    maxconn: int = Field(131072, ge=1)
+    latency: float = Field(0.0, ge=0, le=1_000_000)
+    maxconn: int = Field(131072, ge=1, le=1 << 24)
     source: Source
 
 

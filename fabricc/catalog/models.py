@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from fabricc import patterns
 from fabricc.catalog.host_topology import BusId, HostTopology
@@ -600,7 +600,7 @@ class PartModel(CatalogModel):
     height_u: int = Field(0, ge=0, le=60)
     power_w: Watts = 0
     weight_kg: float = Field(0, ge=0, le=5000, description="empty weight (racks, PDUs)")
-    width_in: Literal[10, 19, 21, 23] = Field(
+    width_in: Annotated[Literal[10, 19, 21, 23], BeforeValidator(patterns.exact_literal)] = Field(
         19,
         description="racks: width between the mounting rails in inches (EIA-310 19-inch unless "
         "the part says otherwise; 21 is OCP Open Rack); NetBox's rack width choices",

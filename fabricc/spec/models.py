@@ -54,13 +54,6 @@ class SpecModel(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
-def _exact_literal(value: object) -> object:
-    """A Literal of integers compares True == 1 and 1.0 == 1; a spec must write the integer."""
-    if isinstance(value, bool | float):
-        raise ValueError(f"{value!r} is not one of the allowed values; write the integer itself")
-    return value
-
-
 # Address blocks a pool must not touch: they are not host addresses anywhere (RFC 6890, the IANA
 # IPv4 and IPv6 Special-Purpose Address Registries: "this network", loopback, link-local,
 # multicast, the reserved 240/4 and the limited broadcast).
@@ -356,7 +349,7 @@ class NetworkSpec(SpecModel):
     fabric: Literal["infiniband", "ethernet"] | None = Field(
         None, description="link layer; default: ethernet for inband and oob, required otherwise"
     )
-    tiers: Annotated[Literal["auto", 1, 2, 3], BeforeValidator(_exact_literal)] = Field(
+    tiers: Annotated[Literal["auto", 1, 2, 3], BeforeValidator(patterns.exact_literal)] = Field(
         "auto", description="switch tiers; 'auto' picks the fewest that fit the switch radix"
     )
     rail_optimized: bool | None = Field(
@@ -629,7 +622,7 @@ class Outputs(SpecModel):
 class Spec(SpecModel):
     """An AI factory: site, node groups, networks, addressing."""
 
-    version: Annotated[Literal[1], BeforeValidator(_exact_literal)] = Field(
+    version: Annotated[Literal[1], BeforeValidator(patterns.exact_literal)] = Field(
         1, description="spec format version"
     )
     metadata: Metadata = Field(description="name and description of the design")
