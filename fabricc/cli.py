@@ -160,9 +160,9 @@ def build(spec: Path, out: Path | None, keep: Path | None, fresh: bool) -> None:
         else:
             result = run_build(spec, out, kept=kept, fresh=fresh)
     print_diagnostics(result.warnings)
-    click.echo(f"wrote {result.file_count} files to {result.out.as_posix()}")
+    click.echo(printable(f"wrote {result.file_count} files to {result.out.as_posix()}"))
     for line in result.notices:
-        click.echo(line)
+        click.echo(printable(line))
 
 
 def _kept(earlier: Path | None) -> dict[str, KeptPlace] | None:
@@ -370,7 +370,7 @@ def check_nccl(files: tuple[Path, ...]) -> None:
         if has_errors(findings):
             failed = True
         else:
-            click.echo(f"{shown}: ok")
+            click.echo(printable(f"{shown}: ok"))
     sys.exit(EXIT_ERROR if failed else EXIT_OK)
 
 
@@ -428,7 +428,7 @@ def diff_command(old: Path, new: Path, out: Path | None, keep: bool) -> None:
     if advice is not None:
         click.echo(advice)
     if out is not None:
-        click.echo(f"work order: {(out / 'work-order.html').as_posix()}")
+        click.echo(printable(f"work order: {(out / 'work-order.html').as_posix()}"))
 
 
 @cli.command()

@@ -32,6 +32,28 @@ def _reason(exc: OSError) -> str:
     return f"cannot read file: {exc.strerror or exc}"
 
 
+def not_a_file(path: Path) -> str | None:
+    """Why `path` is no regular file to read (None: it is one), in words for an error: "not
+    found", "is a folder", "is a FIFO", "links loop", ... - following symbolic links."""
+    try:
+        info = path.stat()
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "is a loop of symbolic links"
+        return "not found" if exc.errno == errno.ENOENT else _reason(exc)
+    mode = info.st_mode
+    for test, what in (
+        (stat.S_ISDIR, "is a folder, not a file"),
+        (stat.S_ISFIFO, "is a FIFO (named pipe), not a file"),
+        (stat.S_ISSOCK, "is a socket, not a file"),
+        (stat.S_ISCHR, "is a device, not a file"),
+        (stat.S_ISBLK, "is a device, not a file"),
+    ):
+        if test(mode):
+            return what + (" (behind a symbolic link)" if path.is_symlink() else "")
+    return None if stat.S_ISREG(mode) else "is not a regular file"
+
+
 def read_input(path: Path, limit: int, *, what: str) -> bytes:
     """read_limited for a file the user named, its failure a SpecError naming the file."""
     try:

@@ -40,3 +40,11 @@ HINTS = {
     RACK_MEMBER_SUFFIX: "lower-case letters, digits and '-' with the fields {role_short} and {n} "
     "(e.g. '-c{n:02d}')",
 }
+
+
+def exact_literal(value: object) -> object:
+    """Before-validator of a Literal of integers, which compares True == 1 and 1.0 == 1: a spec
+    or catalog must write the integer itself."""
+    if isinstance(value, bool | float):
+        raise ValueError(f"{value!r} is not one of the allowed values; write the integer itself")
+    return value

@@ -17,7 +17,9 @@ import errno
 import itertools
 import os
 import queue
+import re
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -26,10 +28,13 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path, PurePosixPath
 
 from fabricc.errors import OutputError, error
+from fabricc.inputs import InputError, read_limited
 
 Artifact = tuple[str, str | bytes]
 
 MARKER = ".fabricc-output"
+MARKER_HEADER = "written by fabricc; the whole folder is replaced on rebuild; its entries:"
+MARKER_BYTES = 1 << 20
 
 
 def _safe_relative(relative: str) -> PurePosixPath:
@@ -97,13 +102,13 @@ class OutputTree:
             _check_target(self.out, self.out.as_posix())
             parent = self.out.parent
             parent.mkdir(parents=True, exist_ok=True)
-            self._staging = Path(tempfile.mkdtemp(prefix=f".{self.out.name}.tmp-", dir=parent))
+            _sweep_stale(parent, self.out.name)
+            self._staging = Path(
+                tempfile.mkdtemp(prefix=f".{self.out.name}.tmp-{os.getpid()}-", dir=parent)
+            )
             # mkdtemp makes the folder private (0700); the output is meant to be read by others
             # (a web server, colleagues) as far as the user's umask allows, like any folder.
             self._staging.chmod(0o777 & ~_umask())
-            (self._staging / MARKER).write_text(
-                "written by fabricc; the whole folder is replaced on rebuild\n"
-            )
             if self._use_process:
                 helper = Path(__file__).with_name("writer_process.py")
                 self._process = subprocess.Popen(
@@ -124,6 +129,7 @@ class OutputTree:
         self._raise_failure()
         assert self._staging is not None
         with self._as_output_error():
+            _write_marker(self._staging)
             _swap_in(self._staging, self.out)
         self._staging = None
 
@@ -268,6 +274,18 @@ def _write_all(fd: int, buffers: list[bytes]) -> None:
 
 
 def _check_target(out: Path, shown: str) -> None:
+    try:
+        out.stat()
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise OutputError(
+                [
+                    error(
+                        f"output path {shown} runs through a loop of symbolic links",
+                        hint="fix or remove the links, or choose another folder with -o",
+                    )
+                ]
+            ) from None
     if out.is_symlink():
         raise OutputError(
             [
@@ -299,7 +317,7 @@ def _check_target(out: Path, shown: str) -> None:
                 )
             ]
         )
-    if out.is_dir() and any(out.iterdir()) and not (out / MARKER).exists():
+    if out.is_dir() and any(out.iterdir()) and not _is_build(out):
         raise OutputError(
             [
                 error(
@@ -308,6 +326,57 @@ def _check_target(out: Path, shown: str) -> None:
                 )
             ]
         )
+
+
+def _is_build(folder: Path) -> bool:
+    """True when `folder` still holds the output that wrote its marker: the marker lists the
+    entries at the top of that output, and each is there. A marker copied into a folder of
+    one's own files does not have them replaced; files added to an output later do not keep it
+    from being rebuilt."""
+    try:
+        text = read_limited(folder / MARKER, MARKER_BYTES).decode("utf-8", errors="replace")
+        present = {entry.name for entry in folder.iterdir()}
+    except (OSError, InputError):
+        return False
+    lines = text.splitlines()
+    listed = set(lines[1:])
+    return bool(lines) and lines[0] == MARKER_HEADER and bool(listed) and listed <= present
+
+
+def _sweep_stale(parent: Path, name: str) -> None:
+    """Remove the staging folders of earlier runs for the same output that were killed before
+    they finished (`.NAME.tmp-PID-*` whose process is gone); a running build's is left alone,
+    and so is anything not of this naming, a symbolic link or a folder of another owner."""
+    pattern = re.compile(rf"\.{re.escape(name)}\.tmp-(\d{{1,9}})-[A-Za-z0-9_]+")
+    try:
+        entries = [entry.name for entry in parent.iterdir()]
+    except OSError:
+        return
+    for entry in entries:
+        found = pattern.fullmatch(entry)
+        if found is None or _alive(int(found[1])):
+            continue
+        path = parent / entry
+        with contextlib.suppress(OSError):
+            info = path.lstat()
+            if stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid():
+                shutil.rmtree(path, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process, or no such call here: assume it runs
+        return True
+    return True
+
+
+def _write_marker(staging: Path) -> None:
+    """The marker of a finished output: its header, then the entries at the folder's top."""
+    names = sorted({entry.name for entry in staging.iterdir()} - {MARKER})
+    (staging / MARKER).write_text("\n".join([MARKER_HEADER, *names]) + "\n")
 
 
 def _umask() -> int:

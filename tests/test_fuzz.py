@@ -9,6 +9,8 @@ fields, control characters, huge or negative numbers, wrong types), a key remove
 from __future__ import annotations
 
 import copy
+import functools
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -19,8 +21,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fabricc.build import compile_design
-from fabricc.errors import FabriccError
+from fabricc.change import compare, snapshot
+from fabricc.errors import FabriccError, SpecError
 from fabricc.spec.loader import load_spec
+from fabricc.verify import lldp
+from tests.support import compiled
 
 BASES: list[dict[str, Any]] = [
     {
@@ -214,3 +219,83 @@ def test_undamaged_bases_compile(tmp_path: Path, base: dict[str, Any]) -> None:
     path = tmp_path / "spec.yaml"
     path.write_text(yaml.safe_dump(base))
     assert _compile(path)
+
+
+# -- the other doors: a build folder read back, LLDP discovery files -----------------------------
+
+_JSON = st.recursive(
+    st.one_of(
+        st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), HOSTILE_TEXT
+    ),
+    lambda children: st.one_of(
+        st.lists(children, max_size=3),
+        st.dictionaries(
+            st.sampled_from(["lldp", "interface", "name", "chassis", "port", "id", "value",
+                             "type", "descr", "auto-negotiation", "current"]),
+            children,
+            max_size=4,
+        ),
+    ),
+    max_leaves=20,
+)  # fmt: skip
+
+
+@settings(max_examples=int(os.environ.get("FABRICC_FUZZ_EXAMPLES", "150")), deadline=None)
+@given(document=_JSON)
+def test_lldp_files_of_any_shape_give_a_diagnostic_or_neighbours(document: Any) -> None:
+    try:
+        found = lldp.parse(json.dumps({"lldp": document}), "leaf1.json")
+    except SpecError as exc:
+        assert exc.diagnostics[0].location is not None
+    else:
+        assert all(isinstance(n.port, str) and isinstance(n.system, str) for n in found)
+
+
+_CELL = st.one_of(HOSTILE_TEXT, st.sampled_from(["1", "A01", "leaf-1", "swp1", "2.5", '"']))
+
+
+@st.composite
+def damaged_build_files(draw: st.DrawFn) -> dict[str, str]:
+    files = dict(_BUILT_FILES())
+    name = draw(st.sampled_from(sorted(files)))
+    lines = files[name].split("\n")
+    index = draw(st.integers(0, len(lines) - 1))
+    cells = lines[index].split(",")
+    action = draw(st.sampled_from(["replace", "drop", "add", "line"]))
+    at = draw(st.integers(0, max(0, len(cells) - 1)))
+    if action == "replace":
+        cells[at] = draw(_CELL)
+    elif action == "drop":
+        del cells[at]
+    elif action == "add":
+        cells.insert(at, draw(_CELL))
+    else:
+        cells = [draw(_CELL)]
+    lines[index] = ",".join(cells)
+    files[name] = "\n".join(lines)
+    return files
+
+
+@functools.cache
+def _BUILT_FILES() -> tuple[tuple[str, str], ...]:
+    wanted = (snapshot.DEVICES, snapshot.CABLES, snapshot.BOM)
+    _, artifacts = compiled("roce-lab")
+    return tuple((path, str(content)) for path, content in artifacts if path in wanted)
+
+
+@settings(
+    max_examples=int(os.environ.get("FABRICC_FUZZ_EXAMPLES", "150")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(files=damaged_build_files())
+def test_damaged_build_folders_give_a_diagnostic_or_a_diff(files: dict[str, str]) -> None:
+    good = snapshot.from_files("old", dict(_BUILT_FILES()))
+    try:
+        damaged = snapshot.from_files("new", files)
+    except SpecError as exc:
+        location = exc.diagnostics[0].location
+        assert location is not None and location.line >= 1
+        return
+    compare.diff(good, damaged)
+    snapshot.kept_places(damaged)

@@ -45,6 +45,7 @@ BROKEN: dict[str, tuple[str, int]] = {
     "gpu-class": ("gpu-class", 4),
     "gpu-sm": ("gpu-sm", 5),
     "gpu-under-cpu": ("nesting", 10),
+    "nesting-depth": ("nesting-depth", 257),
     "hex-format": ("hex-format", 3),
     "leading-zero-integer": ("integer-format", 5),
     "link-speed": ("link-speed", 3),

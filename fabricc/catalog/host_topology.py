@@ -56,7 +56,7 @@ NetName = Annotated[str, Field(pattern=r"^[A-Za-z0-9_.+-]{1,64}$")]
 class TopologyModel(BaseModel):
     # Same settings as fabricc.catalog.models.CatalogModel; kept separate because models.py
     # imports this module for its Catalog.host_topologies field.
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
 
 
 class PciDevice(TopologyModel):
@@ -83,7 +83,9 @@ class PciNode(TopologyModel):
 
     busid: BusId
     device: str = Field(description="key into the topology's `devices`")
-    gpu: int | None = Field(None, ge=0, description="GPU index (nvidia-smi) of this function")
+    gpu: int | None = Field(
+        None, ge=0, le=1023, description="GPU index (nvidia-smi) of this function"
+    )
     nic: NetName | None = Field(None, description="ibverbs device of this NIC, e.g. mlx5_0")
     children: list[PciNode] = Field(default_factory=list)
     source: str | None = Field(None, description="where this bus id comes from, if not `source`")
@@ -156,7 +158,7 @@ class NvlinkLinks(TopologyModel):
 class C2cLinks(TopologyModel):
     """NVLink-C2C between a Grace CPU and each of its GPUs."""
 
-    bw: int = Field(ge=1, description="MB/s per link (NVML C2C max bandwidth)")
+    bw: int = Field(ge=1, le=10_000_000, description="MB/s per link (NVML C2C max bandwidth)")
     count: int = Field(ge=1, le=32, description="active C2C links per GPU")
     source: Source
 
@@ -165,8 +167,8 @@ class NetAttributes(TopologyModel):
     """The per-port <net> attributes a dump carries that do not depend on the individual host."""
 
     port: int = Field(1, ge=0, le=4)
-    latency: float = Field(0.0, ge=0)
-    maxconn: int = Field(131072, ge=1)
+    latency: float = Field(0.0, ge=0, le=1_000_000)
+    maxconn: int = Field(131072, ge=1, le=1 << 24)
     source: Source
 
 
@@ -248,8 +250,7 @@ def cross_check(loaded: LoadedCatalog) -> list[Diagnostic]:
     catalog = loaded.catalog
     problems: list[Diagnostic] = []
     for key, topology in catalog.host_topologies.items():
-        _, source, _ = loaded.locate("host_topologies", key)
-        report = _Reporter(problems, source, key)
+        report = _reporter(loaded, problems, key)
         node = catalog.nodes.get(key)
         if node is None or node.gpu is None:
             report(
@@ -306,16 +307,44 @@ def cross_check(loaded: LoadedCatalog) -> list[Diagnostic]:
     return problems
 
 
-class _Reporter:
-    """Appends positioned errors about one host topology entry."""
+def _reporter(loaded: LoadedCatalog, problems: list[Diagnostic], key: str) -> _Reporter:
+    """Where a mismatch between a host topology and its node model is shown: at the topology,
+    unless the topology is built in and a site catalog replaced the node model - then the site
+    catalog's entry is the change that broke it, and the error is shown there."""
+    from fabricc.catalog.loader import BUILTIN_PREFIX
 
-    def __init__(self, problems: list[Diagnostic], source: SourceMap, key: str) -> None:
+    topology = loaded.origins.get(("host_topologies", key))
+    node = loaded.origins.get(("nodes", key))
+    if (
+        topology is not None
+        and node is not None
+        and topology.name.startswith(BUILTIN_PREFIX)
+        and not node.name.startswith(BUILTIN_PREFIX)
+    ):
+        return _Reporter(problems, node.source, ("nodes", key), builtin=True)
+    _, source, _ = loaded.locate("host_topologies", key)
+    return _Reporter(problems, source, ("host_topologies", key))
+
+
+class _Reporter:
+    """Appends positioned errors about one host topology entry (or the node model a site
+    catalog put in place of the one a built-in topology describes)."""
+
+    def __init__(
+        self, problems: list[Diagnostic], source: SourceMap, base: DataPath, builtin: bool = False
+    ) -> None:
         self.problems = problems
         self.source = source
-        self.key = key
+        self.base = base
+        self.builtin = builtin
 
     def __call__(self, message: str, *rest: str | int, hint: str | None = None) -> None:
-        path: DataPath = ("host_topologies", self.key, *rest)
+        if self.builtin:
+            path: DataPath = self.base
+            message = f"the built-in host topology of {self.base[-1]!r} no longer fits: {message}"
+            hint = "add a host topology for this model under host_topologies in the site catalog"
+        else:
+            path = (*self.base, *rest)
         self.problems.append(
             error(message, path=format_path(path), location=self.source.value(path), hint=hint)
         )

@@ -24,6 +24,7 @@ from fabricc.catalog.models import (
     SwitchModel,
     rack_system_power_w,
 )
+from fabricc.yamlsafe import SafeDumper
 
 # The sections a model key may live in, as `fabricc catalog` lists them.
 SECTIONS = ("nodes", "switches", "transceivers", "cables", "parts")
@@ -168,7 +169,7 @@ def entry_yaml(loaded: LoadedCatalog, key: str) -> str | None:
     return header + body
 
 
-class _Dumper(yaml.SafeDumper):
+class _Dumper(SafeDumper):
     """Block style, except a mapping or list of plain values (a port, a GPU, a speed list) on
     one line in flow style, as the built-in files are written."""
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from fabricc import patterns
 from fabricc.catalog.host_topology import BusId, HostTopology
@@ -90,6 +90,15 @@ PortName = Annotated[str, Field(pattern=patterns.PORT_NAME)]
 Token = Annotated[str, Field(pattern=patterns.TOKEN)]
 Text = Annotated[str, Field(pattern=patterns.TEXT)]
 
+# Every number of the catalog is bounded, as the spec's are: a site catalog is input like a spec,
+# and an unbounded value ends in a division by zero or an overflow far from its line. The bounds
+# are wide (several times today's largest part) but finite.
+Speed = Annotated[int, Field(ge=1, le=6400, description="Gb/s")]
+LaneSpeed = Annotated[int, Field(ge=1, le=800, description="electrical lane rate in Gb/s")]
+Breakout = Annotated[int, Field(ge=1, le=8, description="ports one cage or port splits into")]
+Watts = Annotated[int, Field(ge=0, le=500_000, description="W")]
+Length = Annotated[float, Field(gt=0, le=100_000, description="m")]
+
 Source = Annotated[
     str,
     Field(
@@ -101,7 +110,7 @@ Source = Annotated[
 
 
 class CatalogModel(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
 
 
 class LegDevice(CatalogModel):
@@ -128,14 +137,14 @@ class PortSpec(CatalogModel):
     name: PortName = Field(description="port label as printed on the chassis")
     cage: PortName = Field(description="cage the port sits in; one module per cage")
     form: Form
-    speeds: list[int] = Field(min_length=1, description="supported speeds in Gb/s, highest first")
+    speeds: list[Speed] = Field(min_length=1, description="supported speeds in Gb/s, highest first")
     role: Role
     protocols: list[Fabric] = Field(default_factory=lambda: list(BOTH_FABRICS))
-    breakouts: list[int] = Field(
+    breakouts: list[Breakout] = Field(
         default_factory=lambda: [1],
         description="ways the port may be split (2: one 800G port as 2x400G across two planes)",
     )
-    gpu: int | None = Field(None, ge=0, description="GPU (rail) this NIC port serves")
+    gpu: int | None = Field(None, ge=0, le=1023, description="GPU (rail) this NIC port serves")
     rdma_device: str | None = Field(
         None, pattern=patterns.RDMA_DEVICE, description="ibverbs device name, e.g. mlx5_0"
     )
@@ -215,23 +224,26 @@ def assumed_physical(power_w: int) -> Physical:
 class GpuSpec(CatalogModel):
     model: Token
     sm: int = Field(ge=10, le=200, description="compute capability major*10+minor")
-    memory_gb: int = Field(ge=1)
-    nvlink_links: int = Field(ge=0, description="NVLink links per GPU")
+    memory_gb: int = Field(ge=1, le=100_000)
+    nvlink_links: int = Field(ge=0, le=1000, description="NVLink links per GPU")
     nvlink_generation: int = Field(ge=1, le=10)
     nvlink_gbs: float | None = Field(
         None,
         ge=0,
+        le=1_000_000,
         description="NVLink bandwidth per GPU in GB/s, both directions together; unset on a GPU "
         "with NVLink links: unknown (a named warning, and no all-reduce estimate)",
     )
     fp16_dense_tflops: float | None = Field(
-        None, ge=0, description="FP16/BF16 tensor TFLOPS per GPU without sparsity"
+        None, ge=0, le=1_000_000, description="FP16/BF16 tensor TFLOPS per GPU without sparsity"
     )
     fp8_dense_tflops: float | None = Field(
-        None, ge=0, description="FP8 tensor TFLOPS per GPU without sparsity"
+        None, ge=0, le=1_000_000, description="FP8 tensor TFLOPS per GPU without sparsity"
     )
     figures_source: str | None = Field(
-        None, description="where the bandwidth and TFLOPS figures come from, or 'assumed: ...'"
+        None,
+        pattern=patterns.TEXT,
+        description="where the bandwidth and TFLOPS figures come from, or 'assumed: ...'",
     )
 
     def missing_figures(self) -> list[str]:
@@ -249,15 +261,17 @@ class GpuSpec(CatalogModel):
 
 class NvlinkSpec(CatalogModel):
     scope: Literal["node", "rack"] = Field(description="NVLink domain: one node or a whole rack")
-    switch_chips: int = Field(ge=0, description="NVSwitch chips in the domain")
-    switch_trays: int = Field(0, ge=0, description="NVLink switch trays (rack scope)")
-    gpus: int = Field(ge=1, description="GPUs in one domain")
+    switch_chips: int = Field(ge=0, le=1024, description="NVSwitch chips in the domain")
+    switch_trays: int = Field(0, ge=0, le=1024, description="NVLink switch trays (rack scope)")
+    gpus: int = Field(ge=1, le=100_000, description="GPUs in one domain")
 
 
 class RackMember(CatalogModel):
     role: Literal["compute-tray", "nvlink-switch-tray", "power-shelf", "mgmt-switch", "other"]
     model: Key = Field(description="catalog node model (trays) or part (power shelves)")
-    u: list[int] = Field(min_length=1, description="bottom rack unit of each member")
+    u: list[Annotated[int, Field(ge=1, le=60)]] = Field(
+        min_length=1, description="bottom rack unit of each member"
+    )
     hostname_suffix: str = Field(
         "-{role_short}{n:02d}",
         pattern=patterns.RACK_MEMBER_SUFFIX,
@@ -298,8 +312,8 @@ class NodeModel(CatalogModel):
     part_number: PartNumber
     source: Source
     height_u: int = Field(ge=0, le=60)
-    power_w: int = Field(ge=0, description="maximum power draw")
-    gpus: int = Field(0, ge=0)
+    power_w: Watts = Field(description="maximum power draw")
+    gpus: int = Field(0, ge=0, le=1024)
     gpu: GpuSpec | None = None
     nvlink: NvlinkSpec | None = None
     ports: list[PortSpec] = Field(default_factory=list)
@@ -342,6 +356,17 @@ class NodeModel(CatalogModel):
         taken = sorted({a for a in addresses if addresses.count(a) > 1})
         if taken:
             raise ValueError(f"ports share the PCI addresses {', '.join(taken)}")
+        for port in self.ports:
+            if port.gpu is not None and port.gpu >= self.gpus:
+                raise ValueError(
+                    f"port {port.name} serves GPU {port.gpu}; the model has {self.gpus} GPUs "
+                    f"(0 to {self.gpus - 1})"
+                )
+        if self.kind != "rack-system" and (self.height_u == 0 or self.power_w == 0):
+            raise ValueError(
+                "height_u and power_w must be at least 1 (only a rack-system, whose members "
+                "carry them, has 0)"
+            )
         return self
 
     def port_pci(self, port: str) -> str | None:
@@ -374,11 +399,11 @@ class NodeModel(CatalogModel):
 class PortGroup(CatalogModel):
     count: int = Field(ge=1, le=512, description="number of cages in the group")
     form: Form
-    cage_speed: int = Field(ge=1, description="speed of one cage in Gb/s")
-    lane_speed: int = Field(
-        100, ge=1, description="electrical lane rate in Gb/s (NDR and 800GbE: 100, XDR: 200)"
+    cage_speed: Speed = Field(description="speed of one cage in Gb/s")
+    lane_speed: LaneSpeed = Field(
+        100, description="electrical lane rate in Gb/s (NDR and 800GbE: 100, XDR: 200)"
     )
-    breakouts: list[int] = Field(
+    breakouts: list[Breakout] = Field(
         default_factory=lambda: [1],
         description="allowed ports per cage (a cage of 800G with 2 ports gives 2x400G)",
     )
@@ -393,14 +418,14 @@ class SwitchModel(CatalogModel):
     fabric: Fabric
     asic: Token
     height_u: int = Field(ge=1, le=20)
-    power_w: int = Field(ge=0, description="maximum power without optical modules")
+    power_w: Watts = Field(description="maximum power without optical modules")
     port_groups: list[PortGroup] = Field(min_length=1)
     mgmt_ports: list[PortSpec] = Field(default_factory=list)
     adaptive_routing: bool = Field(
         False,
         description="the ASIC does adaptive routing (Spectrum-X RoCE; InfiniBand AR set by the SM)",
     )
-    adaptive_routing_speeds: list[int] = Field(
+    adaptive_routing_speeds: list[Speed] = Field(
         default_factory=list,
         description="port speeds in Gb/s at which the switch routes adaptively (Spectrum-4: 400 "
         "and 200, not 800); empty: every speed of its ports",
@@ -439,17 +464,17 @@ class TransceiverModel(CatalogModel):
     source: Source
     form: Form
     ports: int = Field(ge=1, le=2, description="links carried (2 = twin-port module)")
-    speed: int = Field(ge=1, description="Gb/s per port")
+    speed: Speed = Field(description="Gb/s per port")
     connectors: int | None = Field(
         None, ge=1, le=4, description="fiber connectors on the module; default: one per port"
     )
-    lane_speed: int = Field(
-        100, ge=1, description="electrical lane rate in Gb/s; must match the switch"
+    lane_speed: LaneSpeed = Field(
+        100, description="electrical lane rate in Gb/s; must match the switch"
     )
     media: Literal["mmf", "smf"]
-    reach_m: float = Field(gt=0)
+    reach_m: Length
     connector: Token = Field(description="fiber connector per port, e.g. mpo-12-apc, lc-duplex")
-    power_w: float = Field(ge=0)
+    power_w: float = Field(ge=0, le=1000)
     protocols: list[Fabric] = Field(default_factory=lambda: list(BOTH_FABRICS))
     part_number: PartNumber | None = Field(
         None,
@@ -487,8 +512,8 @@ class CableRate(CatalogModel):
     a rate a plug also fits the older, slower cages of its own outline (OUTLINE: a QSFP56 plug in a
     QSFP28 cage: one mechanical form, the plug's electronics at the cage's lane rate)."""
 
-    speed: int = Field(ge=1, description="Gb/s per leg at this rate")
-    lane_speed: int = Field(ge=1, description="electrical lane rate in Gb/s at this rate")
+    speed: Speed = Field(description="Gb/s per leg at this rate")
+    lane_speed: LaneSpeed = Field(description="electrical lane rate in Gb/s at this rate")
     source: Source
 
 
@@ -504,12 +529,12 @@ class CableModel(CatalogModel):
     b_form: Token = Field(description="plug form of each B leg")
     legs: int = Field(1, ge=1, le=8, description="B ends (2 = 1:2 splitter)")
     a_ports: int = Field(1, ge=1, le=8, description="links carried at the A end")
-    speed: int | None = Field(None, description="Gb/s per leg (copper only)")
-    lane_speed: int = Field(100, ge=1, description="electrical lane rate in Gb/s (copper only)")
-    lengths: dict[float, PartNumber] = Field(
+    speed: Speed | None = Field(None, description="Gb/s per leg (copper only)")
+    lane_speed: LaneSpeed = Field(100, description="electrical lane rate in Gb/s (copper only)")
+    lengths: dict[Length, PartNumber] = Field(
         min_length=1, description="orderable length in m -> part number (legacy OPN)"
     )
-    ordering: dict[float, PartNumber] = Field(
+    ordering: dict[Length, PartNumber] = Field(
         default_factory=dict,
         description="orderable length in m -> NVIDIA ordering number (980-...), where the "
         "product specification's ordering information gives it; the BOM orders by it",
@@ -572,17 +597,17 @@ class PartModel(CatalogModel):
     description: Text
     part_number: PartNumber
     source: Source
-    height_u: int = Field(0, ge=0)
-    power_w: int = Field(0, ge=0)
+    height_u: int = Field(0, ge=0, le=60)
+    power_w: Watts = 0
     weight_kg: float = Field(0, ge=0, le=5000, description="empty weight (racks, PDUs)")
-    width_in: Literal[10, 19, 21, 23] = Field(
+    width_in: Annotated[Literal[10, 19, 21, 23], BeforeValidator(patterns.exact_literal)] = Field(
         19,
         description="racks: width between the mounting rails in inches (EIA-310 19-inch unless "
         "the part says otherwise; 21 is OCP Open Rack); NetBox's rack width choices",
     )
     outlets_c13: int = Field(0, ge=0, le=96, description="PDU: C13 outlets")
     outlets_c19: int = Field(0, ge=0, le=96, description="PDU: C19 outlets")
-    rating_w: int = Field(0, ge=0, description="PDU: power it can deliver")
+    rating_w: Watts = Field(0, description="PDU: power it can deliver")
 
 
 class SwitchDefaults(CatalogModel):

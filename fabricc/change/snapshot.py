@@ -12,6 +12,9 @@ import csv
 import dataclasses
 import io
 import json
+import os
+import re
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,15 +47,63 @@ class Snapshot:
     configs: dict[str, str] = field(default_factory=dict)  # path under configs/ -> text
 
 
-def _rows(text: str) -> list[Row]:
-    return list(csv.DictReader(io.StringIO(text)))
+# The columns diff and --keep read by name; a file without one is not a build's.
+REQUIRED = {
+    DEVICES: ("name",),
+    CABLES: (
+        "cable_id", "network", "kind", "a_device", "a_port", "a_rack", "b_device", "b_port",
+        "b_rack", "cable_part",
+    ),
+    BOM: ("part_number", "quantity"),
+}  # fmt: skip
+# A number as a build writes it in the BOM's quantity column.
+_QUANTITY = re.compile(r"(?:\d{1,12}(?:\.\d{1,6})?)?")
+
+
+def _bad(where: Location, message: str) -> SpecError:
+    return SpecError(
+        [
+            error(
+                message,
+                location=where,
+                hint="give a folder written by `fabricc build`, or rebuild it (--fresh)",
+            )
+        ]
+    )
+
+
+def _rows(label: str, relative: str, text: str) -> list[Row]:
+    """The rows of one CSV a build wrote, checked as input: every row as long as the header,
+    the columns this module reads present; a mistake is a SpecError at its file and line."""
+    source = f"{label}/{relative}"
+    if not text:
+        return []
+    reader = csv.reader(io.StringIO(text, newline=""))
+    rows: list[Row] = []
+    try:
+        header = next(reader)
+        for column in REQUIRED.get(relative, ()):
+            if column not in header:
+                raise _bad(Location(source, 1, 1), f"no column {column!r} in the header")
+        quantity = header.index("quantity") if relative == BOM else None
+        for record in reader:
+            if len(record) != len(header):
+                where = Location(source, reader.line_num, 1)
+                raise _bad(where, f"row has {len(record)} fields, the header {len(header)}")
+            if quantity is not None and not _QUANTITY.fullmatch(record[quantity]):
+                where = Location(source, reader.line_num, quantity + 1)
+                raise _bad(where, "quantity is not a number")
+            rows.append(dict(zip(header, record, strict=True)))
+    except csv.Error as exc:
+        raise _bad(Location(source, reader.line_num or 1, 1), f"not a CSV file: {exc}") from None
+    return rows
 
 
 def from_files(label: str, files: dict[str, str]) -> Snapshot:
     snapshot = Snapshot(label)
-    snapshot.devices = {row["name"]: row for row in _rows(files.get(DEVICES, ""))}
-    snapshot.cables = _rows(files.get(CABLES, ""))
-    snapshot.bom = {row["part_number"]: row for row in _rows(files.get(BOM, ""))}
+    snapshot.devices = {row["name"]: row for row in _rows(label, DEVICES, files.get(DEVICES, ""))}
+    snapshot.cables = _rows(label, CABLES, files.get(CABLES, ""))
+    snapshot.bom = {row["part_number"]: row for row in _rows(label, BOM, files.get(BOM, ""))}
     snapshot.configs = {
         path[len(CONFIGS) :]: text
         for path, text in sorted(files.items())
@@ -134,15 +185,27 @@ def load(path: Path, kept: Mapping[str, KeptPlace] | None = None) -> Snapshot:
                 ]
             )
         files: dict[str, str] = {}
-        for file in sorted(path.rglob("*")):
+        for file in _regular_files(path):
             relative = file.relative_to(path).as_posix()
-            if file.is_file() and (
-                relative in (DEVICES, CABLES, BOM) or relative.startswith(CONFIGS)
-            ):
+            if relative in (DEVICES, CABLES, BOM) or relative.startswith(CONFIGS):
                 raw = read_input(file, MAX_ARTIFACT_BYTES, what="build artifacts")
                 files[relative] = raw.decode("utf-8", errors="replace")
         return from_files(label, files)
     return from_files(label, compile_files(path, kept))
+
+
+def _regular_files(folder: Path) -> list[Path]:
+    """The regular files under `folder`, sorted; symbolic links (to files or folders, inside or
+    outside it), devices, FIFOs and sockets are passed over, so that a link planted in an old
+    build never carries its target's bytes into a diff."""
+    found: list[Path] = []
+    for root, folders, names in os.walk(folder, followlinks=False):
+        folders.sort()
+        for name in names:
+            file = Path(root, name)
+            if stat.S_ISREG(file.lstat().st_mode):
+                found.append(file)
+    return sorted(found)
 
 
 def compile_files(spec: Path, kept: Mapping[str, KeptPlace] | None = None) -> dict[str, str]:
@@ -169,8 +232,13 @@ def built_design(folder: Path) -> str | None:
 
     if not all((folder / name).is_file() for name in (MARKER, DEVICES, SUMMARY)):
         return None
+    source = (folder / SUMMARY).as_posix()
     try:
         data = json.loads(read_input(folder / SUMMARY, MAX_ARTIFACT_BYTES, what="build artifacts"))
+    except json.JSONDecodeError as exc:
+        raise _bad(Location(source, exc.lineno, exc.colno), f"not JSON: {exc.msg}") from None
+    except RecursionError:
+        raise _bad(Location(source, 1, 1), "JSON nested too deep") from None
     except (OSError, ValueError, InputError):
         return None
     name = data.get("name") if isinstance(data, dict) else None

@@ -17,6 +17,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from fabricc.yamlsafe import typed_if_plain
+
 if TYPE_CHECKING:
     import jinja2
 
@@ -34,7 +36,6 @@ def templates_root() -> Path:
 
 
 _PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_./+-]*(?::[A-Za-z0-9_./+-]+)*")
-_YAML_WORDS = {"y", "n", "yes", "no", "on", "off", "true", "false", "null"}
 # Printable ASCII without '"' and '\\': JSON quotes such text by adding the quotes alone.
 _QUOTE_ONLY = re.compile(r"[ !#-\[\]-~]*")
 
@@ -45,7 +46,7 @@ def yaml_scalar(value: Any) -> str:
     kind = type(value)
     if kind is str:
         if _PLAIN.fullmatch(value):
-            if len(value) > 5 or value.lower() not in _YAML_WORDS:
+            if len(value) > 5 or not typed_if_plain(value):
                 return value  # type: ignore[no-any-return]
         elif _QUOTE_ONLY.fullmatch(value):
             return f'"{value}"'

@@ -75,6 +75,7 @@ RULES: dict[str, str] = {
     "system-version": '<system version="1">',
     "unknown-element": "only NCCL's elements (system cpu pci gpu nvlink c2c nic net pcilink)",
     "nesting": "elements sit under the parents NCCL loads them from",
+    "nesting-depth": "elements nest at most 256 deep (NCCL reads at most 256 elements)",
     "child-count": "one <nic> per <pci>, one <c2c> per <gpu>, <net> in every <nic>",
     "too-many-elements": "at most 256 elements",
     "too-many-children": "at most 640 children per element (128 before NCCL 2.29)",

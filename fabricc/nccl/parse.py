@@ -12,8 +12,11 @@ every problem.
 from __future__ import annotations
 
 import bisect
+from collections import Counter
 from dataclasses import dataclass, field
 from enum import Enum
+
+from fabricc.nccl.dialect import MAX_ELEMENTS
 
 MAX_TOKEN = 253  # name or value length NCCL still reads (MAX_STR_LEN in NCCL src/graph/xml.h)
 _SEPARATORS = frozenset(" \t\r\n")
@@ -104,6 +107,7 @@ class _Scanner:
         self.roots: list[Node] = []
         self.elements: list[Node] = []
         self.stack: list[Node] = []
+        self.open_names: Counter[str] = Counter()  # names on the stack: closing tags are O(1)
 
     # -- helpers ---------------------------------------------------------------------------------
 
@@ -195,18 +199,22 @@ class _Scanner:
                 return
             self.pos = end
         self.pos += 1
-        open_names = [node.name for node in self.stack]
         if not self.stack or self.stack[-1].name != name:
             expected = f"</{self.stack[-1].name}>" if self.stack else "no closing tag"
             self.at(start, "tag-mismatch", f"</{name}> found where {expected} is expected")
-            if name in open_names:
+            if self.open_names[name]:
                 while self.stack and self.stack[-1].name != name:
-                    node = self.stack.pop()
+                    node = self.pop()
                     self.add(node.line, node.col, "unterminated", f"<{node.name}> is never closed")
             else:
                 return
         if self.stack:
-            self.stack.pop()
+            self.pop()
+
+    def pop(self) -> Node:
+        node = self.stack.pop()
+        self.open_names[node.name] -= 1
+        return node
 
     def start_tag(self) -> None:
         start = self.pos
@@ -337,6 +345,20 @@ class _Scanner:
         return True
 
     def open(self, node: Node) -> None:
+        if len(self.stack) >= MAX_ELEMENTS:
+            # NCCL reads at most MAX_ELEMENTS elements, so no file it reads whole is deeper; the
+            # rest of the file is not read (every later check would walk this depth again).
+            self.add(
+                node.line,
+                node.col,
+                "nesting-depth",
+                f"elements nested more than {MAX_ELEMENTS} deep; NCCL reads at most "
+                f"{MAX_ELEMENTS} elements in all; the rest of the file is not checked",
+            )
+            self.stack.clear()
+            self.open_names.clear()
+            self.pos = len(self.text)
+            return
         self.elements.append(node)
         if self.stack:
             node.parent = self.stack[-1]
@@ -345,3 +367,4 @@ class _Scanner:
             self.roots.append(node)
         if not node.self_closing:
             self.stack.append(node)
+            self.open_names[node.name] += 1

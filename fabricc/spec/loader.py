@@ -15,6 +15,7 @@ from typing import NamedTuple
 
 from fabricc.catalog.loader import LoadedCatalog, load_catalog
 from fabricc.errors import Diagnostic, Location, Severity, SpecError, error, raise_if_errors
+from fabricc.inputs import not_a_file
 from fabricc.spec import consistency
 from fabricc.spec.models import Spec
 from fabricc.spec.references import check_references
@@ -90,10 +91,11 @@ def load_spec(
     for index, relative in enumerate(spec.catalog):
         file_path = path.parent / relative
         shown = _shown(name, relative)
-        if not file_path.is_file():
+        problem = not_a_file(file_path)
+        if problem is not None:
             missing.append(
                 error(
-                    f"catalog file {relative!r} not found",
+                    f"catalog file {relative!r} {problem}",
                     path=f"catalog[{index}]",
                     location=source.value(("catalog", index)),
                     hint="paths are relative to the spec file",

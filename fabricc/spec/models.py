@@ -12,7 +12,7 @@ from __future__ import annotations
 import ipaddress
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo, field_validator
 
 from fabricc import patterns
 
@@ -52,6 +52,36 @@ RELAY_AGENT_RELEASE = (5, 7)  # the first release with the DHCP relay's option 8
 class SpecModel(BaseModel):
     # strict: no lax coercion ("yes" is not a boolean, "4" is not an integer) - YAML already typed it.
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
+# Address blocks a pool must not touch: they are not host addresses anywhere (RFC 6890, the IANA
+# IPv4 and IPv6 Special-Purpose Address Registries: "this network", loopback, link-local,
+# multicast, the reserved 240/4 and the limited broadcast).
+_IPV4_SPECIAL = {
+    "0.0.0.0/8": "'this network' (RFC 6890)",
+    "127.0.0.0/8": "loopback (RFC 6890)",
+    "169.254.0.0/16": "link-local (RFC 3927)",
+    "224.0.0.0/4": "multicast (RFC 5771)",
+    "240.0.0.0/4": "reserved (RFC 1112)",
+}
+_IPV6_SPECIAL = {
+    "::/128": "the unspecified address (RFC 4291)",
+    "::1/128": "loopback (RFC 4291)",
+    "fe80::/10": "link-local (RFC 4291)",
+    "ff00::/8": "multicast (RFC 4291)",
+}
+MIN_PREFIX_V4 = 8  # a pool wider than a /8 is a typo, not a design
+MIN_PREFIX_V6 = 32
+
+
+def _usable_pool(
+    network: ipaddress.IPv4Network | ipaddress.IPv6Network, special: dict[str, str], widest: int
+) -> None:
+    if network.prefixlen < widest:
+        raise ValueError(f"pool {network} is wider than a /{widest}; give a smaller pool")
+    for block, what in special.items():
+        if network.overlaps(ipaddress.ip_network(block)):
+            raise ValueError(f"pool {network} overlaps {block}, {what}")
 
 
 class Metadata(SpecModel):
@@ -319,7 +349,7 @@ class NetworkSpec(SpecModel):
     fabric: Literal["infiniband", "ethernet"] | None = Field(
         None, description="link layer; default: ethernet for inband and oob, required otherwise"
     )
-    tiers: Literal["auto", 1, 2, 3] = Field(
+    tiers: Annotated[Literal["auto", 1, 2, 3], BeforeValidator(patterns.exact_literal)] = Field(
         "auto", description="switch tiers; 'auto' picks the fewest that fit the switch radix"
     )
     rail_optimized: bool | None = Field(
@@ -518,9 +548,10 @@ class Addressing(SpecModel):
         if value is None:
             return None
         try:
-            ipaddress.IPv4Network(value)
+            network = ipaddress.IPv4Network(value)
         except ValueError as exc:
             raise ValueError(f"not an IPv4 network: {exc}") from None
+        _usable_pool(network, _IPV4_SPECIAL, MIN_PREFIX_V4)
         return value
 
     @field_validator("loopbacks_v6")
@@ -529,9 +560,10 @@ class Addressing(SpecModel):
         if value is None:
             return None
         try:
-            ipaddress.IPv6Network(value)
+            network = ipaddress.IPv6Network(value)
         except ValueError as exc:
             raise ValueError(f"not an IPv6 network: {exc}") from None
+        _usable_pool(network, _IPV6_SPECIAL, MIN_PREFIX_V6)
         return value
 
 
@@ -590,7 +622,9 @@ class Outputs(SpecModel):
 class Spec(SpecModel):
     """An AI factory: site, node groups, networks, addressing."""
 
-    version: Literal[1] = Field(1, description="spec format version")
+    version: Annotated[Literal[1], BeforeValidator(patterns.exact_literal)] = Field(
+        1, description="spec format version"
+    )
     metadata: Metadata = Field(description="name and description of the design")
     catalog: list[YamlFile] = Field(
         default_factory=list,

@@ -158,7 +158,8 @@ def _diagnostic(
     loc = tuple(detail["loc"])
     kind = detail["type"]
     if loc and loc[-1] == "[key]":  # pydantic's marker for a mapping key that failed validation
-        key_path = prefix + _data_path(data, loc[:-1])[0]
+        # loc names the key as text ('None' for a null key): the key itself is the input.
+        key_path = (*prefix, *_data_path(data, loc[:-2])[0], detail.get("input"))
         key_hint = _pattern_hint(str((detail.get("ctx") or {}).get("pattern", "")))
         return error(
             f"key {_describe(detail.get('input'))} has the wrong format",
@@ -168,6 +169,15 @@ def _diagnostic(
         )
     ctx = detail.get("ctx") or {}
     value = detail.get("input")
+    if kind == "invalid_key":  # a key YAML typed (null, true, 1) where a name is expected
+        parent = prefix + _data_path(data, loc[:-1])[0]
+        return error(
+            f"key {_describe(detail.get('input'))} is not a name",
+            path=format_path(parent),
+            location=source.key((*parent, detail.get("input"))),
+            hint="YAML reads null, ~, true, false and numbers as such; quote the key "
+            "if it is meant as a name",
+        )
     path, missing = _data_path(data, loc)
     full = prefix + path
     where = format_path(full)

@@ -346,6 +346,15 @@ class _Builder:
                 )
             location = self.loc(event.start_mark)
             assert isinstance(frame.container, dict)
+            if isinstance(event, yaml.ScalarEvent) and value == "<<" and not event.style:
+                raise _Budget(
+                    error(
+                        "merge keys ('<<') are not supported",
+                        path=format_path(frame.path),
+                        location=location,
+                        hint="write the keys out, or repeat a value with an anchor and alias",
+                    )
+                )
             if value in frame.container:
                 first = frame.key_locations[value]
                 raise _Budget(
@@ -387,6 +396,14 @@ class _Builder:
             return value  # quoted, block or non-specific '!' scalars are strings
         if tag == "tag:yaml.org,2002:str":
             return value
+        if len(value) > MAX_INT_DIGITS and _INT_DEC.match(value):
+            raise _Budget(
+                error(
+                    f"a number of {len(value):,} characters",
+                    location=self.loc(event.start_mark),
+                    hint=f"a number here has at most {MAX_INT_DIGITS} digits",
+                )
+            )
         resolved = _resolve_plain(value)
         if tag is None:
             return resolved
@@ -406,6 +423,11 @@ class _Builder:
                 )
             )
         return resolved
+
+
+# Longer decimal integers are no count or size of a design (and past 4,300 digits Python refuses
+# to convert them).
+MAX_INT_DIGITS = 100
 
 
 def _resolve_plain(value: str) -> Any:

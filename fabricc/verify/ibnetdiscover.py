@@ -41,6 +41,26 @@ def _description(comment: str) -> str:
     return names[0] if names else ""
 
 
+# ibnetdiscover writes GUIDs as 16 hex digits and port numbers and LIDs of a few decimal ones;
+# anything much longer is not its output (and a decimal past 4,300 digits would not convert).
+_DIGITS = 32
+
+
+def _number(match: re.Match[str], group: int, base: int, file: str, number: int) -> int:
+    digits = match.group(group)
+    if len(digits) > _DIGITS:
+        raise SpecError(
+            [
+                error(
+                    f"a number of {len(digits):,} digits (ibnetdiscover writes at most 16)",
+                    location=Location(file, number, match.start(group) + 1),
+                    hint="give the complete output of ibnetdiscover",
+                )
+            ]
+        )
+    return int(digits, base)
+
+
 def parse(text: str, file: str) -> dict[int, IbNode]:
     nodes: dict[int, IbNode] = {}
     current: IbNode | None = None
@@ -48,7 +68,7 @@ def parse(text: str, file: str) -> dict[int, IbNode]:
         stripped = line.strip()
         node = _NODE.match(stripped)
         if node:
-            guid = int(node.group(4), 16)
+            guid = _number(node, 4, 16, file, number)
             current = IbNode(guid, node.group(1) == "Switch", _description(node.group(5)))
             nodes[guid] = current
             continue
@@ -66,8 +86,9 @@ def parse(text: str, file: str) -> dict[int, IbNode]:
                 )
             rates = _RATE.findall(port.group(5))
             rate = f"{rates[-1][0]}x{rates[-1][1]}" if rates else None
-            current.ports[int(port.group(1))] = IbPort(
-                int(port.group(3), 16), int(port.group(4)), rate
+            far = _number(port, 3, 16, file, number)
+            current.ports[_number(port, 1, 10, file, number)] = IbPort(
+                far, _number(port, 4, 10, file, number), rate
             )
     if not nodes:
         raise SpecError(

@@ -26,23 +26,53 @@ class LldpNeighbor:
     speed: int | None  # Gb/s
 
 
-def _first(entries: Any, key: str = "value") -> str | None:
-    if isinstance(entries, list) and entries and isinstance(entries[0], dict):
-        value = entries[0].get(key)
-        return value if isinstance(value, str) else None
-    return None
+class _Shape(Exception):
+    """A value of the wrong JSON type; the message names where."""
 
 
-def _speed(port: dict[str, Any]) -> int | None:
-    for autoneg in port.get("auto-negotiation", []) or []:
-        if not isinstance(autoneg, dict):
-            continue
-        current = _first(autoneg.get("current"))
+def _objects(value: Any, where: str) -> list[dict[str, Any]]:
+    """A json0 list of objects (missing: none), else _Shape."""
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(item, dict) for item in value):
+        raise _Shape(f"{where} is not a list of objects")
+    return value
+
+
+def _first(entries: Any, where: str, key: str = "value") -> str | None:
+    """The text under `key` of the first object of a json0 list (None: absent)."""
+    objects = _objects(entries, where)
+    if not objects or key not in objects[0]:
+        return None
+    value = objects[0][key]
+    if not isinstance(value, str):
+        raise _Shape(f"{where}[0].{key} is not a string")
+    return value
+
+
+def _speed(port: dict[str, Any], where: str) -> int | None:
+    for index, autoneg in enumerate(_objects(port.get("auto-negotiation"), where)):
+        current = _first(autoneg.get("current"), f"{where}[{index}].current")
         match = _MAU.match(current or "")
         if match:
-            value = int(match.group(1))
+            value = int(match.group(1)[:6])
             return value if match.group(2).upper() == "G" else max(1, value // 1000)
     return None
+
+
+def _neighbor(interface: dict[str, Any], where: str) -> LldpNeighbor:
+    name = interface.get("name")
+    chassis = _objects(interface.get("chassis"), f"{where}.chassis") or [{}]
+    ports = _objects(interface.get("port"), f"{where}.port") or [{}]
+    system = _first(chassis[0].get("name"), f"{where}.chassis[0].name")
+    port = ports[0]
+    ids = port.get("id")
+    port_id = _first(ids, f"{where}.port[0].id")
+    if _first(ids, f"{where}.port[0].id", "type") not in (None, "ifname", "local"):
+        port_id = _first(port.get("descr"), f"{where}.port[0].descr") or port_id
+    if not isinstance(name, str) or system is None or port_id is None:
+        raise _Shape(f"{where} lacks its name, neighbour system or port")
+    return LldpNeighbor(name, system, port_id, _speed(port, f"{where}.port[0].auto-negotiation"))
 
 
 def parse(text: str, file: str) -> list[LldpNeighbor]:
@@ -61,23 +91,16 @@ def parse(text: str, file: str) -> list[LldpNeighbor]:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise fail(f"not JSON: {exc.msg}", exc.lineno, exc.colno) from None
+    except RecursionError:
+        raise fail("JSON nested too deep") from None
     if not isinstance(data, dict) or not isinstance(data.get("lldp"), list):
         raise fail('no "lldp" list (expected lldpctl -f json0 output)')
     found: list[LldpNeighbor] = []
-    for block in data["lldp"]:
-        for interface in (block or {}).get("interface", []) or []:
-            if not isinstance(interface, dict):
-                raise fail("an interface entry is not an object")
-            name = interface.get("name")
-            chassis = interface.get("chassis") or [{}]
-            ports = interface.get("port") or [{}]
-            system = _first(chassis[0].get("name")) if isinstance(chassis[0], dict) else None
-            port = ports[0] if isinstance(ports[0], dict) else {}
-            ids = port.get("id") or [{}]
-            port_id = _first(ids)
-            if _first(ids, "type") not in (None, "ifname", "local"):
-                port_id = _first(port.get("descr")) or port_id
-            if not isinstance(name, str) or system is None or port_id is None:
-                raise fail("an interface entry lacks its name, neighbour system or port")
-            found.append(LldpNeighbor(name, system, port_id, _speed(port)))
+    try:
+        for b, block in enumerate(_objects(data["lldp"], "lldp")):
+            interfaces = _objects(block.get("interface"), f"lldp[{b}].interface")
+            for i, interface in enumerate(interfaces):
+                found.append(_neighbor(interface, f"lldp[{b}].interface[{i}]"))
+    except _Shape as exc:
+        raise fail(f"{exc} (expected lldpctl -f json0 output)") from None
     return found

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from fabricc.emit.tables import csv_text
+from fabricc.errors import printable
 from fabricc.verify.model import OK, STATUSES, Finding
 from fabricc.verify.run import Verdict
 
@@ -20,7 +21,7 @@ HEADER = ("cable_id", "status", "planned", "found", "detail")
 def findings_csv(findings: Iterable[Finding]) -> str:
     """One row per finding, through the project's CSV writer (formula cells neutralised: the
     names come from a discovered, untrusted network)."""
-    return csv_text(HEADER, (f.row() for f in findings))
+    return csv_text(HEADER, ([printable(str(cell)) for cell in f.row()] for f in findings))
 
 
 def findings_text(verdict: Verdict) -> str:
@@ -34,11 +35,13 @@ def findings_text(verdict: Verdict) -> str:
             f"found {finding.found}" if finding.found else "",
             finding.detail,
         ]
-        lines.append(f"{head}: " + "; ".join(p for p in parts if p))
+        lines.append(printable(f"{head}: " + "; ".join(p for p in parts if p)))
     counts = verdict.counts()
     summary = ", ".join(f"{counts[s]} {s}" for s in STATUSES if counts.get(s))
     cables = sum(1 for f in verdict.findings if f.cable)
-    lines.append(f"network {verdict.scope}: {cables} planned cables: {summary or 'nothing found'}")
+    lines.append(
+        f"network {printable(verdict.scope)}: {cables} planned cables: {summary or 'nothing found'}"
+    )
     return "\n".join(lines) + "\n"
 
 

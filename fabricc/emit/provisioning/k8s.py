@@ -44,6 +44,7 @@ from fabricc.emit.provisioning.network_operator import Release, image
 from fabricc.emit.provisioning.slurm import tree
 from fabricc.emit.provisioning.yamldocs import dump_documents
 from fabricc.ir import Fabric
+from fabricc.yamlsafe import resolve_quoting
 
 NAMESPACE = "nvidia-network-operator"
 RESOURCE_PREFIX = "rdma"
@@ -350,14 +351,15 @@ class _Dumper(_Base):  # type: ignore[misc,valid-type]
         the same answer for the same text, so kept (keys, labels and values repeat in every
         node's document) up to a bound."""
         if kind is not yaml.ScalarNode or self.yaml_path_resolvers:
-            return super().resolve(kind, value, implicit)  # type: ignore[no-any-return]
+            tag: str = super().resolve(kind, value, implicit)
+            return resolve_quoting(tag, kind, value, implicit)
         key = (value, implicit)
-        tag = _RESOLVED.get(key)
-        if tag is None:
-            tag = super().resolve(kind, value, implicit)
+        found = _RESOLVED.get(key)
+        if found is None:
+            found = resolve_quoting(super().resolve(kind, value, implicit), kind, value, implicit)
             if len(_RESOLVED) < _RESOLVED_MAX:
-                _RESOLVED[key] = tag
-        return tag
+                _RESOLVED[key] = found
+        return found
 
 
 _RESOLVED: dict[tuple[str, Any], str] = {}

@@ -61,7 +61,7 @@ while read -r port variable pci rdma name address source gateway table mtu qos n
   "qos$qos" "$IF" "$device"
   ip address replace "$address" dev "$IF"
   ip link set dev "$IF" up
-  sysctl -qw "net.ipv4.conf.$IF.arp_ignore=1" "net.ipv4.conf.$IF.arp_announce=2"
+  sysctl -qw "net/ipv4/conf/$IF/arp_ignore=1" "net/ipv4/conf/$IF/arp_announce=2"
   ip route replace default via "$gateway" dev "$IF" table "$table"
   ip rule del priority "$table" 2>/dev/null || true
   ip rule add from "$source" table "$table" priority "$table"
