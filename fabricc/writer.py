@@ -35,6 +35,11 @@ Artifact = tuple[str, str | bytes]
 MARKER = ".fabricc-output"
 MARKER_HEADER = "written by fabricc; the whole folder is replaced on rebuild; its entries:"
 MARKER_BYTES = 1 << 20
+# the marker of fabricc before it listed its entries: still a build where the folder also holds
+# the summary and the report every build writes (an output of an older release stays
+# rebuildable; a marker copied alone into a folder of one's own files does not pass)
+LEGACY_MARKER = "written by fabricc; the whole folder is replaced on rebuild"
+LEGACY_ENTRIES = {"summary.json", "report"}
 
 
 def _safe_relative(relative: str) -> PurePosixPath:
@@ -339,6 +344,8 @@ def _is_build(folder: Path) -> bool:
     except (OSError, InputError):
         return False
     lines = text.splitlines()
+    if lines == [LEGACY_MARKER]:
+        return present >= LEGACY_ENTRIES
     listed = set(lines[1:])
     return bool(lines) and lines[0] == MARKER_HEADER and bool(listed) and listed <= present
 

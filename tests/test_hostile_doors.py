@@ -395,6 +395,28 @@ def test_a_copied_marker_does_not_let_a_build_replace_user_files(
     assert (mine / "notes.txt").read_text() == "mine"
 
 
+def test_an_older_releases_output_is_still_rebuilt_but_its_marker_alone_is_not_enough(
+    built: Path, tmp_path: Path
+) -> None:
+    """Outputs written before the marker listed its entries carry the one-line marker: such a
+    folder with the summary and report every build writes is rebuilt; the old marker copied into
+    a folder of one's own files is refused like the new one."""
+    from fabricc.writer import LEGACY_MARKER
+
+    old = tmp_path / "old"
+    shutil.copytree(built, old)
+    (old / ".fabricc-output").write_text(LEGACY_MARKER + "\n")
+    assert run("build", str(LAB), "-o", str(old)).exit_code == 0
+    assert (old / ".fabricc-output").read_text().splitlines()[0] != LEGACY_MARKER
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("mine")
+    (mine / ".fabricc-output").write_text(LEGACY_MARKER + "\n")
+    result = run("build", str(LAB), "-o", str(mine))
+    assert result.exit_code == 1 and "not written by fabricc" in result.stderr
+    assert (mine / "notes.txt").read_text() == "mine"
+
+
 def test_output_path_with_control_characters_is_shown_escaped(tmp_path: Path) -> None:
     out = tmp_path / "a\nb\x1b[31m"
     result = run("build", str(LAB), "-o", str(out))
