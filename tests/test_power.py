@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from fabricc.checks.power import rack_power
 from fabricc.emit import Artifact
 from fabricc.errors import DesignError
+from fabricc.synth.power import rack_power
 from tests.configs_support import by_path
 from tests.support import EXAMPLES, compile_text, compiled
 
@@ -47,12 +47,19 @@ def test_a_cord_per_power_supply() -> None:
 
 
 def test_busbar_trays_take_no_cord() -> None:
-    """GB200 NVL72 trays are fed by the rack busbar: no cord for any of the 18 + 9 trays."""
+    """GB200 NVL72 trays, and the rack's own SN2201 management switches, are fed by the rack
+    busbar (NVIDIA Enterprise RA for NVL72, System Hardware & Components): no cord for them."""
     fabric, artifacts = compiled("gb200-nvl72-su")
     rows = bom_rows(text_files(artifacts))
+    shelf_racks = {d.rack for d in fabric.devices.values() if d.kind == "power-shelf"}
     plugged = sum(
-        2 for d in fabric.devices.values() if d.kind in ("switch", "node")
+        2
+        for d in fabric.devices.values()
+        if d.kind in ("switch", "node") and not (d.network == "oob" and d.rack in shelf_racks)
     )  # 1+1 PSUs of every switch and server; trays are kind "tray"/"nvlink-switch"
+    assert 2 * len(shelf_racks) == sum(
+        1 for d in fabric.devices.values() if d.network == "oob" and d.rack in shelf_racks
+    )
     cords = sum(int(r["quantity"]) for r in rows if r["category"] == "power-cord")
     assert cords == plugged
 
@@ -62,11 +69,11 @@ def test_power_csv_counts_outlets_per_feed() -> None:
     feed, and half of 4 x 10.2 kW on each (plus half of the rack's 1+1 OOB switch, if any)."""
     _, artifacts = compiled("superpod-h100-4su")
     rows = list(csv.DictReader(io.StringIO(text_files(artifacts)["bom/power.csv"])))
-    dgx_racks = {r["rack"] for r in rows if r["c19_used"] == "12"}
+    dgx_racks = {r["rack"] for r in rows if r["c19_used"] == "12" and r["kind"] == "pdu"}
     assert len(dgx_racks) >= 31
     for row in rows:
         if row["rack"] in dgx_racks:
-            assert row["feed"] in ("A", "B") and int(row["c19_available"]) >= 12
+            assert row["supply"] in ("A", "B") and int(row["c19_available"]) >= 12
             assert int(row["load_w"]) - 4 * 10200 // 2 in (0, 100 // 2)
             assert int(row["load_w"]) <= int(row["rating_w"])
 
@@ -104,15 +111,27 @@ def test_pdu_outlets_are_checked_per_feed(tmp_path: Path) -> None:
     assert "feed B needs 4 C19 outlets, its PDUs have 3" in message
 
 
-def test_pdu_rating_is_checked_per_feed(tmp_path: Path) -> None:
-    """Each feed carries half of 4 x 3.5 kW = 7 kW."""
-    assert pdu_warnings(tmp_path, 8, 7000) == ""
-    assert "draws 7.0 kW, its PDUs are rated 7.0 kW" in pdu_warnings(tmp_path, 8, 6999)
+def test_each_feed_gets_pdus_to_carry_the_rack_alone(tmp_path: Path) -> None:
+    """4 x 3.5 kW = 14 kW in the lab rack: each feed gets PDUs enough to carry the whole rack
+    when the other feed is lost (7.5 kW PDUs: 2 per feed, room left for the rack's management
+    switch, placed after the PDUs). With 6.999 kW PDUs 3 per feed, but 4 supplies over 3 PDUs
+    put two servers (7 kW) on one: a warning with the figure, not a silent plan."""
+    for rating, count in ((50_000, 2), (7500, 4), (6999, 6)):
+        fabric, _ = compile_text(small_pdu_spec(tmp_path, 8, rating), tmp_path)
+        rack = fabric.rack_by_name[str(fabric.devices["gpu01"].rack)]
+        pdus = [n for n in rack.devices if fabric.devices[n].kind == "pdu"]
+        assert len(pdus) == count
+        found = [d.message for d in fabric.warnings if "site.rack" in d.path]
+        if rating == 6999:
+            assert any("losing feed A puts 7.0 kW on" in m and "rated 7.0 kW" in m for m in found)
+        else:
+            assert found == []
 
 
 def test_floor_loading(tmp_path: Path) -> None:
-    """A DGX rack weighs 4 x 130.45 kg + rack 150 kg + 3 PDUs 12 kg = 707.8 kg on 0.6 x 1.2 m:
-    983 kg/m2, as bom/power.csv says (3 PDUs: six DGX supplies, 4 + 2, survive losing one).
+    """A DGX rack weighs 4 x 130.45 kg + rack 150 kg + 4 PDUs 12 kg = 719.8 kg on 0.6 x 1.2 m:
+    1000 kg/m2, as bom/power.csv says (4 PDUs: each feed carries the rack's 40.8 kW alone with
+    two 34.6 kW PDUs).
     A 900 kg/m2 floor fails: one error for every rack above
     it, with their count and the heaviest named."""
     text = (EXAMPLES / "superpod-h100-4su.yaml").read_text().replace("count: 127", "count: 31")
@@ -122,7 +141,7 @@ def test_floor_loading(tmp_path: Path) -> None:
         csv.DictReader(io.StringIO(text_files(compile_text(ok, tmp_path)[1])["bom/power.csv"]))
     )
     loads = {r["rack"]: (float(r["rack_weight_kg"]), int(r["floor_load_kg_per_m2"])) for r in rows}
-    dgx = 4 * 130.45 + 150 + 3 * 12
+    dgx = 4 * 130.45 + 150 + 4 * 12
     assert (round(dgx, 1), round(dgx / 0.72)) in loads.values()
     over = {rack: load for rack, load in loads.items() if load[1] > 900}
     heaviest = max(over.values(), key=lambda load: load[1])

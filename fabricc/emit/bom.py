@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from fabricc.checks.power import rack_power
 from fabricc.emit import Artifact
 from fabricc.emit.tables import Cell, csv_text, json_text, markdown_table
 from fabricc.ir import Fabric
@@ -26,11 +25,17 @@ from fabricc.synth.bom import (
     rack_lines,
     spare_lines,
 )
+from fabricc.synth.power import rack_power
 
 POWER_HEADER = (
     "rack",
-    "feed",
+    "supply",
+    "kind",
     "pdus",
+    "input",
+    "phases",
+    "voltage_v",
+    "breaker_a",
     "c13_used",
     "c13_available",
     "c19_used",
@@ -41,30 +46,89 @@ POWER_HEADER = (
     "floor_load_kg_per_m2",
     "floor_limit_kg_per_m2",
 )
+RACK_POWER_HEADER = (
+    "rack",
+    "pdu_fed_w",
+    "busbar_w",
+    "unplanned_w",
+    "total_w",
+    "feeds",
+    "power_shelves",
+    "shelf_capacity_w",
+)
+CORD_HEADER = ("rack", "device", "psu", "feed", "pdu", "outlet")
 
 
 def _power_rows(fabric: Fabric) -> Iterable[tuple[Cell, ...]]:
+    """One row per supply of each rack: each feed's PDUs, each power shelf with its input
+    circuit, and the load no supply carries; the load column adds up to the rack's power."""
     limit = fabric.loaded.spec.site.floor_load_kg_per_m2
     for power in rack_power(fabric):
-        weight = round(power.weight_kg, 1)
-        load = round(power.load_kg_per_m2)
-        if not power.feeds:
-            yield (power.rack, "", "", "", "", "", "", "", "", weight, load, limit)
+        tail = (round(power.weight_kg, 1), round(power.load_kg_per_m2), limit)
+        blank = ("",) * 4
+        rows = 0
         for feed in power.feeds:
+            used, outlets = feed.used, feed.outlets
             yield (
                 power.rack,
                 feed.name,
-                " ".join(feed.pdus),
-                feed.used["c13"],
-                feed.outlets["c13"],
-                feed.used["c19"],
-                feed.outlets["c19"],
+                "pdu",
+                " ".join(p.name for p in feed.pdus),
+                *blank,
+                used["c13"],
+                outlets["c13"],
+                used["c19"],
+                outlets["c19"],
                 round(feed.load_w),
                 feed.rating_w,
-                weight,
-                load,
-                limit,
+                *tail,
             )
+            rows += 1
+        for shelf in power.shelves:
+            circuit: tuple[Cell, ...] = blank
+            if shelf.input is not None:
+                inlet = shelf.input
+                circuit = (inlet.plug, inlet.phases, inlet.voltage_v, inlet.breaker_a)
+            yield (
+                power.rack,
+                f"{shelf.name} (feed {shelf.feed})",
+                "power-shelf",
+                "",
+                *circuit,
+                "",
+                "",
+                "",
+                "",
+                round(shelf.load_w),
+                shelf.capacity_w,
+                *tail,
+            )
+            rows += 1
+        loose = power.unfed_w + (0 if power.shelves else power.busbar_w)
+        if loose or not rows:
+            supply = "none" if loose else ""
+            yield (power.rack, supply, "", "", *blank, "", "", "", "", loose or "", "", *tail)
+
+
+def _rack_power_rows(fabric: Fabric) -> Iterable[tuple[Cell, ...]]:
+    for power in rack_power(fabric):
+        yield (
+            power.rack,
+            round(power.pdu_w),
+            power.busbar_w,
+            power.unfed_w,
+            round(power.total_w),
+            " ".join(feed.name for feed in power.feeds),
+            len(power.shelves),
+            sum(shelf.capacity_w for shelf in power.shelves),
+        )
+
+
+def _cord_rows(fabric: Fabric) -> Iterable[tuple[Cell, ...]]:
+    for power in rack_power(fabric):
+        for cord in power.cords:
+            outlet = f"{cord.outlet.upper()}-{cord.number}"
+            yield (power.rack, cord.device, cord.psu, cord.feed, cord.pdu, outlet)
 
 
 HEADER = (
@@ -153,6 +217,8 @@ def emit(fabric: Fabric) -> list[Artifact]:
         ("bom/bom.json", json_text(data)),
         ("bom/bom.md", "".join(md)),
         ("bom/power.csv", csv_text(POWER_HEADER, _power_rows(fabric))),
+        ("bom/rack-power.csv", csv_text(RACK_POWER_HEADER, _rack_power_rows(fabric))),
+        ("bom/power-cords.csv", csv_text(CORD_HEADER, _cord_rows(fabric))),
         (
             "bom/per-rack.csv",
             csv_text(

@@ -78,6 +78,13 @@ class RackSpec(SpecModel):
         "to survive losing one PDU (DGX H100: 3)",
     )
     pdu_model: str = Field("pdu-3ph-vertical", description="catalog PDU model")
+    feeds: int = Field(
+        2,
+        ge=1,
+        le=3,
+        description="independent power feeds per rack (A/B; 3 where supplies such as DGX H100's "
+        "4+2 must survive losing a whole feed); a rack's PDUs take them in turn",
+    )
 
 
 class SiteSpec(SpecModel):

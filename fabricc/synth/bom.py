@@ -19,7 +19,7 @@ from operator import attrgetter
 
 from fabricc.catalog.models import ordering_numbers
 from fabricc.ir import Cable, Device, Fabric, Link
-from fabricc.synth.power import physical
+from fabricc.synth.power import on_busbar, physical
 
 CATEGORY_ORDER = (
     "node",
@@ -137,7 +137,7 @@ class _Items:
         if device.kind in INCLUDED_IN_SYSTEM:
             return None
         facts = physical(self.fabric, device)
-        if facts is None or facts.inlet == "busbar" or facts.psus == 0:
+        if facts is None or facts.psus == 0 or on_busbar(self.fabric, device):
             return None
         return self.part(CORDS[facts.inlet]), facts.psus
 

@@ -192,7 +192,7 @@ class _Layout:
         self.budget_w = int(rack.power_kw * 1000)
         # outlets per feed of a rack with the site's PDUs (pdu1 feed A, pdu2 B, pdu3 A, ...)
         pdu = fabric.loaded.catalog.catalog.parts.get(rack.pdu_model)
-        feeds = min(rack.pdus, len(FEEDS)) if pdu is not None else 0
+        feeds = min(rack.pdus, rack.feeds, len(FEEDS)) if pdu is not None else 0
         self.feed_outlets = [
             {
                 "c13": len(range(k, rack.pdus, feeds)) * pdu.outlets_c13,
@@ -756,13 +756,28 @@ def layout(
 
 
 def pdus_for(fabric: Fabric, plan: RackPlan) -> int:
-    """PDUs of a rack: site.rack.pdus (A/B feeds), or more when a node's power supplies must
-    be spread wider to survive the loss of one PDU (DGX H100, 4 + 2 supplies: 3)."""
-    pdus = fabric.loaded.spec.site.rack.pdus
-    if not pdus:
+    """PDUs of a rack: site.rack.pdus (over site.rack.feeds feeds), or more when a node's power
+    supplies must be spread wider to survive the loss of one PDU (DGX H100, 4 + 2 supplies: 3),
+    or when the PDUs left after losing one feed could not carry the rack's power (each feed
+    then gets as many PDUs as that takes)."""
+    rack = fabric.loaded.spec.site.rack
+    if not rack.pdus:
         return 0
     nodes = fabric.loaded.catalog.catalog.nodes
-    return max([pdus, *(nodes[d.model].power_feeds for d in plan.devices if d.kind == "node")])
+    counts = [rack.pdus, *(nodes[d.model].power_feeds for d in plan.devices if d.kind == "node")]
+    pdu = fabric.loaded.catalog.catalog.parts.get(rack.pdu_model)
+    feeds = min(rack.feeds, len(FEEDS))
+    if pdu is not None and pdu.rating_w:
+        standing = max(1, feeds - 1)  # the feeds left when one is lost
+        power = sum(d.power_w for d in plan.devices if not _on_busbar(fabric, d))
+        counts.append(feeds * -(-power // (standing * pdu.rating_w)))
+    return max(counts)
+
+
+def _on_busbar(fabric: Fabric, device: Device) -> bool:
+    """A rack-scale system's trays and switch trays draw from its power shelves, not a PDU."""
+    facts = physical_of(fabric.loaded.catalog.catalog, device.kind, device.model)
+    return facts is None or facts.inlet == "busbar"
 
 
 def add_pdus(fabric: Fabric, plans: list[RackPlan]) -> None:

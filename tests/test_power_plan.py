@@ -1,0 +1,104 @@
+"""The rack power plan (synth/power.py): every rack's supplies add up to the design's power,
+NVL72 racks carry 8 power shelves with their input circuits on a DC busbar, and the cord map
+survives the loss of any one feed or PDU (or the check says by how much it does not)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from fabricc.checks.power import lost_supplies
+from fabricc.synth.power import rack_power
+from tests.configs_support import by_path
+from tests.support import EXAMPLE_NAMES, EXAMPLES, compile_text, compiled
+
+SHELVES = 8  # NVIDIA BCM manual, "BCM Power Shelf Integration": 8 shelves x 6 PSUs x 5.5 kW
+
+
+def table(files: dict[str, str], path: str) -> list[dict[str, str]]:
+    return list(csv.DictReader(io.StringIO(files[path])))
+
+
+@pytest.mark.parametrize("example", EXAMPLE_NAMES)
+def test_rack_power_adds_up_to_the_summary(example: str) -> None:
+    """power.csv's supply loads and rack-power.csv's rack totals each add up to summary.json's
+    power within 1 % (gb200-nvl72-su once listed 74.4 of 1,024.8 kW: the shelves carried 0)."""
+    _, artifacts = compiled(example)
+    files = by_path(artifacts)
+    summary_w = json.loads(files["summary.json"])["power_kw"] * 1000
+    supplies = sum(float(r["load_w"] or 0) for r in table(files, "bom/power.csv"))
+    racks = sum(float(r["total_w"]) for r in table(files, "bom/rack-power.csv"))
+    assert abs(supplies - summary_w) <= 0.01 * summary_w
+    assert abs(racks - summary_w) <= 0.01 * summary_w
+
+
+@pytest.mark.parametrize("example", ["gb200-nvl72-su", "gb300-nvl72-xdr", "mixed-gb200-gb300"])
+def test_nvl72_racks_list_eight_shelves_with_their_feeds(example: str) -> None:
+    """Each NVL72 rack: 8 shelves of 33 kW (6 x 5.5 kW), alternating over feeds A and B, each
+    with its whip's plug, phases, voltage and breaker; the busbar carries the 18 compute trays,
+    9 switch trays and the rack's two SN2201 management switches, evenly over the shelves, and
+    losing either feed leaves 4 shelves (132 kW) for it."""
+    fabric, artifacts = compiled(example)
+    rows = table(by_path(artifacts), "bom/power.csv")
+    shelf_racks = sorted({str(d.rack) for d in fabric.devices.values() if d.kind == "power-shelf"})
+    assert shelf_racks
+    plans = {p.rack: p for p in rack_power(fabric)}
+    for rack in shelf_racks:
+        assert rack is not None
+        shelves = [r for r in rows if r["rack"] == rack and r["kind"] == "power-shelf"]
+        assert len(shelves) == SHELVES
+        assert [r["supply"][-2] for r in shelves] == ["A", "B"] * (SHELVES // 2)
+        for row in shelves:
+            assert row["rating_w"] == "33000" and row["phases"] == "3"
+            assert row["input"].startswith("IEC 60309") and int(row["breaker_a"]) > 0
+            # the whip carries its shelf: 33 kW at 415 V 3-phase is 45.9 A, under 80 % of it
+            assert 33000 / (3**0.5 * int(row["voltage_v"])) <= 0.8 * int(row["breaker_a"])
+        devices = [fabric.devices[n] for n in fabric.rack_by_name[rack].devices]
+        busbar = sum(d.power_w for d in devices if d.kind not in ("pdu", "power-shelf"))
+        plan = plans[rack]
+        assert plan.busbar_w == busbar and plan.pdu_w == 0
+        assert sum(d.kind == "tray" for d in devices) == 18
+        assert 100_000 < busbar <= SHELVES // 2 * 33000
+
+
+def test_losing_any_feed_or_pdu_keeps_every_device_running_or_says_so() -> None:
+    """Each example, each rack, each feed and each PDU removed in turn: every device keeps its
+    minimum supplies and every PDU left carries its load - or the build warns about that rack.
+    The DGX H100 racks on two feeds cannot hold (6 supplies, 4 needed, 3 per feed) and say so."""
+    for example in EXAMPLE_NAMES:
+        fabric, _ = compiled(example)
+        losing = [d.message for d in fabric.warnings if "losing" in d.message]
+        for power in rack_power(fabric):
+            ratings = {p.name: p.rating_w for f in power.feeds for p in f.pdus}
+            for lost in [f.name for f in power.feeds] + list(ratings):
+                short, load = lost_supplies(power, lost)
+                over = [n for n, w in load.items() if ratings[n] and w > ratings[n]]
+                if short or over:
+                    assert losing, (example, power.rack, lost)
+    fabric, _ = compiled("superpod-h100-4su")
+    assert any("leaves dgx" in d.message and "of the 4 power" in d.message for d in fabric.warnings)
+
+
+def test_three_feeds_hold_dgx_h100(tmp_path: Path) -> None:
+    """site.rack.feeds: 3 puts each of a DGX H100's three PDUs on a feed of its own, two
+    supplies each: losing any feed or PDU leaves every DGX 4 of 6, and every PDU within rating;
+    the cord map lists every supply once, on an outlet of its PDU."""
+    text = (EXAMPLES / "superpod-h100-4su.yaml").read_text().replace("count: 127", "count: 31")
+    text = text.replace("    power_kw: 45", "    power_kw: 45\n    feeds: 3")
+    fabric, artifacts = compile_text(text, tmp_path)
+    assert not [d for d in fabric.warnings if "losing" in d.message]
+    cords = table(by_path(artifacts), "bom/power-cords.csv")
+    for power in rack_power(fabric):
+        for lost in [f.name for f in power.feeds] + [p.name for f in power.feeds for p in f.pdus]:
+            short, _ = lost_supplies(power, lost)
+            assert short == []
+    dgx = [r for r in cords if r["device"] == "dgx001"]
+    assert sorted(int(r["psu"]) for r in dgx) == [1, 2, 3, 4, 5, 6]
+    assert sorted(r["feed"] for r in dgx) == ["A", "A", "B", "B", "C", "C"]
+    places = [(r["pdu"], r["outlet"]) for r in cords]
+    assert len(places) == len(set(places))
+    assert all(r["outlet"].startswith(("C13-", "C19-")) for r in cords)
