@@ -111,27 +111,21 @@ def test_pdu_outlets_are_checked_per_feed(tmp_path: Path) -> None:
     assert "feed B needs 4 C19 outlets, its PDUs have 3" in message
 
 
-def test_each_feed_gets_pdus_to_carry_the_rack_alone(tmp_path: Path) -> None:
-    """4 x 3.5 kW = 14 kW in the lab rack: each feed gets PDUs enough to carry the whole rack
-    when the other feed is lost (7.5 kW PDUs: 2 per feed, room left for the rack's management
-    switch, placed after the PDUs). With 6.999 kW PDUs 3 per feed, but 4 supplies over 3 PDUs
-    put two servers (7 kW) on one: a warning with the figure, not a silent plan."""
-    for rating, count in ((50_000, 2), (7500, 4), (6999, 6)):
-        fabric, _ = compile_text(small_pdu_spec(tmp_path, 8, rating), tmp_path)
-        rack = fabric.rack_by_name[str(fabric.devices["gpu01"].rack)]
-        pdus = [n for n in rack.devices if fabric.devices[n].kind == "pdu"]
-        assert len(pdus) == count
-        found = [d.message for d in fabric.warnings if "site.rack" in d.path]
-        if rating == 6999:
-            assert any("losing feed A puts 7.0 kW on" in m and "rated 7.0 kW" in m for m in found)
-        else:
-            assert found == []
+def test_failover_rating_is_checked_per_pdu(tmp_path: Path) -> None:
+    """4 x 3.5 kW = 14 kW in the lab rack, 2 PDUs (A, B): each carries 7 kW in normal
+    operation and the whole rack when the other feed is lost, so a 14 kW PDU holds and a
+    13.999 kW one is warned about with the figure."""
+    assert pdu_warnings(tmp_path, 8, 50_000) == ""
+    fabric, _ = compile_text(small_pdu_spec(tmp_path, 8, 14_500), tmp_path)
+    assert not [d for d in fabric.warnings if "losing" in d.message]
+    fabric, _ = compile_text(small_pdu_spec(tmp_path, 8, 13_999), tmp_path)
+    found = [d.message for d in fabric.warnings if "losing" in d.message]
+    assert any("losing feed A puts 14.0 kW on b01-pdu2, rated 14.0 kW" in m for m in found)
 
 
 def test_floor_loading(tmp_path: Path) -> None:
-    """A DGX rack weighs 4 x 130.45 kg + rack 150 kg + 4 PDUs 12 kg = 719.8 kg on 0.6 x 1.2 m:
-    1000 kg/m2, as bom/power.csv says (4 PDUs: each feed carries the rack's 40.8 kW alone with
-    two 34.6 kW PDUs).
+    """A DGX rack weighs 4 x 130.45 kg + rack 150 kg + 3 PDUs 12 kg = 707.8 kg on 0.6 x 1.2 m:
+    983 kg/m2, as bom/power.csv says (3 PDUs: six DGX supplies, 4 + 2, survive losing one).
     A 900 kg/m2 floor fails: one error for every rack above
     it, with their count and the heaviest named."""
     text = (EXAMPLES / "superpod-h100-4su.yaml").read_text().replace("count: 127", "count: 31")
@@ -141,7 +135,7 @@ def test_floor_loading(tmp_path: Path) -> None:
         csv.DictReader(io.StringIO(text_files(compile_text(ok, tmp_path)[1])["bom/power.csv"]))
     )
     loads = {r["rack"]: (float(r["rack_weight_kg"]), int(r["floor_load_kg_per_m2"])) for r in rows}
-    dgx = 4 * 130.45 + 150 + 4 * 12
+    dgx = 4 * 130.45 + 150 + 3 * 12
     assert (round(dgx, 1), round(dgx / 0.72)) in loads.values()
     over = {rack: load for rack, load in loads.items() if load[1] > 900}
     heaviest = max(over.values(), key=lambda load: load[1])

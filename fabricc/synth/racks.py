@@ -757,25 +757,26 @@ def layout(
 
 def pdus_for(fabric: Fabric, plan: RackPlan) -> int:
     """PDUs of a rack: site.rack.pdus (over site.rack.feeds feeds), or more when a node's power
-    supplies must be spread wider to survive the loss of one PDU (DGX H100, 4 + 2 supplies: 3),
-    or when the PDUs left after losing one feed could not carry the rack's power (each feed
-    then gets as many PDUs as that takes)."""
+    supplies must be spread wider to survive the loss of one PDU (DGX H100, 4 + 2 supplies: 3);
+    none in a rack-scale system's rack whose power shelves feed all it holds. Whether the PDUs
+    left after losing a feed carry the rack is checked (checks/power.py), not sized here: a
+    PDU count that followed the load would move every later device as a rack fills."""
     rack = fabric.loaded.spec.site.rack
     if not rack.pdus:
         return 0
+    if any(d.kind == "power-shelf" for d in plan.devices) and all(
+        _on_busbar(fabric, d) for d in plan.devices
+    ):
+        return 0  # a rack-scale system's rack: its shelves feed everything in it, SN2201s too
     nodes = fabric.loaded.catalog.catalog.nodes
     counts = [rack.pdus, *(nodes[d.model].power_feeds for d in plan.devices if d.kind == "node")]
-    pdu = fabric.loaded.catalog.catalog.parts.get(rack.pdu_model)
-    feeds = min(rack.feeds, len(FEEDS))
-    if pdu is not None and pdu.rating_w:
-        standing = max(1, feeds - 1)  # the feeds left when one is lost
-        power = sum(d.power_w for d in plan.devices if not _on_busbar(fabric, d))
-        counts.append(feeds * -(-power // (standing * pdu.rating_w)))
     return max(counts)
 
 
 def _on_busbar(fabric: Fabric, device: Device) -> bool:
     """A rack-scale system's trays and switch trays draw from its power shelves, not a PDU."""
+    if device.kind == "power-shelf":
+        return True
     facts = physical_of(fabric.loaded.catalog.catalog, device.kind, device.model)
     return facts is None or facts.inlet == "busbar"
 
