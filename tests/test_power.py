@@ -157,7 +157,9 @@ def test_spares_are_lines_of_their_own(tmp_path: Path) -> None:
     _, artifacts = compile_text(text, tmp_path)
     files = text_files(artifacts)
     rows = bom_rows(files)
-    base_rows = bom_rows(text_files(compiled("roce-lab")[1]))
+    base_rows = [
+        r for r in bom_rows(text_files(compiled("roce-lab")[1])) if r["category"] != "spare"
+    ]
     spares = [r for r in rows if r["category"] == "spare"]
     assert spares
     for row in base_rows:
@@ -177,12 +179,33 @@ def test_spares_are_lines_of_their_own(tmp_path: Path) -> None:
     assert all(float(s["total_power_w"]) == 0 for s in spares)
 
 
+def test_spares_are_on_by_default_and_stated(tmp_path: Path) -> None:
+    """With no outputs.bom.spares, every transceiver and cable part gets 2% spares rounded up
+    (at least one), its source naming the default policy, and bom.md states the policy; a
+    family written in the spec replaces it (transceiver: 0 orders no spare optics)."""
+    files = text_files(compiled("superpod-h100-4su")[1])
+    rows = bom_rows(files)
+    spares = {r["part_number"]: r for r in rows if r["category"] == "spare"}
+    for row in rows:
+        if row["category"] in ("transceiver", "cable"):
+            spare = spares[row["part_number"]]
+            assert int(spare["quantity"]) == math.ceil(int(row["quantity"]) * 0.02)
+            assert spare["source"].endswith("(default spares policy)")
+    assert int(spares["980-9I510-00NS00"]["quantity"]) == 38  # 2% of 1,888 MMA4Z00-NS
+    assert "Spares policy: cable 2%, transceiver 2%" in files["bom/bom.md"]
+    text = (EXAMPLES / "roce-lab.yaml").read_text()
+    _, artifacts = compile_text(text + "outputs:\n  bom:\n    spares: {transceiver: 0}\n", tmp_path)
+    rows = bom_rows(text_files(artifacts))
+    kinds = {r["source"].split(":")[0] for r in rows if r["category"] == "spare"}
+    assert kinds == {"outputs.bom.spares.cable"}
+
+
 def test_bom_lengths_sort_as_numbers() -> None:
     """Cables of one family in order of length as a number (1 m, 1.5 m, 2 m, 10 m), and no
     'KW' unit anywhere in the BOM."""
     files = text_files(compiled("superpod-h100-4su")[1])
     rows = bom_rows(files)
-    cat6 = [r for r in rows if r["part_number"].startswith("CAT6-")]
+    cat6 = [r for r in rows if r["part_number"].startswith("CAT6-") and r["category"] == "cable"]
     lengths = [float(r["description"].rsplit(", ", 1)[1].removesuffix(" m")) for r in cat6]
     assert len(lengths) > 3 and lengths == sorted(lengths)
     assert "KW" not in files["bom/bom.csv"] + files["bom/bom.md"]

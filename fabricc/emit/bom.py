@@ -1,13 +1,15 @@
 """Emitter `bom`: the bill of materials by part number, per category, per rack and per network.
 
 Consumes the Fabric IR, the BOM lines of synth/bom.py (whole design, per network, per rack,
-spares) and the rack power facts of checks/power.py; produces bom/bom.csv, bom/bom.json,
-bom/bom.md, bom/per-rack.csv, bom/per-network.csv and bom/power.csv (per rack and feed: PDUs,
-outlets used and available, load and rating, rack weight and floor load). Device power is the
+spares) and the rack power plan of synth/power.py; produces bom/bom.csv, bom/bom.json,
+bom/bom.md, bom/per-rack.csv, bom/per-network.csv, bom/power.csv (per rack and supply: each
+feed's PDUs with outlets used and available, each power shelf with its input circuit; load and
+rating, rack weight and floor load), bom/rack-power.csv (per rack: PDU-fed, busbar-fed and total
+draw, of it the optics) and bom/power-cords.csv (device PSU -> PDU outlet). Device power is the
 catalog's maximum, which includes the device's own optics, so transceiver power is listed for
-information and not added again. Spares (outputs.bom.spares: a percentage of each part's
-quantity, rounded up, or a count per part) are lines of their own, in bom.csv/json/md only
-(summary.json and the report count what is built).
+information and not added again. Spares (synth/bom.spare_policy: transceivers and cables 2%
+by default, outputs.bom.spares per family in its place) are lines of their own, in
+bom.csv/json/md only (summary.json and the report count what is built); bom.md states the policy.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from fabricc.synth.bom import (
     network_lines,
     rack_lines,
     spare_lines,
+    spare_policy,
 )
 from fabricc.synth.power import rack_power
 
@@ -55,6 +58,7 @@ RACK_POWER_HEADER = (
     "feeds",
     "power_shelves",
     "shelf_capacity_w",
+    "optics_w",
 )
 CORD_HEADER = ("rack", "device", "psu", "feed", "pdu", "outlet")
 
@@ -111,6 +115,13 @@ def _power_rows(fabric: Fabric) -> Iterable[tuple[Cell, ...]]:
 
 
 def _rack_power_rows(fabric: Fabric) -> Iterable[tuple[Cell, ...]]:
+    """Each rack's draw by supply, and of it the transceivers plugged into its devices' cages
+    (catalog power per module, sourced per entry): part of the devices' published maximum,
+    which counts their own optics, so shown and not added again."""
+    optics: dict[str, float] = {}
+    for rack, line in rack_lines(fabric):
+        if line.item.category == "transceiver":
+            optics[rack] = optics.get(rack, 0.0) + line.total_power_w
     for power in rack_power(fabric):
         yield (
             power.rack,
@@ -121,6 +132,7 @@ def _rack_power_rows(fabric: Fabric) -> Iterable[tuple[Cell, ...]]:
             " ".join(feed.name for feed in power.feeds),
             len(power.shelves),
             sum(shelf.capacity_w for shelf in power.shelves),
+            round(optics.get(power.rack, 0.0)),
         )
 
 
@@ -207,9 +219,14 @@ def emit(fabric: Fabric) -> list[Artifact]:
                 right=(3, 4),
             )
         )
+    policy = ", ".join(
+        f"{family} {value}" for family, value in sorted(spare_policy(fabric).items())
+    )
     notes = (
         "\nDevice power is the published maximum including the device's own optics; transceiver "
         "power is shown per unit and not added again.\n"
+        f"\nSpares policy: {policy} of each part, rounded up (outputs.bom.spares; transceivers "
+        "and cables 2% unless the spec says otherwise).\n"
     )
     md.append(notes)
     return [

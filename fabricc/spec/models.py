@@ -566,7 +566,9 @@ class BomOutput(SpecModel):
     spares: dict[SpareFamily, Spare] = Field(
         default_factory=dict,
         description="spares per part family: a percentage of each part's quantity ('2%', rounded "
-        "up) or a count of each part (4); each a BOM line of its own",
+        "up) or a count of each part (4); each a BOM line of its own. Given on top of the "
+        "default policy (transceivers and cables 2%, at least one of each part), which a family "
+        "written here replaces (transceiver: 0 orders none)",
     )
 
 

@@ -321,13 +321,27 @@ def rack_lines(fabric: Fabric) -> list[tuple[str, Line]]:
     return out
 
 
+# Spares ordered unless the spec says otherwise (outputs.bom.spares replaces a family): optics
+# and cables fail and get damaged at install, so a hall orders some of each part it cables with.
+# assumed: 2% of each part's quantity, rounded up (so at least one) - a planning figure, not a
+# published one; set it per site.
+DEFAULT_SPARES: dict[str, int | str] = {"transceiver": "2%", "cable": "2%"}
+
+
+def spare_policy(fabric: Fabric) -> dict[str, int | str]:
+    """The spares per family this design orders: the default policy with the spec's families
+    in its place."""
+    return {**DEFAULT_SPARES, **fabric.loaded.spec.outputs.bom.spares}
+
+
 def spare_lines(fabric: Fabric, lines: list[Line]) -> list[Line]:
-    """outputs.bom.spares: per family a percentage of each part's quantity (rounded up) or a
-    count of each part; one line per part, its source naming the spec value."""
-    spares = fabric.loaded.spec.outputs.bom.spares
+    """Spares per family (spare_policy): a percentage of each part's quantity (rounded up) or
+    a count of each part; one line per part, its source naming the policy or the spec value."""
+    spares = spare_policy(fabric)
+    written = fabric.loaded.spec.outputs.bom.spares
     out = []
     for line in lines:
-        value = spares.get(line.item.category)  # type: ignore[call-overload]
+        value = spares.get(line.item.category)
         if value is None:
             continue
         if isinstance(value, str):
@@ -342,7 +356,8 @@ def spare_lines(fabric: Fabric, lines: list[Line]) -> list[Line]:
             f"spare: {line.item.description}",
             "spare",
             line.item.unit_power_w,
-            f"outputs.bom.spares.{line.item.category}: {how}",
+            f"outputs.bom.spares.{line.item.category}: {how}"
+            + ("" if line.item.category in written else " (default spares policy)"),
             line.item.family,
             line.item.length_m,
             line.item.legacy_part_number,
