@@ -103,3 +103,49 @@ def test_three_feeds_hold_dgx_h100(tmp_path: Path) -> None:
     places = [(r["pdu"], r["outlet"]) for r in cords]
     assert len(places) == len(set(places))
     assert all(r["outlet"].startswith(("C13-", "C19-")) for r in cords)
+
+
+@pytest.mark.parametrize("example", EXAMPLE_NAMES)
+def test_switch_racks_keep_air_and_cable_room(example: str) -> None:
+    """Every central and network rack holds at most site.rack.air_cooled_kw of air-cooled gear
+    and leaves site.rack.cable_u units for cable managers (gb300-nvl72-xdr once had 48 of 48 U
+    and 60 kW of switches in A01), unless a warning names it."""
+    fabric, _ = compiled(example)
+    site = fabric.loaded.spec.site
+    warned = "\n".join(d.message for d in fabric.warnings)
+    for power in rack_power(fabric):
+        rack = fabric.rack_by_name[power.rack]
+        if rack.role not in ("central", "network"):
+            continue
+        used = sum(fabric.devices[n].height_u for n in rack.devices)
+        if used > rack.height_u - site.rack.reserved_u - site.rack.cable_u:
+            assert "cable managers" in warned, power.rack
+        if power.pdu_w > site.rack.air_cooled_kw * 1000:
+            assert "air-cooled gear" in warned, power.rack
+
+
+def test_a_lower_air_limit_spreads_the_switches(tmp_path: Path) -> None:
+    """gb300-nvl72-xdr's switch racks within 45 kW (default) and, with air_cooled_kw: 25, within
+    25 kW over more racks; a compute rack of air-cooled nodes above the limit is warned about
+    with its figure (4 HGX B300 at 58 kW in spectrum-x-2plane)."""
+    text = (EXAMPLES / "gb300-nvl72-xdr.yaml").read_text()
+    counts = []
+    for limit in (None, 25):
+        spec = (
+            text
+            if limit is None
+            else text.replace("site:\n", "site:\n  rack: {air_cooled_kw: 25}\n", 1)
+        )
+        if limit is not None and "  rack:\n" in text:
+            spec = text.replace("  rack:\n", f"  rack:\n    air_cooled_kw: {limit}\n", 1)
+        fabric, _ = compile_text(spec, tmp_path)
+        switch_racks = [r for r in fabric.racks if r.role in ("central", "network")]
+        plans = {p.rack: p for p in rack_power(fabric)}
+        assert all(plans[r.name].pdu_w <= (limit or 45) * 1000 for r in switch_racks)
+        counts.append(len(switch_racks))
+    assert counts[1] > counts[0]
+    fabric, _ = compiled("spectrum-x-2plane")
+    assert any(
+        "holds 58.0 kW of air-cooled gear; the room cools 45 kW per rack" in d.message
+        for d in fabric.warnings
+    )

@@ -78,6 +78,22 @@ class RackSpec(SpecModel):
         "to survive losing one PDU (DGX H100: 3)",
     )
     pdu_model: str = Field("pdu-3ph-vertical", description="catalog PDU model")
+    air_cooled_kw: float = Field(
+        45.0,
+        gt=0,
+        le=500,
+        description="most power of air-cooled gear one rack may hold (kW): switch racks are "
+        "packed within it and a rack above it is warned about. Default assumed: just above the "
+        "densest air-cooled rack of NVIDIA's DGX SuperPOD H100 reference design (RA-11333: 4 DGX "
+        "H100 at 10.2 kW, 40.8 kW); set to the room's air cooling per rack",
+    )
+    cable_u: int = Field(
+        2,
+        ge=0,
+        le=20,
+        description="units kept free in every switch rack (central and network racks) for "
+        "horizontal cable managers, on top of reserved_u. Default assumed: two 1U managers",
+    )
     feeds: int = Field(
         2,
         ge=1,

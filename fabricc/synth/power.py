@@ -10,14 +10,14 @@ the rack's total, which adds up to the devices' power. Read by the power check
 bom/power-cords.csv), the capacity analysis and the rack diagrams and report, so that each
 layer reads the same numbers from below rather than from another.
 
-Cords: a rack's PDUs alternate over the feeds (pdu1 A, pdu2 B, pdu3 A, ...). A device's
-supplies are dealt over the feeds first (PSU i on feed (i + d) mod feeds, d the device's turn
-in the rack, so odd counts balance) and, within a feed, each to the PDU with the most free
-outlets of its kind, so that losing one feed or one PDU loses as few supplies of any device as
-the PDUs allow. Power shelves alternate over the feeds the same way (shelf 1 A, shelf 2 B, ...)
-and share the busbar load evenly; the management switches of a rack-scale system's rack hang on
-its busbar (NVIDIA Enterprise Reference Architecture for NVL72 AI factories, "System Hardware &
-Components": the in-rack SN2201 switches are fed from the rack's DC busbar).
+Cords: a rack's PDUs alternate over the feeds (pdu1 A, pdu2 B, pdu3 A, ...). A device's supplies
+are dealt over the feeds first (PSU i on feed i mod feeds, as the rack layout counts outlets)
+and, within a feed, each to the PDU with the most free outlets of its kind, so that losing one
+feed or one PDU loses as few supplies of any device as the PDUs allow. Power shelves alternate
+over the feeds the same way (shelf 1 A, shelf 2 B, ...) and share the busbar load evenly; the
+management switches of a rack-scale system's rack hang on its busbar (NVIDIA Enterprise
+Reference Architecture for NVL72 AI factories, "System Hardware & Components": the in-rack
+SN2201 switches are fed from the rack's DC busbar).
 """
 
 from __future__ import annotations
@@ -188,12 +188,12 @@ def _busbar_fed(fabric: Fabric, device: Device, facts: Physical, shelves: bool) 
     return shelves and network is not None and network.spec.role == "oob"
 
 
-def _plug(device: Device, facts: Physical, turn: int, feeds: list[Feed]) -> Supplied:
+def _plug(device: Device, facts: Physical, feeds: list[Feed]) -> Supplied:
     outlet = OUTLET_OF[facts.inlet]
     share = device.power_w / facts.psus
     cords = []
     for psu in range(facts.psus):
-        feed = feeds[(psu + turn) % len(feeds)]
+        feed = feeds[psu % len(feeds)]
         pdu = max(feed.pdus, key=lambda p: (p.outlets[outlet] - p.used[outlet], -p.load_w))
         pdu.used[outlet] += 1
         pdu.load_w += share
@@ -216,7 +216,6 @@ def _rack(fabric: Fabric, rack: Rack) -> RackPower:
     power = RackPower(rack.name, feeds, 0.0, site.rack_width_m * site.rack_depth_m, shelves=shelves)
     weight = catalog.parts[rack.part].weight_kg if rack.part in catalog.parts else 0.0
     systems: set[str] = set()
-    turn = 0
     for device in devices:
         if device.kind == "pdu":
             weight += catalog.parts[device.model].weight_kg
@@ -233,8 +232,7 @@ def _rack(fabric: Fabric, rack: Rack) -> RackPower:
         elif not feeds or facts.psus == 0:
             power.unfed_w += device.power_w
         else:
-            power.supplied.append(_plug(device, facts, turn, feeds))
-            turn += 1
+            power.supplied.append(_plug(device, facts, feeds))
     for shelf in shelves:
         shelf.load_w = power.busbar_w / len(shelves)
     power.weight_kg = weight
