@@ -131,13 +131,9 @@ def test_a_lower_air_limit_spreads_the_switches(tmp_path: Path) -> None:
     text = (EXAMPLES / "gb300-nvl72-xdr.yaml").read_text()
     counts = []
     for limit in (None, 25):
-        spec = (
-            text
-            if limit is None
-            else text.replace("site:\n", "site:\n  rack: {air_cooled_kw: 25}\n", 1)
-        )
-        if limit is not None and "  rack:\n" in text:
-            spec = text.replace("  rack:\n", f"  rack:\n    air_cooled_kw: {limit}\n", 1)
+        extra = "" if limit is None else f"    air_cooled_kw: {limit}\n"
+        spec = text.replace("  rack:\n", "  rack:\n" + extra, 1)
+        assert limit is None or spec != text
         fabric, _ = compile_text(spec, tmp_path)
         switch_racks = [r for r in fabric.racks if r.role in ("central", "network")]
         plans = {p.rack: p for p in rack_power(fabric)}
