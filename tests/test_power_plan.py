@@ -121,7 +121,7 @@ def test_switch_racks_keep_air_and_cable_room(example: str) -> None:
         if used > rack.height_u - site.rack.reserved_u - site.rack.cable_u:
             assert "cable managers" in warned, power.rack
         if power.pdu_w > site.rack.air_cooled_kw * 1000:
-            assert "air-cooled gear" in warned, power.rack
+            assert "heat to the air" in warned, power.rack
 
 
 def test_a_lower_air_limit_spreads_the_switches(tmp_path: Path) -> None:
@@ -142,6 +142,36 @@ def test_a_lower_air_limit_spreads_the_switches(tmp_path: Path) -> None:
     assert counts[1] > counts[0]
     fabric, _ = compiled("spectrum-x-2plane")
     assert any(
-        "holds 58.0 kW of air-cooled gear; the room cools 45 kW per rack" in d.message
+        "gives 58.0 kW of heat to the air; the room cools 45 kW per rack" in d.message
         for d in fabric.warnings
     )
+
+
+@pytest.mark.parametrize("example", EXAMPLE_NAMES)
+def test_liquid_cooled_racks_are_covered_by_n_plus_1_cdus(example: str) -> None:
+    """Every rack with liquid heat sits in a row whose CDUs carry the row's liquid heat with one
+    unit out (N+1); the BOM orders exactly those CDUs; bom/cooling.csv gives each rack's split
+    (adding up to its power) and each row's water flow at the design rise; the floor plan names
+    the CDUs of each such row. 8 NVL72 racks (about 1 MW) are no longer without cooling."""
+    fabric, artifacts = compiled(example)
+    files = by_path(artifacts)
+    rows = table(files, "bom/cooling.csv")
+    cdu = fabric.loaded.catalog.catalog.parts[fabric.loaded.spec.site.cooling.cdu_model]
+    racks = [r for r in rows if r["rack"]]
+    per_row = {r["row"]: r for r in rows if not r["rack"]}
+    for row in racks:
+        rack = fabric.rack_by_name[row["rack"]]
+        power = sum(fabric.devices[n].power_w for n in rack.devices)
+        assert abs(int(row["liquid_w"]) + int(row["air_w"]) - power) <= 1
+        if int(row["liquid_w"]):
+            cooling = per_row[row["row"]]
+            liquid = int(cooling["liquid_w"])
+            assert (int(cooling["cdus"]) - 1) * cdu.cooling_w >= liquid
+            water = float(cooling["water_lpm"])
+            assert abs(water - liquid * 60 / (4186 * 10)) < 0.1
+    ordered = sum(int(r["quantity"]) for r in table(files, "bom/bom.csv") if r["category"] == "cdu")
+    assert ordered == sum(int(r["cdus"]) for r in per_row.values())
+    shelves = any(d.kind == "power-shelf" for d in fabric.devices.values())
+    assert bool(per_row) == shelves  # the NVL72 racks are this catalog's liquid-cooled ones
+    if per_row:
+        assert "(N+1)" in files["diagrams/floorplan.svg"]

@@ -194,6 +194,13 @@ class Physical(CatalogModel):
         description="supplies that may fail while the system keeps running (DGX H100: 2 of 6); "
         "sets how many PDUs a rack spreads them over; unset: not modelled",
     )
+    liquid_share: float = Field(
+        0,
+        ge=0,
+        le=1,
+        description="share of the device's heat its cold plates carry to liquid (the rest goes "
+        "to the room's air); 0: air-cooled",
+    )
     source: Source
 
 
@@ -582,7 +589,7 @@ class ShelfInput(CatalogModel):
 
 
 class PartModel(CatalogModel):
-    category: Literal["rack", "pdu", "power-shelf", "power-cord", "other"]
+    category: Literal["rack", "pdu", "power-shelf", "power-cord", "cdu", "other"]
     description: Text
     part_number: PartNumber
     source: Source
@@ -597,6 +604,9 @@ class PartModel(CatalogModel):
     outlets_c13: int = Field(0, ge=0, le=96, description="PDU: C13 outlets")
     outlets_c19: int = Field(0, ge=0, le=96, description="PDU: C19 outlets")
     rating_w: int = Field(0, ge=0, description="PDU: power it can deliver")
+    cooling_w: int = Field(
+        0, ge=0, description="CDU: heat it moves from the rack loop to facility water (W)"
+    )
     psus: int = Field(0, ge=0, le=16, description="power shelf: power supplies it holds")
     psu_w: int = Field(0, ge=0, description="power shelf: rating of each power supply (W)")
     input: ShelfInput | None = Field(

@@ -6,14 +6,14 @@ needs a C13 outlet per C14 inlet and a C19 outlet per C20 inlet, and its PDUs mu
 share of the device power its supplies draw in normal operation. Failover: with each feed lost
 in turn, and each PDU lost in turn, every device must keep its minimum supplies (DGX H100: 4 of
 6) and every PDU still standing must carry the device power now shared by fewer supplies; the
-power shelves still fed must carry the busbar load. A rack of air-cooled gear above
-site.rack.air_cooled_kw, or a switch rack without site.rack.cable_u units left for cable
-managers (the layout packs switch racks within both, so this is a rack the spec forced), is
-warned about. A rack's weight over its footprint
-(site.rack_width_m x rack_depth_m) must stay within site.floor_load_kg_per_m2 when the spec
-gives one (an error). The rest are warnings with the figure: PDU counts come from synthesis and
-the catalog's PDU is a generic assumption, so they tell the site engineer what to order rather
-than stop the design.
+power shelves still fed must carry the busbar load. A rack giving more heat to the air than
+site.rack.air_cooled_kw (synth/cooling.py: what cold plates do not carry to liquid), or a switch
+rack without site.rack.cable_u units left for cable managers (the layout packs switch racks
+within both, so this is a rack the spec forced), is warned about. A rack's weight over its
+footprint (site.rack_width_m x rack_depth_m) must stay within site.floor_load_kg_per_m2 when the
+spec gives one (an error). The rest are warnings with the figure: PDU counts come from synthesis
+and the catalog's PDU is a generic assumption, so they tell the site engineer what to order
+rather than stop the design.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ import math
 from fabricc.errors import Diagnostic, error, warning
 from fabricc.ir import Fabric
 from fabricc.spec.yamlsource import format_path
+from fabricc.synth.cooling import rack_heat
 from fabricc.synth.power import RackPower, rack_power
 
 
@@ -93,6 +94,7 @@ def check_power(fabric: Fabric) -> list[Diagnostic]:
             make(message, path=format_path(path), location=source.value(path), hint=hint)
         )
 
+    heat = {h.rack: h.air_w for h in rack_heat(fabric)}
     for power in rack_power(fabric):
         for feed in power.feeds:
             used, outlets = feed.used, feed.outlets
@@ -143,21 +145,21 @@ def check_power(fabric: Fabric) -> list[Diagnostic]:
                 "give the racks PDUs (site.rack.pdus)",
             )
         air = site.rack.air_cooled_kw * 1000
-        if not power.shelves and power.pdu_w + power.unfed_w > air:
+        if heat[power.rack] > air:
             fail(
-                f"rack {power.rack} holds {(power.pdu_w + power.unfed_w) / 1000:.1f} kW of "
-                f"air-cooled gear; the room cools {air / 1000:g} kW per rack",
+                f"rack {power.rack} gives {heat[power.rack] / 1000:.1f} kW of heat to the air; "
+                f"the room cools {air / 1000:g} kW per rack",
                 ("site", "rack", "air_cooled_kw"),
                 "fewer nodes per rack (nodes_per_rack), rear-door or in-row cooling for this "
                 "rack, or site.rack.air_cooled_kw set to what the room cools",
             )
         rack = fabric.rack_by_name[power.rack]
         if rack.role in ("central", "network"):
-            used = sum(fabric.devices[n].height_u for n in rack.devices)
+            filled = sum(fabric.devices[n].height_u for n in rack.devices)
             room = rack.height_u - site.rack.reserved_u - site.rack.cable_u
-            if used > room:
+            if filled > room:
                 fail(
-                    f"rack {power.rack} fills {used} of {rack.height_u} U, leaving fewer than "
+                    f"rack {power.rack} fills {filled} of {rack.height_u} U, leaving fewer than "
                     f"the {site.rack.cable_u} U kept for cable managers",
                     ("site", "rack", "cable_u"),
                     "more switch racks (a lower site.rack.air_cooled_kw or power_kw spreads "

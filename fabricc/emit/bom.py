@@ -28,6 +28,7 @@ from fabricc.synth.bom import (
     spare_lines,
     spare_policy,
 )
+from fabricc.synth.cooling import rack_heat, row_cooling
 from fabricc.synth.power import rack_power
 
 POWER_HEADER = (
@@ -61,6 +62,25 @@ RACK_POWER_HEADER = (
     "optics_w",
 )
 CORD_HEADER = ("rack", "device", "psu", "feed", "pdu", "outlet")
+COOLING_HEADER = ("row", "rack", "liquid_w", "air_w", "cdus", "cdu_model", "cdu_w", "water_lpm")
+
+
+def _cooling_rows(fabric: Fabric) -> Iterable[tuple[Cell, ...]]:
+    """Each rack's heat split liquid/air, then per row of liquid-cooled racks its CDUs (N+1,
+    their capacity) and the facility water flow at the design rise."""
+    for heat in rack_heat(fabric):
+        yield (heat.row + 1, heat.rack, round(heat.liquid_w), round(heat.air_w), "", "", "", "")
+    for row in row_cooling(fabric):
+        yield (
+            row.row + 1,
+            "",
+            round(row.liquid_w),
+            "",
+            row.cdus,
+            row.cdu_model,
+            row.cdu_w,
+            round(row.water_lpm, 1),
+        )
 
 
 def _power_rows(fabric: Fabric) -> Iterable[tuple[Cell, ...]]:
@@ -236,6 +256,7 @@ def emit(fabric: Fabric) -> list[Artifact]:
         ("bom/power.csv", csv_text(POWER_HEADER, _power_rows(fabric))),
         ("bom/rack-power.csv", csv_text(RACK_POWER_HEADER, _rack_power_rows(fabric))),
         ("bom/power-cords.csv", csv_text(CORD_HEADER, _cord_rows(fabric))),
+        ("bom/cooling.csv", csv_text(COOLING_HEADER, _cooling_rows(fabric))),
         (
             "bom/per-rack.csv",
             csv_text(

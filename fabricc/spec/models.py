@@ -103,12 +103,30 @@ class RackSpec(SpecModel):
     )
 
 
+class CoolingSpec(SpecModel):
+    cdu_model: str = Field(
+        "cdu-inrow-1350kw", description="catalog CDU (category cdu) serving each row's racks"
+    )
+    water_delta_t_c: float = Field(
+        10.0,
+        gt=0,
+        le=30,
+        description="facility water temperature rise across the CDUs (K): sets the water flow. "
+        "Default assumed: 10 K, a common design rise for warm-water cooling; set per site",
+    )
+
+
 class SiteSpec(SpecModel):
     rows: int | None = Field(
         None, ge=1, le=1000, description="rows of racks; default: as many as the design needs"
     )
     racks_per_row: int = Field(16, ge=1, le=200, description="rack positions per row")
     rack: RackSpec = Field(default_factory=RackSpec, description="rack type used everywhere")
+    cooling: CoolingSpec = Field(
+        default_factory=CoolingSpec,
+        description="liquid cooling: the CDUs of each row of liquid-cooled racks (N+1) and the "
+        "facility water",
+    )
     rack_width_m: float = Field(0.6, gt=0, le=2, description="rack width (pitch along a row)")
     row_pitch_m: float = Field(
         3.0, gt=0, le=50, description="distance between neighbouring rows, centre to centre"

@@ -19,6 +19,7 @@ from operator import attrgetter
 
 from fabricc.catalog.models import ordering_numbers
 from fabricc.ir import Cable, Device, Fabric, Link
+from fabricc.synth.cooling import row_cooling
 from fabricc.synth.power import on_busbar, physical
 
 CATEGORY_ORDER = (
@@ -30,6 +31,7 @@ CATEGORY_ORDER = (
     "rack",
     "pdu",
     "power-cord",
+    "cdu",
     "spare",
 )
 CORDS = {"c14": "cord-c13-c14", "c20": "cord-c19-c20"}  # PSU inlet -> catalog cord
@@ -230,6 +232,9 @@ def _bom_lines(fabric: Fabric) -> list[Line]:
         for (family, part, _, length, quantity), count in kinds.items():
             entries.append((items.cable(family, part, length), quantity * count))
     entries.extend(_rack_items(fabric, items))
+    cdus = sum(row.cdus for row in row_cooling(fabric))
+    if cdus:
+        entries.append((items.part(fabric.loaded.spec.site.cooling.cdu_model), cdus))
     return _tally(entries)
 
 
@@ -331,7 +336,8 @@ DEFAULT_SPARES: dict[str, int | str] = {"transceiver": "2%", "cable": "2%"}
 def spare_policy(fabric: Fabric) -> dict[str, int | str]:
     """The spares per family this design orders: the default policy with the spec's families
     in its place."""
-    return {**DEFAULT_SPARES, **fabric.loaded.spec.outputs.bom.spares}
+    written = fabric.loaded.spec.outputs.bom.spares
+    return {**DEFAULT_SPARES, **{str(family): value for family, value in written.items()}}
 
 
 def spare_lines(fabric: Fabric, lines: list[Line]) -> list[Line]:
