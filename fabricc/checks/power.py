@@ -49,8 +49,18 @@ def shelf_shortfall(power: RackPower, lost: str) -> tuple[float, float]:
     return float(power.busbar_w), float(live)
 
 
-def _failures(power: RackPower) -> list[str]:
-    messages = []
+# what a lost feed or PDU does, one warning per kind for the whole design (the worst named)
+SHORT, OVERLOAD, SHELVES = "short", "overload", "shelves"
+FAILURE_LEADS = {
+    SHORT: "losing one feed or PDU leaves devices short of power supplies",
+    OVERLOAD: "losing one feed or PDU overloads a PDU left standing",
+    SHELVES: "losing one feed leaves the power shelves short of the busbar load",
+}
+
+
+def _failures(power: RackPower) -> list[tuple[str, float, str]]:
+    """(kind, how bad, message) for each lost feed and PDU of the rack that does not hold."""
+    messages: list[tuple[str, float, str]] = []
     ratings = {pdu.name: pdu.rating_w for feed in power.feeds for pdu in feed.pdus}
     lost_things = [feed.name for feed in power.feeds]
     if len(power.feeds) > 1:
@@ -62,23 +72,35 @@ def _failures(power: RackPower) -> list[str]:
             device, left, minimum = short[0]
             more = f" (and {len(short) - 1} more devices)" if len(short) > 1 else ""
             messages.append(
-                f"rack {power.rack}: losing {what} leaves {device} {left} of the {minimum} "
-                f"power supplies it needs{more}"
+                (
+                    SHORT,
+                    minimum - left + len(short) / 1000,
+                    f"rack {power.rack}: losing {what} leaves {device} {left} of the {minimum} "
+                    f"power supplies it needs{more}",
+                )
             )
         over = sorted(n for n, w in load.items() if ratings[n] and w > ratings[n])
         if over:
-            name = over[0]
+            name = max(over, key=lambda n: (load[n] / ratings[n], n))
             messages.append(
-                f"rack {power.rack}: losing {what} puts {load[name] / 1000:.1f} kW on {name}, "
-                f"rated {ratings[name] / 1000:.1f} kW"
+                (
+                    OVERLOAD,
+                    load[name] / ratings[name],
+                    f"rack {power.rack}: losing {what} puts {load[name] / 1000:.1f} kW on "
+                    f"{name}, rated {ratings[name] / 1000:.1f} kW",
+                )
             )
     feeds = sorted({shelf.feed for shelf in power.shelves})
     for lost in feeds if len(feeds) > 1 else []:
         need, live = shelf_shortfall(power, lost)
         if need > live:
             messages.append(
-                f"rack {power.rack}: losing feed {lost} leaves {live / 1000:.1f} kW of power "
-                f"shelves for a {need / 1000:.1f} kW busbar load"
+                (
+                    SHELVES,
+                    need / live if live else need,
+                    f"rack {power.rack}: losing feed {lost} leaves {live / 1000:.1f} kW of "
+                    f"power shelves for a {need / 1000:.1f} kW busbar load",
+                )
             )
     return messages
 
@@ -95,6 +117,7 @@ def check_power(fabric: Fabric) -> list[Diagnostic]:
         )
 
     heat = {h.rack: h.air_w for h in rack_heat(fabric)}
+    failures: dict[str, tuple[set[str], tuple[float, str]]] = {}
     for power in rack_power(fabric):
         for feed in power.feeds:
             used, outlets = feed.used, feed.outlets
@@ -114,14 +137,11 @@ def check_power(fabric: Fabric) -> list[Diagnostic]:
                     ("site", "rack", "pdu_model"),
                     "choose a PDU model with a higher rating, or more PDUs per rack",
                 )
-        for message in _failures(power):
-            fail(
-                message,
-                ("site", "rack", "pdus"),
-                "a third feed (site.rack.feeds: 3) where one feed holds more of a device's "
-                "supplies than may fail, more PDUs per rack (site.rack.pdus) or a PDU model with "
-                "a higher rating; a device short of supplies caps its power or stops",
-            )
+        for kind, badness, message in _failures(power):
+            racks, worst = failures.get(kind, (set(), (0.0, "")))
+            racks.add(power.rack)
+            # the worst, the first rack in layout order among equals
+            failures[kind] = (racks, (badness, message) if badness > worst[0] else worst)
         if power.busbar_w and not power.shelves:
             fail(
                 f"rack {power.rack} holds {power.busbar_w / 1000:.1f} kW of busbar-fed trays "
@@ -175,4 +195,16 @@ def check_power(fabric: Fabric) -> list[Diagnostic]:
                 "(a larger rack_depth_m / rack_width_m footprint)",
                 hard=True,
             )
+    for kind in (SHORT, OVERLOAD, SHELVES):
+        if kind not in failures:
+            continue
+        racks, (_, message) = failures[kind]
+        fail(
+            f"{FAILURE_LEADS[kind]} in {len(racks)} rack{'s' if len(racks) != 1 else ''}; "
+            f"the worst: {message}",
+            ("site", "rack", "pdus"),
+            "a third feed (site.rack.feeds: 3) where one feed holds more of a device's "
+            "supplies than may fail, more PDUs per rack (site.rack.pdus) or a PDU model with "
+            "a higher rating; a device short of supplies caps its power or stops",
+        )
     return problems

@@ -18,6 +18,7 @@ from collections import Counter, defaultdict
 from fabricc.catalog.models import FORM_ACCEPTS, TransceiverModel
 from fabricc.checks.early import power_hint
 from fabricc.checks.power import check_power
+from fabricc.checks.reach import check_reach
 from fabricc.checks.service_levels import check_service_levels
 from fabricc.checks.subnet_managers import check_subnet_managers
 from fabricc.errors import Diagnostic, error, warning
@@ -465,6 +466,7 @@ def check(fabric: Fabric) -> list[Diagnostic]:
     return [
         *rules.problems,
         *check_power(fabric),
+        *check_reach(fabric),
         *single_switch(fabric),
         *check_subnet_managers(fabric),
         *check_service_levels(fabric),
