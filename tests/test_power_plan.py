@@ -175,3 +175,39 @@ def test_liquid_cooled_racks_are_covered_by_n_plus_1_cdus(example: str) -> None:
     assert bool(per_row) == shelves  # the NVL72 racks are this catalog's liquid-cooled ones
     if per_row:
         assert "(N+1)" in files["diagrams/floorplan.svg"]
+
+
+def test_inter_rack_runs_carry_a_routing_allowance_and_runs_at_reach_are_warned() -> None:
+    """A cable leaving its rack is at least both drops' tray height, the slack and the route to
+    each rack's vertical manager (0.5 m) long; gb200-nvl72-su orders some 5 m ACC splitters,
+    the family's longest, and the build says how many."""
+    fabric, artifacts = compiled("gb200-nvl72-su")
+    site = fabric.loaded.spec.site
+    for link in fabric.links:
+        if fabric.devices[link.a].rack != fabric.devices[link.b].rack:
+            assert link.distance_m >= 2 * site.tray_height_m + site.slack_m + 0.5 - 1e-9
+    rows = table(by_path(artifacts), "bom/bom.csv")
+    at_five = sum(
+        int(r["quantity"])
+        for r in rows
+        if r["part_number"] == "MCA7J60-N005" and r["category"] == "cable"
+    )
+    assert at_five
+    assert any(
+        f"{at_five} mca7j60 cables of network compute are ordered at the family's longest"
+        in d.message
+        for d in fabric.warnings
+    )
+
+
+@pytest.mark.parametrize("example", ["superpod-h100-4su", "gb300-nvl72-xdr"])
+def test_optics_power_is_counted_per_rack(example: str) -> None:
+    """rack-power.csv's optics column: the catalog power of every transceiver in each rack's
+    cages, adding up over the racks to the BOM's transceivers (1,888 MMA4Z00-NS at 15 W ...)."""
+    _, artifacts = compiled(example)
+    files = by_path(artifacts)
+    bom = [r for r in table(files, "bom/bom.csv") if r["category"] == "transceiver"]
+    expected = sum(int(r["quantity"]) * float(r["unit_power_w"]) for r in bom)
+    racks = table(files, "bom/rack-power.csv")
+    assert expected > 0
+    assert abs(sum(int(r["optics_w"]) for r in racks) - expected) <= len(racks)

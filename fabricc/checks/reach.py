@@ -16,8 +16,10 @@ from fabricc.spec.yamlsource import format_path
 
 
 def check_reach(fabric: Fabric) -> list[Diagnostic]:
+    """One warning per network and cable family some of whose runs need the longest length,
+    at the network (its medium decides what may be chosen past the reach)."""
     cables = fabric.loaded.catalog.catalog.cables
-    at_limit: Counter[tuple[str, float]] = Counter()
+    at_limit: Counter[tuple[str, str, float]] = Counter()
     seen: set[str] = set()
     for link in fabric.links:
         cable = link.cable
@@ -26,17 +28,17 @@ def check_reach(fabric: Fabric) -> list[Diagnostic]:
         seen.add(cable.id)
         lengths = cables[cable.family].lengths
         if len(lengths) > 1 and cable.length_m >= max(lengths):
-            at_limit[(cable.family, cable.length_m)] += cable.quantity
-    path = ("site", "slack_m")
-    where = fabric.loaded.source.value(path)
+            at_limit[(link.network, cable.family, cable.length_m)] += cable.quantity
+    source = fabric.loaded.source
+    paths = {name: net.path for name, net in fabric.loaded.networks.items()}
     return [
         warning(
-            f"{count} {family} cables are ordered at the family's longest length, "
-            f"{length:g} m: their runs have no margin for a longer route on site",
-            path=format_path(path),
-            location=where,
+            f"{count} {family} cables of network {network} are ordered at the family's longest "
+            f"length, {length:g} m: their runs have no margin for a longer route on site",
+            path=format_path(paths.get(network, ("networks", network))),
+            location=source.value(paths.get(network, ("networks", network))),
             hint="check those runs on the floor, or place the racks closer (site.racks_per_row, "
             "site.row_pitch_m); a longer medium is chosen only past the reach",
         )
-        for (family, length), count in sorted(at_limit.items())
+        for (network, family, length), count in sorted(at_limit.items())
     ]
