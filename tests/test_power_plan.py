@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from fabricc.checks.power import lost_supplies
+from fabricc.errors import SpecError
 from fabricc.synth.power import rack_power
 from tests.configs_support import by_path
 from tests.support import EXAMPLE_NAMES, EXAMPLES, compile_text, compiled
@@ -211,3 +212,29 @@ def test_optics_power_is_counted_per_rack(example: str) -> None:
     racks = table(files, "bom/rack-power.csv")
     assert expected > 0
     assert abs(sum(int(r["optics_w"]) for r in racks) - expected) <= len(racks)
+
+
+def test_a_site_catalog_cdu_replaces_the_default(tmp_path: Path) -> None:
+    """site.cooling.cdu_model names a site catalog's CDU: a 500 kW unit for one GB200 NVL72
+    rack (101 kW to liquid) is ordered twice (N+1); a CDU without its capacity is refused at
+    its catalog line."""
+    part = (
+        "parts:\n  my-cdu:\n    category: cdu\n    description: Site CDU\n"
+        '    part_number: MY-CDU\n    source: "site: test"\n'
+    )
+    spec = (
+        "metadata: {name: x}\ncatalog: [cat.yaml]\n"
+        "site: {cooling: {cdu_model: my-cdu}, rack: {power_kw: 140}}\n"
+        "nodes:\n  g: {model: gb200-nvl72, count: 1}\n"
+        "networks:\n  c: {role: compute, fabric: infiniband}\n"
+    )
+    (tmp_path / "cat.yaml").write_text(part + "    cooling_w: 500000\n")
+    _, artifacts = compile_text(spec, tmp_path)
+    files = by_path(artifacts)
+    row = [r for r in table(files, "bom/cooling.csv") if not r["rack"]]
+    assert [(r["cdus"], r["cdu_model"]) for r in row] == [("2", "my-cdu")]
+    assert [r["quantity"] for r in table(files, "bom/bom.csv") if r["category"] == "cdu"] == ["2"]
+    (tmp_path / "cat.yaml").write_text(part)
+    with pytest.raises(SpecError) as refused:
+        compile_text(spec, tmp_path)
+    assert "cat.yaml:3:5" in str(refused.value) and "needs cooling_w" in str(refused.value)

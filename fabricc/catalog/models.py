@@ -618,6 +618,12 @@ class PartModel(CatalogModel):
         """A power shelf's DC output: its supplies times their rating."""
         return self.psus * self.psu_w
 
+    @model_validator(mode="after")
+    def _sized(self) -> PartModel:
+        if self.category == "cdu" and not self.cooling_w:
+            raise ValueError("a cdu part needs cooling_w (its capacity in W, from its datasheet)")
+        return self
+
 
 class SwitchDefaults(CatalogModel):
     infiniband: Key
