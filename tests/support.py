@@ -36,7 +36,7 @@ GOLDEN_SELECTED = {
         "analysis/analysis.json",
         "bom/bom.csv",
         "configs/compute-sm/opensm.conf",
-        "configs/compute-sm/torus-2QoS.conf",
+        "configs/compute-sm/nvidia-sm.conf",
         "diagrams/topology-compute.dot",
     ),
     "rail-only-h100": (
@@ -99,6 +99,7 @@ GOLDEN_SELECTED = {
         "configs/storage-leaf001/frr.conf",
         "configs/hosts/gb300-01-c01.sh",
         "configs/supernic/gb300-compute-tray.sh",
+        "configs/supernic/gb300-compute-tray-runtime.sh",
         "configs/supernic/gb300-compute-tray.yaml",
         "configs/inband-leaf001/startup.yaml",
         "configs/oob-leaf001/startup.yaml",
@@ -165,6 +166,18 @@ def compile_text(
     path = tmp_path / name
     path.write_text(text)
     return compile_design(load_spec(path, name))
+
+
+def torus_2qos_storage_spec() -> str:
+    """The torus example as a storage torus routed by torus-2QoS: the engine stays for networks
+    that carry no NCCL (a compute torus under it is refused: checks/service_levels.py)."""
+    text = (EXAMPLES / "torus-3d-h100.yaml").read_text()
+    old = "    role: compute\n    fabric: infiniband\n    topology: torus\n"
+    assert old in text
+    text = text.replace(old, "    role: storage\n    fabric: infiniband\n    topology: torus\n")
+    sm = "      sm_nodes: [dgx-sm]"
+    assert sm in text
+    return text.replace(sm, "      routing_engine: torus-2QoS\n" + sm)
 
 
 def golden_artifacts(name: str) -> dict[str, str | bytes]:

@@ -790,7 +790,7 @@ def test_gb200_and_gb300_units_share_one_three_tier_fabric() -> None:
     assert result["gpus"] == 2 * 576
     node_links = [link for link in fabric.links_of("compute") if link.kind == ENDPOINT_LEAF]
     by_group = Counter(fabric.devices[link.a].group for link in node_links)
-    assert by_group == {"gb200": 576, "gb300": 576}
+    assert by_group == {"gb200": 576, "gb300": 576, "ufm": 2}  # the UFMs: SM hosts
     files = dict(artifacts)
     sms = {}
     for tray in ("gb200-compute-tray", "gb300-compute-tray"):

@@ -494,14 +494,14 @@ def test_analyze_and_compare_report_spec_errors_with_positions() -> None:
 
 
 def test_a_rail_only_network_carries_the_all_reduce_in_full(tmp_path: Path) -> None:
-    # One tier, rail-optimized: rail-0 NICs reach only rail-0 NICs. Between the rails there is
-    # no path (bisection 0), but a hierarchical all-reduce goes rail to rail.
+    # Rail-only (one leaf per rail, no spines): rail-0 NICs reach only rail-0 NICs. Between the
+    # rails there is no path (bisection 0), but a hierarchical all-reduce goes rail to rail.
     text = """\
 metadata: {name: rails}
 nodes:
   a: {model: lab-server, count: 4}
 networks:
-  fabric: {role: compute, fabric: ethernet, tiers: 1}
+  fabric: {role: compute, fabric: ethernet, topology: rail-only}
 """
     fabric, _ = compile_text(text, tmp_path)
     data = analysis(fabric)

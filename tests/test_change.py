@@ -162,7 +162,7 @@ def test_growth_is_additions_rack_by_rack(tmp_path: Path) -> None:
     assert bom["LAB-GPU-SERVER"]["delta"] == "8"
     assert "+++ b/configs/hosts/gpu12.sh" in (out / "configs.diff").read_text()
     html = (out / "work-order.html").read_text()
-    assert "<h2>Parts to order</h2>" in html and "LAB-GPU-SERVER" in html
+    assert "<h2>Parts to order and return</h2>" in html and "LAB-GPU-SERVER" in html
     assert all(f"<h2>Rack {rack}</h2>" in html for rack in {s["rack"] for s in steps})
 
 
@@ -414,10 +414,10 @@ def test_work_order_tables_write_numbers_as_numbers_and_guard_formulas() -> None
     """The work order's CSVs go through the project's CSV writer: a negative BOM delta stays a
     number and text that a spreadsheet would run as a formula gets its apostrophe."""
     result = Diff(Snapshot("old"), Snapshot("new"))
-    result.bom = [PartDelta("P-1", "=SUM(A1:A9)", "cable", 4, 1)]
+    result.bom = [PartDelta("P-1", "=SUM(A1:A9)", "cable", 4, 1, 0, 3)]
     tables = dict(files(result))
     rows = list(csv.reader(io.StringIO(tables["bom-delta.csv"])))
-    assert rows[1] == ["P-1", "'=SUM(A1:A9)", "cable", "4", "1", "-3"]
+    assert rows[1] == ["P-1", "'=SUM(A1:A9)", "cable", "4", "1", "-3", "0", "3"]
 
 
 @pytest.mark.parametrize("added", sorted(NEW_REGIONS))
@@ -501,3 +501,74 @@ networks:
         " uplinks of oob found no free port at their places on inband's spine switches"
         in (warned[0])
     )
+
+
+SUPERPOD = (EXAMPLES / "superpod-h100-4su.yaml").read_text()
+
+
+def test_growth_in_place_that_rewires_says_so_at_build_time(tmp_path: Path) -> None:
+    """Two units grown to four into the same folder: the spines double and most leaf-spine
+    cables move; the build says how many, why, and that spines_for_sus for the final size
+    avoids it - on the terminal and in the report. Sized for four units from the start, the
+    same growth moves nothing and says nothing."""
+    small = _spec(tmp_path, "small.yaml", SUPERPOD.replace("count: 127\n", "count: 63\n"))
+    large = _spec(tmp_path, "large.yaml", SUPERPOD)
+    out = tmp_path / "out"
+    assert not [w for w in build(small, out).warnings if "rewires" in w.message]
+    grown = [w for w in build(large, out).warnings if "rewires" in w.message]
+    assert [w.message for w in grown] == [
+        "growing in place rewires the earlier build: spines 8 -> 16: 480 of 512 installed "
+        "leaf-spine cables are re-terminated or removed, because its upper tier was sized for "
+        "its own units"
+    ]
+    assert grown[0].hint is not None and "spines_for_sus: 4 " in grown[0].hint
+    report = (out / "report" / "index.html").read_text()
+    assert "growing in place rewires the earlier build" in report
+    sized = "    fabric: infiniband\n    spines_for_sus: 4\n"
+    small = _spec(
+        tmp_path, "s4.yaml", small.read_text().replace("    fabric: infiniband\n", sized, 1)
+    )
+    large = _spec(tmp_path, "l4.yaml", SUPERPOD.replace("    fabric: infiniband\n", sized, 1))
+    out = tmp_path / "sized"
+    build(small, out)
+    assert not [w for w in build(large, out).warnings if "rewires" in w.message]
+
+
+def _unique_new_cables(result: Diff) -> dict[str, int]:
+    """Per part, the cables that must be new ones: added, or put in place of another part."""
+    keys = {
+        (c.cable_id, c.part)
+        for c in result.cables
+        if c.change == ADDED or (c.old_part and c.old_part != c.part)
+    }
+    counts: dict[str, int] = {}
+    for _, part in keys:
+        counts[part] = counts.get(part, 0) + 1
+    return counts
+
+
+def test_parts_to_order_cover_every_cable_whose_part_changes(tmp_path: Path) -> None:
+    """Growing into a doubled spine tier re-terminates cables onto other lengths: each is a
+    replacement in the work order, ordered new and its old part returned, not netted against
+    the surplus of the old length."""
+    small = _spec(tmp_path, "small.yaml", SUPERPOD.replace("count: 127\n", "count: 63\n"))
+    old = from_files("old", compile_files(small))
+    new = from_files(
+        "new", compile_files(_spec(tmp_path, "large.yaml", SUPERPOD), kept_places(old))
+    )
+    result = diff(old, new)
+    moved = [c for c in result.cables if c.change == RETERMINATED and c.old_part != c.part]
+    assert len(moved) >= 10
+    actions = {(s.item, s.action) for s in work_order(result)}
+    assert all((c.cable_id, "replace cable") in actions for c in moved)
+    parts = {p.part: p for p in result.bom}
+    for part, count in _unique_new_cables(result).items():
+        assert parts[part].order >= count, part
+    for change in moved:
+        assert parts[change.old_part].returned >= 1
+    # a length that nets to zero is still ordered and returned
+    assert any(p.delta == 0 and p.order > 0 and p.returned == p.order for p in result.bom)
+    for p in result.bom:
+        assert p.order - p.returned == p.delta
+    table = _rows(dict(files(result))["bom-delta.csv"])
+    assert table[0].keys() >= {"order", "return"}

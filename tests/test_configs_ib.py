@@ -296,31 +296,31 @@ def test_dragonfly_plus_dfsssp_routes_every_path_on_vl0(tmp_path: Path) -> None:
 
 
 @pytest.mark.tool
-def test_torus_routes_with_torus_2qos_over_four_vls_or_updn_from_one_root(
-    tmp_path: Path,
-) -> None:
-    """torus-2QoS routes the torus over VLs 0-3 on switch links (max_op_vls 3: one QoS level);
-    with routing_engine updn (what the SL warning offers NCCL) up/down from the origin switch
-    routes it too, credit-loop free on one SL."""
+def test_torus_routes_with_nue_on_one_vl_or_updn_from_one_root(tmp_path: Path) -> None:
+    """The torus carries NCCL (one SL): 'auto' routes it with Nue held to one VL
+    (nue_max_num_vls 1, max_op_vls 1), deadlock-free with every path on SL 0; routing_engine
+    updn (the other one-SL choice the refusal of torus-2QoS offers) routes it up/down from the
+    origin switch."""
     require_tool(*TOOLS)
     _, artifacts = compiled("torus-3d-h100")
     sm = files(artifacts, "compute-sm")
+    assert "torus-2QoS.conf" not in sm
+    assert re.search(r"^routing_engine nue$", sm["opensm.conf"], re.M)
+    assert re.search(r"^nue_max_num_vls 1$", sm["opensm.conf"], re.M)
+    assert re.search(r"^max_op_vls 1$", sm["opensm.conf"], re.M)
     conf = _install(sm, tmp_path / "sm")
     with simulator(sm["ibsim.net"], tmp_path / "sim") as sim:
+        sim.opensm_once("-F", str(conf), debug="0x03")
         log = sim.opensm_once("-F", str(conf), debug="0x03")
-    assert "torus-2QoS tables configured on all switches" in log
-    assert "minimum data VLs: endport 4, switchport 4" in log
+    assert "nue tables configured on all switches" in log, log[-3000:]
     spec = (EXAMPLES / "torus-3d-h100.yaml").read_text()
     assert "  compute:\n" in spec
-    spec = re.sub(
-        r"(\n  compute:\n(?:    .*\n)*?)(    endpoints:)",
-        r"\1    subnet_manager: {routing_engine: updn}\n\2",
-        spec,
-        count=1,
+    assert "      sm_nodes: [dgx-sm]" in spec
+    spec = spec.replace(
+        "      sm_nodes: [dgx-sm]", "      sm_nodes: [dgx-sm]\n      routing_engine: updn"
     )
     (tmp_path / "updn").mkdir()
-    fabric, updn_artifacts = compile_text(spec, tmp_path / "updn")
-    assert not [w for w in fabric.warnings if "torus-2QoS" in w.message]
+    _, updn_artifacts = compile_text(spec, tmp_path / "updn")
     updn = files(updn_artifacts, "compute-sm")
     assert len(updn["root_guids.conf"].split()) == 1
     conf = _install(updn, tmp_path / "updn-sm")

@@ -13,7 +13,7 @@ import yaml
 from fabricc.errors import DesignError, SpecError
 from tests.configs_support import by_path, cables
 from tests.ib_support import parse_net
-from tests.support import EXAMPLES, compile_text, compiled
+from tests.support import EXAMPLES, compile_text, compiled, torus_2qos_storage_spec
 
 SM = "configs/compute-sm/"
 
@@ -241,7 +241,7 @@ def test_adaptive_routing_over_a_fat_tree_is_ar_updn_with_the_root_guids(example
         assert roots and all(re.fullmatch(r"0x[0-9a-f]{16}", g) for g in roots)
 
 
-def test_every_subnet_names_its_sm_hosts_or_is_warned_about() -> None:
+def test_every_subnet_names_its_sm_hosts_or_is_warned_about(tmp_path: Path) -> None:
     """An IB subnet whose network names no sm_nodes cabled into it gets a warning naming the
     subnet (the 4-SU storage fabric has none); a subnet with UFM appliances as sm_nodes gets
     none and its opensm.conf names master and standby."""
@@ -256,22 +256,32 @@ def test_every_subnet_names_its_sm_hosts_or_is_warned_about() -> None:
     assert re.search(r"^#\s+ufm01: master, sm_priority 15$", conf, re.M)
     assert "#   ufm02: standby, sm_priority 14" in conf
     # rail-only: one subnet per rail leaf, each named
-    rails, _ = compiled("rail-only-h100")
+    text = (EXAMPLES / "rail-only-h100.yaml").read_text()
+    assert "      sm_nodes: [dgx-sm]" in text
+    rails, _ = compile_text(
+        text.replace("      sm_nodes: [dgx-sm]", "      sm_nodes: []"), tmp_path
+    )
     warned = [w.message for w in rails.warnings if "subnet-manager host" in w.message]
     assert warned and "subnets compute-rail1, compute-rail2" in warned[0]
 
 
-def test_data_vls_follow_the_sls_the_design_uses() -> None:
+def test_data_vls_follow_the_sls_the_design_uses(tmp_path: Path) -> None:
     """The design's traffic is on SL 0: a fat-tree subnet runs one data VL (max_op_vls 1, every
-    SL on VL 0) instead of 8 that only divide the buffers; torus-2QoS gets VLs 0-3 on switch
-    links (its dateline and failed-switch bits), VL 0 on endpoints, owns SL-to-VL, and the
-    generic qos_vlarb_high/qos_vlarb_low that man torus-2QoS says not to use are gone."""
+    SL on VL 0) instead of 8 that only divide the buffers, and so does the compute torus under
+    Nue (nue_max_num_vls 1); torus-2QoS (a storage torus) gets VLs 0-3 on switch links (its
+    dateline and failed-switch bits), VL 0 on endpoints, owns SL-to-VL, and the generic
+    qos_vlarb_high/qos_vlarb_low that man torus-2QoS says not to use are gone."""
     tree = by_path(compiled("superpod-h100-4su")[1])[SM + "opensm.conf"]
     assert re.search(r"^max_op_vls 1$", tree, re.M)
     assert set(re.findall(r"^qos\w*_max_vls (\d+)$", tree, re.M)) == {"1"}
     assert set(re.findall(r"^qos\w*_vlarb_low (\S+)$", tree, re.M)) == {"0:64"}
     assert set(re.findall(r"^qos\w*_sl2vl (\S+)$", tree, re.M)) == {",".join(["0"] * 16)}
-    torus = by_path(compiled("torus-3d-h100")[1])[SM + "opensm.conf"]
+    nue = by_path(compiled("torus-3d-h100")[1])[SM + "opensm.conf"]
+    assert re.search(r"^routing_engine nue$", nue, re.M)
+    assert re.search(r"^max_op_vls 1$", nue, re.M)
+    assert set(re.findall(r"^qos\w*_max_vls (\d+)$", nue, re.M)) == {"1"}
+    _, artifacts = compile_text(torus_2qos_storage_spec(), tmp_path)
+    torus = by_path(artifacts)["configs/compute-sm/opensm.conf"]
     assert re.search(r"^max_op_vls 3$", torus, re.M)
     assert not re.search(r"^qos_(vlarb_high|vlarb_low|max_vls|sl2vl) ", torus, re.M)
     assert "sl2vl" not in torus

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import re
 import shlex
+import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -74,3 +76,66 @@ def test_no_supernic_settings_without_adaptive_routing(tmp_path: Path) -> None:
     assert not [p for p in files if p.startswith("configs/supernic/")]
     roce = by_path(compiled("roce-lab")[1])  # SONiC: no adaptive routing configured
     assert not [p for p in roce if re.match(r"configs/supernic/", p)]
+
+
+def _stub(path: Path, body: str) -> None:
+    path.write_text("#!/bin/sh\n" + body)
+    path.chmod(0o755)
+
+
+def test_runtime_script_applies_the_profiles_runtime_config(tmp_path: Path) -> None:
+    """configs/supernic/<model>-runtime.sh, run against stub DOCA tools and a fake sysfs: every
+    port of every SuperNIC gets DCQCN off and Spectrum-X CC on with the profile's parameters
+    (400 Gb/s per plane: swplb, 2 planes), adaptive retransmission, tx window, adaptive-routing
+    force and the pure-L3 inter-packet gap, one software CC process per port - and no hwplb-only
+    parameter (RA2.2 runtimeConfig, filtered as pkg/spectrumx filterParameters does)."""
+    files = by_path(compiled("gb300-nvl72-spectrum-x")[1])
+    script = files["configs/supernic/gb300-compute-tray-runtime.sh"]
+    assert "SRIOV_EN=1" in files["configs/supernic/gb300-compute-tray.sh"]
+    assert "NUM_OF_VFS=1" in files["configs/supernic/gb300-compute-tray.sh"]
+    functions = sorted(set(re.findall(r"netdev (\S+:\S+\.\d)\)", script)))
+    assert len(functions) == 8  # 4 ConnectX-8, each split in two PCI functions
+    sysfs = tmp_path / "sys"
+    for i, pci in enumerate(functions):
+        (sysfs / "bus/pci/devices" / pci / "net" / f"eth{i}").mkdir(parents=True)
+        (sysfs / "bus/pci/devices" / pci / "infiniband" / f"mlx5_{i}").mkdir(parents=True)
+    dms = tmp_path / "dms"
+    dms.mkdir()
+    log = tmp_path / "log"
+    _stub(dms / "dmsd", "exec sleep 30\n")
+    _stub(dms / "dmsc", f'echo "dmsc $*" >> {log}\n')
+    _stub(tmp_path / "cc", f'echo "cc $*" >> {log}\n')
+    (tmp_path / "run.sh").write_text(script)
+    env = {"PATH": "/usr/bin:/bin", "DMS_DIR": str(dms), "SYSFS": str(sysfs),
+           "DOCA_SPCX_CC": str(tmp_path / "cc")}  # fmt: skip
+    done = subprocess.run(["sh", str(tmp_path / "run.sh")], env=env, timeout=60, check=False)
+    assert done.returncode == 0
+    for _ in range(50):  # the CC processes start in the background
+        if log.read_text().count("cc --device") == 8:
+            break
+        time.sleep(0.1)
+    calls = log.read_text().splitlines()
+    updates = [u for line in calls if " set " in line for u in line.split("--update ")[1:]]
+    ports = [f"eth{i}" for i in range(8)]
+
+    def has(path: str, value: str) -> set[str]:
+        return {
+            port
+            for port in ports
+            if f"/interfaces/interface[name={port}]{path}:::{value}".strip() in
+            {u.strip() for u in updates}
+        }  # fmt: skip
+
+    assert has("/nvidia/cc/slot[id=15]/config/enabled", "bool:::false") == set(ports)  # DCQCN
+    assert has("/nvidia/cc/slot[id=0]/config/enabled", "bool:::true") == set(ports)
+    assert has("/nvidia/cc/slot[id=0]/param[id=0]/config/value", "int:::400") == set(ports)
+    assert has("/nvidia/cc/slot[id=0]/param[id=2]/config/value", "int:::63570") == set(ports)
+    assert has("/nvidia/roce/config/adaptive-retransmission", "bool:::true") == set(ports)
+    assert has("/nvidia/roce/config/tx-window", "bool:::true") == set(ports)
+    assert has("/nvidia/roce/config/adaptive-routing-force", "bool:::true") == set(ports)
+    assert has("/ethernet/nvidia/config/inter-packet-gap", "int:::25") == set(ports)
+    assert has("/nvidia/cc/config/priority[id=3]/rp_enabled", "bool:::true") == set(ports)
+    assert not [u for u in updates if "cc-per-plane" in u or "param[id=22]" in u]  # hwplb only
+    assert sorted(c for c in calls if c.startswith("cc ")) == [
+        f"cc --device mlx5_{i}" for i in range(8)
+    ]

@@ -280,7 +280,7 @@ metadata: {name: onetier}
 nodes:
   gpu: {model: dgx-h100, count: 4}
 networks:
-  compute: {role: compute, fabric: infiniband, tiers: 1}
+  compute: {role: compute, fabric: infiniband, tiers: 1, rail_optimized: false}
 """,
     "oob-only": """\
 metadata: {name: oobonly}

@@ -88,7 +88,10 @@ def test_readme_spec_builds_without_findings(tmp_path: Path) -> None:
     path.write_text(spec)
     fabric = design(load_spec(path, "minimal.yaml"))
     assert fabric.warnings == []
-    assert sum(1 for d in fabric.devices.values() if d.group == "dgx") == 64
+    assert sum(1 for d in fabric.devices.values() if d.group == "dgx") == 63
+    # UFM on the first unit's reserved leaf ports (RA-11333): 16 leaves, 8 spines
+    switches = fabric.networks["compute"].switches
+    assert (len(switches["leaf"]), len(switches["spine"])) == (16, 8)
 
 
 def test_getting_started_spec_and_site_catalog_validate(tmp_path: Path) -> None:

@@ -151,6 +151,7 @@ def test_one_leaf_tier_has_no_link_to_route_adaptively(tmp_path: Path) -> None:
     fabric, artifacts = compile_text(
         "metadata: {name: lab}\nnodes:\n  gpu: {model: hgx-b300, count: 2}\n"
         "networks:\n  compute:\n    role: compute\n    fabric: ethernet\n    tiers: 1\n"
+        "    rail_optimized: false\n"
         "    os: cumulus\n",
         tmp_path,
     )
@@ -208,8 +209,16 @@ def test_nccl_uses_sharp_where_the_subnet_manager_runs_it(example: str) -> None:
     files = by_path(artifacts)
     sharp = assert_sharp_agreement(fabric, files)
     for name, on in sharp.items():
-        role = fabric.loaded.networks[name].spec.role
-        assert on == (role == "compute"), (name, role)  # the examples keep the defaults
+        network = fabric.loaded.networks[name].spec
+        # the examples keep the defaults: SHARP on compute networks, where a tree can be built
+        # under NVIDIA's routing engine (not a torus: Nue)
+        tree = network.topology != "torus"
+        assert on == (network.role == "compute" and tree), (name, network.role)
+        if network.role == "compute" and not tree:
+            for path, text in files.items():
+                if path.startswith("nccl/") and path.endswith(".env"):
+                    assert env_settings(text).get("NCCL_COLLNET_ENABLE") == "0", path
+                    assert "Setting up NVIDIA SHARP Environment" in text
 
 
 def test_a_storage_fabric_runs_sharp_only_when_asked(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ Both files are read with xml.etree here, independently of fabricc's own NCCL par
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -568,3 +569,41 @@ def test_one_part_has_one_pcie_link_generation_in_every_topology() -> None:
     assert links[("gpu", "B300-288GB")] == {("64.0 GT/s PCIe", 16)}
     assert links[("nic", "0x15b3", "0x1023")] == {("64.0 GT/s PCIe", 16)}  # ConnectX-8
     assert {part: speeds for part, speeds in links.items() if len(speeds) > 1} == {}
+
+
+def _env_settings(example: str) -> dict[str, dict[str, str]]:
+    """nccl/<type>.env of an example -> its settings."""
+    _, artifacts = compiled(example)
+    return {
+        path: dict(
+            line.split("=", 1) for line in text.splitlines() if line and not line.startswith("#")
+        )
+        for path, text in artifacts
+        if path.startswith("nccl/") and path.endswith(".env") and isinstance(text, str)
+    }
+
+
+def test_rail_only_keeps_rings_on_one_nic() -> None:
+    """Rail-only: NIC k reaches only NIC k (NCCL_CROSS_NIC=0, NCCL env var docs); a fat-tree,
+    where any NIC reaches any, keeps NCCL's default."""
+    envs = _env_settings("rail-only-h100")
+    assert envs and all(e.get("NCCL_CROSS_NIC") == "0" for e in envs.values())
+    assert all("NCCL_CROSS_NIC" not in e for e in _env_settings("superpod-h100-4su").values())
+
+
+def test_socket_exclusion_covers_the_rail_names_the_udev_rules_write() -> None:
+    """Every interface name the udev rules give a rail netdev is excluded from NCCL's socket
+    bootstrap where the .env file excludes by prefix (NCCL matches each entry as a prefix)."""
+    _, artifacts = compiled("dragonfly-plus-h100")
+    names = {
+        m
+        for path, text in artifacts
+        if path.startswith("provisioning/k8s/udev/") and isinstance(text, str)
+        for m in re.findall(r'NAME="([^"]+)"', text)
+    }
+    assert names and {n.rstrip("0123456789") for n in names} == {"rail"}
+    for path, env in _env_settings("dragonfly-plus-h100").items():
+        value = env["NCCL_SOCKET_IFNAME"]
+        assert value.startswith("^") and not value.startswith("^="), path
+        prefixes = value[1:].split(",")
+        assert all(any(n.startswith(p) for p in prefixes) for n in names), (path, value)

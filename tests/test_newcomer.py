@@ -277,7 +277,7 @@ MINIMAL = """\
 metadata: {name: minimal}
 site: {rack: {feeds: 3}}
 nodes:
-  dgx: {model: dgx-h100, count: 64}
+  dgx: {model: dgx-h100, count: 63}
   ufm: {model: ufm-3.1, count: 2}
 networks:
   compute: {role: compute, fabric: infiniband, subnet_manager: {sm_nodes: [ufm]}}
@@ -288,7 +288,7 @@ networks:
 
 def test_the_readme_minimal_spec_builds_without_warnings(tmp_path: Path) -> None:
     fabric, _ = compile_text(MINIMAL, tmp_path)
-    assert fabric.gpus() == 512
+    assert fabric.gpus() == 504
     assert _warnings(fabric) == []
 
 

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import csv
 import io
+from pathlib import Path
 
 import pytest
 
-from tests.support import compiled
+from tests.support import EXAMPLES, compile_text, compiled
 
 
 def _inband(artifacts: dict[str, str | bytes]) -> dict[str, str]:
@@ -50,9 +51,12 @@ def test_no_imex_files_without_multi_node_domains() -> None:
     assert not [p for p, _ in artifacts if p.startswith("provisioning/imex/")]
 
 
-def test_a_domain_without_inband_addresses_gets_no_file_and_is_named() -> None:
-    """mixed-gb200-gb300 has no in-band network: IMEX has no addresses to list."""
-    fabric, artifacts = compiled("mixed-gb200-gb300")
+def test_a_domain_without_inband_addresses_gets_no_file_and_is_named(tmp_path: Path) -> None:
+    """mixed-gb200-gb300 without its in-band network: IMEX has no addresses to list."""
+    text = (EXAMPLES / "mixed-gb200-gb300.yaml").read_text()
+    start, end = text.index("  inband:\n"), text.index("  oob:\n")
+    text = (text[:start] + text[end:]).replace("    uplink_to: inband\n", "")
+    fabric, artifacts = compile_text(text, tmp_path)
     files = dict(artifacts)
     assert not any(fabric.devices[m].inband_ip for d in fabric.nvlink_domains for m in d.members)
     readme = files["provisioning/imex/README.md"]

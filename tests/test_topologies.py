@@ -1,7 +1,7 @@
 """Topology families beyond the fat-tree: rail-only, dragonfly-plus and torus.
 
 Counts are the closed formulas, computed by hand in the comments; OpenSM proves that the emitted
-subnets route: dfsssp on a dragonfly-plus (deadlock-free), torus-2QoS on a 3D torus, each with the
+subnets route: dfsssp on a dragonfly-plus (deadlock-free), torus-2QoS on a 3D storage torus, each with the
 generated opensm.conf (VALIDATORS.md section 1 recipe, tests/ib_support.py).
 
 A QM9700 has 32 OSFP cages of 800G = 64 ports of 400G (NDR); a DGX H100 has 8 compute ports of
@@ -21,9 +21,16 @@ from fabricc.emit import Artifact
 from fabricc.errors import FabriccError
 from fabricc.ir import ENDPOINT_LEAF, GLOBAL, LEAF_SPINE, TORUS, Fabric
 from fabricc.synth.dragonfly import group_shape
+from fabricc.synth.switches import series_mark
 from fabricc.synth.torus import coordinates, neighbour, switch_index
 from tests.ib_support import simulator
-from tests.support import EXAMPLES, compile_text, compiled, require_tool
+from tests.support import (
+    EXAMPLES,
+    compile_text,
+    compiled,
+    require_tool,
+    torus_2qos_storage_spec,
+)
 
 TOOLS = ("ibsim", "opensm")
 SM_DIR = "/etc/opensm"
@@ -150,7 +157,8 @@ def test_torus_counts(
 ) -> None:
     text = spec(
         "torus-3d-h100",
-        **{"dimensions: [3, 3, 3]": f"dimensions: {dims}", "count: 27": f"count: {nodes}"},
+        # the example's nodes: 2 SM-host DGX (dgx-sm) + 25
+        **{"dimensions: [3, 3, 3]": f"dimensions: {dims}", "count: 25": f"count: {nodes - 2}"},
     )
     fabric, _ = compile_text(text, tmp_path)
     found, links = counts(fabric)
@@ -179,7 +187,7 @@ def test_torus_oversubscription_sets_the_link_width(tmp_path: Path) -> None:
 def test_torus_without_ports_names_the_limit(tmp_path: Path) -> None:
     # 64 DGX on 2 x 2 switches: 16 DGX = 128 ports per switch, more than its 64
     text = spec(
-        "torus-3d-h100", **{"dimensions: [3, 3, 3]": "dimensions: [2, 2]", "count: 27": "count: 64"}
+        "torus-3d-h100", **{"dimensions: [3, 3, 3]": "dimensions: [2, 2]", "count: 25": "count: 62"}
     )
     with pytest.raises(FabriccError) as raised:
         compile_text(text, tmp_path)
@@ -204,7 +212,8 @@ def test_rail_only_counts_and_subnets() -> None:
 
 def test_rail_only_beyond_one_leaf_names_the_limit(tmp_path: Path) -> None:
     with pytest.raises(FabriccError) as raised:
-        compile_text(spec("rail-only-h100", **{"count: 64": "count: 65"}), tmp_path)
+        # 2 SM-host DGX (dgx-sm) + 63
+        compile_text(spec("rail-only-h100", **{"count: 62": "count: 63"}), tmp_path)
     assert "rail 1 has 65 node ports, more than the 64 ports of a" in str(raised.value)
 
 
@@ -274,17 +283,19 @@ def test_opensm_routes_the_dragonfly_plus_with_dfsssp(tmp_path: Path) -> None:
 
 
 @pytest.mark.tool
-def test_opensm_routes_the_3d_torus_with_torus_2qos(tmp_path: Path) -> None:
+def test_opensm_routes_a_storage_torus_with_torus_2qos(tmp_path: Path) -> None:
+    """torus-2QoS stays for a torus that carries no NCCL (here the example as a storage torus:
+    two storage ports per DGX); the compute torus runs Nue (test_configs_ib)."""
     require_tool(*TOOLS)
-    _, artifacts = compiled("torus-3d-h100")
+    _, artifacts = compile_text(torus_2qos_storage_spec(), tmp_path)
     sm = sm_files(artifacts, "compute-sm")
     assert re.search(r"^routing_engine torus-2QoS$", sm["opensm.conf"], re.M)
     assert "torus 3 3 3" in sm["torus-2QoS.conf"]
     conf = install(sm, tmp_path / "sm")
     with simulator(sm["ibsim.net"], tmp_path / "sim") as sim:
         log = sim.opensm_once("-F", str(conf), debug="0x03")
-    # 729 torus links + 216 node links; torus-2QoS found the torus the seed describes
-    assert "Built 3 x 3 x 3 torus w/ 945 links, 27 switches, 216 CA ports" in log
+    # torus-2QoS found the torus the seed describes
+    assert re.search(r"Built 3 x 3 x 3 torus w/ \d+ links, 27 switches, 54 CA ports", log), log
     assert "torus-2QoS tables configured on all switches" in log
     assert not re.search(r"\bERR\b", log)
     # one QoS level on VLs 0-3 (the design uses one; opensm.conf max_op_vls 3): torus-2QoS says
@@ -298,14 +309,17 @@ def test_opensm_routes_the_3d_torus_with_torus_2qos(tmp_path: Path) -> None:
 
 
 @pytest.mark.tool
-def test_opensm_routes_a_rail_with_minhop(tmp_path: Path) -> None:
+def test_opensm_routes_a_rail_with_updn(tmp_path: Path) -> None:
+    """A rail is one leaf: up/down routes it exactly as min-hop, under an engine SHARP's
+    Aggregation Manager builds trees under."""
     require_tool(*TOOLS)
     _, artifacts = compiled("rail-only-h100")
     sm = sm_files(artifacts, "compute-rail3-sm")
+    assert re.search(r"^routing_engine updn$", sm["opensm.conf"], re.M)
     conf = install(sm, tmp_path / "sm")
     with simulator(sm["ibsim.net"], tmp_path / "sim") as sim:
         log = sim.opensm_once("-F", str(conf), debug="0x03")
-    assert "minhop tables configured on all switches" in log
+    assert "updn tables configured on all switches" in log
     assert not re.search(r"\bERR\b", log)
 
 
@@ -342,7 +356,9 @@ def test_topology_diagram_stays_readable_at_scale(
 def test_torus_2qos_needs_a_torus(tmp_path: Path) -> None:
     text = spec(
         "dragonfly-plus-h100",
-        **{"groups: 4": "groups: 4\n    subnet_manager: {routing_engine: torus-2QoS}"},
+        **{
+            "      sm_nodes: [dgx-sm]": "      sm_nodes: [dgx-sm]\n      routing_engine: torus-2QoS"
+        },
     )
     with pytest.raises(FabriccError) as raised:
         compile_text(text, tmp_path)
@@ -390,3 +406,38 @@ def test_report_names_each_network_topology(example: str, family: str) -> None:
     fabric, _ = compiled(example)
     rows = network_rows(summary(fabric))
     assert family in {row["topology"] for row in rows}
+
+
+def test_rail_only_spreads_one_port_appliances_over_the_rails(tmp_path: Path) -> None:
+    """Every rail is a subnet of its own: single-port SM appliances take the rails in turn (a
+    UFM per rail), not all the first rail, so every subnet has its SM host and no warning."""
+    text = spec(
+        "rail-only-h100",
+        **{
+            "    count: 62\n": "    count: 54\n",
+            "  dgx:\n": '  ufm:\n    model: ufm-3.1\n    count: 8\n    hostname: "ufm{n:02d}"\n  dgx:\n',
+            "      dgx: {}\n": "      dgx: {}\n      ufm: {}\n",
+            "sm_nodes: [dgx-sm]": "sm_nodes: [ufm, dgx-sm]",
+        },
+    )
+    fabric, _ = compile_text(text, tmp_path)
+    rails = Counter(
+        fabric.devices[link.b].rail
+        for link in fabric.links_of("compute")
+        if link.kind == ENDPOINT_LEAF and fabric.devices[link.a].group == "ufm"
+    )
+    assert rails == Counter(range(8))
+    assert not [w for w in fabric.warnings if "subnet-manager host" in w.message]
+
+
+def test_a_leaf_class_named_like_its_network_takes_its_models_name() -> None:
+    """superpod-h100-4su: node group storage (storage arrays) on network storage names its
+    leaves storage-array-leafNNN beside the DGX storage leaves storage-leafNNN, never
+    storage-storage-leafNNN (synth/switches.py series_mark)."""
+    fabric, _ = compiled("superpod-h100-4su")
+    names = [n for n in fabric.devices if n.startswith("storage-")]
+    assert not [n for n in names if n.startswith("storage-storage-")]
+    leaves = {n.rstrip("0123456789") for n in fabric.networks["storage"].switches["leaf"]}
+    assert leaves == {"storage-leaf", "storage-array-leaf"}
+    assert series_mark("compute", "gpu2", "dgx-h100") == "gpu2"  # other names unchanged
+    assert series_mark("storage", "storage", "storage-array") == "array"

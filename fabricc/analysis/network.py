@@ -23,7 +23,8 @@ from fabricc.analysis.families import family_facts
 from fabricc.analysis.graph import ENDPOINT_KINDS, TIERED_KINDS, PlaneGraph, plane_graphs
 from fabricc.analysis.paths import path_classes, path_stats
 from fabricc.analysis.refine import Weighted, refine
-from fabricc.ir import Fabric, NetworkTopology
+from fabricc.ir import Fabric
+from fabricc.synth.bom import network_lines
 
 TIERS = ("leaf", "spine", "core")
 
@@ -34,7 +35,7 @@ def analyze_network(
     """`figures`: plane_figures of the network when computed elsewhere (a worker process)."""
     topology = fabric.networks[name]
     if figures is None:
-        figures = plane_figures(plane_graphs(fabric, name), tier_switches(topology))
+        figures = plane_figures(plane_graphs(fabric, name), tier_switches(fabric, name))
     result: dict[str, Any] = {
         "role": topology.role,
         "fabric": topology.fabric,
@@ -51,8 +52,20 @@ def analyze_network(
         result["topology"] = facts
     if "plane_loss" in figures:
         result["plane_loss"] = figures["plane_loss"]
+    result["hardware"] = hardware(fabric, name)
     result["per_plane"] = figures["per_plane"]
     return result
+
+
+def hardware(fabric: Fabric, name: str) -> dict[str, int]:
+    """What the network is built of, as the BOM counts it: switches, transceivers, cables (the
+    first things two designs differ in)."""
+    counts = {"switches": 0, "transceivers": 0, "cables": 0}
+    key = {"switch": "switches", "transceiver": "transceivers", "cable": "cables"}
+    for line in network_lines(fabric).get(name, []):
+        if line.item.category in key:
+            counts[key[line.item.category]] += line.quantity
+    return counts
 
 
 FIGURES_BEFORE_OVERSUBSCRIPTION = (
@@ -71,8 +84,27 @@ FIGURES_AFTER_OVERSUBSCRIPTION = (
 )
 
 
-def tier_switches(topology: NetworkTopology) -> dict[str, list[str]]:
-    return {tier: topology.switches.get(tier, []) for tier in TIERS}
+def tier_switches(fabric: Fabric, name: str) -> dict[str, list[str]]:
+    """The switches of each tier whose worst failure the analysis reports. For the leaves of a
+    compute network, those that serve GPUs where there are any: a leaf of two UFM appliances is
+    not the leaf two designs should be compared on (like with like)."""
+    topology = fabric.networks[name]
+    tiers = {tier: topology.switches.get(tier, []) for tier in TIERS}
+    if topology.role != "compute":  # a storage network's worst leaf is an array's: it counts
+        return tiers
+    nodes = fabric.loaded.catalog.catalog.nodes
+    serving = {
+        link.b
+        for link in fabric.links_of(name)
+        if link.kind in ENDPOINT_KINDS
+        and (device := fabric.devices.get(link.a)) is not None
+        and (model := nodes.get(device.model)) is not None
+        and model.gpus
+    }
+    compute = [leaf for leaf in tiers["leaf"] if leaf in serving]
+    if compute:
+        tiers["leaf"] = compute
+    return tiers
 
 
 def plane_figures(graphs: list[PlaneGraph], tiers: dict[str, list[str]]) -> dict[str, Any]:

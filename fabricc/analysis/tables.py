@@ -100,6 +100,9 @@ def headline(data: dict[str, Any]) -> list[tuple[str, Value]]:
                 (f"{name}: {label} failure, nodes lost", impact["nodes_lost"]),
                 (f"{name}: {label} failure, bisection Gb/s lost", impact["bisection_gbps_lost"]),
             ]
+        rows += [(f"{name}: {what}", count) for what, count in net.get("hardware", {}).items()]
+        if "cost" in data and name in data["cost"].get("by_network", {}):
+            rows.append((f"{name}: cost", data["cost"]["by_network"][name]))
         if "plane_loss" in net:
             rows.append(
                 (

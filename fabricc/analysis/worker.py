@@ -110,8 +110,7 @@ def start(fabric: Fabric) -> PlaneWorker:
     """Build the plane graphs of every network and hand them to a new worker, which
     analysis.design.analyze then asks for the figures (through Fabric.memo)."""
     jobs = {
-        name: (plane_graphs(fabric, name), tier_switches(topology))
-        for name, topology in fabric.networks.items()
+        name: (plane_graphs(fabric, name), tier_switches(fabric, name)) for name in fabric.networks
     }
     worker = PlaneWorker(jobs)
     fabric.memo[MEMO_KEY] = worker

@@ -95,6 +95,9 @@ def load_user_file(path: Path, display_name: str) -> CatalogFile:
     return CatalogFile(display_name, model, source)
 
 
+BUILTIN_OPTICS_VENDOR = "NVIDIA"
+
+
 def merge(files: Sequence[CatalogFile], builtin_count: int) -> LoadedCatalog:
     """Merge files in order; built-in files may not define a key twice, user files override."""
     problems: list[Diagnostic] = []
@@ -116,6 +119,9 @@ def merge(files: Sequence[CatalogFile], builtin_count: int) -> LoadedCatalog:
                             hint=f"also in {first.name}",
                         )
                     )
+                if builtin and section == "transceivers" and entry.vendor is None:
+                    # the built-in optics are NVIDIA LinkX parts (optics.yaml names each spec)
+                    entry = entry.model_copy(update={"vendor": BUILTIN_OPTICS_VENDOR})
                 sections[section][key] = entry
                 origins[(section, key)] = catalog_file
         if catalog_file.catalog.default_switches is not None:

@@ -437,6 +437,12 @@ class SwitchModel(CatalogModel):
 
 class TransceiverModel(CatalogModel):
     description: Text
+    vendor: Token | None = Field(
+        None,
+        description="the module's maker; built-in entries without one are NVIDIA LinkX parts "
+        "(optics.yaml: each names its LinkX product specification); a switch prefers its own "
+        "vendor's modules",
+    )
     source: Source
     form: Form
     ports: int = Field(ge=1, le=2, description="links carried (2 = twin-port module)")

@@ -11,7 +11,7 @@ topology or identity change so that nobody is surprised on the floor.
 from __future__ import annotations
 
 import difflib
-from collections import Counter
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from fabricc.change.snapshot import Row, Snapshot
@@ -76,6 +76,17 @@ class CableChange:
     part: str
     detail: str = ""
     moved: str = ""  # re-terminated: the end that moves, "a" or "b"
+    old_part: str = ""  # changed, or re-terminated onto a different cable: the part it replaces
+    quantity: float = 1  # cable_quantity: parts per link (a splitter's share)
+    old_quantity: float = 1
+
+    @property
+    def replaced(self) -> bool:
+        """A new cable takes this one's place (a different part or length): one to order, the
+        old one to return."""
+        return bool(self.old_part) and (
+            self.old_part != self.part or self.old_quantity != self.quantity
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +96,8 @@ class PartDelta:
     category: str
     old: float
     new: float
+    order: float = 0  # new parts to order: a replaced cable counts, not only the net growth
+    returned: float = 0  # parts that come out: removed, and replaced cables' old parts
 
     @property
     def delta(self) -> float:
@@ -114,7 +127,7 @@ def diff(old: Snapshot, new: Snapshot) -> Diff:
     result.devices = _devices(old, new)
     result.cables = _cables(old, new)
     result.configs = _configs(old, new)
-    result.bom = _bom(old, new)
+    result.bom = _bom(old, new, result.cables)
     result.topology = _topology(old, new, result)
     return result
 
@@ -142,7 +155,12 @@ def _devices(old: Snapshot, new: Snapshot) -> list[DeviceChange]:
 
 
 def _cable(
-    change: str, row: Row, old_id: str = "", detail: str = "", moved: str = ""
+    change: str,
+    row: Row,
+    old_id: str = "",
+    detail: str = "",
+    moved: str = "",
+    before: Row | None = None,
 ) -> CableChange:
     return CableChange(
         change,
@@ -157,6 +175,26 @@ def _cable(
         row["cable_part"],
         detail,
         moved,
+        before["cable_part"] if before is not None else "",
+        _amount(row.get("cable_quantity")),
+        _amount(before.get("cable_quantity")) if before is not None else 1,
+    )
+
+
+def _amount(text: str | None) -> float:
+    try:
+        value = float(text or 1)
+    except ValueError:
+        return 1
+    return int(value) if value.is_integer() else value
+
+
+def _changed(before: Row, after: Row) -> str:
+    """The cable fields that differ, as `field old -> new` (empty when none do)."""
+    return ", ".join(
+        f"{f} {before.get(f, '')} -> {after.get(f, '')}"
+        for f in CABLE_FIELDS
+        if before.get(f, "") != after.get(f, "")
     )
 
 
@@ -172,14 +210,13 @@ def _cables(old: Snapshot, new: Snapshot) -> list[CableChange]:
             left_old.append(row)
             continue
         matched.add(key)
-        fields = [f for f in CABLE_FIELDS if row.get(f, "") != after.get(f, "")]
-        if fields:
+        detail = _changed(row, after)
+        if detail:
             # a different cable on the same ends (part, length, a splitter split in two): a
             # replacement, which may well carry a new ID
-            detail = ", ".join(f"{f} {row.get(f, '')} -> {after.get(f, '')}" for f in fields)
             if after["cable_id"] != row["cable_id"]:
                 detail += f", cable_id {row['cable_id']} -> {after['cable_id']}"
-            changes.append(_cable(CHANGED, after, row["cable_id"], detail))
+            changes.append(_cable(CHANGED, after, row["cable_id"], detail, before=row))
         elif after["cable_id"] != row["cable_id"]:
             changes.append(_cable(RENUMBERED, after, row["cable_id"], f"was {row['cable_id']}"))
     left_new = [row for row in new.cables if _link_key(row) not in matched]
@@ -200,7 +237,13 @@ def _cables(old: Snapshot, new: Snapshot) -> list[CableChange]:
                 f"keep {end_text(kept)}; move the other end from "
                 f"{end_text(goes(row))} to {end_text(target)}"
             )
-            changes.append(_cable(RETERMINATED, after, row["cable_id"], detail, side))
+            other = _changed(row, after)
+            if row.get("cable_part", "") != after.get("cable_part", "") or _amount(
+                row.get("cable_quantity")
+            ) != _amount(after.get("cable_quantity")):
+                # the new run needs another cable (length, part): a new one, the old returned
+                detail += f"; a new cable: {other}"
+            changes.append(_cable(RETERMINATED, after, row["cable_id"], detail, side, row))
             break
         else:
             changes.append(_cable(REMOVED, row))
@@ -238,22 +281,53 @@ def _quantity(row: Row | None) -> float:
     return int(value) if value.is_integer() else value
 
 
-def _bom(old: Snapshot, new: Snapshot) -> list[PartDelta]:
+def _bom(old: Snapshot, new: Snapshot, cables: list[CableChange]) -> list[PartDelta]:
+    """Per part: old and new totals, and what to order and return. Every cable that has to be
+    a new one (added, or replaced by another part or length) is ordered, and every cable that
+    comes out (removed, or replaced) is returned, so a replacement never nets away against a
+    surplus of its old part; the rest of the change (devices, transceivers, parts that no
+    cable row names) is the net delta."""
+    # the legs of a splitter or twin-port cable are rows of one cable ID: counted once
+    new_cables: dict[tuple[str, str], float] = {}
+    old_cables: dict[tuple[str, str], float] = {}
+    for change in cables:
+        if change.change == ADDED or change.replaced:
+            new_cables[(change.cable_id, change.part)] = change.quantity
+        if change.change == REMOVED:
+            old_cables[(change.cable_id, change.part)] = change.quantity
+        elif change.replaced:
+            old_cables[(change.old_id, change.old_part)] = change.old_quantity
+    ordered: dict[str, float] = defaultdict(float)
+    returned: dict[str, float] = defaultdict(float)
+    for (_, part), quantity in new_cables.items():
+        ordered[part] += quantity
+    for (_, part), quantity in old_cables.items():
+        returned[part] += quantity
     deltas: list[PartDelta] = []
-    for part in sorted(old.bom.keys() | new.bom.keys()):
+    for part in sorted(old.bom.keys() | new.bom.keys() | ordered.keys() | returned.keys()):
         before, after = old.bom.get(part), new.bom.get(part)
-        row = after or before
-        assert row is not None
-        delta = PartDelta(
-            part,
-            row.get("description", ""),
-            row.get("category", ""),
-            _quantity(before),
-            _quantity(after),
-        )
-        if delta.delta:
-            deltas.append(delta)
+        row = after or before or {}
+        was, now = _quantity(before), _quantity(after)
+        order, back = ordered[part], returned[part]
+        rest = (now - was) - (order - back)  # what the cable rows leave: spares, devices
+        order, back = order + max(rest, 0), back + max(-rest, 0)
+        if now != was or order or back:
+            deltas.append(
+                PartDelta(
+                    part,
+                    row.get("description", ""),
+                    row.get("category", ""),
+                    was,
+                    now,
+                    _whole(order),
+                    _whole(back),
+                )
+            )
     return deltas
+
+
+def _whole(value: float) -> float:
+    return int(value) if float(value).is_integer() else round(value, 6)
 
 
 def _tiers(snapshot: Snapshot) -> dict[str, Counter[str]]:

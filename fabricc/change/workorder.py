@@ -63,7 +63,8 @@ def _cable_step(change: CableChange) -> tuple[str, str, str, str]:
     if change.change == CHANGED:
         return change.a_rack, "replace cable", span, change.detail
     rack = change.b_rack if change.moved == "b" else change.a_rack
-    return rack, "re-terminate cable", span, change.detail
+    action = "replace cable" if change.replaced else "re-terminate cable"
+    return rack, action, span, change.detail
 
 
 def _config_device(path: str) -> str:
@@ -142,9 +143,10 @@ def files(diff: Diff) -> list[tuple[str, str]]:
             ((c.cable_id, c.change, c.old_id, c.network, c.kind, c.a, c.a_rack, c.b, c.b_rack,
               c.part, c.detail) for c in diff.cables))),
         ("bom-delta.csv", csv_text(
-            ("part_number", "description", "category", "old", "new", "delta"),
+            ("part_number", "description", "category", "old", "new", "delta", "order",
+             "return"),
             ((p.part, p.description, p.category, _amount(p.old), _amount(p.new),
-              _amount(p.delta)) for p in diff.bom))),
+              _amount(p.delta), _amount(p.order), _amount(p.returned)) for p in diff.bom))),
         ("configs.diff", "".join(c.diff for c in diff.configs)),
     ]  # fmt: skip
 
@@ -164,14 +166,22 @@ def summary_lines(diff: Diff) -> list[str]:
         order = (ADDED, REMOVED, RETERMINATED, RENUMBERED, CHANGED)
         return ", ".join(f"{counts[k]} {k}" for k in order if k in counts) or "no change"
 
-    order = [p for p in diff.bom if p.delta > 0]
+    order = [p for p in diff.bom if p.order > 0]
+    back = [p for p in diff.bom if p.returned > 0]
+    replaced = sum(1 for c in diff.cables if c.replaced)
     lines = [
         f"devices: {count(d.change for d in diff.devices)}",
-        f"cables: {count(c.change for c in diff.cables)}",
+        f"cables: {count(c.change for c in diff.cables)}"
+        + (f" ({replaced} of them replaced by a new cable)" if replaced else ""),
         f"configs: {count(c.change for c in diff.configs)}",
         f"parts to order: {len(order)} part numbers"
-        + (f", {_number(sum(p.delta for p in order))} items" if order else ""),
+        + (f", {_number(sum(p.order for p in order))} items" if order else ""),
     ]
+    if back:
+        lines.append(
+            f"parts that come out: {len(back)} part numbers, "
+            f"{_number(sum(p.returned for p in back))} items"
+        )
     lines.extend(diff.topology)
     return lines
 

@@ -17,6 +17,9 @@ from collections import Counter, defaultdict
 
 from fabricc.catalog.models import FORM_ACCEPTS, TransceiverModel
 from fabricc.checks.early import power_hint
+from fabricc.checks.exposure import check_exposure
+from fabricc.checks.imex import check_imex
+from fabricc.checks.optics import check_optics_vendor
 from fabricc.checks.power import check_power
 from fabricc.checks.reach import check_reach
 from fabricc.checks.service_levels import check_service_levels
@@ -468,6 +471,9 @@ def check(fabric: Fabric) -> list[Diagnostic]:
         *check_power(fabric),
         *check_reach(fabric),
         *single_switch(fabric),
+        *check_exposure(fabric),
+        *check_optics_vendor(fabric),
         *check_subnet_managers(fabric),
         *check_service_levels(fabric),
+        *check_imex(fabric),
     ]

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from fabricc.emit import Artifact
 from fabricc.emit.configs import features
+from fabricc.emit.provisioning.k8s import rail_stems
 from fabricc.ir import Fabric
 from fabricc.nccl.document import render
 from fabricc.nccl.environment import INSTALL_DIR, Setting, render_env, settings, topology_path
@@ -76,7 +77,9 @@ def _files(fabric: Fabric, plan: GroupPlan, stem: str, profile: Profile) -> _Fil
             stem,
             xml is not None,
             sharp=_sharp(fabric, plan),
+            sharp_off=_sharp_off(fabric, plan),
             spectrum_x=_spectrum_x(fabric, plan),
+            rail_stems=tuple(rail_stems(fabric)),
         )
     )
     return _Files(stem, plan.model, (plan.group,), xml, entries)
@@ -89,6 +92,15 @@ def _sharp(fabric: Fabric, plan: GroupPlan) -> bool:
     if network is None or network.fabric != "infiniband" or network.name not in fabric.networks:
         return False
     return features.sharp(fabric, network.name)
+
+
+def _sharp_off(fabric: Fabric, plan: GroupPlan) -> str | None:
+    """Why the group's InfiniBand compute network has SHARP off though the spec wants it and its
+    switches have it (no SHARP tree under its routing engine: features.sharp_blocker)."""
+    network = plan.compute
+    if network is None or network.fabric != "infiniband" or network.name not in fabric.networks:
+        return None
+    return features.sharp_blocker(fabric, network.name)
 
 
 def _spectrum_x(fabric: Fabric, plan: GroupPlan) -> bool:

@@ -9,11 +9,13 @@ an equals sign and values are never quoted.
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass
 
 from fabricc.nccl.plan import GroupPlan
 from fabricc.spec.resolve import ResolvedNetwork
-from fabricc.spec.routing import spec_engine
+from fabricc.spec.routing import NUE_ENGINE, NUE_MAX_VLS, spec_engine
+from fabricc.spec.topology import RAIL_ONLY
 
 INSTALL_DIR = "/etc/nccl"  # where README.md tells operators to put the files
 # Interfaces NCCL must not pick for its socket bootstrap when no in-band interface is known:
@@ -38,10 +40,14 @@ def settings(
     has_topology: bool,
     *,
     sharp: bool = False,
+    sharp_off: str | None = None,
     spectrum_x: bool = False,
+    rail_stems: tuple[str, ...] = (),
 ) -> list[Setting]:
     """`sharp`: the InfiniBand compute network runs SHARP (nvidia-sm.conf sharp_enabled 2);
-    `spectrum_x`: the compute network is Ethernet with adaptive routing on its switches."""
+    `sharp_off`: why it does not although the spec wants it (no SHARP tree under its routing);
+    `spectrum_x`: the compute network is Ethernet with adaptive routing on its switches;
+    `rail_stems`: the stems of the names the udev rules give the rail netdevs (rail1, ...)."""
     result: list[Setting] = []
     if has_topology:
         result.append(
@@ -52,12 +58,15 @@ def settings(
             )
         )
     result.extend(_hca(plan))
+    result.extend(_cross_nic(plan))
     result.extend(_qos(plan))
     if sharp and plan.compute is not None:
         result.append(_collnet(plan.compute))
+    elif sharp_off is not None and plan.compute is not None:
+        result.append(_collnet_off(plan.compute, sharp_off))
     if spectrum_x:
         result.append(SPECTRUM_X_PLUGIN)
-    socket = _socket(plan)
+    socket = _socket(plan, rail_stems)
     if socket is not None:
         result.append(socket)
     return result
@@ -89,6 +98,29 @@ def _hca(plan: GroupPlan) -> list[Setting]:
                 f"Rail NICs of {network} in rail order (GPUs {gpus}).",
                 "The leading equals sign asks for exact names: without it a name also",
                 "selects every device it is a prefix of (mlx5_1 takes mlx5_10 and mlx5_11).",
+            ),
+        )
+    ]
+
+
+def _cross_nic(plan: GroupPlan) -> list[Setting]:
+    """Rail-only: no switch joins two rails (every rail is a subnet of its own), so a ring or
+    tree must stay on one NIC. NCCL user guide, Environment Variables, NCCL_CROSS_NIC: 0 "Always
+    use the same NIC for the same ring/tree, to avoid crossing network rails. Suited for networks
+    with per NIC switches (rails), with a slow inter-rail connection"; the default, 2, may still
+    cross NICs where it seems faster."""
+    network = plan.compute
+    if network is None or network.spec.topology != RAIL_ONLY:
+        return []
+    return [
+        Setting(
+            "NCCL_CROSS_NIC",
+            "0",
+            (
+                f"Network {network.name} is rail-only: no switch joins two rails, so NIC k of",
+                "one node reaches only NIC k of the others. Keep every ring and tree on one NIC",
+                "(NCCL user guide, Environment Variables: NCCL_CROSS_NIC; the default, 2, may",
+                "connect different NICs).",
             ),
         )
     ]
@@ -133,6 +165,24 @@ def _collnet(network: ResolvedNetwork) -> Setting:
     )
 
 
+def _collnet_off(network: ResolvedNetwork, reason: str) -> Setting:
+    """CollNet off, said with the reason where the spec wants SHARP but no tree can be built
+    (NCCL's default is off too; the line keeps a later edit from turning it on blindly)."""
+    return Setting(
+        "NCCL_COLLNET_ENABLE",
+        "0",
+        (
+            f"No SHARP in-network reductions (CollNet) on network {network.name}:",
+            *_wrap(reason + "."),
+        ),
+    )
+
+
+def _wrap(text: str, width: int = 88) -> tuple[str, ...]:
+    """A long sentence as comment lines (textwrap, no '=' inside)."""
+    return tuple(textwrap.wrap(text, width))
+
+
 FAT_TREE_ENGINES = "ftree or updn (its opensm.conf names which)"  # auto on a fat-tree
 
 
@@ -149,17 +199,14 @@ def ib_sl_comment(network: ResolvedNetwork) -> tuple[str, ...]:
     so it holds only where the routing engine needs no per-path SL."""
     head = f"InfiniBand service level on network {network.name}: SL 0, the default."
     engine = ib_engine(network)
-    if engine == "torus-2QoS":
+    if engine == NUE_ENGINE:
         return (
             head,
-            "NOT deadlock-free here: torus-2QoS puts the datelines a path crosses in its SL, and",
-            "every application must take the path SL from a path record query (man torus-2QoS),",
-            "while NCCL uses this one SL for every connection - its traffic can close credit",
-            "loops around the rings. With subnet_manager.routing_engine: updn the up/down paths",
-            "from the origin switch (root_guids.conf) are credit-loop free on one SL, over",
-            "longer paths.",
+            "nue routes every path deadlock-free within the VLs it is given: opensm.conf gives",
+            f"it one (nue_max_num_vls {NUE_MAX_VLS}, max_op_vls 1), so every path is on SL 0, the",
+            "one SL NCCL uses (man opensm, Nue).",
         )
-    if engine in ("dfsssp", "nue"):
+    if engine == "dfsssp":
         return (
             head,
             f"{engine} breaks credit loops by giving paths different SLs (VLs), which NCCL",
@@ -173,11 +220,12 @@ def ib_sl_comment(network: ResolvedNetwork) -> tuple[str, ...]:
     )
 
 
-def _socket(plan: GroupPlan) -> Setting | None:
+def _socket(plan: GroupPlan, rail_stems: tuple[str, ...]) -> Setting | None:
     """Where NCCL bootstraps; None for an Ethernet compute network without an in-band one: the
     host script (configs/hosts) writes NCCL_SOCKET_IFNAME into /etc/nccl.conf with the exact
     RoCE netdevs it found excluded, which no prefix here can name (a setting in this file would
-    win over it)."""
+    win over it). An exclusion list names the stems the udev rules rename the rail netdevs to
+    (`rail` matches rail1..rail8: NCCL matches each entry as a prefix)."""
     inband = plan.inband
     netdevs = [p.netdev for p in plan.inband_ports if p.netdev]
     if inband is not None and inband.spec.dual_homed:
@@ -200,6 +248,7 @@ def _socket(plan: GroupPlan) -> Setting | None:
     exclude = list(SOCKET_EXCLUDE)
     if plan.compute is not None and plan.compute.fabric == "infiniband":
         exclude.append("ib")
+    exclude.extend(stem for stem in rail_stems if stem not in exclude)
     where = (
         f"the in-band network {inband.name} (interface names unknown to the catalog)"
         if inband is not None
@@ -210,8 +259,17 @@ def _socket(plan: GroupPlan) -> Setting | None:
         "^" + ",".join(exclude),
         (
             f"Bootstrap over {where}:",
-            "exclude loopback, container and VM bridges"
-            + (" and IPoIB on the compute rails." if "ib" in exclude else "."),
+            *_wrap(
+                "exclude loopback, container and VM bridges"
+                + (", IPoIB on the compute rails (ib*)" if "ib" in exclude else "")
+                + (
+                    " and the rail netdevs the udev rules name ("
+                    + ", ".join(f"{stem}*" for stem in rail_stems)
+                    + ")."
+                    if rail_stems
+                    else "."
+                )
+            ),
             "Replace with the in-band interface name once it is known.",
         ),
     )

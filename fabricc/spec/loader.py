@@ -17,6 +17,7 @@ from fabricc.catalog.loader import LoadedCatalog, load_catalog
 from fabricc.errors import Diagnostic, Location, Severity, SpecError, error, raise_if_errors
 from fabricc.spec import consistency
 from fabricc.spec.models import Spec
+from fabricc.spec.references import check_references
 from fabricc.spec.resolve import ResolvedNetwork, resolve
 from fabricc.spec.validation import validate
 from fabricc.spec.yamlsource import SourceMap, format_path, load_yaml_file
@@ -78,6 +79,10 @@ def load_spec(
             ]
         )
     spec, problems = validate(Spec, data, source)
+    if spec is None:
+        # Schema errors end the round, but names that do not exist are independent mistakes:
+        # they are reported now too, not after the schema errors are fixed.
+        raise_if_errors(_with_references(problems, data, source, path))
     raise_if_errors(problems)
     assert spec is not None
     user_files: list[tuple[Path, str]] = []
@@ -98,8 +103,11 @@ def load_spec(
     raise_if_errors(missing)
     catalog = load_catalog(user_files)
     resolution = resolve(spec, source, catalog)
-    raise_if_errors(resolution.diagnostics)
-    raise_if_errors(consistency.check(spec, source, catalog, resolution.networks))
+    # the cross-field rules read the networks that resolved: their mistakes are independent of
+    # a network that did not, so both phases report in one round
+    raise_if_errors(
+        [*resolution.diagnostics, *consistency.check(spec, source, catalog, resolution.networks)]
+    )
     warnings = tuple(d for d in resolution.diagnostics if d.severity is Severity.WARNING)
     guid_files = _guid_files(path, name, source, resolution.networks)
     return LoadedSpec(
@@ -112,6 +120,33 @@ def load_spec(
         warnings,
         guid_files,
         kept or {},
+    )
+
+
+def _with_references(
+    problems: list[Diagnostic], data: object, source: SourceMap, path: Path
+) -> list[Diagnostic]:
+    """The schema errors and, where the catalog loads, every unknown name the spec refers to
+    (at a place no schema error already speaks of)."""
+    files = data.get("catalog") if isinstance(data, dict) else None
+    if files is not None and not (
+        isinstance(files, list) and all(isinstance(f, str) for f in files)
+    ):
+        return problems
+    user_files = [(path.parent / f, f) for f in files or []]
+    if not all(p.is_file() for p, _ in user_files):
+        return problems
+    try:
+        catalog = load_catalog(user_files)
+    except SpecError:
+        return problems
+    taken = {(d.location, d.path) for d in problems}
+    found = [
+        d for d in check_references(data, source, catalog) if (d.location, d.path) not in taken
+    ]
+    return sorted(
+        [*problems, *found],
+        key=lambda d: (d.location.line, d.location.col) if d.location else (0, 0),
     )
 
 

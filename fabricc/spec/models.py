@@ -254,7 +254,8 @@ class SubnetManager(SpecModel):
     ] = Field(
         "auto",
         description="OpenSM routing engine; 'auto' picks ftree for a symmetric fat-tree, updn "
-        "for another tree, dfsssp for dragonfly-plus, torus-2QoS for a torus and minhop for "
+        "for another tree, dfsssp for dragonfly-plus (dfp in NVIDIA's SM), nue on one VL for a torus "
+        "(torus-2QoS is refused where NCCL runs: it needs per-path SLs) and updn for "
         "rail-only",
     )
     partitions: dict[Name, Partition] = Field(

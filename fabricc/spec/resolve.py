@@ -497,6 +497,12 @@ class _Checker:
             planes = network.planes
             speed = self._attachment_speed(ports, planes, leaf_speeds)
             if speed is None:
+                if group_name in network.subnet_manager.sm_nodes or model.kind in (
+                    "appliance",
+                    "server",
+                ):
+                    self._host_speed_mismatch(network, group_name, member, ports, leaf, path)
+                    continue
                 self.err(
                     f"{network.switches.leaf or leaf.description!r} cannot run any speed that the "
                     f"{network.role} ports of {group.model!r} support",
@@ -534,6 +540,45 @@ class _Checker:
                     "set reserved_slots on the network",
                 )
         return out
+
+    def _host_speed_mismatch(
+        self,
+        network: NetworkSpec,
+        group: str,
+        model: NodeModel,
+        ports: list[PortSpec],
+        leaf: SwitchModel,
+        path: DataPath,
+    ) -> None:
+        """A subnet-manager host, appliance or server whose ports run none of the fabric's
+        speeds (an NDR UFM appliance on an XDR fabric): the fix is another host model, not
+        another leaf switch."""
+        leaf_speeds = sorted(switch_port_speeds(leaf), reverse=True)
+        speeds = sorted({s for p in ports for s in p.speeds}, reverse=True)
+        role = "subnet-manager host" if group in network.subnet_manager.sm_nodes else model.kind
+        fitting = sorted(
+            key
+            for key, other in self.catalog.nodes.items()
+            if other.kind in ("appliance", "server")
+            and any(
+                p.role == network.role and set(p.speeds) & set(leaf_speeds) for p in other.ports
+            )
+        )
+        group_model = self.spec.nodes[group].model
+        self.err(
+            f"the {role} group {group!r} is a {group_model!r}, whose {network.role} ports run "
+            f"{'/'.join(map(str, speeds))} Gb/s; the leaves of this network "
+            f"({switch_key(self.catalog, leaf)!r}) run {'/'.join(map(str, leaf_speeds))} Gb/s, "
+            "so it cannot be cabled in",
+            ("nodes", group, "model"),
+            (
+                f"give group {group!r} a model whose ports run this fabric's speed: "
+                + ", ".join(repr(k) for k in fitting)
+                if fitting
+                else "add a host model with ports at this fabric's speed to a site catalog"
+            )
+            + " (`fabricc catalog MODEL` shows one)",
+        )
 
     @staticmethod
     def _attachment_speed(

@@ -227,6 +227,24 @@ def _diagnostic(
             location=location,
             hint="YAML 1.2: only true/false are booleans (yes/no/on/off are strings)",
         )
+    if kind == "string_type" and path and path[-1] in RATIO_FIELDS:
+        number = value if isinstance(value, int) and not isinstance(value, bool) else None
+        return error(
+            f"expected a ratio 'down:up', got {_describe(value)}",
+            path=where,
+            location=location,
+            hint=f"write '{number}:1' ({number} down for every 1 up), in quotes"
+            if number is not None and number > 0
+            else "write a ratio as 'down:up' in quotes, e.g. '1:1' or '2:1'",
+        )
+    if kind == "string_pattern_mismatch" and isinstance(value, str) and _zero_ratio(value):
+        return error(
+            f"{_describe(value)} is impossible: neither side of a down:up ratio can be 0",
+            path=where,
+            location=location,
+            hint="a leaf without uplinks has no ratio: leave oversubscription out and set "
+            "tiers: 1 for leaves without spines; otherwise e.g. '1:1' or '2:1'",
+        )
     if kind == "string_type":
         return error(
             f"expected a string, got {_describe(value)}",
@@ -251,6 +269,16 @@ def _diagnostic(
         message = str(ctx.get("error", detail["msg"]))
         return error(_lower(message), path=where, location=location)
     return error(_lower(detail["msg"]), path=where, location=location)
+
+
+# the spec fields that take a down:up ratio (models.Ratio)
+RATIO_FIELDS = ("oversubscription",)
+
+
+def _zero_ratio(text: str) -> bool:
+    """'1:0', '0:1': the format of a ratio, with a side that cannot be."""
+    down, colon, up = text.strip().partition(":")
+    return bool(colon) and down.isdigit() and up.isdigit() and 0 in (int(down), int(up))
 
 
 def _lower(text: str) -> str:

@@ -632,9 +632,21 @@ class _Cabler:
         if at == len(modules):
             self._out_of_reach(link, device, info, longest, media, modules, cage_links)
             return ""
-        part = modules[at][1]
+        part = self._own_vendor(device, modules, at)
         self.fabric.modules.append(Module(device, info.cage, part, link.network))
         return part
+
+    def _own_vendor(self, device: str, modules: Sequence[tuple[float, str]], at: int) -> str:
+        """The shortest-reach module from `at` on whose vendor is the switch's own, where the
+        catalog has one (a site catalog's switch and its optics); else the shortest-reach one
+        (checks/optics.py says when a switch gets another vendor's)."""
+        owner = self.fabric.devices[device]
+        switch = self.catalog.switches.get(owner.model) if owner.kind == "switch" else None
+        if switch is not None:
+            for _, part in modules[at:]:
+                if self.catalog.transceivers[part].vendor == switch.vendor:
+                    return part
+        return modules[at][1]
 
     def _out_of_reach(
         self,

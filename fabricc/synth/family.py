@@ -121,15 +121,23 @@ class FamilyBuilder(NetworkBuilder):
         self.fabric.links.append(link)
 
     def host_link(
-        self, host: Host, rail: int, plane: int, switch: str, index: int, breakout: int
+        self,
+        host: Host,
+        rail: int,
+        plane: int,
+        switch: str,
+        index: int,
+        breakout: int,
+        port: int | None = None,
     ) -> None:
-        """Node port `rail` of `host` (its plane share) to the `index`-th port of `switch`."""
+        """Node port `port` (default: `rail`) of `host` (its plane share), on rail `rail`, to
+        the `index`-th port of `switch`."""
         self.link(
             Link(
                 network=self.net.name,
                 kind=ENDPOINT_LEAF,
                 a=host.endpoint.device,
-                a_port=self.endpoint_port(host.attachment, rail, plane),
+                a_port=self.endpoint_port(host.attachment, rail if port is None else port, plane),
                 b=switch,
                 b_port=switch_port(0, index, breakout),
                 speed=host.attachment.speed,

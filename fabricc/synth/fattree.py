@@ -331,6 +331,19 @@ class FatTreeBuilder(NetworkBuilder):
                     "use tiers: auto (or 2), or set uplink_to to connect the leaves elsewhere",
                 )
                 return
+            if len(per_rail) > 1:
+                # one leaf per rail: each rail is an island (bisection 0 between rails); that
+                # is a design of its own, which the spec names (topology: rail-only)
+                on = f" of plane {plane + 1}" if self.spec.planes > 1 else ""
+                self.fail(
+                    f"tiers: 1 leaves the {len(per_rail)} leaves{on} unconnected to each other: "
+                    "without spines a GPU reaches only the nodes on its own leaf (rail), and "
+                    "the network's bisection is 0",
+                    (*self.net.path, "tiers"),
+                    "use tiers: auto (or 2); for one leaf per rail and no spines by design, "
+                    "write topology: rail-only instead of tiers: 1",
+                )
+                return
 
     def _check_ratio(self, classes: list[_Class]) -> None:
         for cls in classes:
@@ -460,6 +473,51 @@ class FatTreeBuilder(NetworkBuilder):
             if port != link.b_port:
                 link = dataclasses.replace(link, b_port=port)
             self._link(link)
+        self._report_rewiring(kept, deferred)
+
+    def _report_rewiring(
+        self, kept: dict[tuple[str, str], tuple[str, str]], deferred: list[tuple[Link, int, int]]
+    ) -> None:
+        """Growth in place that moves installed switch-to-switch cables says so at build time:
+        how many, why (the upper tier was sized for the earlier build's units) and how to avoid
+        it (spines_for_sus for the final size)."""
+        placed = {
+            (link.a, link.a_port): (link.b, link.b_port)
+            for link in self.fabric.links
+            if link.network == self.net.name and link.kind in (LEAF_SPINE, SPINE_CORE)
+        }
+        lower = {link.a for link, _, _ in deferred}
+        spines = set(self.topology.switches.get("spine", []))
+        earlier = {key: upper for key, upper in kept.items() if key[0] in lower}
+        moved: Counter[str] = Counter()
+        uppers: dict[str, set[str]] = {}
+        for key, upper in sorted(earlier.items()):
+            tier = "core" if key[0] in spines else "spine"
+            uppers.setdefault(tier, set()).add(upper[0])
+            if placed.get(key) != upper:
+                moved[tier] += 1
+        if not moved:
+            return
+        shape = [
+            f"{tier}s {len(uppers[tier])} -> {len(self.topology.switches.get(tier, []))}"
+            for tier in ("spine", "core")
+            if tier in uppers and len(uppers[tier]) != len(self.topology.switches.get(tier, []))
+        ]
+        cables = " and ".join(
+            f"{moved[tier]} of {sum(1 for k in earlier if (k[0] in spines) == (tier == 'core'))}"
+            f" installed {kind} cables"
+            for tier, kind in (("spine", LEAF_SPINE), ("core", SPINE_CORE))
+            if moved[tier]
+        )
+        why = f"{', '.join(shape)}: " if shape else ""
+        self.warn(
+            f"growing in place rewires the earlier build: {why}{cables} are re-terminated or "
+            "removed, because its upper tier was sized for its own units",
+            self.net.path,
+            f"to grow without recabling, give the first build spines_for_sus: {self.topology.sus}"
+            " (the final number of units) on this network; `fabricc diff OLD NEW -o DIR` "
+            "writes the work order (keep a copy of the earlier build folder for it)",
+        )
 
     def _wire_endpoints(self, classes: list[_Class]) -> None:
         for cls in classes:
@@ -675,6 +733,7 @@ class FatTreeBuilder(NetworkBuilder):
                     "use 'tiers: 3' (or 'auto'), or a switch with more ports",
                 )
                 return
+            self._appliance_leaf_cost(classes, target, width.switches)
             self._raise_uplinks(classes, width)
             self.topology.tiers = 2
             self.topology.spines_per_pod = width.switches
@@ -688,6 +747,54 @@ class FatTreeBuilder(NetworkBuilder):
                 self._connect(leaves, spines, LEAF_SPINE, spine_breakout, spine_ports)
             return
         self._three_tiers(classes, spine_model, spine_breakout, spine_ports)
+
+    def _appliance_leaf_cost(self, classes: list[_Class], target: list[int], spines: int) -> None:
+        """Appliances (UFM, management servers) that get leaves of their own beside a
+        rail-optimized GPU class cost those leaves and often more spines; RA-11333 puts them on
+        reserved leaf ports instead. Say what it costs and how to avoid it."""
+        own = [
+            c
+            for c in classes
+            if not c.rail
+            and all(not p.in_units and p.model.kind in ("appliance", "server") for p in c.plans)
+        ]
+        rail = next((c for c in classes if c.rail), None)
+        if not own or rail is None or self.spec.role != "compute":
+            return
+        rest = [i for i, c in enumerate(classes) if c not in own]
+        without = self._two_tier([classes[i] for i in rest], [target[i] for i in rest])
+        leaves = sum(c.leaf_count for c in own) * self.spec.planes
+        groups = sorted({a.group for c in own for a in c.attachments})
+        ports = sum(
+            len(self.plans[a.group].endpoints) * len(a.ports) for c in own for a in c.attachments
+        )
+        cost = f"{leaves} leaf switch(es) of their own"
+        if without is not None and without.switches < spines:
+            cost += (
+                f" and {spines - without.switches} more spine(s) per plane "
+                f"({without.switches} -> {spines}, to give every leaf the same links to every "
+                "spine)"
+            )
+        slots = -(-ports // (rail.rails * self.spec.planes))
+        plan = rail.plans[0]
+        fits = rail.sus * plan.su_size - slots
+        if plan.rack_scale:
+            hint = (
+                f"RA-11333 puts UFM on reserved leaf ports instead: set reserved_slots: {slots} "
+                f"on this network and endpoints: {{{groups[0]}: {{reserved: true}}}} (the first "
+                "unit's leaves need that many spare ports: a smaller su_size leaves them)"
+            )
+        else:
+            hint = (
+                "RA-11333 puts UFM on leaf ports the first unit reserves, as fabricc does by "
+                f"default where that adds no unit: with up to {fits} {plan.name} nodes they "
+                f"keep {rail.sus} unit(s) and take no switch of their own"
+            )
+        self.warn(
+            f"the {ports} {self.spec.role} port(s) of {', '.join(map(repr, groups))} cost {cost}",
+            self.net.path,
+            hint,
+        )
 
     def _raise_uplinks(self, classes: list[_Class], width: TreeWidth) -> None:
         """Leaves of a class that reach every spine only with more uplinks than their ratio
@@ -865,6 +972,21 @@ class FatTreeBuilder(NetworkBuilder):
             if block is None:
                 return
             blocks.append(block)
+        if sum(b.target for b in blocks) == 1:
+            # Spine j of every group joins core group j: with one group (and none reserved to
+            # come) each core meets a single spine, and no path between two leaves crosses it.
+            # A warning, not an error: a fabric may be started on three tiers and grow.
+            block = blocks[0]
+            self.warn(
+                f"tiers: 3 builds one spine-leaf group here ({len(block.pods[0][0])} leaves "
+                f"under {block.width} spines): each core joins one spine over "
+                f"{block.spine_up} parallel links and carries no traffic, since every path "
+                "between two leaves turns at the spines",
+                path,
+                "use tiers: 2 (the same leaves and spines without the cores), split the units "
+                "into several spine-leaf groups (pod_sus: 1, or spine_leaf_groups.per_su), or "
+                "size the core for the groups to come (spines_for_sus)",
+            )
         core_model = self.catalog.switches[self.net.switch_models["core"]]
         # spine-core links run at the speed spine and core share, which may be faster than the
         # leaf-spine links: a spine's uplinks carry its downlinks' bandwidth in fewer ports

@@ -57,7 +57,7 @@ class GroupPlan:
         return self.su_size * self.units_per_node
 
 
-def _default_su_size(fabric: Fabric, group: str, units: int) -> tuple[int, int]:
+def default_su_size(fabric: Fabric, group: str, units: int) -> tuple[int, int]:
     """SU size = endpoints one rail leaf serves; reserved = most slots any network holds."""
     loaded = fabric.loaded
     catalog = loaded.catalog.catalog
@@ -99,7 +99,7 @@ def plan_groups(fabric: Fabric, problems: list[Diagnostic]) -> dict[str, GroupPl
             assert tray is not None, f"{group.model}: a rack system without a compute tray"
             model = tray[1]
             units = system.rack_scale.tray_count
-        default_size, reserved = _default_su_size(fabric, name, units)
+        default_size, reserved = default_su_size(fabric, name, units)
         su_size = group.su_size or default_size or group.count
         if rack_scale:
             reserved = 0  # whole racks: appliances use spare leaf ports instead

@@ -15,6 +15,7 @@ from fabricc.ir import Fabric
 from fabricc.spec.loader import LoadedSpec
 from fabricc.spec.yamlsource import format_path
 from fabricc.synth.addressing import assign_addresses
+from fabricc.synth.appliances import reserve_for_sm_hosts
 from fabricc.synth.cabling import cable_design
 from fabricc.synth.nodes import expand_nodes, plan_groups
 from fabricc.synth.oob import UPLINK_PORTS, build_oob, connect_uplinks, uplink_speed
@@ -56,6 +57,9 @@ def synthesize(loaded: LoadedSpec, stage: Stage = quiet) -> Fabric:
     tier) instead of failing.
     """
     guests: dict[str, Guests] = {}
+    # SM appliances onto the first unit's reserved leaf ports (RA-11333) before units are
+    # planned: the reservation changes how many nodes the first unit holds
+    loaded = reserve_for_sm_hosts(loaded)
     with fewer_collections():
         for _ in range(MAX_PASSES):
             try:

@@ -3,7 +3,8 @@
 Consumes a ResolvedNetwork and the node plans; produces the rail leaves and the node links of a
 rail-only network (Wang et al. 2023, "How to Build Low-cost Networks for Large Language Models
 (without Sacrificing Performance)"): NIC k of every node, of every scalable unit, goes to the
-rail-k leaf, at the port of the node's position in the network. Traffic between rails crosses
+rail-k leaf, at the port of the node's position in the network; nodes with fewer ports than
+rails (appliances) take the rails in turn (first_rails). Traffic between rails crosses
 the nodes' NVLink domain first (NCCL PXN), so every rail's nodes must fit one leaf's ports: the
 limit is the leaf's port count at the node speed, and a larger design is an error naming it.
 """
@@ -12,7 +13,24 @@ from __future__ import annotations
 
 from fabricc.catalog.models import switch_key
 from fabricc.spec.topology import RAIL_ONLY
-from fabricc.synth.family import FamilyBuilder
+from fabricc.synth.family import FamilyBuilder, Host
+
+
+def first_rails(hosts: list[Host], rails: int) -> list[int]:
+    """The rail of each host's first port: 0 for a node with a port per rail (port k on rail
+    k); a narrower node (an appliance: a UFM with one port) starts where the previous narrow
+    one stopped, so that such nodes spread over the rails - every rail is a subnet of its own,
+    and each needs its subnet-manager host."""
+    result = []
+    turn = 0
+    for host in hosts:
+        ports = len(host.attachment.ports)
+        if ports >= rails:
+            result.append(0)
+            continue
+        result.append(turn % rails)
+        turn += ports
+    return result
 
 
 class RailOnlyBuilder(FamilyBuilder):
@@ -25,7 +43,11 @@ class RailOnlyBuilder(FamilyBuilder):
         ports, breakout = self.ports_at(self.leaf_model, speed)
         hosts = self.hosts()
         rails = self.rails()
-        per_rail = [sum(1 for h in hosts if len(h.attachment.ports) > r) for r in range(rails)]
+        first = first_rails(hosts, rails)
+        per_rail = [0] * rails
+        for host, start in zip(hosts, first, strict=True):
+            for k in range(len(host.attachment.ports)):
+                per_rail[(start + k) % rails] += 1
         if max(per_rail) > ports:
             rail = per_rail.index(max(per_rail))
             self.fail(
@@ -43,9 +65,11 @@ class RailOnlyBuilder(FamilyBuilder):
         ]
         for plane in range(self.spec.planes):
             position = [0] * rails
-            for host in hosts:
-                for rail in range(len(host.attachment.ports)):
-                    self.host_link(host, rail, plane, leaves[plane][rail], position[rail], breakout)
+            for host, start in zip(hosts, first, strict=True):
+                for k in range(len(host.attachment.ports)):
+                    rail = (start + k) % rails
+                    leaf = leaves[plane][rail]
+                    self.host_link(host, rail, plane, leaf, position[rail], breakout, port=k)
                     position[rail] += 1
         self.topology.tiers = 1
         self.leaf_class(ports, 0, speed, rail=True)

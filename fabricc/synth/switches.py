@@ -9,7 +9,8 @@ A switch's number `n` (and `Device.index`) counts within its series: its network
 and - for leaves - leaf class. Each series grows on its own, so adding scalable units, nodes,
 storage arrays or a plane appends to a series or opens a new one and never renames a switch of
 another. The default patterns tell the series apart: the network's second and later leaf classes
-add their name ("storage-array-leaf001" beside "storage-leaf001"), and the second and later
+add their node group's name (series_mark; where the network's name says it already, the
+group's model: "storage-array-leaf001" beside "storage-leaf001"), and the second and later
 planes add "p<plane>" ("compute-p2-leaf001"), as cable IDs add "-P2". A written pattern applies
 to every series; where it does not tell them apart (no {group} or {plane}), the build reports the
 name generated twice at the pattern.
@@ -32,6 +33,18 @@ def default_pattern(role: str, series: str | None, plane: int | None) -> str:
     pattern: str = Hostnames.model_fields[role].default
     marks = (f"-{series}" if series else "") + (f"-p{plane + 1}" if plane else "")
     return pattern.replace("{network}", "{network}" + marks, 1)
+
+
+def series_mark(network: str, series: str, model: str | None) -> str:
+    """What a leaf class adds to the default names: its node group's name, unless the network's
+    name already says every word of it - then its node model's name less those words - so node
+    group storage (storage arrays) on network storage gives storage-array-leaf001, not
+    storage-storage-leaf001."""
+    said = set(network.split("-"))
+    if not set(series.split("-")) <= said:
+        return series
+    rest = "-".join(word for word in (model or "").split("-") if word and word not in said)
+    return rest or series
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,10 +78,16 @@ def add_switch(
     index = counts.get(key, 0)
     counts[key] = index + 1
     hostnames = network.spec.hostnames
+    nodes = fabric.loaded.spec.nodes
+    mark = (
+        series_mark(network.name, series, nodes[series].model if series in nodes else None)
+        if series is not None
+        else None
+    )
     pattern = (
         getattr(hostnames, role)
         if role in hostnames.model_fields_set
-        else default_pattern(role, series, plane)
+        else default_pattern(role, mark, plane)
     )
     values = {
         field: (value + 1 if value is not None else 0)

@@ -15,6 +15,7 @@ from __future__ import annotations
 from fabricc.catalog.models import SwitchModel
 from fabricc.ir import GLOBAL, LEAF_SPINE, SPINE_CORE, TORUS, Fabric, Link
 from fabricc.spec.adaptive import adaptive_routing_possible, routes_adaptively_at
+from fabricc.spec.routing import sharp_tree_blocker
 
 # links between two switches of a network: where adaptive routing picks among paths
 SWITCH_LINKS = frozenset({LEAF_SPINE, SPINE_CORE, GLOBAL, TORUS})
@@ -97,6 +98,20 @@ def sharp_capable(fabric: Fabric, network: str) -> bool:
 
 def sharp(fabric: Fabric, network: str) -> bool:
     """subnet_manager.sharp (default: on for compute networks, off for storage and the
-    others), where every switch model of the network does SHARP."""
-    wanted = fabric.loaded.networks[network].spec.wants_sharp
-    return wanted and sharp_capable(fabric, network)
+    others), where every switch model of the network does SHARP and NVIDIA's SM routes with an
+    engine SHARP's Aggregation Manager builds trees under (spec.routing.sharp_tree_blocker)."""
+    spec = fabric.loaded.networks[network].spec
+    return (
+        spec.wants_sharp
+        and sharp_capable(fabric, network)
+        and sharp_blocker(fabric, network) is None
+    )
+
+
+def sharp_blocker(fabric: Fabric, network: str) -> str | None:
+    """Why SHARP is off although the spec wants it and the switches have it: no SHARP tree
+    can be built under the network's routing engine; None otherwise."""
+    spec = fabric.loaded.networks[network].spec
+    if not spec.wants_sharp or not sharp_capable(fabric, network):
+        return None
+    return sharp_tree_blocker(spec)

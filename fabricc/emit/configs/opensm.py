@@ -9,11 +9,13 @@ default partition plus the spec's tenant partitions, members = port GUIDs of the
 groups, IPoIB MTU by link speed) and guids.yaml (every IB node name with its GUID, in the format
 subnet_manager.guids reads back). With several subnet-manager nodes, the first is the master
 (sm_priority 15) and the others standbys with falling priorities (their `opensm -p` in the file).
-Where the network wants adaptive routing or SHARP and its switches have them, nvidia-sm.conf is
-the same file for NVIDIA's SM (UFM, MLNX OpenSM) with its AR routing engine (ar_updn with the
-root GUID file over a fat-tree, NDR and XDR alike) and sharp_enabled, and with SHARP on
-ufm-gv-sharp.cfg starts UFM's SHARP Aggregation Manager; opensm.conf stays what upstream OpenSM
-reads. Files name their siblings by absolute path under SM_DIR, where the provisioning system
+Where NVIDIA's SM (UFM, MLNX OpenSM) would run anything else, nvidia-sm.conf is the same file
+for it: its engine for the topology (ar_updn with the root GUID file over a fat-tree, NDR and
+XDR alike; dfp on a Dragonfly+: spec/routing.py), sharp_enabled (2, or 1 with the reason where
+SHARP's Aggregation Manager builds no tree under the engine), and for XDR subnets, which
+upstream OpenSM 3.3.x cannot run; with SHARP on ufm-gv-sharp.cfg starts UFM's SHARP Aggregation
+Manager. opensm.conf stays what upstream OpenSM reads; each file's header says which SM it is
+for. Files name their siblings by absolute path under SM_DIR, where the provisioning system
 puts them on the subnet-manager node.
 """
 
@@ -24,12 +26,17 @@ from dataclasses import dataclass
 from fabricc.checks.guids import guid_text
 from fabricc.emit import Artifact
 from fabricc.emit.configs.context import ConfigContext
-from fabricc.emit.configs.features import adaptive_routing, sharp, sharp_capable
+from fabricc.emit.configs.features import adaptive_routing, sharp, sharp_blocker, sharp_capable
 from fabricc.emit.configs.ibfabric import IbSubnet
 from fabricc.emit.configs.torus2qos import torus_conf
 from fabricc.emit.templating import render
 from fabricc.errors import DesignError, error
-from fabricc.spec.routing import TORUS_ENGINE
+from fabricc.spec.routing import (
+    NUE_ENGINE,
+    NUE_MAX_VLS,
+    TORUS_ENGINE,
+    nvidia_family_engine,
+)
 from fabricc.spec.yamlsource import format_path
 
 SM_DIR = "/etc/opensm"
@@ -65,6 +72,13 @@ MASTER_PRIORITY = 15  # highest sm_priority: the master; standbys count down fro
 # the ar_updn routing mode is supported", "The root_guid file must be provided by the customer",
 # "The ar_ftree routing mode is no longer supported for XDR topologies".
 AR_ENGINES = {"ftree": "ar_updn", "updn": "ar_updn", "ar_updn": "ar_updn", "dor": "ar_dor"}
+# engines of NVIDIA's SM that route adaptively themselves, with their AR group algorithm
+# (InfiniBand Cluster Bring-up Procedure, "Adaptive Routing": "DF_PLUS: This algorithm is
+# designed for the Dragonfly plus topology")
+AR_NATIVE = {"dfp": "DF_PLUS"}
+# Upstream OpenSM's highest link speed (linux-rdma/opensm include/iba/ib_types.h, 3.3.x: NDR);
+# an XDR subnet (800G ports) is NVIDIA's SM's alone.
+UPSTREAM_MAX_GBPS = 400
 # NVIDIA SM sharp_enabled: 0 ignore SHARP, 1 disable it on every SHARP switch, 2 enable it (the
 # values of MLNX OpenSM's opensm.conf; Mellanox/nccl-rdma-sharp-plugins .ci/configure_sharp.sh
 # checks for "sharp_enabled 2" before it starts the SHARP Aggregation Manager) - the scale of
@@ -137,31 +151,61 @@ def sm_nodes(subnet: IbSubnet) -> list[SmNode]:
 @dataclass(frozen=True, slots=True)
 class NvidiaSm:
     engine: str
-    engine_note: str
+    engine_reason: str  # the "# Routing:" line: why this engine
+    engine_note: str  # adaptive routing over it, or why not
     sharp: int | None
+    sharp_note: str  # why SHARP is on or off
+
+
+def upstream_limit(ctx: ConfigContext, subnet: IbSubnet) -> str | None:
+    """Why upstream OpenSM 3.3.x cannot run this subnet (links faster than NDR), or None."""
+    speed = ctx.fabric.loaded.networks[subnet.network].fabric_speed
+    if speed <= UPSTREAM_MAX_GBPS:
+        return None
+    return (
+        f"its {speed}G links are XDR, beyond upstream OpenSM 3.3.x (its highest link speed is "
+        "NDR: linux-rdma/opensm include/iba/ib_types.h)"
+    )
 
 
 def nvidia_sm(ctx: ConfigContext, subnet: IbSubnet) -> NvidiaSm | None:
-    """What nvidia-sm.conf changes, or None when the network wants neither AR nor SHARP (or its
-    switches have neither)."""
+    """What nvidia-sm.conf changes, or None where NVIDIA's SM would run opensm.conf as it is
+    (the same engine, SHARP not on, links upstream OpenSM knows)."""
+    spec = ctx.fabric.loaded.networks[subnet.network].spec
+    family = nvidia_family_engine(spec)
+    base, reason = family if family is not None else (subnet.engine, subnet.engine_reason)
     ar = adaptive_routing(ctx.fabric, subnet.network)
-    engine, note = subnet.engine, "adaptive routing off"
-    if ar and subnet.engine in AR_ENGINES:
-        engine = AR_ENGINES[subnet.engine]
-        note = f"adaptive routing over {subnet.engine}" + (
+    engine, note = base, "adaptive routing off"
+    if ar and base in AR_ENGINES:
+        engine = AR_ENGINES[base]
+        note = f"adaptive routing over {base}" + (
             " as ar_updn with the root GUID file (NVIDIA's AR engine for fat-trees, the only one"
             " UFM supports on XDR)"
             if engine == "ar_updn"
             else ""
         )
+    elif ar and base in AR_NATIVE:
+        note = f"adaptive routing by {base} itself ({AR_NATIVE[base]} AR groups)"
     elif ar:
-        note = f"{subnet.engine} has no adaptive-routing engine"
-    level = None
+        note = f"{base} has no adaptive-routing engine"
+    level, sharp_note = None, ""
+    blocker = sharp_blocker(ctx.fabric, subnet.network)
     if sharp_capable(ctx.fabric, subnet.network):
-        level = SHARP_ON if sharp(ctx.fabric, subnet.network) else SHARP_OFF
-    if engine == subnet.engine and level != SHARP_ON:
+        on = sharp(ctx.fabric, subnet.network)
+        level = SHARP_ON if on else SHARP_OFF
+        sharp_note = (
+            "on (subnet_manager.sharp)"
+            if on
+            else f"off: {blocker}"
+            if blocker is not None
+            else "off (subnet_manager.sharp)"
+        )
+    # opensm.conf serves NVIDIA's SM as well where nothing here differs; a SHARP that cannot
+    # build trees is said off (sharp_enabled 1) with the reason
+    same = engine == subnet.engine and level != SHARP_ON and blocker is None
+    if same and upstream_limit(ctx, subnet) is None:
         return None
-    return NvidiaSm(engine, note, level)
+    return NvidiaSm(engine, reason, note, level, sharp_note)
 
 
 def data_vls(engine: str) -> int:
@@ -220,6 +264,7 @@ def _files(engine: str, subnet: IbSubnet, computes: bool) -> dict[str, str | Non
         else None,
         "cn_guid_file": f"{SM_DIR}/cn_guids.conf" if engine == "ftree" and computes else None,
         "torus_config": f"{SM_DIR}/torus-2QoS.conf" if engine == TORUS_ENGINE else None,
+        "nue_max_num_vls": str(NUE_MAX_VLS) if engine == NUE_ENGINE else None,
         "partition_config_file": f"{SM_DIR}/partitions.conf",
         "config_file": f"{SM_DIR}/opensm.conf",
     }
@@ -232,25 +277,38 @@ def opensm_files(ctx: ConfigContext, subnet: IbSubnet) -> list[Artifact]:
     files = _files(subnet.engine, subnet, bool(computes))
     values_sm_nodes = sm_nodes(subnet)
     values = {
+        "upstream_limit": upstream_limit(ctx, subnet),
         "design": design,
         "subnet": subnet,
         "sm_nodes": values_sm_nodes,
         "qos": _qos(subnet.engine),
     }
     folder = f"configs/{subnet.folder}"
+    nvidia = nvidia_sm(ctx, subnet)
     artifacts: list[Artifact] = [
         (
             f"{folder}/opensm.conf",
-            render("opensm/opensm.conf.j2", nvidia=None, files=files, **values),
+            render(
+                "opensm/opensm.conf.j2",
+                nvidia=None,
+                has_nvidia=nvidia is not None,
+                files=files,
+                **values,
+            ),
         )
     ]
-    nvidia = nvidia_sm(ctx, subnet)
     nvidia_files = _files(nvidia.engine, subnet, bool(computes)) if nvidia is not None else {}
     if nvidia is not None:
         artifacts.append(
             (
                 f"{folder}/nvidia-sm.conf",
-                render("opensm/opensm.conf.j2", nvidia=nvidia, files=nvidia_files, **values),
+                render(
+                    "opensm/opensm.conf.j2",
+                    nvidia=nvidia,
+                    has_nvidia=True,
+                    files=nvidia_files,
+                    **values,
+                ),
             )
         )
     if nvidia is not None and nvidia.sharp == SHARP_ON:

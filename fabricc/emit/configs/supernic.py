@@ -7,16 +7,18 @@ network's QoS plan and the node model's host topology (PCI bus id of each comput
 produces configs/supernic/<model>.sh: one `mlxconfig set` per compute NIC with the non-volatile
 settings of NVIDIA's Spectrum-X profile - RoCE adaptive routing on the NIC (with switch adaptive
 routing packets arrive out of order, which a plain RoCE NIC does not accept), programmable
-congestion control, and for a port split across planes its two PCI functions - and
-configs/supernic/<model>.yaml: the Network Operator's NicConfigurationTemplate asking for the
-same profile where the platform is known to it.
+congestion control, SR-IOV with one VF, and for a port split across planes its two PCI
+functions -, configs/supernic/<model>-runtime.sh: the profile's runtimeConfig (adaptive
+retransmission, tx window, adaptive-routing force, Spectrum-X congestion control on and DCQCN
+off, the pure-L3 inter-packet gap; spectrumx_runtime.py) and configs/supernic/<model>.yaml: the
+Network Operator's NicConfigurationTemplate asking for the same profile where the platform is
+known to it.
 
 Values: github.com/Mellanox/nic-configuration-operator, bindata/spectrum-x/RA2.2.yaml
 (commit 597a544), mlxConfig for ConnectX-8 (device id 1023): `swplb` (software packet load
 balancing over planes, breakout 2) or `none`; the NicConfigurationTemplate fields from its
-api/v1alpha1/nicconfigurationtemplate_types.go and docs/examples/spectrum-x. The runtime part of
-the profile (RoCE and congestion-control parameters written through DOCA DMS) is the operator's
-to apply; the host scripts (configs/hosts) keep setting trust, PFC and ECN.
+api/v1alpha1/nicconfigurationtemplate_types.go and docs/examples/spectrum-x. The host scripts
+(configs/hosts) keep setting trust, PFC and ECN.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from fabricc.emit import Artifact
 from fabricc.emit.configs.context import ConfigContext
 from fabricc.emit.configs.features import adaptive_routing
 from fabricc.emit.configs.hosts import pci_addresses
+from fabricc.emit.configs.spectrumx_runtime import Nic, runtime_script
 from fabricc.ir import ENDPOINT_LEAF
 
 PROFILE = "RA2.2"
@@ -34,8 +37,8 @@ SOURCE = (
     "github.com/Mellanox/nic-configuration-operator bindata/spectrum-x/RA2.2.yaml (commit 597a544)"
 )
 # mlxConfig of the profile for ConnectX-8 (PCI device id 1023): split across two planes
-# (swplb, breakout 2) and unsplit (none). The VF settings (SRIOV_EN, NUM_OF_VFS) are the
-# operator's Kubernetes plumbing and left out of the script.
+# (swplb, breakout 2) and unsplit (none), postBreakout with its one virtual function (SRIOV_EN 1,
+# NUM_OF_VFS 1: the profile's, which the operator's CRD also requires with Spectrum-X: numVfs 1).
 SPLIT_2 = (
     ("NUM_OF_PF", "2"),
     ("NUM_OF_PLANES_P1", "0"),
@@ -46,6 +49,8 @@ SPLIT_2 = (
 )
 POST_BREAKOUT = (
     ("LINK_TYPE_P1", "2"),  # Ethernet
+    ("SRIOV_EN", "1"),
+    ("NUM_OF_VFS", "1"),
     ("ROCE_ADAPTIVE_ROUTING_EN", "1"),
     ("USER_PROGRAMMABLE_CC", "1"),
     ("TX_SCHEDULER_LOCALITY_MODE", "2"),
@@ -101,6 +106,18 @@ def supernic_files(ctx: ConfigContext) -> list[Artifact]:
             continue  # the profile's values are the ConnectX-8 ones
         planes = fabric.networks[network].planes
         files.append(_script(ctx, model_name, network, list(nics.values()), cnp_dscp))
+        files.append(
+            (
+                f"configs/supernic/{model_name}-runtime.sh",
+                runtime_script(
+                    model_name,
+                    fabric.name,
+                    [Nic(n.port, n.pci, n.split) for n in nics.values()],
+                    planes,
+                    SOURCE,
+                ),
+            )
+        )
         platform = PLATFORMS.get(model_name)
         if platform is not None:
             split = any(n.split for n in nics.values())
@@ -126,6 +143,7 @@ def _script(
         "# RoCE adaptive routing on the NIC (the switches spray packets adaptively), programmable",
         "# congestion control, and two PCI functions per NIC where a port is split across planes.",
         "# Needs mlxconfig (NVIDIA MFT) and root; takes effect after mlxfwreset or a reboot.",
+        f"# Then run {model}-runtime.sh at every boot (the profile's runtime settings).",
         "set -eu",
         "",
     ]

@@ -67,13 +67,21 @@ class Rail:
         return f"rdma_{self.name}"
 
 
+def rail_stems(fabric: Fabric) -> list[str]:
+    """The stem of the rail interface names the udev rules give, per compute network in spec
+    order: `rail` (`n<i>rail` with several compute networks), then the rail number and, on
+    multi-plane fabrics, `p<plane>`. NCCL's socket exclusion reads the same stems."""
+    networks = compute_networks(fabric)
+    return [f"n{i + 1}rail" if len(networks) > 1 else "rail" for i in range(len(networks))]
+
+
 def rails(fabric: Fabric) -> list[Rail]:
     networks = compute_networks(fabric)
+    stems = rail_stems(fabric)
     of_port = port_devices(fabric)
     found: dict[tuple[str, int, int], Rail] = {}
     for index, network in enumerate(networks):
         planes = fabric.networks[network].planes
-        prefix = f"n{index + 1}" if len(networks) > 1 else ""
         kind = fabric.loaded.networks[network].fabric or "ethernet"
         seen: dict[tuple[str, int], int] = {}  # (host, plane) -> its cables so far
         for link in host_links(fabric, network):
@@ -84,7 +92,7 @@ def rails(fabric: Fabric) -> list[Rail]:
             seen[(host.name, plane)] = seen.get((host.name, plane), 0) + 1
             key = (network, number, plane)
             if key not in found:
-                name = f"{prefix}rail{number + 1}" + (f"p{plane + 1}" if planes > 1 else "")
+                name = f"{stems[index]}{number + 1}" + (f"p{plane + 1}" if planes > 1 else "")
                 found[key] = Rail(network, number, plane, name, kind)
             rail = found[key]
             rdma, _ = of_port[host.model, link.a_port]
