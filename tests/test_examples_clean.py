@@ -24,19 +24,7 @@ KNOWN = {
     ),
     # the storage nodes' two ports share a leaf: on routed (RoCE) leaves fabricc has no way yet to
     # spread them (dual_homed cables MLAG peer links that the RoCE configs do not configure)
-    "gb300-nvl72-spectrum-x": (
-        "160 node(s) of storage (nvl72, storage) have every port on one leaf",
-    ),
-    # the RA's 5 m ACC splitters from the NVL72 racks to their leaves: some runs need the
-    # family's longest length (checks/reach.py says so, as a site engineer should hear)
-    "gb200-nvl72-su": ("43 mca7j60 cables of network compute are ordered at the family's",),
-    "mixed-gb200-gb300": ("86 mca7j60 cables of network compute are ordered at the family's",),
-    # 4 HGX B300 per rack (58 kW) in air: the catalog gives hgx-b300 no liquid share, so the
-    # racks exceed what a room cools by air (rear-door or liquid cooling is the site's answer)
-    "spectrum-x-2plane": tuple(
-        f"rack B0{n} gives {kw} kW of heat to the air"
-        for n, kw in ((1, "58.0"), (2, "58.0"), (4, "58.0"), (5, "58.1"))
-    ),
+    "gb300-nvl72-spectrum-x": ("160 node(s) of storage (nvl72, storage) have every port on one leaf",),
     "superpod-h100-4su": (
         "InfiniBand subnet storage has no",
         "8 node(s) of storage (storage) have every port on one leaf",

@@ -11,13 +11,13 @@ bom/power-cords.csv), the capacity analysis and the rack diagrams and report, so
 layer reads the same numbers from below rather than from another.
 
 Cords: a rack's PDUs alternate over the feeds (pdu1 A, pdu2 B, pdu3 A, ...). A device's supplies
-are dealt over the feeds first, in turn from the least loaded (a 1+1 switch on three feeds takes
-the two lightest), and, within a feed, each to the PDU with the most free outlets of its kind,
-so that losing one feed or one PDU loses as few supplies of any device as the PDUs allow. Power
-shelves alternate over the feeds the same way (shelf 1 A, shelf 2 B, ...) and share the busbar
-load evenly; the management switches of a rack-scale system's rack hang on its busbar (NVIDIA
-Enterprise Reference Architecture for NVL72 AI factories, "System Hardware & Components": the
-in-rack SN2201 switches are fed from the rack's DC busbar).
+are dealt over the feeds first (PSU i on feed i mod feeds, as the rack layout counts outlets)
+and, within a feed, each to the PDU with the most free outlets of its kind, so that losing one
+feed or one PDU loses as few supplies of any device as the PDUs allow. Power shelves alternate
+over the feeds the same way (shelf 1 A, shelf 2 B, ...) and share the busbar load evenly; the
+management switches of a rack-scale system's rack hang on its busbar (NVIDIA Enterprise
+Reference Architecture for NVL72 AI factories, "System Hardware & Components": the in-rack
+SN2201 switches are fed from the rack's DC busbar).
 """
 
 from __future__ import annotations
@@ -192,10 +192,8 @@ def _plug(device: Device, facts: Physical, feeds: list[Feed]) -> Supplied:
     outlet = OUTLET_OF[facts.inlet]
     share = device.power_w / facts.psus
     cords = []
-    # the least loaded feed first: a 1+1 switch on three feeds takes the two lightest
-    order = sorted(range(len(feeds)), key=lambda k: (feeds[k].load_w, k))
     for psu in range(facts.psus):
-        feed = feeds[order[psu % len(feeds)]]
+        feed = feeds[psu % len(feeds)]
         pdu = max(feed.pdus, key=lambda p: (p.outlets[outlet] - p.used[outlet], -p.load_w))
         pdu.used[outlet] += 1
         pdu.load_w += share

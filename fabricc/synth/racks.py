@@ -19,7 +19,6 @@ rack-scale systems keep their catalog positions. Every rack gets its PDUs.
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -770,11 +769,9 @@ def layout(
 def pdus_for(fabric: Fabric, plan: RackPlan) -> int:
     """PDUs of a rack: site.rack.pdus (over site.rack.feeds feeds), or more when a node's power
     supplies must be spread wider to survive the loss of one PDU (DGX H100, 4 + 2 supplies: 3);
-    none in a rack-scale system's rack whose power shelves feed all it holds. Each feed gets
-    PDUs enough that those left after losing a feed carry the rack's budget (site.rack.power_kw;
-    a switch rack's air_cooled_kw where lower): sized by the budget, which the layout keeps
-    every rack within, not by the load, which would move every later device as a rack fills.
-    Whether the cords spread so that they do is checked (checks/power.py)."""
+    none in a rack-scale system's rack whose power shelves feed all it holds. Whether the PDUs
+    left after losing a feed carry the rack is checked (checks/power.py), not sized here: a
+    PDU count that followed the load would move every later device as a rack fills."""
     rack = fabric.loaded.spec.site.rack
     if not rack.pdus:
         return 0
@@ -784,13 +781,6 @@ def pdus_for(fabric: Fabric, plan: RackPlan) -> int:
         return 0  # a rack-scale system's rack: its shelves feed everything in it, SN2201s too
     nodes = fabric.loaded.catalog.catalog.nodes
     counts = [rack.pdus, *(nodes[d.model].power_feeds for d in plan.devices if d.kind == "node")]
-    pdu = fabric.loaded.catalog.catalog.parts.get(rack.pdu_model)
-    feeds = min(rack.feeds, len(FEEDS))
-    if pdu is not None and pdu.rating_w and feeds > 1:
-        budget = rack.power_kw * 1000
-        if plan.role in ("central", "network"):
-            budget = min(budget, rack.air_cooled_kw * 1000)
-        counts.append(feeds * math.ceil(budget / ((feeds - 1) * pdu.rating_w)))
     return max(counts)
 
 
