@@ -551,11 +551,16 @@ def test_parts_to_order_cover_every_cable_whose_part_changes(tmp_path: Path) -> 
     """Growing into a doubled spine tier re-terminates cables onto other lengths: each is a
     replacement in the work order, ordered new and its old part returned, not netted against
     the surplus of the old length."""
-    small = _spec(tmp_path, "small.yaml", SUPERPOD.replace("count: 127\n", "count: 63\n"))
+    # the runs this scenario was written with: switch racks packed without an air limit or
+    # cable managers, 0.5 m slack plus the 0.5 m routing allowance; growing then re-terminates
+    # cables onto other lengths
+    packed = SUPERPOD.replace(
+        "    power_kw: 45", "    power_kw: 45\n    air_cooled_kw: 500\n    cable_u: 0"
+    ).replace("  row_pitch_m: 3.0\n", "  row_pitch_m: 3.0\n  slack_m: 0.5\n")
+    assert packed.count("slack_m: 0.5") == 1
+    small = _spec(tmp_path, "small.yaml", packed.replace("count: 127\n", "count: 63\n"))
     old = from_files("old", compile_files(small))
-    new = from_files(
-        "new", compile_files(_spec(tmp_path, "large.yaml", SUPERPOD), kept_places(old))
-    )
+    new = from_files("new", compile_files(_spec(tmp_path, "large.yaml", packed), kept_places(old)))
     result = diff(old, new)
     moved = [c for c in result.cables if c.change == RETERMINATED and c.old_part != c.part]
     assert len(moved) >= 10

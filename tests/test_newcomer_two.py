@@ -65,7 +65,7 @@ def test_a_site_switch_of_another_vendor_says_which_optics_it_got(tmp_path: Path
     fabric, _ = compile_text(ARISTA_SPEC, tmp_path)
     said = [w for w in _warnings(fabric) if w.startswith("arista-7060x6 (vendor Arista)")]
     assert said == [
-        "arista-7060x6 (vendor Arista) gets NVIDIA transceivers (748x MMA4Z00-NS): the catalog "
+        "arista-7060x6 (vendor Arista) gets NVIDIA transceivers (766x MMA4Z00-NS): the catalog "
         "has no Arista module for those cages, and these are the ones that fit their form, "
         "speed and reach"
     ]

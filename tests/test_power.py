@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from fabricc.checks.power import rack_power
 from fabricc.emit import Artifact
 from fabricc.errors import DesignError
+from fabricc.synth.power import rack_power
 from tests.configs_support import by_path
 from tests.support import EXAMPLES, compile_text, compiled
 
@@ -47,12 +47,19 @@ def test_a_cord_per_power_supply() -> None:
 
 
 def test_busbar_trays_take_no_cord() -> None:
-    """GB200 NVL72 trays are fed by the rack busbar: no cord for any of the 18 + 9 trays."""
+    """GB200 NVL72 trays, and the rack's own SN2201 management switches, are fed by the rack
+    busbar (NVIDIA Enterprise RA for NVL72, System Hardware & Components): no cord for them."""
     fabric, artifacts = compiled("gb200-nvl72-su")
     rows = bom_rows(text_files(artifacts))
+    shelf_racks = {d.rack for d in fabric.devices.values() if d.kind == "power-shelf"}
     plugged = sum(
-        2 for d in fabric.devices.values() if d.kind in ("switch", "node")
+        2
+        for d in fabric.devices.values()
+        if d.kind in ("switch", "node") and not (d.network == "oob" and d.rack in shelf_racks)
     )  # 1+1 PSUs of every switch and server; trays are kind "tray"/"nvlink-switch"
+    assert 2 * len(shelf_racks) == sum(
+        1 for d in fabric.devices.values() if d.network == "oob" and d.rack in shelf_racks
+    )
     cords = sum(int(r["quantity"]) for r in rows if r["category"] == "power-cord")
     assert cords == plugged
 
@@ -62,11 +69,11 @@ def test_power_csv_counts_outlets_per_feed() -> None:
     feed, and half of 4 x 10.2 kW on each (plus half of the rack's 1+1 OOB switch, if any)."""
     _, artifacts = compiled("superpod-h100-4su")
     rows = list(csv.DictReader(io.StringIO(text_files(artifacts)["bom/power.csv"])))
-    dgx_racks = {r["rack"] for r in rows if r["c19_used"] == "12"}
+    dgx_racks = {r["rack"] for r in rows if r["c19_used"] == "12" and r["kind"] == "pdu"}
     assert len(dgx_racks) >= 31
     for row in rows:
         if row["rack"] in dgx_racks:
-            assert row["feed"] in ("A", "B") and int(row["c19_available"]) >= 12
+            assert row["supply"] in ("A", "B") and int(row["c19_available"]) >= 12
             assert int(row["load_w"]) - 4 * 10200 // 2 in (0, 100 // 2)
             assert int(row["load_w"]) <= int(row["rating_w"])
 
@@ -104,10 +111,16 @@ def test_pdu_outlets_are_checked_per_feed(tmp_path: Path) -> None:
     assert "feed B needs 4 C19 outlets, its PDUs have 3" in message
 
 
-def test_pdu_rating_is_checked_per_feed(tmp_path: Path) -> None:
-    """Each feed carries half of 4 x 3.5 kW = 7 kW."""
-    assert pdu_warnings(tmp_path, 8, 7000) == ""
-    assert "draws 7.0 kW, its PDUs are rated 7.0 kW" in pdu_warnings(tmp_path, 8, 6999)
+def test_failover_rating_is_checked_per_pdu(tmp_path: Path) -> None:
+    """4 x 3.5 kW = 14 kW in the lab rack, 2 PDUs (A, B): each carries 7 kW in normal
+    operation and the whole rack when the other feed is lost, so a 14 kW PDU holds and a
+    13.999 kW one is warned about with the figure."""
+    assert pdu_warnings(tmp_path, 8, 50_000) == ""
+    fabric, _ = compile_text(small_pdu_spec(tmp_path, 8, 14_500), tmp_path)
+    assert not [d for d in fabric.warnings if "losing" in d.message]
+    fabric, _ = compile_text(small_pdu_spec(tmp_path, 8, 13_999), tmp_path)
+    found = [d.message for d in fabric.warnings if "losing" in d.message]
+    assert any("losing feed A puts 14.0 kW on b01-pdu2, rated 14.0 kW" in m for m in found)
 
 
 def test_floor_loading(tmp_path: Path) -> None:
@@ -144,7 +157,9 @@ def test_spares_are_lines_of_their_own(tmp_path: Path) -> None:
     _, artifacts = compile_text(text, tmp_path)
     files = text_files(artifacts)
     rows = bom_rows(files)
-    base_rows = bom_rows(text_files(compiled("roce-lab")[1]))
+    base_rows = [
+        r for r in bom_rows(text_files(compiled("roce-lab")[1])) if r["category"] != "spare"
+    ]
     spares = [r for r in rows if r["category"] == "spare"]
     assert spares
     for row in base_rows:
@@ -164,12 +179,33 @@ def test_spares_are_lines_of_their_own(tmp_path: Path) -> None:
     assert all(float(s["total_power_w"]) == 0 for s in spares)
 
 
+def test_spares_are_on_by_default_and_stated(tmp_path: Path) -> None:
+    """With no outputs.bom.spares, every transceiver and cable part gets 2% spares rounded up
+    (at least one), its source naming the default policy, and bom.md states the policy; a
+    family written in the spec replaces it (transceiver: 0 orders no spare optics)."""
+    files = text_files(compiled("superpod-h100-4su")[1])
+    rows = bom_rows(files)
+    spares = {r["part_number"]: r for r in rows if r["category"] == "spare"}
+    for row in rows:
+        if row["category"] in ("transceiver", "cable"):
+            spare = spares[row["part_number"]]
+            assert int(spare["quantity"]) == math.ceil(int(row["quantity"]) * 0.02)
+            assert spare["source"].endswith("(default spares policy)")
+    assert int(spares["980-9I510-00NS00"]["quantity"]) == 38  # 2% of 1,888 MMA4Z00-NS
+    assert "Spares policy: cable 2%, transceiver 2%" in files["bom/bom.md"]
+    text = (EXAMPLES / "roce-lab.yaml").read_text()
+    _, artifacts = compile_text(text + "outputs:\n  bom:\n    spares: {transceiver: 0}\n", tmp_path)
+    rows = bom_rows(text_files(artifacts))
+    kinds = {r["source"].split(":")[0] for r in rows if r["category"] == "spare"}
+    assert kinds == {"outputs.bom.spares.cable"}
+
+
 def test_bom_lengths_sort_as_numbers() -> None:
     """Cables of one family in order of length as a number (1 m, 1.5 m, 2 m, 10 m), and no
     'KW' unit anywhere in the BOM."""
     files = text_files(compiled("superpod-h100-4su")[1])
     rows = bom_rows(files)
-    cat6 = [r for r in rows if r["part_number"].startswith("CAT6-")]
+    cat6 = [r for r in rows if r["part_number"].startswith("CAT6-") and r["category"] == "cable"]
     lengths = [float(r["description"].rsplit(", ", 1)[1].removesuffix(" m")) for r in cat6]
     assert len(lengths) > 3 and lengths == sorted(lengths)
     assert "KW" not in files["bom/bom.csv"] + files["bom/bom.md"]

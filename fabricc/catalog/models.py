@@ -203,11 +203,18 @@ class Physical(CatalogModel):
         description="supplies that may fail while the system keeps running (DGX H100: 2 of 6); "
         "sets how many PDUs a rack spreads them over; unset: not modelled",
     )
+    liquid_share: float = Field(
+        0,
+        ge=0,
+        le=1,
+        description="share of the device's heat its cold plates carry to liquid (the rest goes "
+        "to the room's air); 0: air-cooled",
+    )
     source: Source
 
 
 OUTLET_OF = {"c14": "c13", "c20": "c19"}  # PSU inlet -> the PDU outlet its cord plugs into
-FEEDS = ("A", "B")  # a rack's power feeds: pdu1 on A, pdu2 on B, pdu3 on A, ...
+FEEDS = ("A", "B", "C")  # a rack's power feeds (site.rack.feeds of them): pdu1 on A, pdu2 on B, ...
 
 
 def assumed_physical(power_w: int) -> Physical:
@@ -592,8 +599,28 @@ class CableModel(CatalogModel):
         return self.kind in DIRECT_KINDS
 
 
+class ShelfInput(CatalogModel):
+    """The facility circuit that feeds one power shelf: a whip from the busway or floor PDU
+    ending in the shelf's plug, behind a breaker of its own."""
+
+    plug: Text = Field(description="plug type of the whip, e.g. IEC 60309 3P+N+E 63 A")
+    phases: Literal[1, 3]
+    voltage_v: int = Field(ge=100, le=600, description="line-to-line voltage of the circuit")
+    breaker_a: int = Field(ge=1, le=400, description="rating of the circuit breaker (A)")
+    continuous: float = Field(
+        0.8, gt=0, le=1, description="share of the breaker rating a continuous load may draw"
+    )
+    source: Source
+
+    @property
+    def capacity_w(self) -> float:
+        """What the circuit carries continuously (unity power factor)."""
+        volts = self.voltage_v * (3**0.5 if self.phases == 3 else 1)
+        return volts * self.breaker_a * self.continuous
+
+
 class PartModel(CatalogModel):
-    category: Literal["rack", "pdu", "power-shelf", "power-cord", "other"]
+    category: Literal["rack", "pdu", "power-shelf", "power-cord", "cdu", "other"]
     description: Text
     part_number: PartNumber
     source: Source
@@ -608,6 +635,28 @@ class PartModel(CatalogModel):
     outlets_c13: int = Field(0, ge=0, le=96, description="PDU: C13 outlets")
     outlets_c19: int = Field(0, ge=0, le=96, description="PDU: C19 outlets")
     rating_w: Watts = Field(0, description="PDU: power it can deliver")
+    cooling_w: int = Field(
+        0,
+        ge=0,
+        le=20_000_000,
+        description="CDU: heat it moves from the rack loop to facility water (W)",
+    )
+    psus: int = Field(0, ge=0, le=16, description="power shelf: power supplies it holds")
+    psu_w: Watts = Field(0, description="power shelf: rating of each power supply (W)")
+    input: ShelfInput | None = Field(
+        None, description="power shelf: the facility circuit each shelf is wired to"
+    )
+
+    @property
+    def shelf_w(self) -> int:
+        """A power shelf's DC output: its supplies times their rating."""
+        return self.psus * self.psu_w
+
+    @model_validator(mode="after")
+    def _sized(self) -> PartModel:
+        if self.category == "cdu" and not self.cooling_w:
+            raise ValueError("a cdu part needs cooling_w (its capacity in W, from its datasheet)")
+        return self
 
 
 class SwitchDefaults(CatalogModel):

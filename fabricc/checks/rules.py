@@ -21,6 +21,7 @@ from fabricc.checks.exposure import check_exposure
 from fabricc.checks.imex import check_imex
 from fabricc.checks.optics import check_optics_vendor
 from fabricc.checks.power import check_power
+from fabricc.checks.reach import check_reach
 from fabricc.checks.service_levels import check_service_levels
 from fabricc.checks.subnet_managers import check_subnet_managers
 from fabricc.errors import Diagnostic, error, warning
@@ -468,6 +469,7 @@ def check(fabric: Fabric) -> list[Diagnostic]:
     return [
         *rules.problems,
         *check_power(fabric),
+        *check_reach(fabric),
         *single_switch(fabric),
         *check_exposure(fabric),
         *check_optics_vendor(fabric),

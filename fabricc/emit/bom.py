@@ -1,20 +1,21 @@
 """Emitter `bom`: the bill of materials by part number, per category, per rack and per network.
 
 Consumes the Fabric IR, the BOM lines of synth/bom.py (whole design, per network, per rack,
-spares) and the rack power facts of checks/power.py; produces bom/bom.csv, bom/bom.json,
-bom/bom.md, bom/per-rack.csv, bom/per-network.csv and bom/power.csv (per rack and feed: PDUs,
-outlets used and available, load and rating, rack weight and floor load). Device power is the
+spares) and the rack power plan of synth/power.py; produces bom/bom.csv, bom/bom.json,
+bom/bom.md, bom/per-rack.csv, bom/per-network.csv, bom/power.csv (per rack and supply: each
+feed's PDUs with outlets used and available, each power shelf with its input circuit; load and
+rating, rack weight and floor load), bom/rack-power.csv (per rack: PDU-fed, busbar-fed and total
+draw, of it the optics) and bom/power-cords.csv (device PSU -> PDU outlet). Device power is the
 catalog's maximum, which includes the device's own optics, so transceiver power is listed for
-information and not added again. Spares (outputs.bom.spares: a percentage of each part's
-quantity, rounded up, or a count per part) are lines of their own, in bom.csv/json/md only
-(summary.json and the report count what is built).
+information and not added again. Spares (synth/bom.spare_policy: transceivers and cables 2%
+by default, outputs.bom.spares per family in its place) are lines of their own, in
+bom.csv/json/md only (summary.json and the report count what is built); bom.md states the policy.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from fabricc.checks.power import rack_power
 from fabricc.emit import Artifact
 from fabricc.emit.tables import Cell, csv_text, json_text, markdown_table
 from fabricc.ir import Fabric
@@ -25,12 +26,20 @@ from fabricc.synth.bom import (
     network_lines,
     rack_lines,
     spare_lines,
+    spare_policy,
 )
+from fabricc.synth.cooling import rack_heat, row_cooling
+from fabricc.synth.power import rack_power
 
 POWER_HEADER = (
     "rack",
-    "feed",
+    "supply",
+    "kind",
     "pdus",
+    "input",
+    "phases",
+    "voltage_v",
+    "breaker_a",
     "c13_used",
     "c13_available",
     "c19_used",
@@ -41,30 +50,117 @@ POWER_HEADER = (
     "floor_load_kg_per_m2",
     "floor_limit_kg_per_m2",
 )
+RACK_POWER_HEADER = (
+    "rack",
+    "pdu_fed_w",
+    "busbar_w",
+    "unplanned_w",
+    "total_w",
+    "feeds",
+    "power_shelves",
+    "shelf_capacity_w",
+    "optics_w",
+)
+CORD_HEADER = ("rack", "device", "psu", "feed", "pdu", "outlet")
+COOLING_HEADER = ("row", "rack", "liquid_w", "air_w", "cdus", "cdu_model", "cdu_w", "water_lpm")
+
+
+def _cooling_rows(fabric: Fabric) -> Iterable[tuple[Cell, ...]]:
+    """Each rack's heat split liquid/air, then per row of liquid-cooled racks its CDUs (N+1,
+    their capacity) and the facility water flow at the design rise."""
+    for heat in rack_heat(fabric):
+        yield (heat.row + 1, heat.rack, round(heat.liquid_w), round(heat.air_w), "", "", "", "")
+    for row in row_cooling(fabric):
+        yield (
+            row.row + 1,
+            "",
+            round(row.liquid_w),
+            "",
+            row.cdus,
+            row.cdu_model,
+            row.cdu_w,
+            round(row.water_lpm, 1),
+        )
 
 
 def _power_rows(fabric: Fabric) -> Iterable[tuple[Cell, ...]]:
+    """One row per supply of each rack: each feed's PDUs, each power shelf with its input
+    circuit, and the load no supply carries; the load column adds up to the rack's power."""
     limit = fabric.loaded.spec.site.floor_load_kg_per_m2
     for power in rack_power(fabric):
-        weight = round(power.weight_kg, 1)
-        load = round(power.load_kg_per_m2)
-        if not power.feeds:
-            yield (power.rack, "", "", "", "", "", "", "", "", weight, load, limit)
+        tail = (round(power.weight_kg, 1), round(power.load_kg_per_m2), limit)
+        blank = ("",) * 4
+        rows = 0
         for feed in power.feeds:
+            used, outlets = feed.used, feed.outlets
             yield (
                 power.rack,
                 feed.name,
-                " ".join(feed.pdus),
-                feed.used["c13"],
-                feed.outlets["c13"],
-                feed.used["c19"],
-                feed.outlets["c19"],
+                "pdu",
+                " ".join(p.name for p in feed.pdus),
+                *blank,
+                used["c13"],
+                outlets["c13"],
+                used["c19"],
+                outlets["c19"],
                 round(feed.load_w),
                 feed.rating_w,
-                weight,
-                load,
-                limit,
+                *tail,
             )
+            rows += 1
+        for shelf in power.shelves:
+            circuit: tuple[Cell, ...] = blank
+            if shelf.input is not None:
+                inlet = shelf.input
+                circuit = (inlet.plug, inlet.phases, inlet.voltage_v, inlet.breaker_a)
+            yield (
+                power.rack,
+                f"{shelf.name} (feed {shelf.feed})",
+                "power-shelf",
+                "",
+                *circuit,
+                "",
+                "",
+                "",
+                "",
+                round(shelf.load_w),
+                shelf.capacity_w,
+                *tail,
+            )
+            rows += 1
+        loose = power.unfed_w + (0 if power.shelves else power.busbar_w)
+        if loose or not rows:
+            supply = "none" if loose else ""
+            yield (power.rack, supply, "", "", *blank, "", "", "", "", loose or "", "", *tail)
+
+
+def _rack_power_rows(fabric: Fabric) -> Iterable[tuple[Cell, ...]]:
+    """Each rack's draw by supply, and of it the transceivers plugged into its devices' cages
+    (catalog power per module, sourced per entry): part of the devices' published maximum,
+    which counts their own optics, so shown and not added again."""
+    optics: dict[str, float] = {}
+    for rack, line in rack_lines(fabric):
+        if line.item.category == "transceiver":
+            optics[rack] = optics.get(rack, 0.0) + line.total_power_w
+    for power in rack_power(fabric):
+        yield (
+            power.rack,
+            round(power.pdu_w),
+            power.busbar_w,
+            power.unfed_w,
+            round(power.total_w),
+            " ".join(feed.name for feed in power.feeds),
+            len(power.shelves),
+            sum(shelf.capacity_w for shelf in power.shelves),
+            round(optics.get(power.rack, 0.0)),
+        )
+
+
+def _cord_rows(fabric: Fabric) -> Iterable[tuple[Cell, ...]]:
+    for power in rack_power(fabric):
+        for cord in power.cords:
+            outlet = f"{cord.outlet.upper()}-{cord.number}"
+            yield (power.rack, cord.device, cord.psu, cord.feed, cord.pdu, outlet)
 
 
 HEADER = (
@@ -143,9 +239,14 @@ def emit(fabric: Fabric) -> list[Artifact]:
                 right=(3, 4),
             )
         )
+    policy = ", ".join(
+        f"{family} {value}" for family, value in sorted(spare_policy(fabric).items())
+    )
     notes = (
         "\nDevice power is the published maximum including the device's own optics; transceiver "
         "power is shown per unit and not added again.\n"
+        f"\nSpares policy: {policy} of each part, rounded up (outputs.bom.spares; transceivers "
+        "and cables 2% unless the spec says otherwise).\n"
     )
     md.append(notes)
     return [
@@ -153,6 +254,9 @@ def emit(fabric: Fabric) -> list[Artifact]:
         ("bom/bom.json", json_text(data)),
         ("bom/bom.md", "".join(md)),
         ("bom/power.csv", csv_text(POWER_HEADER, _power_rows(fabric))),
+        ("bom/rack-power.csv", csv_text(RACK_POWER_HEADER, _rack_power_rows(fabric))),
+        ("bom/power-cords.csv", csv_text(CORD_HEADER, _cord_rows(fabric))),
+        ("bom/cooling.csv", csv_text(COOLING_HEADER, _cooling_rows(fabric))),
         (
             "bom/per-rack.csv",
             csv_text(

@@ -30,6 +30,7 @@ from fabricc.emit.templating import environment
 from fabricc.errors import Diagnostic
 from fabricc.ir import ENDPOINT_LEAF, LEAF_SPINE, SPINE_CORE, Fabric
 from fabricc.synth.bom import CATEGORY_ORDER, bom_lines, cable_kinds
+from fabricc.synth.cooling import rack_heat, row_cooling
 from fabricc.synth.power import rack_device_power_w
 
 PATH = "report/index.html"
@@ -261,8 +262,26 @@ def length_tables(fabric: Fabric) -> list[dict[str, Any]]:
     return tables
 
 
+def cooling_rows(fabric: Fabric) -> list[dict[str, Any]]:
+    """Per row of liquid-cooled racks: its liquid heat, CDUs (N+1) and facility water."""
+    return [
+        {
+            "row": row.row + 1,
+            "racks": len(row.racks),
+            "liquid": f"{row.liquid_w / 1000:,.1f}",
+            "cdus": row.cdus,
+            "model": row.cdu_model,
+            "capacity": f"{row.cdu_w / 1000:,.0f}",
+            "water": f"{row.water_lpm:,.0f}",
+            "delta": f"{row.delta:g}",
+        }
+        for row in row_cooling(fabric)
+    ]
+
+
 def power_rows(fabric: Fabric) -> list[dict[str, Any]]:
     rows = []
+    heat = {h.rack: h for h in rack_heat(fabric)}
     for rack in fabric.racks:
         used = rack_device_power_w(fabric, rack)
         budget = rack.power_budget_w
@@ -274,6 +293,8 @@ def power_rows(fabric: Fabric) -> list[dict[str, Any]]:
                 "su": fabric.su_label(rack.su) if rack.su is not None else "",
                 "devices": sum(1 for d in rack.devices if fabric.devices[d].height_u > 0),
                 "kw": f"{used / 1000:,.1f}",
+                "liquid": f"{heat[rack.name].liquid_w / 1000:,.1f}",
+                "air": f"{heat[rack.name].air_w / 1000:,.1f}",
                 "budget": f"{budget / 1000:,.1f}",
                 "percent": round(100 * share),
                 "bar": min(round(100 * share), 100),
@@ -360,6 +381,7 @@ def context(fabric: Fabric) -> dict[str, Any]:
         "cables": cable_table(fabric),
         "cable_lengths": length_tables(fabric),
         "power": power_rows(fabric),
+        "cooling": cooling_rows(fabric),
         "power_open": len(fabric.racks) <= POWER_TABLE_OPEN,
         "bom": bom_sections(fabric),
     }

@@ -52,9 +52,13 @@ class _At(Protocol):
 
 def _site_parts(spec: Spec, catalog: LoadedCatalog, at: _At) -> Iterator[Diagnostic]:
     parts = catalog.catalog.parts
-    for field, category in (("model", "rack"), ("pdu_model", "pdu")):
-        name = getattr(spec.site.rack, field)
-        path: DataPath = ("site", "rack", field)
+    checked: tuple[tuple[object, str, str, DataPath], ...] = (
+        (spec.site.rack, "model", "rack", ("site", "rack", "model")),
+        (spec.site.rack, "pdu_model", "pdu", ("site", "rack", "pdu_model")),
+        (spec.site.cooling, "cdu_model", "cdu", ("site", "cooling", "cdu_model")),
+    )
+    for holder, field, category, path in checked:
+        name = getattr(holder, field)
         known = sorted(k for k, p in parts.items() if p.category == category)
         part = parts.get(name)
         if part is None or part.category != category:

@@ -108,6 +108,42 @@ class RackSpec(SpecModel):
         "to survive losing one PDU (DGX H100: 3)",
     )
     pdu_model: str = Field("pdu-3ph-vertical", description="catalog PDU model")
+    air_cooled_kw: float = Field(
+        45.0,
+        gt=0,
+        le=500,
+        description="most power of air-cooled gear one rack may hold (kW): switch racks are "
+        "packed within it and a rack above it is warned about. Default assumed: just above the "
+        "densest air-cooled rack of NVIDIA's DGX SuperPOD H100 reference design (RA-11333: 4 DGX "
+        "H100 at 10.2 kW, 40.8 kW); set to the room's air cooling per rack",
+    )
+    cable_u: int = Field(
+        2,
+        ge=0,
+        le=20,
+        description="units kept free in every switch rack (central and network racks) for "
+        "horizontal cable managers, on top of reserved_u. Default assumed: two 1U managers",
+    )
+    feeds: int = Field(
+        2,
+        ge=1,
+        le=3,
+        description="independent power feeds per rack (A/B; 3 where supplies such as DGX H100's "
+        "4+2 must survive losing a whole feed); a rack's PDUs take them in turn",
+    )
+
+
+class CoolingSpec(SpecModel):
+    cdu_model: str = Field(
+        "cdu-inrow-1350kw", description="catalog CDU (category cdu) serving each row's racks"
+    )
+    water_delta_t_c: float = Field(
+        10.0,
+        gt=0,
+        le=30,
+        description="facility water temperature rise across the CDUs (K): sets the water flow. "
+        "Default assumed: 10 K, a common design rise for warm-water cooling; set per site",
+    )
 
 
 class SiteSpec(SpecModel):
@@ -116,6 +152,11 @@ class SiteSpec(SpecModel):
     )
     racks_per_row: int = Field(16, ge=1, le=200, description="rack positions per row")
     rack: RackSpec = Field(default_factory=RackSpec, description="rack type used everywhere")
+    cooling: CoolingSpec = Field(
+        default_factory=CoolingSpec,
+        description="liquid cooling: the CDUs of each row of liquid-cooled racks (N+1) and the "
+        "facility water",
+    )
     rack_width_m: float = Field(0.6, gt=0, le=2, description="rack width (pitch along a row)")
     row_pitch_m: float = Field(
         3.0, gt=0, le=50, description="distance between neighbouring rows, centre to centre"
@@ -592,7 +633,9 @@ class BomOutput(SpecModel):
     spares: dict[SpareFamily, Spare] = Field(
         default_factory=dict,
         description="spares per part family: a percentage of each part's quantity ('2%', rounded "
-        "up) or a count of each part (4); each a BOM line of its own",
+        "up) or a count of each part (4); each a BOM line of its own. Given on top of the "
+        "default policy (transceivers and cables 2%, at least one of each part), which a family "
+        "written here replaces (transceiver: 0 orders none)",
     )
 
 

@@ -19,7 +19,8 @@ from operator import attrgetter
 
 from fabricc.catalog.models import ordering_numbers
 from fabricc.ir import Cable, Device, Fabric, Link
-from fabricc.synth.power import physical
+from fabricc.synth.cooling import row_cooling
+from fabricc.synth.power import on_busbar, physical
 
 CATEGORY_ORDER = (
     "node",
@@ -30,6 +31,7 @@ CATEGORY_ORDER = (
     "rack",
     "pdu",
     "power-cord",
+    "cdu",
     "spare",
 )
 CORDS = {"c14": "cord-c13-c14", "c20": "cord-c19-c20"}  # PSU inlet -> catalog cord
@@ -137,7 +139,7 @@ class _Items:
         if device.kind in INCLUDED_IN_SYSTEM:
             return None
         facts = physical(self.fabric, device)
-        if facts is None or facts.inlet == "busbar" or facts.psus == 0:
+        if facts is None or facts.psus == 0 or on_busbar(self.fabric, device):
             return None
         return self.part(CORDS[facts.inlet]), facts.psus
 
@@ -230,6 +232,9 @@ def _bom_lines(fabric: Fabric) -> list[Line]:
         for (family, part, _, length, quantity), count in kinds.items():
             entries.append((items.cable(family, part, length), quantity * count))
     entries.extend(_rack_items(fabric, items))
+    cdus = sum(row.cdus for row in row_cooling(fabric))
+    if cdus:
+        entries.append((items.part(fabric.loaded.spec.site.cooling.cdu_model), cdus))
     return _tally(entries)
 
 
@@ -321,13 +326,28 @@ def rack_lines(fabric: Fabric) -> list[tuple[str, Line]]:
     return out
 
 
+# Spares ordered unless the spec says otherwise (outputs.bom.spares replaces a family): optics
+# and cables fail and get damaged at install, so a hall orders some of each part it cables with.
+# assumed: 2% of each part's quantity, rounded up (so at least one) - a planning figure, not a
+# published one; set it per site.
+DEFAULT_SPARES: dict[str, int | str] = {"transceiver": "2%", "cable": "2%"}
+
+
+def spare_policy(fabric: Fabric) -> dict[str, int | str]:
+    """The spares per family this design orders: the default policy with the spec's families
+    in its place."""
+    written = fabric.loaded.spec.outputs.bom.spares
+    return {**DEFAULT_SPARES, **{str(family): value for family, value in written.items()}}
+
+
 def spare_lines(fabric: Fabric, lines: list[Line]) -> list[Line]:
-    """outputs.bom.spares: per family a percentage of each part's quantity (rounded up) or a
-    count of each part; one line per part, its source naming the spec value."""
-    spares = fabric.loaded.spec.outputs.bom.spares
+    """Spares per family (spare_policy): a percentage of each part's quantity (rounded up) or
+    a count of each part; one line per part, its source naming the policy or the spec value."""
+    spares = spare_policy(fabric)
+    written = fabric.loaded.spec.outputs.bom.spares
     out = []
     for line in lines:
-        value = spares.get(line.item.category)  # type: ignore[call-overload]
+        value = spares.get(line.item.category)
         if value is None:
             continue
         if isinstance(value, str):
@@ -342,7 +362,8 @@ def spare_lines(fabric: Fabric, lines: list[Line]) -> list[Line]:
             f"spare: {line.item.description}",
             "spare",
             line.item.unit_power_w,
-            f"outputs.bom.spares.{line.item.category}: {how}",
+            f"outputs.bom.spares.{line.item.category}: {how}"
+            + ("" if line.item.category in written else " (default spares policy)"),
             line.item.family,
             line.item.length_m,
             line.item.legacy_part_number,

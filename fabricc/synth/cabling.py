@@ -258,13 +258,14 @@ class _Cabler:
             rack_a, z_a, drop_a, device_a = placed.get(a) or where(a)
             rack_b, z_b, drop_b, device_b = placed.get(b) or where(b)
             # Inside one rack: the vertical distance plus an allowance; otherwise both drops to
-            # the tray, the tray run along and across the rows, and the slack.
+            # the tray, the tray run along and across the rows, the slack, and at each end the
+            # route from the port to the rack's vertical manager (half the in-rack allowance).
             if rack_a is rack_b:
                 distance = abs(z_a - z_b) + IN_RACK_ALLOWANCE_M
             else:
                 drops = drop_a + drop_b + tray
                 distance = drops + (abs(rack_a.x_m - rack_b.x_m) + abs(rack_a.y_m - rack_b.y_m))
-                distance += slack
+                distance += slack + IN_RACK_ALLOWANCE_M
             link.distance_m = distance = round(distance, 2)
             end_a = known.get((device_a.model, link.a_port, speed)) or info(
                 device_a, link.a_port, speed

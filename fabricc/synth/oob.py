@@ -337,7 +337,9 @@ def _first_with_room(racks: Iterable[RackPlan], device: Device, budget_w: int) -
         if rack.held >= device.height_u:
             rack.release()
         if rack.fixed:
-            if rack.power_w + device.power_w <= budget_w and rack.place(device, top=True):
+            if rack.power_w + device.power_w <= rack.room_w(budget_w) and rack.place(
+                device, top=True
+            ):
                 return rack
             continue
         if rack.fits(device, budget_w) and rack.place(device, top=True):

@@ -86,6 +86,9 @@ class RackPlan:
     capacity: int = 0  # nodes a compute rack holds when full (its places to come)
     gap_before: int = 0  # reserved places of compute racks to come just before this rack
     held: int = 0  # units held free at the top for an out-of-band access switch
+    air_limit_w: int = (
+        0  # switch racks: the most air-cooled power they take (site.rack.air_cooled_kw)
+    )
     # PDU outlets still free per feed and outlet type (central racks; empty: not counted), the
     # outlets a device's cords take ((feed, outlet type), count), and those held for the access
     # switch
@@ -102,9 +105,13 @@ class RackPlan:
             self.outlets[feed][outlet] += 1
         self.held_outlets = []
 
+    def room_w(self, budget_w: int) -> int:
+        """The rack's power budget: the site's, or less in a switch rack of air-cooled gear."""
+        return min(budget_w, self.air_limit_w) if self.air_limit_w else budget_w
+
     def fits(self, device: Device, budget_w: int) -> bool:
         return (
-            self.power_w + device.power_w <= budget_w
+            self.power_w + device.power_w <= self.room_w(budget_w)
             and self.used.count(False) >= device.height_u  # a full rack is passed over at once
             and self._slot(device.height_u, top=True) is not None
             and self._outlets_free(device)
@@ -117,7 +124,7 @@ class RackPlan:
             return self.fits(device, budget_w)
         if not self.fits(device, budget_w):
             return False
-        if self.power_w + device.power_w + mate.power_w > budget_w:
+        if self.power_w + device.power_w + mate.power_w > self.room_w(budget_w):
             return False
         if self.used.count(False) < device.height_u + mate.height_u:
             return False
@@ -150,7 +157,7 @@ class RackPlan:
             start < 0
             or end > len(self.used)
             or any(self.used[start:end])
-            or self.power_w + device.power_w > budget_w
+            or self.power_w + device.power_w > self.room_w(budget_w)
             or not self._outlets_free(device)
         ):
             return False
@@ -192,7 +199,7 @@ class _Layout:
         self.budget_w = int(rack.power_kw * 1000)
         # outlets per feed of a rack with the site's PDUs (pdu1 feed A, pdu2 B, pdu3 A, ...)
         pdu = fabric.loaded.catalog.catalog.parts.get(rack.pdu_model)
-        feeds = min(rack.pdus, len(FEEDS)) if pdu is not None else 0
+        feeds = min(rack.pdus, rack.feeds, len(FEEDS)) if pdu is not None else 0
         self.feed_outlets = [
             {
                 "c13": len(range(k, rack.pdus, feeds)) * pdu.outlets_c13,
@@ -218,9 +225,13 @@ class _Layout:
             used=[False] * self.usable_u,
         )
         if role in ("central", "network"):
-            # switch racks are packed by their PDUs' outlets too (checks/power.py counts them)
+            # switch racks are packed by their PDUs' outlets too (checks/power.py counts them),
+            # within the room's air cooling per rack, and keep units for cable managers
             rack.outlets = [dict(feed) for feed in self.feed_outlets]
             rack.cords = self.cords
+            rack.air_limit_w = int(site.rack.air_cooled_kw * 1000)
+            keep = min(site.rack.cable_u, max(0, self.usable_u - CENTRAL_HELD_U - 1))
+            rack.used = [False] * (self.usable_u - keep)
         if role in ("central", "network") and self.usable_u > CENTRAL_HELD_U:
             # the top unit waits for the access switch, so more switches go below it (a unit's
             # network rack gains in-band leaves as the nodes they serve grow); a C13 outlet per
@@ -756,13 +767,29 @@ def layout(
 
 
 def pdus_for(fabric: Fabric, plan: RackPlan) -> int:
-    """PDUs of a rack: site.rack.pdus (A/B feeds), or more when a node's power supplies must
-    be spread wider to survive the loss of one PDU (DGX H100, 4 + 2 supplies: 3)."""
-    pdus = fabric.loaded.spec.site.rack.pdus
-    if not pdus:
+    """PDUs of a rack: site.rack.pdus (over site.rack.feeds feeds), or more when a node's power
+    supplies must be spread wider to survive the loss of one PDU (DGX H100, 4 + 2 supplies: 3);
+    none in a rack-scale system's rack whose power shelves feed all it holds. Whether the PDUs
+    left after losing a feed carry the rack is checked (checks/power.py), not sized here: a
+    PDU count that followed the load would move every later device as a rack fills."""
+    rack = fabric.loaded.spec.site.rack
+    if not rack.pdus:
         return 0
+    if any(d.kind == "power-shelf" for d in plan.devices) and all(
+        _on_busbar(fabric, d) for d in plan.devices
+    ):
+        return 0  # a rack-scale system's rack: its shelves feed everything in it, SN2201s too
     nodes = fabric.loaded.catalog.catalog.nodes
-    return max([pdus, *(nodes[d.model].power_feeds for d in plan.devices if d.kind == "node")])
+    counts = [rack.pdus, *(nodes[d.model].power_feeds for d in plan.devices if d.kind == "node")]
+    return max(counts)
+
+
+def _on_busbar(fabric: Fabric, device: Device) -> bool:
+    """A rack-scale system's trays and switch trays draw from its power shelves, not a PDU."""
+    if device.kind == "power-shelf":
+        return True
+    facts = physical_of(fabric.loaded.catalog.catalog, device.kind, device.model)
+    return facts is None or facts.inlet == "busbar"
 
 
 def add_pdus(fabric: Fabric, plans: list[RackPlan]) -> None:

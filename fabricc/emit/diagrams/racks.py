@@ -18,6 +18,7 @@ from fabricc.emit.diagrams import facts, style
 from fabricc.emit.diagrams.model import DRAWN, Diagram
 from fabricc.emit.diagrams.svg import Canvas
 from fabricc.ir import Device, Fabric, Rack
+from fabricc.synth.cooling import rack_heat, row_cooling
 from fabricc.synth.power import rack_device_power_w
 
 U = 12.0  # points per rack unit: a 1U label of 8 pt (10.7 px) fits with air
@@ -282,8 +283,20 @@ def floorplan(fabric: Fabric) -> Diagram:
         fill=style.MUTED,
     )
     over = 0
-    for index, (_, racks) in enumerate(sorted(rows.items())):
+    heat = {h.rack: h for h in rack_heat(fabric)}
+    cooled = {row.row: row for row in row_cooling(fabric)}
+    for index, (number, racks) in enumerate(sorted(rows.items())):
         y = HEAD + index * (CELL_H + CELL_GAP * 3)
+        if number in cooled:
+            row = cooled[number]
+            canvas.text(
+                left,
+                y + CELL_H + CELL_GAP * 2,
+                f"{row.cdus} x {row.cdu_model} (N+1) for {kw(row.liquid_w)} to liquid · "
+                f"facility water {row.water_lpm:,.0f} l/min at {row.delta:g} K",
+                size=7,
+                fill=style.MUTED,
+            )
         canvas.text(
             MARGIN + 10,
             y + CELL_H / 2 + 4,
@@ -304,6 +317,11 @@ def floorplan(fabric: Fabric) -> Diagram:
                 f"{rack.name} · {rack.role}"
                 + (f" · SU {fabric.su_label(rack.su)}" if rack.su is not None else "")
                 + f" · {kw(used)} of {kw(rack.power_budget_w)}"
+                + (
+                    f" · liquid {kw(heat[rack.name].liquid_w)}, air {kw(heat[rack.name].air_w)}"
+                    if heat[rack.name].liquid_w
+                    else ""
+                )
             )
             canvas.group(tip)
             canvas.rect(x, y, CELL_W, CELL_H, fill=tone.fill, stroke=tone.stroke, width=1, rx=3)

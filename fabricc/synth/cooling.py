@@ -1,0 +1,87 @@
+"""Synthesis view: the cooling plan of every rack and row, derived from the finished design.
+
+Consumes the placed Fabric IR (devices with their catalog power, racks in rows) and each
+device's physical facts (synth/power.py: `liquid_share`, the share of its heat that cold plates
+carry to liquid); produces each rack's heat split liquid/air and, per row holding liquid-cooled
+racks, the CDUs (site.cooling.cdu_model, a catalog part of category cdu) that carry the row's
+liquid heat with one more than that needs (N+1) and the facility water flow at the design
+temperature rise (site.cooling.water_delta_t_c: flow = heat / (c_p x dT), water at 4.186 kJ/kg K
+and 1 kg per litre). Read by the BOM (a line per CDU model), bom/cooling.csv, the air-cooling
+check (checks/power.py) and the report.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from fabricc.ir import Fabric
+from fabricc.synth.power import physical
+
+WATER_J_PER_KG_K = 4186  # specific heat of water near 25 C
+
+
+@dataclass(slots=True)
+class RackHeat:
+    rack: str
+    row: int
+    liquid_w: float
+    air_w: float
+
+
+@dataclass(slots=True)
+class RowCooling:
+    row: int
+    racks: list[str]
+    liquid_w: float
+    cdu_model: str
+    cdu_w: int
+    cdus: int = 0  # N+1: one more than the row's liquid heat needs
+    delta: float = 10.0  # facility water rise (K)
+
+    @property
+    def water_lpm(self) -> float:
+        """Facility water flow (l/min) that carries the row's liquid heat at the design rise."""
+        return self.liquid_w * 60 / (WATER_J_PER_KG_K * self.delta)
+
+
+def rack_heat(fabric: Fabric) -> list[RackHeat]:
+    return fabric.derived("cooling.racks", lambda: _rack_heat(fabric))
+
+
+def _rack_heat(fabric: Fabric) -> list[RackHeat]:
+    out = []
+    for rack in fabric.racks:
+        liquid = air = 0.0
+        for name in rack.devices:
+            device = fabric.devices[name]
+            facts = physical(fabric, device)
+            share = facts.liquid_share if facts is not None else 0.0
+            liquid += device.power_w * share
+            air += device.power_w * (1 - share)
+        out.append(RackHeat(rack.name, rack.row, liquid, air))
+    return out
+
+
+def row_cooling(fabric: Fabric) -> list[RowCooling]:
+    """Per row holding liquid-cooled racks: the CDUs (N+1) and facility water."""
+    return fabric.derived("cooling.rows", lambda: _row_cooling(fabric))
+
+
+def _row_cooling(fabric: Fabric) -> list[RowCooling]:
+    site = fabric.loaded.spec.site
+    model = site.cooling.cdu_model
+    capacity = fabric.loaded.catalog.catalog.parts[model].cooling_w
+    rows: dict[int, RowCooling] = {}
+    for heat in rack_heat(fabric):
+        if heat.liquid_w <= 0:
+            continue
+        row = rows.setdefault(
+            heat.row,
+            RowCooling(heat.row, [], 0.0, model, capacity, delta=site.cooling.water_delta_t_c),
+        )
+        row.racks.append(heat.rack)
+        row.liquid_w += heat.liquid_w
+    for row in rows.values():
+        row.cdus = (math.ceil(row.liquid_w / capacity) if capacity else 0) + 1
+    return [rows[k] for k in sorted(rows)]
