@@ -36,6 +36,7 @@ _URL = re.compile(r"http://[0-9.]+(?::\d+)?/fabricc/[A-Za-z0-9_./-]+")
 # the relay-to-server path is not booted (docs/twin.md): a stand-in router joins them on
 # addresses of the benchmarking range (RFC 2544), which no design uses for management
 TRANSIT = ipaddress.ip_network("198.18.0.0/15")
+CORE = str(TRANSIT.broadcast_address - 1)  # the stand-in router's address towards the server
 DHCP_WAIT = 20.0
 ROUNDS = 4
 Failure = dict[str, object]
@@ -125,6 +126,7 @@ def _start_server(lab: Lab, folder: BuildFolder, plane: Plane) -> None:
     plane.core_ns = lab.namespace()
     lab.cable(plane.server_ns, "srv0", plane.core_ns, "core0")
     lab.run("ip", "-n", plane.server_ns, "addr", "add", f"{plane.server}/32", "dev", "srv0")
+    lab.run("ip", "-n", plane.core_ns, "addr", "add", f"{CORE}/32", "dev", "core0")
     lab.run("ip", "-n", plane.core_ns, "route", "add", f"{plane.server}/32", "dev", "core0")
     www = lab.workdir / "www"
     www.mkdir()
@@ -166,7 +168,8 @@ def _join_to_server(lab: Lab, plane: Plane, ns: str, config: SwitchConfig) -> No
     assert relay is not None
     k = plane.links
     plane.links += 1
-    hosts = list(TRANSIT.subnets(new_prefix=31))[k]
+    base = TRANSIT.network_address + 2 * k
+    hosts = (base, base + 1)
     core_if, up_if = f"r{k}", (relay.upstream[0] if relay.upstream else "up0")
     lab.cable(plane.core_ns, core_if, ns, up_if)
     lab.run("ip", "-n", plane.core_ns, "addr", "add", f"{hosts[0]}/31", "dev", core_if)
@@ -178,7 +181,19 @@ def _join_to_server(lab: Lab, plane: Plane, ns: str, config: SwitchConfig) -> No
             lab.run(
                 "ip", "-n", plane.core_ns, "route", "replace", str(subnet), "via", str(hosts[1])
             )
-            lab.run("ip", "-n", plane.server_ns, "route", "replace", str(subnet), "dev", "srv0")
+            lab.run(
+                "ip",
+                "-n",
+                plane.server_ns,
+                "route",
+                "replace",
+                str(subnet),
+                "via",
+                CORE,
+                "dev",
+                "srv0",
+                "onlink",
+            )
 
 
 def _lease(path: Path) -> dict[str, str]:
@@ -212,7 +227,7 @@ def _fetch(lab: Lab, ns: str, url: str) -> bytes | None:
     return result.stdout if result.returncode == 0 else None
 
 
-def _ztp(lab: Lab, folder: BuildFolder, client: Client, url: str) -> list[str]:
+def _ztp(lab: Lab, folder: BuildFolder, client: Client, url: str, operator: set[str]) -> list[str]:
     """Fetch the ZTP file and every file it names; problems (empty when all are the build's)."""
     problems: list[str] = []
     pending, seen = [url], set()
@@ -222,11 +237,15 @@ def _ztp(lab: Lab, folder: BuildFolder, client: Client, url: str) -> list[str]:
             continue
         seen.add(current)
         relative = current.split("/fabricc/", 1)[1]
+        if not folder.has(relative):
+            # a file the operator supplies (the password hash): served by them, not checked
+            operator.add(relative)
+            continue
         got = _fetch(lab, client.ns, current)
         if got is None:
             problems.append(f"cannot fetch {current}")
             continue
-        if not folder.has(relative) or got != folder.data(relative):
+        if got != folder.data(relative):
             problems.append(f"{current} differs from the build's {relative}")
             continue
         pending.extend(_URL.findall(got.decode("utf-8", errors="replace")))
@@ -264,6 +283,7 @@ def provision(lab: Lab, folder: BuildFolder, namer: Namer) -> dict[str, object]:
     pending = [name for name in ztp_switches if name not in configured]
     reasons: dict[str, str] = {}
     active: set[str] = set()
+    operator: set[str] = set()  # files the operator supplies (password hash): not checked
     time.sleep(1.0)  # kea and the HTTP server open their sockets
     for _round in range(ROUNDS):
         ready = sorted(
@@ -316,7 +336,7 @@ def provision(lab: Lab, folder: BuildFolder, namer: Namer) -> dict[str, object]:
         if not clients:
             break
         time.sleep(0.5)
-        done = _dhcp(lab, folder, clients, reasons, failures)
+        done = _dhcp(lab, folder, clients, reasons, failures, operator)
         by_dhcp.extend(done)
         configured.update(done)
         pending = [name for name in pending if name not in done]
@@ -329,6 +349,7 @@ def provision(lab: Lab, folder: BuildFolder, namer: Namer) -> dict[str, object]:
         )
         failures.append({"device": name, "problem": f"not provisioned: {reason}"})
     result.update(by_dhcp=sorted(by_dhcp), not_provisioned=sorted(pending), failures=failures)
+    result["operator_files"] = sorted(operator)
     return result
 
 
@@ -338,6 +359,7 @@ def _dhcp(
     clients: list[Client],
     reasons: dict[str, str],
     failures: list[Failure],
+    operator: set[str],
 ) -> list[str]:
     """dhclient on every client at once; the ones that got their address and files."""
     conf = lab.workdir / "dhclient.conf"
@@ -380,11 +402,11 @@ def _dhcp(
             process.wait()
     done: list[str] = []
     for client in clients:
-        lease = _lease(lab.workdir / f"{client.name}.lease")
-        if "fixed-address" not in lease:
+        got = _lease(lab.workdir / f"{client.name}.lease")
+        if "fixed-address" not in got:
             reasons.setdefault(client.name, f"no DHCP answer through {client.access}:{client.port}")
             continue
-        address = lease["fixed-address"]
+        address = got["fixed-address"]
         want = folder.devices.get(client.name, {}).get("mgmt_ip", "")
         if want and address != want:
             failures.append(
@@ -393,10 +415,10 @@ def _dhcp(
                     "problem": f"DHCP gave {address}, the inventory plans {want}",
                 }
             )
-        mask = lease.get("subnet-mask", "255.255.255.255")
+        mask = got.get("subnet-mask", "255.255.255.255")
         prefix = ipaddress.ip_network(f"0.0.0.0/{mask}").prefixlen
         lab.run("ip", "-n", client.ns, "addr", "add", f"{address}/{prefix}", "dev", "eth0")
-        if "routers" in lease:
+        if "routers" in got:
             lab.run(
                 "ip",
                 "-n",
@@ -405,13 +427,13 @@ def _dhcp(
                 "add",
                 "default",
                 "via",
-                lease["routers"].split(",")[0],
+                got["routers"].split(",")[0],
             )
-        url = lease.get("ztp-url") or lease.get("bootfile-name") or lease.get("filename", "")
+        url = got.get("ztp-url") or got.get("bootfile-name") or got.get("filename", "")
         if not url:
             reasons[client.name] = "the DHCP answer has no ZTP URL (option 239 or boot file name)"
             continue
-        problems = _ztp(lab, folder, client, url)
+        problems = _ztp(lab, folder, client, url, operator)
         if problems:
             failures.extend({"device": client.name, "problem": p} for p in problems)
             reasons[client.name] = "its ZTP files could not be fetched intact"

@@ -41,6 +41,11 @@ def twin(root: Path, seconds: float, *, drill: bool = True) -> Report:
         with lab(seconds) as the_lab:
             booted = routing.boot(the_lab, folder, namer, network)
             if not booted.routers:
+                report.networks[network] = {
+                    "booted": False,
+                    "reason": "no switch of it has an frr.conf (InfiniBand, management-only, or "
+                    "NVUE-only routing, which this version does not render)",
+                }
                 continue
             designed, failures = routing.wait_sessions(the_lab, folder, booted)
             checks: dict[str, object] = {
