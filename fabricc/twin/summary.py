@@ -55,6 +55,9 @@ def summary_text(report: Report) -> str:
     )
     lines.extend(_lines("provisioning", p)[1:])
     for network, checks in sorted(report.networks.items()):
+        if checks.get("booted") is False:
+            lines.append(f"network {network}: not booted ({checks.get('reason')})")
+            continue
         lines.append(f"network {network}:")
         for name, check in checks.items():
             if isinstance(check, dict):
