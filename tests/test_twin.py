@@ -12,6 +12,10 @@ import io
 import json
 import re
 import shutil
+import signal
+import subprocess
+import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -99,6 +103,29 @@ def test_nothing_is_left_after_a_failure() -> None:
         raise RuntimeError("a stage failed")
     assert not [ns for ns in leftovers() if tag in ns]
     assert not (RUN / tag).exists()
+
+
+@pytest.mark.tool
+@pytest.mark.slow
+def test_sigterm_removes_everything(tmp_path_factory: pytest.TempPathFactory) -> None:
+    _booting()
+    folder = _built("roce-lab", tmp_path_factory)
+    before = set(leftovers())
+    process = subprocess.Popen(
+        [sys.executable, "-m", "fabricc", "twin", str(folder)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    deadline = time.monotonic() + 30
+    while set(leftovers()) == before and time.monotonic() < deadline:
+        time.sleep(0.2)
+    time.sleep(2.0)  # in the middle of booting
+    process.send_signal(signal.SIGTERM)
+    output, _ = process.communicate(timeout=60)
+    assert process.returncode == 1, output
+    assert "interrupted" in output
+    assert set(leftovers()) == before, output
 
 
 def _checks(report: dict[str, object], network: str, check: str) -> list[dict[str, object]]:

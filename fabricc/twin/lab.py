@@ -148,23 +148,31 @@ class Lab:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
-        for ns in self.spaces:
-            # whatever still runs inside (forked daemons): stopped by its id, then the namespace
-            pids = _ns_pids(ns)
-            for pid in pids:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGTERM)
-            end = time.monotonic() + 3
-            while pids and time.monotonic() < end:
-                pids = [p for p in pids if Path(f"/proc/{p}").exists()]
-                time.sleep(0.05)
-            for pid in pids:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGKILL)
+        # every namespace of this run's tag, also one made just before an interruption
+        spaces = list(dict.fromkeys([*self.spaces, *leftovers(f"{PREFIX}{self.tag}")]))
+        for ns in spaces:
+            # the namespace goes below whatever happened to its processes
+            with contextlib.suppress(OSError, subprocess.SubprocessError):
+                _empty(ns)
             subprocess.run(["ip", "netns", "del", ns], capture_output=True, check=False)
         for folder in self.frr_dirs:
             shutil.rmtree(folder, ignore_errors=True)
         shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+def _empty(ns: str) -> None:
+    """Stops whatever still runs inside `ns` (forked daemons), by its id."""
+    pids = _ns_pids(ns)
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+    end = time.monotonic() + 3
+    while pids and time.monotonic() < end:
+        pids = [p for p in pids if Path(f"/proc/{p}").exists()]
+        time.sleep(0.05)
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
 
 
 def _ns_pids(ns: str) -> list[int]:
@@ -174,10 +182,10 @@ def _ns_pids(ns: str) -> list[int]:
     return [int(word) for word in result.stdout.split() if word.isdecimal()]
 
 
-def leftovers() -> list[str]:
-    """Namespaces of twin runs still present (a clean machine has none)."""
+def leftovers(prefix: str = PREFIX) -> list[str]:
+    """Namespaces of twin runs (or of one run's tag) still present (a clean machine has none)."""
     result = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=False)
-    return sorted(line.split()[0] for line in result.stdout.splitlines() if line.startswith(PREFIX))
+    return sorted(line.split()[0] for line in result.stdout.splitlines() if line.startswith(prefix))
 
 
 def make_room_for_neighbors(links: int) -> None:
@@ -210,11 +218,12 @@ def lab(seconds: float) -> Iterator[Lab]:
     try:
         yield the_lab
     finally:
-        # a second Ctrl-C during the cleanup must not leave namespaces behind
-        old_int = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        # a second Ctrl-C or SIGTERM during the cleanup must not leave namespaces behind
+        held = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+        during = {sig: signal.signal(sig, signal.SIG_IGN) for sig in held}
         try:
             the_lab.close()
         finally:
-            signal.signal(signal.SIGINT, old_int)
+            signal.signal(signal.SIGINT, during[signal.SIGINT])
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
