@@ -336,7 +336,15 @@ def reachability(lab: Lab, booted: Booted) -> tuple[int, list[Failure]]:
                 continue
             jobs.append((leaf.ns, leaf.loopback, other.loopback))
             labels.append({"from": leaf.name, "to": other.name, "prefix": f"{other.loopback}/32"})
-    failures = [label for label, ok in zip(labels, _pings(lab, jobs), strict=True) if not ok]
+    reached = _pings(lab, jobs)
+    end = time.monotonic() + min(ROUTE_WAIT, lab.remaining())
+    while not all(reached) and time.monotonic() < end:
+        # routes still arriving: ask again the ones that did not answer
+        time.sleep(1.0)
+        again = [k for k, ok in enumerate(reached) if not ok]
+        for k, ok in zip(again, _pings(lab, [jobs[k] for k in again]), strict=True):
+            reached[k] = ok
+    failures = [label for label, ok in zip(labels, reached, strict=True) if not ok]
     checked = len(jobs)
     for leaf in _leaves(booted):
         table = _kernel_routes(lab, leaf)

@@ -52,10 +52,11 @@ def twin(root: Path, seconds: float, *, drill: bool = True) -> Report:
                 "switches": len(booted.routers),
                 "sessions": {"designed": designed, "failures": failures},
             }
-            checked, failures = routing.reachability(the_lab, booted)
-            checks["reachability"] = {"checked": checked, "failures": failures}
+            # ECMP first: it waits for the routes to settle, which the pings need
             checked, failures = routing.ecmp(the_lab, booted)
             checks["ecmp"] = {"checked": checked, "failures": failures}
+            checked, failures = routing.reachability(the_lab, booted)
+            checks["reachability"] = {"checked": checked, "failures": failures}
             checked, failures = routing.mtu(the_lab, booted)
             checks["mtu"] = {"checked": checked, "failures": failures}
             if drill:
