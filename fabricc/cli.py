@@ -1,7 +1,8 @@
 """The `fabricc` command: the only place that prints and picks exit codes.
 
-Verbs: validate, build, analyze, compare, catalog, schema, check-nccl, diff, verify. Exit codes: 0 ok,
-1 spec or design error, 2 usage error. Diagnostics go to stderr, coloured on a terminal only.
+Verbs: validate, build, analyze, compare, catalog, schema, check-nccl, diff, verify, twin. Exit
+codes: 0 ok, 1 spec or design error (twin: anything fails), 2 usage error (twin: a requirement
+missing). Diagnostics go to stderr, coloured on a terminal only.
 """
 
 from __future__ import annotations
@@ -494,6 +495,46 @@ def verify(
             print_diagnostics([error(f"cannot write file: {exc.strerror}", location=where)])
             sys.exit(EXIT_ERROR)
     sys.exit(EXIT_ERROR if verdict.failed else EXIT_OK)
+
+
+EXIT_USAGE = 2
+
+
+@cli.command()
+@click.argument("out", type=click.Path(file_okay=False, path_type=Path))
+@click.option(
+    "--timeout",
+    "seconds",
+    type=click.IntRange(10, 86400),
+    default=900,
+    show_default=True,
+    help="bound on the whole run in seconds; everything is removed when it is reached",
+)
+@click.option("--no-drills", is_flag=True, help="skip the failure drills")
+def twin(out: Path, seconds: int, no_drills: bool) -> None:
+    """Boot the build folder OUT in network namespaces, as it would be deployed (the files on
+    disk), and report what comes up in OUT/twin/report.json. Exits 1 when anything fails, 2
+    when a requirement (root, FRR, Kea, isc-dhcp-relay/client) is missing. Needs root."""
+    from fabricc.twin.lab import Interrupted, TwinTimeout
+    from fabricc.twin.requirements import missing
+    from fabricc.twin.run import twin as run_twin
+    from fabricc.twin.summary import summary_text, write_report
+
+    lacking = missing(infiniband=False)
+    if lacking:
+        for line in lacking:
+            click.echo(f"fabricc twin: {line}", err=True)
+        sys.exit(EXIT_USAGE)
+    with _reported():
+        try:
+            report = run_twin(out, seconds, drill=not no_drills)
+        except (KeyboardInterrupt, Interrupted, TwinTimeout) as exc:
+            reason = "interrupted" if not isinstance(exc, TwinTimeout) else str(exc)
+            click.echo(f"fabricc twin: {reason}; everything it started is removed", err=True)
+            sys.exit(EXIT_ERROR)
+        write_report(out, report)
+    click.echo(summary_text(report), nl=False)
+    sys.exit(EXIT_OK if report.holds else EXIT_ERROR)
 
 
 # ibnetdiscover of a 100k-GPU fabric is some tens of MB; the bound keeps a wrong file (a disk

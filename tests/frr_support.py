@@ -25,6 +25,9 @@ from pathlib import Path
 
 import pytest
 
+from fabricc.twin.lab import make_room_for_neighbors
+from fabricc.twin.names import cumulus_port, sonic_alias
+
 FRR_LIB = Path("/usr/lib/frr")
 RUN_DIR = Path("/var/run/frr")
 SWITCH_KINDS = ("leaf-spine", "spine-core")
@@ -50,16 +53,9 @@ def run(*args: str, check: bool = True, timeout: float = 30) -> subprocess.Compl
     return result
 
 
-def cumulus_port(port: str) -> str:
-    """Cumulus Linux interface of a front-panel port: swp<cage>, split ports swp<cage>s<n-1>."""
-    cage, _, sub = port.partition("/")
-    return f"swp{cage}" if not sub else f"swp{cage}s{int(sub) - 1}"
-
-
 def sonic_port(config_db: dict[str, object], port: str) -> str:
     """SONiC port name of a front-panel port, found through its alias etp<cage>[a-h]."""
-    cage, _, sub = port.partition("/")
-    alias = f"etp{cage}" + (chr(ord("a") + int(sub) - 1) if sub else "")
+    alias = sonic_alias(port)
     ports = config_db["PORT"]
     assert isinstance(ports, dict)
     names = [str(name) for name, entry in ports.items() if entry["alias"] == alias]
@@ -170,24 +166,6 @@ def host_cables(
         for row in csv.DictReader(io.StringIO(text))
         if row["network"] == network and row["kind"] == "endpoint-leaf" and row["a_device"] == host
     ]
-
-
-NEIGHBOR_TABLE = Path("/proc/sys/net/ipv6/neigh/default")
-
-
-def make_room_for_neighbors(links: int) -> None:
-    """BGP unnumbered keeps an IPv6 neighbor (link-local) entry at both ends of every link, and
-    the kernel's IPv6 neighbor table is shared by all network namespaces (gc_thresh3, 1024 by
-    default: "ndisc_cache: neighbor table overflow" in dmesg, sessions stay Idle). Raise its
-    limits for the lab when they are lower than it needs; never lower them."""
-    needed = 4 * links + 1024  # both ends, their solicited entries, and the host's own
-    current = int((NEIGHBOR_TABLE / "gc_thresh3").read_text())
-    if current >= needed:
-        return
-    for name, value in (("gc_thresh1", needed // 4), ("gc_thresh2", needed // 2)):
-        if int((NEIGHBOR_TABLE / name).read_text()) < value:
-            (NEIGHBOR_TABLE / name).write_text(f"{value}\n")
-    (NEIGHBOR_TABLE / "gc_thresh3").write_text(f"{needed}\n")
 
 
 @contextlib.contextmanager

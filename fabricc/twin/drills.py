@@ -1,0 +1,91 @@
+"""Twin stage: failure drills on a booted routed fabric.
+
+Consumes a Booted network in its Lab; takes down one spine (every interface of the first spine),
+then one leaf uplink (the first leaf's first cable), each in turn and restored after; produces per
+drill the leaf pairs that still reach each other, those that lost reachability although the
+remaining cables still connect them (failures: routing did not heal), and those the design cannot
+keep (no path left in the cabling; named, not failures).
+"""
+
+from __future__ import annotations
+
+import time
+
+from fabricc.twin.lab import Lab
+from fabricc.twin.routing import Booted, Router, Wire, _leaves, _pings
+
+SETTLE = 12.0  # s: bgpd sees the link go down at once; a hold timer (9 s) bounds the rest
+
+
+def _connected(booted: Booted, down: set[str], cut: set[str], a: str, b: str) -> bool:
+    adjacent: dict[str, list[str]] = {}
+    for wire in booted.wires:
+        if wire.cable in cut or wire.a in down or wire.b in down:
+            continue
+        adjacent.setdefault(wire.a, []).append(wire.b)
+        adjacent.setdefault(wire.b, []).append(wire.a)
+    seen, stack = {a}, [a]
+    while stack:
+        node = stack.pop()
+        for nxt in adjacent.get(node, []):
+            if nxt not in seen:
+                seen.add(nxt)
+                stack.append(nxt)
+    return b in seen
+
+
+def _pairs(booted: Booted, down: set[str]) -> list[tuple[Router, Router]]:
+    leaves = [leaf for leaf in _leaves(booted) if leaf.name not in down]
+    return [(a, b) for a in leaves for b in leaves if a is not b and a.component == b.component]
+
+
+def _set(lab: Lab, booted: Booted, wires: list[Wire], state: str) -> None:
+    for wire in wires:
+        for device, interface in ((wire.a, wire.a_if), (wire.b, wire.b_if)):
+            lab.run("ip", "-n", booted.routers[device].ns, "link", "set", interface, state)
+
+
+def _drill(
+    lab: Lab, booted: Booted, name: str, wires: list[Wire], down: set[str]
+) -> dict[str, object]:
+    cut = {wire.cable for wire in wires}
+    pairs = _pairs(booted, down)
+    _set(lab, booted, wires, "down")
+    try:
+        end = time.monotonic() + min(SETTLE, lab.remaining())
+        while True:
+            jobs = [(a.ns, str(a.loopback), str(b.loopback)) for a, b in pairs]
+            reached = _pings(lab, jobs)
+            lost = [(a.name, b.name) for (a, b), ok in zip(pairs, reached, strict=True) if not ok]
+            healable = [p for p in lost if _connected(booted, down, cut, *p)]
+            if not healable or time.monotonic() > end:
+                break
+            time.sleep(1.0)
+    finally:
+        _set(lab, booted, wires, "up")
+    return {
+        "drill": name,
+        "down": sorted(down) or sorted(cut),
+        "pairs": len(pairs),
+        "still_reach": len(pairs) - len(lost),
+        "lost_by_design": [f"{a} -> {b}" for a, b in lost if (a, b) not in healable],
+        "failures": [
+            {"from": a, "to": b, "problem": "unreachable though a path remains"}
+            for a, b in healable
+        ],
+    }
+
+
+def run(lab: Lab, booted: Booted) -> list[dict[str, object]]:
+    results: list[dict[str, object]] = []
+    spines = sorted(r.name for r in booted.routers.values() if r.role != "leaf")
+    if spines:
+        spine = spines[0]
+        wires = [w for w in booted.wires if spine in (w.a, w.b)]
+        results.append(_drill(lab, booted, "one spine down", wires, {spine}))
+    leaves = sorted(leaf.name for leaf in _leaves(booted))
+    if leaves:
+        uplinks = [w for w in booted.wires if leaves[0] in (w.a, w.b)]
+        if uplinks:
+            results.append(_drill(lab, booted, "one leaf uplink down", uplinks[:1], set()))
+    return results

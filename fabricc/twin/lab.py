@@ -1,0 +1,229 @@
+"""Twin containment: network namespaces, veth cables and daemons that never leak.
+
+Consumes nothing from the build; produces a Lab that creates namespaces (named with one random
+tag, so a run and its leftovers are recognisable), veth pairs created directly inside them (never
+in the root namespace), daemons started inside them, and one scratch folder under /run. On exit -
+normal, failure, Ctrl-C or SIGTERM - every process is stopped, every namespace (with its veths)
+deleted and the scratch folder removed. Every command runs under a deadline.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import FrameType
+
+RUN = Path("/run/fabricc-twin")  # tmp_path is not always visible through `ip netns exec`
+PREFIX = "ftw"  # every namespace of a twin run: ftw<tag><n>
+IFNAMSIZ = 16  # linux/if.h: names are at most 15 characters
+NEIGHBOR_TABLE = Path("/proc/sys/net/ipv6/neigh/default")
+
+
+class TwinTimeout(Exception):
+    """The run's time bound was reached."""
+
+
+class Interrupted(Exception):
+    """SIGTERM or SIGHUP arrived; raised so that the cleanup runs."""
+
+
+@dataclass(slots=True)
+class Lab:
+    tag: str
+    deadline: float
+    workdir: Path
+    spaces: list[str] = field(default_factory=list)
+    processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    pid_files: list[Path] = field(default_factory=list)
+    frr_dirs: list[Path] = field(default_factory=list)
+
+    def remaining(self) -> float:
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise TwinTimeout("the twin ran out of time")
+        return left
+
+    def run(
+        self, *args: str, check: bool = True, timeout: float = 30
+    ) -> subprocess.CompletedProcess[str]:
+        try:
+            result = subprocess.run(
+                args,
+                capture_output=True,
+                text=True,
+                timeout=min(timeout, self.remaining()),
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            if time.monotonic() >= self.deadline:
+                raise TwinTimeout("the twin ran out of time") from None
+            return subprocess.CompletedProcess(args, 124, "", "timed out")
+        if check and result.returncode != 0:
+            message = result.stderr.strip() or result.stdout.strip()
+            raise RuntimeError(f"{' '.join(args)} exited {result.returncode}: {message}")
+        return result
+
+    def exec(
+        self, ns: str, *args: str, check: bool = True, timeout: float = 30
+    ) -> subprocess.CompletedProcess[str]:
+        return self.run("ip", "netns", "exec", ns, *args, check=check, timeout=timeout)
+
+    def namespace(self) -> str:
+        """A new namespace with lo up and forwarding on (no route out: nothing links it to the
+        root namespace)."""
+        name = f"{PREFIX}{self.tag}{len(self.spaces)}"
+        self.run("ip", "netns", "add", name)
+        self.spaces.append(name)
+        self.run("ip", "-n", name, "link", "set", "lo", "up")
+        self.exec(
+            name,
+            "sysctl",
+            "-qw",
+            "net.ipv4.ip_forward=1",
+            "net.ipv6.conf.all.forwarding=1",
+            "net.ipv6.conf.all.disable_ipv6=0",
+            "net.ipv6.conf.default.disable_ipv6=0",
+        )
+        return name
+
+    def cable(self, a: str, a_if: str, b: str, b_if: str, mtu: int | None = None) -> None:
+        """A veth pair created with each end already inside its namespace."""
+        for name in (a_if, b_if):
+            if len(name) >= IFNAMSIZ:
+                raise ValueError(f"interface name {name!r} is longer than IFNAMSIZ-1")
+        self.run(
+            "ip",
+            "link",
+            "add",
+            "name",
+            a_if,
+            "netns",
+            a,
+            "type",
+            "veth",
+            "peer",
+            "name",
+            b_if,
+            "netns",
+            b,
+        )
+        for ns, name in ((a, a_if), (b, b_if)):
+            if mtu is not None:
+                self.run("ip", "-n", ns, "link", "set", name, "mtu", str(mtu))
+            self.run("ip", "-n", ns, "link", "set", name, "up")
+
+    def start(self, ns: str, *args: str, log: str, env: dict[str, str] | None = None) -> None:
+        """A daemon in the foreground inside `ns`, its output in the scratch folder."""
+        with (self.workdir / log).open("wb") as out:
+            self.processes.append(
+                subprocess.Popen(
+                    ["ip", "netns", "exec", ns, *args],
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    env=env,
+                    cwd=self.workdir,
+                    start_new_session=True,  # Ctrl-C reaches the twin, which stops them
+                )
+            )
+
+    def close(self) -> None:
+        for process in self.processes:
+            with contextlib.suppress(ProcessLookupError):
+                process.terminate()
+        for pid_file in self.pid_files:
+            with contextlib.suppress(FileNotFoundError, ValueError, ProcessLookupError):
+                os.kill(int(pid_file.read_text().strip()), signal.SIGTERM)
+        stop = time.monotonic() + 5
+        for process in self.processes:
+            try:
+                process.wait(timeout=max(0.1, stop - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        # every namespace of this run's tag, also one made just before an interruption
+        spaces = list(dict.fromkeys([*self.spaces, *leftovers(f"{PREFIX}{self.tag}")]))
+        for ns in spaces:
+            # the namespace goes below whatever happened to its processes
+            with contextlib.suppress(OSError, subprocess.SubprocessError):
+                _empty(ns)
+            subprocess.run(["ip", "netns", "del", ns], capture_output=True, check=False)
+        for folder in self.frr_dirs:
+            shutil.rmtree(folder, ignore_errors=True)
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+def _empty(ns: str) -> None:
+    """Stops whatever still runs inside `ns` (forked daemons), by its id."""
+    pids = _ns_pids(ns)
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+    end = time.monotonic() + 3
+    while pids and time.monotonic() < end:
+        pids = [p for p in pids if Path(f"/proc/{p}").exists()]
+        time.sleep(0.05)
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def _ns_pids(ns: str) -> list[int]:
+    result = subprocess.run(
+        ["ip", "netns", "pids", ns], capture_output=True, text=True, check=False, timeout=10
+    )
+    return [int(word) for word in result.stdout.split() if word.isdecimal()]
+
+
+def leftovers(prefix: str = PREFIX) -> list[str]:
+    """Namespaces of twin runs (or of one run's tag) still present (a clean machine has none)."""
+    result = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=False)
+    return sorted(line.split()[0] for line in result.stdout.splitlines() if line.startswith(prefix))
+
+
+def make_room_for_neighbors(links: int) -> None:
+    """BGP unnumbered keeps an IPv6 neighbour entry at both ends of every link, and the kernel's
+    IPv6 neighbour table is shared by all namespaces (gc_thresh3, 1024 by default: sessions stay
+    Idle with "neighbor table overflow"). Raise the limits when lower than needed; never lower."""
+    needed = 4 * links + 1024
+    with contextlib.suppress(OSError):
+        if int((NEIGHBOR_TABLE / "gc_thresh3").read_text()) >= needed:
+            return
+        for name, value in (("gc_thresh1", needed // 4), ("gc_thresh2", needed // 2)):
+            if int((NEIGHBOR_TABLE / name).read_text()) < value:
+                (NEIGHBOR_TABLE / name).write_text(f"{value}\n")
+        (NEIGHBOR_TABLE / "gc_thresh3").write_text(f"{needed}\n")
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    raise Interrupted(signal.Signals(signum).name)
+
+
+@contextlib.contextmanager
+def lab(seconds: float) -> Iterator[Lab]:
+    """A Lab bounded to `seconds`; everything it made is removed when the block ends."""
+    tag = uuid.uuid4().hex[:5]
+    workdir = RUN / tag
+    workdir.mkdir(parents=True, mode=0o755)
+    RUN.chmod(0o755)
+    the_lab = Lab(tag, time.monotonic() + seconds, workdir)
+    previous = {sig: signal.signal(sig, _interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield the_lab
+    finally:
+        # a second Ctrl-C or SIGTERM during the cleanup must not leave namespaces behind
+        held = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+        during = {sig: signal.signal(sig, signal.SIG_IGN) for sig in held}
+        try:
+            the_lab.close()
+        finally:
+            signal.signal(signal.SIGINT, during[signal.SIGINT])
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)

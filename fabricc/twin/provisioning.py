@@ -1,0 +1,442 @@
+"""Twin stage: the management plane from factory default - DHCP through the relays, then ZTP.
+
+Consumes the build folder (seeds.txt, the mgmt cables of cabling/cables.csv, the access
+switches' startup.yaml, provisioning/kea/kea-dhcp4.conf and the provisioning tree) and a Lab.
+The provisioning server's namespace runs the real kea-dhcp4 on the generated config (only its
+listening interfaces, lease file and log are changed) and serves the build folder over HTTP as
+/fabricc/. Seeds come up from what seeds.txt puts on their USB drive; each configured access
+switch gets Linux's bridge, its access VLANs and SVIs, and isc-dhcp-relay exactly where its
+startup.yaml enables the relay (circuit-id = the port, as use-pif-circuit-id does). Every other
+switch starts with an unconfigured eth0, runs dhclient, and fetches its ZTP file and every file
+that file names, each compared byte for byte with the build's. Switches so provisioned that are
+access switches themselves serve the next round. Produces provisioned by USB / DHCP / not at
+all, and a failure per switch not provisioned, with the reason.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import os
+import re
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fabricc.twin.folder import BuildFolder
+from fabricc.twin.lab import Lab
+from fabricc.twin.names import Namer
+from fabricc.twin.nvue import SwitchConfig, switch_config
+
+SEEDS = "provisioning/ztp/seeds.txt"
+KEA = "provisioning/kea/kea-dhcp4.conf"
+_SERVER = re.compile(r"Provisioning server[^:]*:\s*(\d+\.\d+\.\d+\.\d+)")
+_URL = re.compile(r"http://[0-9.]+(?::\d+)?/fabricc/[A-Za-z0-9_./-]+")
+# the relay-to-server path is not booted (docs/twin.md): a stand-in router joins them on
+# addresses of the benchmarking range (RFC 2544), which no design uses for management
+TRANSIT = ipaddress.ip_network("198.18.0.0/15")
+CORE = str(TRANSIT.broadcast_address - 1)  # the stand-in router's address towards the server
+DHCP_WAIT = 20.0
+ROUNDS = 4
+Failure = dict[str, object]
+
+
+@dataclass(slots=True)
+class Client:
+    name: str
+    access: str  # access switch its eth0 is cabled to
+    port: str  # the access switch's interface
+    ns: str = ""
+    address: str = ""
+
+
+@dataclass(slots=True)
+class Plane:
+    server: str = ""
+    server_ns: str = ""
+    core_ns: str = ""
+    kea_interfaces: list[str] = field(default_factory=list)
+    access_ns: dict[str, str] = field(default_factory=dict)
+    links: int = 0
+
+
+def seeds(folder: BuildFolder) -> tuple[list[str], str]:
+    """The seed switches in order, and the provisioning server's address."""
+    if not folder.has(SEEDS):
+        return [], ""
+    names: list[str] = []
+    server = ""
+    for line in folder.text(SEEDS).splitlines():
+        found = _SERVER.search(line)
+        if found:
+            server = found.group(1)
+        if line.strip() and not line.startswith("#"):
+            names.append(line.split()[0])
+    return names, server
+
+
+def _mgmt_cables(folder: BuildFolder, namer: Namer) -> dict[str, tuple[str, str]]:
+    """Switch -> (access switch, access switch interface) of the switch's management port."""
+    found: dict[str, tuple[str, str]] = {}
+    for row in folder.cables:
+        if (
+            row["kind"] == "mgmt"
+            and folder.devices.get(row["a_device"], {}).get("kind") == "switch"
+        ):
+            access = row["b_device"]
+            found.setdefault(row["a_device"], (access, namer.interface(access, row["b_port"])))
+    return found
+
+
+def _apply_access(lab: Lab, ns: str, config: SwitchConfig) -> None:
+    """Access VLANs and SVIs of a Cumulus access switch, one Linux bridge per VLAN named like
+    its SVI (vlanN, holding the SVI's addresses): the traditional-bridge form of a VLAN-aware
+    bridge's access ports, which needs neither VLAN filtering nor the 8021q driver."""
+    for vlan in sorted(set(config.access_vlan.values()) | set(config.svi)):
+        svi = f"vlan{vlan}"
+        lab.run("ip", "-n", ns, "link", "add", svi, "type", "bridge")
+        for address in config.svi.get(vlan, []):
+            lab.run("ip", "-n", ns, "addr", "add", address, "dev", svi)
+        lab.run("ip", "-n", ns, "link", "set", svi, "up")
+
+
+def _attach(lab: Lab, ns: str, config: SwitchConfig, port: str) -> None:
+    """A cabled port joins the bridge of its configured access VLAN."""
+    vlan = config.access_vlan.get(port)
+    if vlan is not None:
+        lab.run("ip", "-n", ns, "link", "set", port, "master", f"vlan{vlan}")
+
+
+def _relay_ports(config: SwitchConfig, ports: list[str]) -> dict[str, str]:
+    """Port -> the SVI address it relays with (giaddr), for ports in a relayed VLAN."""
+    relay = config.relay
+    if relay is None or not relay.port_circuit_id:
+        return {}
+    relayed: dict[str, str] = {}
+    for port in ports:
+        vlan = config.access_vlan.get(port)
+        if vlan is not None and f"vlan{vlan}" in relay.downstream and config.svi.get(vlan):
+            relayed[port] = config.svi[vlan][0].split("/")[0]
+    return relayed
+
+
+def _start_server(lab: Lab, folder: BuildFolder, plane: Plane) -> None:
+    plane.server_ns = lab.namespace()
+    plane.core_ns = lab.namespace()
+    lab.cable(plane.server_ns, "srv0", plane.core_ns, "core0")
+    lab.run("ip", "-n", plane.server_ns, "addr", "add", f"{plane.server}/32", "dev", "srv0")
+    lab.run("ip", "-n", plane.core_ns, "addr", "add", f"{CORE}/32", "dev", "core0")
+    lab.run("ip", "-n", plane.core_ns, "route", "add", f"{plane.server}/32", "dev", "core0")
+    www = lab.workdir / "www"
+    www.mkdir()
+    (www / "fabricc").symlink_to(folder.root.resolve())
+    lab.start(
+        plane.server_ns,
+        "python3",
+        "-m",
+        "http.server",
+        "80",
+        "--bind",
+        plane.server,
+        "--directory",
+        str(www),
+        log="http.log",
+    )
+    config = folder.json(KEA)
+    assert isinstance(config, dict)
+    dhcp4 = config["Dhcp4"]
+    dhcp4["interfaces-config"] = {"interfaces": ["srv0"], "dhcp-socket-type": "udp"}
+    dhcp4["lease-database"] = {"type": "memfile", "persist": False}
+    dhcp4["loggers"] = [
+        {
+            "name": "kea-dhcp4",
+            "severity": "INFO",
+            "output_options": [{"output": str(lab.workdir / "kea.log")}],
+        }
+    ]
+    (lab.workdir / "kea.conf").write_text(json.dumps(config))
+    env = {**os.environ, "KEA_PIDFILE_DIR": str(lab.workdir), "KEA_LOCKFILE_DIR": str(lab.workdir)}
+    lab.start(
+        plane.server_ns, "kea-dhcp4", "-c", str(lab.workdir / "kea.conf"), log="kea.out", env=env
+    )
+
+
+def _join_to_server(lab: Lab, plane: Plane, ns: str, config: SwitchConfig) -> None:
+    """The stand-in for the routed path from a relay's upstream to the server."""
+    relay = config.relay
+    assert relay is not None
+    k = plane.links
+    plane.links += 1
+    base = TRANSIT.network_address + 2 * k
+    hosts = (base, base + 1)
+    core_if, up_if = f"r{k}", (relay.upstream[0] if relay.upstream else "up0")
+    lab.cable(plane.core_ns, core_if, ns, up_if)
+    lab.run("ip", "-n", plane.core_ns, "addr", "add", f"{hosts[0]}/31", "dev", core_if)
+    lab.run("ip", "-n", ns, "addr", "add", f"{hosts[1]}/31", "dev", up_if)
+    lab.run("ip", "-n", ns, "route", "add", f"{plane.server}/32", "via", str(hosts[0]))
+    for addresses in config.svi.values():
+        for address in addresses:
+            subnet = ipaddress.ip_interface(address).network
+            lab.run(
+                "ip", "-n", plane.core_ns, "route", "replace", str(subnet), "via", str(hosts[1])
+            )
+            lab.run(
+                "ip",
+                "-n",
+                plane.server_ns,
+                "route",
+                "replace",
+                str(subnet),
+                "via",
+                CORE,
+                "dev",
+                "srv0",
+                "onlink",
+            )
+
+
+def _lease(path: Path) -> dict[str, str]:
+    text = path.read_text() if path.is_file() else ""
+    if "lease {" not in text:
+        return {}
+    values: dict[str, str] = {}
+    for line in text[text.rindex("lease {") :].splitlines():
+        words = line.strip().rstrip(";").split(None, 2)
+        if len(words) >= 2 and words[0] in ("fixed-address", "filename"):
+            values[words[0]] = words[1].strip('"')
+        elif len(words) == 3 and words[0] == "option":
+            values[words[1]] = words[2].strip('"')
+    return values
+
+
+def _fetch(lab: Lab, ns: str, url: str) -> bytes | None:
+    code = (
+        "import sys,urllib.request;"
+        "sys.stdout.buffer.write(urllib.request.urlopen(sys.argv[1],timeout=5).read())"
+    )
+    try:
+        result = subprocess.run(
+            ["ip", "netns", "exec", ns, "python3", "-c", code, url],
+            capture_output=True,
+            timeout=min(15, lab.remaining()),
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return None
+    return result.stdout if result.returncode == 0 else None
+
+
+def _ztp(lab: Lab, folder: BuildFolder, client: Client, url: str, operator: set[str]) -> list[str]:
+    """Fetch the ZTP file and every file it names; problems (empty when all are the build's)."""
+    problems: list[str] = []
+    pending, seen = [url], set()
+    while pending:
+        current = pending.pop(0)
+        if current in seen:
+            continue
+        seen.add(current)
+        relative = current.split("/fabricc/", 1)[1]
+        if not folder.has(relative):
+            # a file the operator supplies (the password hash): served by them, not checked
+            operator.add(relative)
+            continue
+        got = _fetch(lab, client.ns, current)
+        if got is None:
+            problems.append(f"cannot fetch {current}")
+            continue
+        if got != folder.data(relative):
+            problems.append(f"{current} differs from the build's {relative}")
+            continue
+        pending.extend(_URL.findall(got.decode("utf-8", errors="replace")))
+    return problems
+
+
+def provision(lab: Lab, folder: BuildFolder, namer: Namer) -> dict[str, object]:
+    seed_list, server = seeds(folder)
+    cables = _mgmt_cables(folder, namer)
+    ztp_switches = sorted(
+        name
+        for name, row in folder.devices.items()
+        if row.get("kind") == "switch" and (folder.root / "provisioning/ztp" / name).is_dir()
+    )
+    by_usb: list[str] = []
+    failures: list[Failure] = []
+    for seed in seed_list:
+        needs = [f"provisioning/ztp/{seed}/ztp.sh", f"configs/{seed}/startup.yaml"]
+        lost = [path for path in needs if not folder.has(path)]
+        if lost:
+            failures.append({"device": seed, "problem": f"USB seed lacks {', '.join(lost)}"})
+        else:
+            by_usb.append(seed)
+    result: dict[str, object] = {"by_usb": by_usb, "server": server}
+    if not server or not folder.has(KEA):
+        failures.append(
+            {"device": "", "problem": "no provisioning server or Kea config in the build"}
+        )
+        result.update(by_dhcp=[], not_provisioned=ztp_switches, failures=failures)
+        return result
+    plane = Plane(server)
+    _start_server(lab, folder, plane)
+    configured = set(by_usb)
+    by_dhcp: list[str] = []
+    pending = [name for name in ztp_switches if name not in configured]
+    reasons: dict[str, str] = {}
+    active: set[str] = set()
+    operator: set[str] = set()  # files the operator supplies (password hash): not checked
+    time.sleep(1.0)  # kea and the HTTP server open their sockets
+    for _round in range(ROUNDS):
+        ready = sorted(
+            a for a in configured if a not in active and a in {c[0] for c in cables.values()}
+        )
+        clients: list[Client] = []
+        relays: list[tuple[str, SwitchConfig, dict[str, str]]] = []
+        for access in ready:
+            active.add(access)
+            config = switch_config(folder, access)
+            if config is None or config.os != "cumulus":
+                continue
+            ns = lab.namespace()
+            plane.access_ns[access] = ns
+            _apply_access(lab, ns, config)
+            ports = []
+            for name in pending:
+                where = cables.get(name)
+                if where is None or where[0] != access:
+                    continue
+                client = Client(name, access, where[1], lab.namespace())
+                lab.cable(client.ns, "eth0", ns, client.port)
+                _attach(lab, ns, config, client.port)
+                ports.append(client.port)
+                clients.append(client)
+            relayed = _relay_ports(config, ports)
+            if config.relay is not None and relayed:
+                _join_to_server(lab, plane, ns, config)
+                relays.append((ns, config, relayed))
+            for client in clients:
+                if client.access != access:
+                    continue
+                if config.relay is None:
+                    reasons[client.name] = f"{access} runs no DHCP relay"
+                elif client.port not in relayed:
+                    vlan = config.access_vlan.get(client.port)
+                    reasons[client.name] = (
+                        f"{access}:{client.port} (VLAN {vlan}) is not in a VLAN its relay serves"
+                    )
+        for ns, config, relayed in relays:
+            for port, giaddr in relayed.items():
+                lab.run("ip", "-n", ns, "addr", "add", f"{giaddr}/32", "dev", port)
+            assert config.relay is not None
+            upstream = config.relay.upstream[:1] or ["up0"]
+            args = ["dhcrelay", "-d", "-4", "-a", "-pf", str(lab.workdir / f"relay-{ns}.pid")]
+            for port in sorted(relayed):
+                args += ["-id", port]
+            args += ["-iu", upstream[0], *config.relay.servers]
+            lab.start(ns, *args, log=f"relay-{ns}.log")
+        if not clients:
+            break
+        time.sleep(0.5)
+        done = _dhcp(lab, folder, clients, reasons, failures, operator)
+        by_dhcp.extend(done)
+        configured.update(done)
+        pending = [name for name in pending if name not in done]
+    for name in pending:
+        where = cables.get(name)
+        reason = reasons.get(name) or (
+            f"its management port is cabled to {where[0]}, which is not provisioned"
+            if where
+            else "no management cable in the cabling plan"
+        )
+        failures.append({"device": name, "problem": f"not provisioned: {reason}"})
+    result.update(by_dhcp=sorted(by_dhcp), not_provisioned=sorted(pending), failures=failures)
+    result["operator_files"] = sorted(operator)
+    return result
+
+
+def _dhcp(
+    lab: Lab,
+    folder: BuildFolder,
+    clients: list[Client],
+    reasons: dict[str, str],
+    failures: list[Failure],
+    operator: set[str],
+) -> list[str]:
+    """dhclient on every client at once; the ones that got their address and files."""
+    conf = lab.workdir / "dhclient.conf"
+    conf.write_text(
+        "option ztp-url code 239 = text;\ntimeout 15;\nretry 1;\n"
+        "request subnet-mask, routers, host-name, bootfile-name, ztp-url;\n"
+    )
+    processes = []
+    for client in clients:
+        lease = lab.workdir / f"{client.name}.lease"
+        processes.append(
+            subprocess.Popen(
+                [
+                    "ip",
+                    "netns",
+                    "exec",
+                    client.ns,
+                    "dhclient",
+                    "-1",
+                    "-cf",
+                    str(conf),
+                    "-lf",
+                    str(lease),
+                    "-pf",
+                    str(lab.workdir / f"{client.name}.dhclient.pid"),
+                    "-sf",
+                    "/bin/true",
+                    "eth0",
+                ],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        )
+    for process in processes:
+        try:
+            process.wait(timeout=max(1.0, min(DHCP_WAIT + 5, lab.remaining())))
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+    done: list[str] = []
+    for client in clients:
+        got = _lease(lab.workdir / f"{client.name}.lease")
+        if "fixed-address" not in got:
+            reasons.setdefault(client.name, f"no DHCP answer through {client.access}:{client.port}")
+            continue
+        address = got["fixed-address"]
+        want = folder.devices.get(client.name, {}).get("mgmt_ip", "")
+        if want and address != want:
+            failures.append(
+                {
+                    "device": client.name,
+                    "problem": f"DHCP gave {address}, the inventory plans {want}",
+                }
+            )
+        mask = got.get("subnet-mask", "255.255.255.255")
+        prefix = ipaddress.ip_network(f"0.0.0.0/{mask}").prefixlen
+        lab.run("ip", "-n", client.ns, "addr", "add", f"{address}/{prefix}", "dev", "eth0")
+        if "routers" in got:
+            lab.run(
+                "ip",
+                "-n",
+                client.ns,
+                "route",
+                "add",
+                "default",
+                "via",
+                got["routers"].split(",")[0],
+            )
+        url = got.get("ztp-url") or got.get("bootfile-name") or got.get("filename", "")
+        if not url:
+            reasons[client.name] = "the DHCP answer has no ZTP URL (option 239 or boot file name)"
+            continue
+        problems = _ztp(lab, folder, client, url, operator)
+        if problems:
+            failures.extend({"device": client.name, "problem": p} for p in problems)
+            reasons[client.name] = "its ZTP files could not be fetched intact"
+            continue
+        done.append(client.name)
+    return done

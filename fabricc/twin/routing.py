@@ -1,0 +1,510 @@
+"""Twin stage: the routed fabric of one Ethernet network, as the switches would run it.
+
+Consumes the build folder (cabling plan, inventory ASNs, each switch's frr.conf and interface
+MTUs) and a Lab; boots one namespace per routed switch with the real zebra and bgpd on the
+switch's frr.conf, one per endpoint (so host-facing ports have carrier), one veth per cable; then
+produces the findings: every designed BGP session Established with the designed peer and ASN,
+loopbacks and host subnets reachable from every leaf, ECMP next hops per leaf and remote leaf as
+the cabling gives them, and each cable passing a full-MTU frame both ways.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fabricc.twin.folder import SWITCH_KINDS, BuildFolder
+from fabricc.twin.lab import Lab, make_room_for_neighbors
+from fabricc.twin.names import Namer, os_of
+from fabricc.twin.nvue import switch_config
+
+FRR_LIB = Path("/usr/lib/frr")
+FRR_RUN = Path("/var/run/frr")
+Failure = dict[str, object]
+SESSION_WAIT = 30.0  # s: hold time 9 s, connect retry 5 s (frr.conf timers) and some rounds
+ROUTE_WAIT = 15.0
+PING_BATCH = 32
+
+
+@dataclass(frozen=True, slots=True)
+class Wire:
+    cable: str
+    a: str
+    a_if: str
+    b: str
+    b_if: str
+
+
+@dataclass(slots=True)
+class Router:
+    name: str
+    ns: str
+    frr: str
+    loopback: str | None
+    role: str
+    component: int = 0
+    networks: list[str] = field(default_factory=list)  # prefixes it announces (host subnets)
+
+
+@dataclass(slots=True)
+class Booted:
+    network: str
+    routers: dict[str, Router] = field(default_factory=dict)
+    endpoints: dict[str, str] = field(default_factory=dict)  # device -> namespace
+    wires: list[Wire] = field(default_factory=list)  # switch to switch
+    edge: list[Wire] = field(default_factory=list)  # endpoint to leaf
+    mtu: dict[tuple[str, str], int] = field(default_factory=dict)  # (device, if) -> MTU
+
+
+def _loopback(frr: str) -> str | None:
+    match = re.search(r"^ bgp router-id (\S+)$", frr, re.M)
+    return match.group(1) if match else None
+
+
+def _networks(frr: str) -> list[str]:
+    return sorted(set(re.findall(r"^  network (\S+)$", frr, re.M)))
+
+
+def _components(routers: list[str], wires: list[Wire]) -> dict[str, int]:
+    parent = {name: name for name in routers}
+
+    def find(node: str) -> str:
+        while parent[node] != node:
+            parent[node] = parent[parent[node]]
+            node = parent[node]
+        return node
+
+    for wire in wires:
+        parent[find(wire.a)] = find(wire.b)
+    roots: dict[str, int] = {}
+    return {name: roots.setdefault(find(name), len(roots)) for name in sorted(routers)}
+
+
+def boot(lab: Lab, folder: BuildFolder, namer: Namer, network: str) -> Booted:
+    booted = Booted(network)
+    switch_rows = [
+        r for r in folder.cables if r["network"] == network and r["kind"] in SWITCH_KINDS
+    ]
+    edge_rows = [
+        r for r in folder.cables if r["network"] == network and r["kind"] == "endpoint-leaf"
+    ]
+    names: dict[str, None] = {}
+    for row in switch_rows:
+        names.setdefault(row["a_device"])
+        names.setdefault(row["b_device"])
+    for name in names:
+        if not folder.has(f"configs/{name}/frr.conf"):
+            continue
+        frr = folder.text(f"configs/{name}/frr.conf")
+        role = folder.devices.get(name, {}).get("role", "")
+        booted.routers[name] = Router(name, "", frr, _loopback(frr), role, 0, _networks(frr))
+    for row in switch_rows:
+        a, b = row["a_device"], row["b_device"]
+        if a in booted.routers and b in booted.routers:
+            wire = Wire(
+                row["cable_id"],
+                a,
+                namer.interface(a, row["a_port"]),
+                b,
+                namer.interface(b, row["b_port"]),
+            )
+            booted.wires.append(wire)
+    for row in edge_rows:
+        leaf = row["b_device"]
+        if leaf in booted.routers:
+            device = row["a_device"]
+            wire = Wire(
+                row["cable_id"],
+                device,
+                namer.interface(device, row["a_port"]),
+                leaf,
+                namer.interface(leaf, row["b_port"]),
+            )
+            booted.edge.append(wire)
+    for name, component in _components(list(booted.routers), booted.wires).items():
+        booted.routers[name].component = component
+    for name in booted.routers:
+        config = switch_config(folder, name)
+        if config is not None:
+            for interface, mtu in config.mtu.items():
+                booted.mtu[(name, interface)] = mtu
+    _start(lab, booted)
+    return booted
+
+
+def _start(lab: Lab, booted: Booted) -> None:
+    make_room_for_neighbors(len(booted.wires) + len(booted.edge))
+    for router in booted.routers.values():
+        router.ns = lab.namespace()
+        if "\ninterface Loopback0" in router.frr:
+            # SONiC keeps the router id on Loopback0; a veth pair inside the namespace stands in
+            # for it (the dummy driver is not always there)
+            lab.run(
+                "ip",
+                "-n",
+                router.ns,
+                "link",
+                "add",
+                "Loopback0",
+                "type",
+                "veth",
+                "peer",
+                "name",
+                "Loopback0p",
+            )
+            lab.run("ip", "-n", router.ns, "link", "set", "Loopback0p", "up")
+            lab.run("ip", "-n", router.ns, "link", "set", "Loopback0", "up")
+    for wire in booted.wires:
+        a, b = booted.routers[wire.a].ns, booted.routers[wire.b].ns
+        lab.cable(a, wire.a_if, b, wire.b_if)
+        for ns, device, interface in ((a, wire.a, wire.a_if), (b, wire.b, wire.b_if)):
+            mtu = booted.mtu.get((device, interface))
+            if mtu is not None:
+                lab.run("ip", "-n", ns, "link", "set", interface, "mtu", str(mtu))
+    for wire in booted.edge:
+        if wire.a not in booted.endpoints:
+            booted.endpoints[wire.a] = lab.namespace()
+        lab.cable(booted.endpoints[wire.a], wire.a_if, booted.routers[wire.b].ns, wire.b_if)
+    for router in booted.routers.values():
+        folder = FRR_RUN / router.ns
+        folder.mkdir(parents=True, exist_ok=True)
+        lab.frr_dirs.append(folder)
+        (folder / "frr.conf").write_text(router.frr)
+        shutil.chown(folder, "frr", "frr")
+        shutil.chown(folder / "frr.conf", "frr", "frr")
+        for daemon in ("zebra", "bgpd"):
+            pid = folder / f"{daemon}.pid"
+            lab.pid_files.append(pid)
+            lab.exec(
+                router.ns,
+                str(FRR_LIB / daemon),
+                "-d",
+                "-N",
+                router.ns,
+                "-f",
+                str(folder / "frr.conf"),
+                "-i",
+                str(pid),
+            )
+
+
+# -- checks -----------------------------------------------------------------------------------
+
+
+def _vtysh_json(lab: Lab, router: Router, command: str) -> dict[str, object]:
+    result = lab.run("vtysh", "-N", router.ns, "-c", command, check=False)
+    try:
+        data = json.loads(result.stdout) if result.stdout.strip() else {}
+    except json.JSONDecodeError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _peers(lab: Lab, router: Router) -> dict[str, dict[str, object]]:
+    data = _vtysh_json(lab, router, "show bgp summary json")
+    family = data.get("ipv4Unicast", {})
+    peers = family.get("peers", {}) if isinstance(family, dict) else {}
+    return (
+        {str(k): v for k, v in peers.items() if isinstance(v, dict)}
+        if isinstance(peers, dict)
+        else {}
+    )
+
+
+def _described_peer(frr: str, interface: str) -> tuple[str | None, str | None]:
+    """The peer device and ASN the config's neighbour description names ("dev:if AS123")."""
+    match = re.search(
+        rf"^ neighbor {re.escape(interface)} description (\S+?):\S+(?: AS(\d+))?$", frr, re.M
+    )
+    return (match.group(1), match.group(2)) if match else (None, None)
+
+
+def _session_failures(lab: Lab, folder: BuildFolder, booted: Booted) -> tuple[int, list[Failure]]:
+    failures: list[Failure] = []
+    peers = {name: _peers(lab, router) for name, router in booted.routers.items()}
+    designed = 0
+    cabled: set[tuple[str, str]] = set()
+    for wire in booted.wires:
+        for me, my_if, other in ((wire.a, wire.a_if, wire.b), (wire.b, wire.b_if, wire.a)):
+            designed += 1
+            cabled.add((me, my_if))
+            where: Failure = {"switch": me, "interface": my_if, "peer": other, "cable": wire.cable}
+            info = peers[me].get(my_if)
+            if info is None:
+                failures.append({**where, "problem": "no BGP neighbour on this interface"})
+                continue
+            state = str(info.get("state", "?"))
+            if state != "Established":
+                failures.append({**where, "problem": f"session {state}, not Established"})
+                continue
+            want_as = folder.devices.get(other, {}).get("asn", "")
+            seen_as = str(info.get("remoteAs", ""))
+            if want_as and seen_as != want_as:
+                failures.append({**where, "problem": f"peer AS {seen_as}, designed AS {want_as}"})
+            seen_host = str(info.get("hostname", ""))
+            if seen_host and seen_host != other:
+                failures.append(
+                    {**where, "problem": f"peer is {seen_host}, the cabling plan says {other}"}
+                )
+            described, described_as = _described_peer(booted.routers[me].frr, my_if)
+            if described is not None and seen_host and described != seen_host:
+                failures.append(
+                    {**where, "problem": f"config expects {described} here, found {seen_host}"}
+                )
+            if described_as is not None and described_as != seen_as:
+                failures.append(
+                    {**where, "problem": f"config expects AS {described_as}, found AS {seen_as}"}
+                )
+    for me, table in sorted(peers.items()):
+        for peer, info in sorted(table.items()):
+            if (me, peer) not in cabled and info.get("state") != "Established":
+                failures.append(
+                    {
+                        "switch": me,
+                        "interface": peer,
+                        "peer": "",
+                        "cable": "",
+                        "problem": "configured neighbour without a cable, not Established",
+                    }
+                )
+    return designed, failures
+
+
+def wait_sessions(lab: Lab, folder: BuildFolder, booted: Booted) -> tuple[int, list[Failure]]:
+    """Polls until every designed session is up and right, or the wait is over."""
+    end = time.monotonic() + min(SESSION_WAIT + len(booted.wires) * 0.05, lab.remaining())
+    while True:
+        designed, failures = _session_failures(lab, folder, booted)
+        if not failures or time.monotonic() > end:
+            return designed, failures
+        time.sleep(1.0)
+
+
+def _pings(lab: Lab, jobs: list[tuple[str, str, str]], v6: bool = False) -> list[bool]:
+    """(namespace, source address, target) -> reached, run in batches."""
+    results: list[bool] = []
+    for start in range(0, len(jobs), PING_BATCH):
+        batch = [
+            subprocess.Popen(
+                [
+                    "ip",
+                    "netns",
+                    "exec",
+                    ns,
+                    "ping",
+                    "-6" if v6 else "-4",
+                    "-c3",
+                    "-i0.2",
+                    "-W1",
+                    *(["-I", source] if source else []),
+                    target,
+                ],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            for ns, source, target in jobs[start : start + PING_BATCH]
+        ]
+        for process in batch:
+            try:
+                results.append(process.wait(timeout=min(10, lab.remaining())) == 0)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+                results.append(False)
+    return results
+
+
+def _leaves(booted: Booted) -> list[Router]:
+    return [r for r in booted.routers.values() if r.role == "leaf" and r.loopback]
+
+
+def reachability(lab: Lab, booted: Booted) -> tuple[int, list[Failure]]:
+    """Every loopback of the leaf's plane answers a ping from the leaf's loopback, and every host
+    subnet another leaf of its plane announces is in the leaf's routing table."""
+    jobs: list[tuple[str, str, str]] = []
+    labels: list[Failure] = []
+    for leaf in _leaves(booted):
+        assert leaf.loopback is not None
+        for other in booted.routers.values():
+            if other is leaf or other.component != leaf.component or not other.loopback:
+                continue
+            jobs.append((leaf.ns, leaf.loopback, other.loopback))
+            labels.append({"from": leaf.name, "to": other.name, "prefix": f"{other.loopback}/32"})
+    reached = _pings(lab, jobs)
+    end = time.monotonic() + min(ROUTE_WAIT, lab.remaining())
+    while not all(reached) and time.monotonic() < end:
+        # routes still arriving: ask again the ones that did not answer
+        time.sleep(1.0)
+        again = [k for k, ok in enumerate(reached) if not ok]
+        for k, ok in zip(again, _pings(lab, [jobs[k] for k in again]), strict=True):
+            reached[k] = ok
+    failures = [label for label, ok in zip(labels, reached, strict=True) if not ok]
+    checked = len(jobs)
+    for leaf in _leaves(booted):
+        table = _kernel_routes(lab, leaf)
+        for other in _leaves(booted):
+            if other is leaf or other.component != leaf.component:
+                continue
+            for prefix in other.networks:
+                checked += 1
+                if prefix not in table:
+                    failures.append(
+                        {
+                            "from": leaf.name,
+                            "to": other.name,
+                            "prefix": prefix,
+                            "problem": "not in the routing table",
+                        }
+                    )
+    return checked, failures
+
+
+def _kernel_routes(lab: Lab, router: Router) -> dict[str, int]:
+    """Destination -> number of next hops, from the namespace's kernel IPv4 table."""
+    result = lab.run("ip", "-j", "-n", router.ns, "-4", "route", "show", check=False)
+    try:
+        routes = json.loads(result.stdout or "[]")
+    except json.JSONDecodeError:
+        return {}
+    table: dict[str, int] = {}
+    for route in routes:
+        dst = str(route.get("dst", ""))
+        if dst and dst != "default" and "/" not in dst:
+            dst += "/32"
+        table[dst] = len(route.get("nexthops", [])) or 1
+    return table
+
+
+def designed_ecmp(booted: Booted, leaf: str, remote: str) -> int:
+    """Cables from `leaf` to neighbours on a shortest path to `remote` (BGP multipath over an
+    eBGP Clos keeps every shortest AS path: one per such cable)."""
+    adjacent: dict[str, list[str]] = {}
+    for wire in booted.wires:
+        adjacent.setdefault(wire.a, []).append(wire.b)
+        adjacent.setdefault(wire.b, []).append(wire.a)
+    distance = {remote: 0}
+    queue = deque([remote])
+    while queue:
+        node = queue.popleft()
+        for nxt in adjacent.get(node, []):
+            if nxt not in distance:
+                distance[nxt] = distance[node] + 1
+                queue.append(nxt)
+    if leaf not in distance:
+        return 0
+    return sum(1 for n in adjacent.get(leaf, []) if distance.get(n) == distance[leaf] - 1)
+
+
+def ecmp(lab: Lab, booted: Booted) -> tuple[int, list[Failure]]:
+    end = time.monotonic() + min(ROUTE_WAIT, lab.remaining())
+    while True:
+        checked, failures = 0, []
+        for leaf in _leaves(booted):
+            table = _kernel_routes(lab, leaf)
+            for other in _leaves(booted):
+                if other is leaf or other.component != leaf.component:
+                    continue
+                checked += 1
+                want = designed_ecmp(booted, leaf.name, other.name)
+                found = table.get(f"{other.loopback}/32", 0)
+                if found != want:
+                    failures.append(
+                        {
+                            "leaf": leaf.name,
+                            "remote": other.name,
+                            "prefix": f"{other.loopback}/32",
+                            "designed": want,
+                            "found": found,
+                        }
+                    )
+        if not failures or time.monotonic() > end:
+            return checked, failures
+        time.sleep(1.0)
+
+
+def _link_local(lab: Lab, ns: str, interface: str) -> str | None:
+    result = lab.run("ip", "-j", "-6", "-n", ns, "addr", "show", "dev", interface, check=False)
+    try:
+        for link in json.loads(result.stdout or "[]"):
+            for info in link.get("addr_info", []):
+                if info.get("scope") == "link":
+                    return str(info["local"])
+    except (json.JSONDecodeError, KeyError):
+        return None
+    return None
+
+
+def mtu(lab: Lab, booted: Booted) -> tuple[int, list[Failure]]:
+    """Each cable carries a frame of the sender's configured MTU (don't fragment) both ways: a
+    side configured larger than its peer shows as lost frames, as on real links."""
+    jobs: list[tuple[str, str, str]] = []
+    labels: list[Failure] = []
+    for wire in booted.wires:
+        for me, my_if, other, other_if in (
+            (wire.a, wire.a_if, wire.b, wire.b_if),
+            (wire.b, wire.b_if, wire.a, wire.a_if),
+        ):
+            size = booted.mtu.get((me, my_if))
+            target = _link_local(lab, booted.routers[other].ns, other_if)
+            if size is None or target is None:
+                continue
+            jobs.append((booted.routers[me].ns, "", f"{target}%{my_if}"))
+            labels.append(
+                {
+                    "switch": me,
+                    "interface": my_if,
+                    "cable": wire.cable,
+                    "mtu": size,
+                    "peer_mtu": booted.mtu.get((other, other_if)),
+                }
+            )
+    sized = [(ns, src, target) for ns, src, target in jobs]
+    results = _mtu_pings(lab, sized, [int(str(label["mtu"])) for label in labels])
+    return len(jobs), [label for label, ok in zip(labels, results, strict=True) if not ok]
+
+
+def _mtu_pings(lab: Lab, jobs: list[tuple[str, str, str]], sizes: list[int]) -> list[bool]:
+    results: list[bool] = []
+    for start in range(0, len(jobs), PING_BATCH):
+        batch = [
+            subprocess.Popen(
+                [
+                    "ip",
+                    "netns",
+                    "exec",
+                    ns,
+                    "ping",
+                    "-6",
+                    "-M",
+                    "do",
+                    "-s",
+                    str(size - 48),
+                    "-c2",
+                    "-i0.2",
+                    "-W1",
+                    target,
+                ],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            for (ns, _src, target), size in zip(
+                jobs[start : start + PING_BATCH], sizes[start : start + PING_BATCH], strict=True
+            )
+        ]
+        for process in batch:
+            try:
+                results.append(process.wait(timeout=min(10, lab.remaining())) == 0)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+                results.append(False)
+    return results
+
+
+__all__ = ["Booted", "boot", "ecmp", "mtu", "os_of", "reachability", "wait_sessions"]

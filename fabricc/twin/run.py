@@ -1,0 +1,65 @@
+"""Twin driver: the stages in order, each in the same bounded Lab, into one Report.
+
+Consumes a build folder path and a time bound; produces the Report (the CLI writes it). Order:
+management plane first (switches must get their files before they route), then each Ethernet
+network's routing, then its failure drills (they disturb the booted fabric, so they come last).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fabricc.twin import drills, provisioning, routing
+from fabricc.twin.folder import BuildFolder, load
+from fabricc.twin.lab import lab
+from fabricc.twin.names import Namer
+from fabricc.twin.report import Report
+
+NOT_MODELLED = [
+    "ASIC buffers, PFC, ECN and RoCE congestion control (config_db and NVUE QoS are read, "
+    "not simulated)",
+    "adaptive routing and SHARP",
+    "link speeds and FEC (veth pairs have neither)",
+    "the routed path between DHCP relays and the provisioning server (joined directly; "
+    "see docs/twin.md)",
+]
+
+
+def _design(folder: BuildFolder) -> str:
+    summary = folder.json("summary.json") if folder.has("summary.json") else {}
+    name = summary.get("name") if isinstance(summary, dict) else None
+    return str(name) if name else folder.root.name
+
+
+def twin(root: Path, seconds: float, *, drill: bool = True) -> Report:
+    folder = load(root)
+    report = Report(_design(folder), not_modelled=list(NOT_MODELLED))
+    namer = Namer(folder)
+    with lab(seconds) as the_lab:
+        report.provisioning = provisioning.provision(the_lab, folder, namer)
+    for network in folder.networks():
+        with lab(seconds) as the_lab:
+            booted = routing.boot(the_lab, folder, namer, network)
+            if not booted.routers:
+                report.networks[network] = {
+                    "booted": False,
+                    "reason": "no switch of it has an frr.conf (InfiniBand, management-only, or "
+                    "NVUE-only routing, which this version does not render)",
+                }
+                continue
+            designed, failures = routing.wait_sessions(the_lab, folder, booted)
+            checks: dict[str, object] = {
+                "switches": len(booted.routers),
+                "sessions": {"designed": designed, "failures": failures},
+            }
+            # ECMP first: it waits for the routes to settle, which the pings need
+            checked, failures = routing.ecmp(the_lab, booted)
+            checks["ecmp"] = {"checked": checked, "failures": failures}
+            checked, failures = routing.reachability(the_lab, booted)
+            checks["reachability"] = {"checked": checked, "failures": failures}
+            checked, failures = routing.mtu(the_lab, booted)
+            checks["mtu"] = {"checked": checked, "failures": failures}
+            if drill:
+                checks["drills"] = drills.run(the_lab, booted)
+            report.networks[network] = checks
+    return report

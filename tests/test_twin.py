@@ -1,0 +1,272 @@
+"""`fabricc twin`: a build folder booted in namespaces names the faults injected into it.
+
+The folders are real builds (`fabricc build`); each fault is a hand edit of one file, as an
+engineer might make it, and the twin must name the device, session or prefix it breaks. Tests
+that boot need root and the tools: they skip outside CI and fail in CI (tests.support).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from fabricc.cli import cli
+from fabricc.twin import requirements
+from fabricc.twin.folder import load
+from fabricc.twin.lab import RUN, lab, leftovers
+from fabricc.twin.names import Namer
+from fabricc.twin.provisioning import provision
+from fabricc.twin.run import twin
+from tests.frr_support import require_root
+from tests.support import EXAMPLES, require_tool
+
+TOOLS = ("vtysh", "kea-dhcp4", "dhcrelay", "dhclient")
+_BUILT: dict[str, Path] = {}
+
+
+def _built(example: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if example not in _BUILT:
+        out = tmp_path_factory.mktemp(example) / "out"
+        result = CliRunner().invoke(
+            cli, ["build", str(EXAMPLES / f"{example}.yaml"), "-o", str(out)]
+        )
+        assert result.exit_code == 0, result.output
+        _BUILT[example] = out
+    return _BUILT[example]
+
+
+def _copy(example: str, tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> Path:
+    folder = tmp_path / "out"
+    shutil.copytree(_built(example, tmp_path_factory), folder)
+    folder.chmod(0o755)
+    tmp_path.chmod(0o755)
+    return folder
+
+
+def _edit(path: Path, edit: Callable[[str], str]) -> None:
+    before = path.read_text()
+    after = edit(before)
+    assert after != before, f"the fault did not change {path}"
+    path.write_text(after)
+
+
+def _booting() -> None:
+    require_tool(*TOOLS)
+    require_root()
+
+
+def test_missing_tools_are_named_with_their_package(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(requirements, "_found", lambda program: "dhcrelay" not in program)
+    lines = requirements.missing(infiniband=False)
+    assert any("dhcrelay" in line and "isc-dhcp-relay" in line for line in lines), lines
+    assert all("\n" not in line for line in lines)
+
+
+def test_cli_exits_2_on_a_missing_requirement(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(requirements, "missing", lambda **_: ["kea-dhcp4 not found: install x"])
+    result = CliRunner().invoke(cli, ["twin", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "kea-dhcp4 not found: install x" in result.output
+
+
+def test_not_a_build_folder_is_an_error_not_a_traceback(tmp_path: Path) -> None:
+    _booting()
+    result = CliRunner().invoke(cli, ["twin", str(tmp_path)])
+    assert result.exit_code == 1
+    assert "not a fabricc build folder" in result.output
+    assert "Traceback" not in result.output
+
+
+@pytest.mark.tool
+def test_nothing_is_left_after_a_failure() -> None:
+    _booting()
+    tag = ""
+    with pytest.raises(RuntimeError), lab(30) as the_lab:
+        tag = the_lab.tag
+        a, b = the_lab.namespace(), the_lab.namespace()
+        the_lab.cable(a, "x0", b, "y0")
+        the_lab.start(a, "sleep", "60", log="sleep.log")
+        raise RuntimeError("a stage failed")
+    assert not [ns for ns in leftovers() if tag in ns]
+    assert not (RUN / tag).exists()
+
+
+@pytest.mark.tool
+@pytest.mark.slow
+def test_sigterm_removes_everything(tmp_path_factory: pytest.TempPathFactory) -> None:
+    _booting()
+    folder = _built("roce-lab", tmp_path_factory)
+    before = set(leftovers())
+    process = subprocess.Popen(
+        [sys.executable, "-m", "fabricc", "twin", str(folder)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    deadline = time.monotonic() + 30
+    while set(leftovers()) == before and time.monotonic() < deadline:
+        time.sleep(0.2)
+    time.sleep(2.0)  # in the middle of booting
+    process.send_signal(signal.SIGTERM)
+    output, _ = process.communicate(timeout=60)
+    assert process.returncode == 1, output
+    assert "interrupted" in output
+    assert set(leftovers()) == before, output
+
+
+def _checks(report: dict[str, object], network: str, check: str) -> list[dict[str, object]]:
+    networks = report["networks"]
+    assert isinstance(networks, dict)
+    failures = networks[network][check]["failures"]
+    assert isinstance(failures, list)
+    return failures
+
+
+@pytest.mark.tool
+@pytest.mark.slow
+def test_roce_lab_routes_as_designed(tmp_path_factory: pytest.TempPathFactory) -> None:
+    _booting()
+    folder = _built("roce-lab", tmp_path_factory)
+    report = json.loads(twin(folder, 300).text())
+    for check in ("sessions", "reachability", "ecmp", "mtu"):
+        assert _checks(report, "fabric", check) == [], check
+    fabric = report["networks"]["fabric"]
+    assert fabric["sessions"]["designed"] == 16  # 8 leaf-spine cables, both ends
+    assert fabric["ecmp"]["checked"] == 2
+    drills = {d["drill"]: d for d in fabric["drills"]}
+    assert drills["one spine down"]["failures"] == []
+    assert drills["one spine down"]["still_reach"] == drills["one spine down"]["pairs"] == 2
+    # today's defect (issue 41): the access switches relay nothing, so no switch gets DHCP
+    assert report["provisioning"]["by_usb"] == ["oob-leaf001", "oob-gpu-leaf001"]
+    assert report["provisioning"]["by_dhcp"] == []
+    assert "runs no DHCP relay" in str(report["provisioning"]["failures"])
+    assert not leftovers()
+
+
+def _frr(folder: Path, switch: str) -> Path:
+    return folder / "configs" / switch / "frr.conf"
+
+
+def _asn(text: str) -> str:
+    return re.sub(r"^router bgp 4200000001$", "router bgp 4200000077", text, flags=re.M)
+
+
+def _no_neighbour(text: str) -> str:
+    return text.replace(" neighbor Ethernet32 interface peer-group FABRIC\n", "")
+
+
+def _swap(text: str) -> str:
+    rows = list(csv.DictReader(io.StringIO(text)))
+    one = next(r for r in rows if r["cable_id"] == "FABRIC-LEAF-000001")  # leaf001 - spine001
+    two = next(r for r in rows if r["cable_id"] == "FABRIC-LEAF-000007")  # leaf002 - spine002
+    for key in ("b_device", "b_port"):
+        one[key], two[key] = two[key], one[key]
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=list(rows[0]), lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return out.getvalue()
+
+
+def _mtu(text: str) -> str:
+    db = json.loads(text)
+    db["PORT"]["Ethernet0"]["mtu"] = "1500"  # spine001's port to leaf001
+    return json.dumps(db, indent=2) + "\n"
+
+
+FAULTS = {
+    # fault: (file, edit, check, words the failure must name)
+    "asn-changed": (
+        "configs/fabric-leaf002/frr.conf", _asn, "sessions",
+        ("fabric-spine001", "AS 4200000077", "designed AS 4200000001"),
+    ),
+    "neighbour-removed": (
+        "configs/fabric-leaf001/frr.conf", _no_neighbour, "sessions",
+        ("fabric-leaf001", "Ethernet32", "no BGP neighbour"),
+    ),
+    "cable-swapped": (
+        "cabling/cables.csv", _swap, "sessions",
+        ("fabric-leaf001", "config expects fabric-spine001 here, found fabric-spine002"),
+    ),
+    "mtu-mismatch": (
+        "configs/fabric-spine001/config_db.json", _mtu, "mtu",
+        ("fabric-leaf001", "Ethernet32", "9216"),
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.tool
+@pytest.mark.slow
+@pytest.mark.parametrize("fault", sorted(FAULTS))
+def test_routing_faults_are_named(
+    fault: str, tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    _booting()
+    folder = _copy("roce-lab", tmp_path_factory, tmp_path)
+    relative, edit, check, words = FAULTS[fault]
+    _edit(folder / relative, edit)
+    report = json.loads(twin(folder, 300, drill=False).text())
+    assert report["holds"] is False
+    failures = _checks(report, "fabric", check)
+    text = json.dumps(failures)
+    assert any(all(w in json.dumps(f) for w in words) for f in failures), text
+    assert not leftovers()
+
+
+def _no_relay(text: str) -> str:
+    return re.sub(r"    service:\n      dhcp-relay:\n(?:        .*\n|          .*\n)+", "", text)
+
+
+def _vlan(text: str) -> str:
+    # the access port of inband-leaf003's eth0 moved to VLAN 30, which no SVI serves
+    return re.sub(
+        r"(      swp48:\n(?:        .*\n)*?              access: )20", r"\g<1>30", text, count=1
+    )
+
+
+@pytest.mark.tool
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("edit", "words"),
+    [
+        (None, ()),
+        (_no_relay, ("inband-leaf003", "oob-leaf002 runs no DHCP relay")),
+        (_vlan, ("inband-leaf003", "oob-leaf002:swp48 (VLAN 30)")),
+    ],
+)
+def test_switches_provision_through_the_designed_relay(
+    edit: Callable[[str], str] | None,
+    words: tuple[str, ...],
+    tmp_path_factory: pytest.TempPathFactory,
+    tmp_path: Path,
+) -> None:
+    _booting()
+    root = _copy("superpod-h100-4su", tmp_path_factory, tmp_path)
+    if edit is not None:
+        _edit(root / "configs/oob-leaf002/startup.yaml", edit)
+    folder = load(root)
+    with lab(120) as the_lab:
+        result = provision(the_lab, folder, Namer(folder))
+    failures = result["failures"]
+    assert isinstance(failures, list)
+    if edit is None:
+        assert failures == []
+        assert result["by_dhcp"] == [f"inband-leaf00{n}" for n in range(3, 7)]
+    else:
+        assert "inband-leaf003" in str(result["not_provisioned"])
+        assert any(all(w in json.dumps(f) for w in words) for f in failures), failures
+    assert not leftovers()
