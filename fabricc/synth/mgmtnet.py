@@ -102,8 +102,15 @@ class InbandGateway:
         and VRR address where leaves route, else the pool and the top tier's VRR address."""
         if not self.leaves:
             return self.prefix.prefixlen, self.virtual
-        subnet = ipaddress.IPv4Network(f"{address}/{self.host_prefixlen}", strict=False)
-        return self.host_prefixlen, str(subnet.network_address + 1)
+        # the subnet's first address by a mask on the dotted quad's integer (asked per host; the
+        # IR's IPv4 addresses are canonical: a network parsed from text each time was most of
+        # NetBox's addresses at scale)
+        a, b, c, d = map(int, address.split("."))
+        first = ((a << 24 | b << 16 | c << 8 | d) & (0xFFFFFFFF << (32 - self.host_prefixlen))) + 1
+        return (
+            self.host_prefixlen,
+            f"{first >> 24}.{first >> 16 & 255}.{first >> 8 & 255}.{first & 255}",
+        )
 
 
 @dataclass(slots=True)
