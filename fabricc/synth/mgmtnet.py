@@ -31,6 +31,7 @@ addresses); produces the ManagementNet the config and provisioning emitters shar
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 from dataclasses import dataclass, field, replace
 
@@ -102,8 +103,12 @@ class InbandGateway:
         and VRR address where leaves route, else the pool and the top tier's VRR address."""
         if not self.leaves:
             return self.prefix.prefixlen, self.virtual
-        subnet = ipaddress.IPv4Network(f"{address}/{self.host_prefixlen}", strict=False)
-        return self.host_prefixlen, str(subnet.network_address + 1)
+        # the subnet's first address by a mask on the dotted quad's integer (asked per host; the
+        # IR's IPv4 addresses are canonical: a network parsed from text each time was most of
+        # NetBox's addresses at scale)
+        a, b, c, d = map(int, address.split("."))
+        mask = 0xFFFFFFFF << (32 - self.host_prefixlen)
+        return self.host_prefixlen, _dotted(((a << 24 | b << 16 | c << 8 | d) & mask) + 1)
 
 
 @dataclass(slots=True)
@@ -117,12 +122,26 @@ class ManagementNet:
 
     def port_address(self, switch: str, port: str) -> str:
         """The address of the device cabled to an access port: the switch's own + the port."""
-        return str(ipaddress.IPv4Address(self.subnets[switch].gateway) + int(port))
+        # (asked per management cable: the gateway parsed once per switch, the sum spelled
+        # without an IPv4Address)
+        return _dotted(_address_value(self.subnets[switch].gateway) + int(port))
 
     def subnet_of(self, device: str) -> AccessSubnet | None:
         """The subnet a device's management address is in (its access switch's)."""
         switch = device if device in self.subnets else self.served_by.get(device)
         return self.subnets.get(switch) if switch is not None else None
+
+
+@functools.lru_cache(maxsize=1 << 12)  # per access switch's gateway
+def _address_value(address: str) -> int:
+    return int(ipaddress.IPv4Address(address))
+
+
+def _dotted(value: int) -> str:
+    """An IPv4 address's integer in dotted-quad form, as str(IPv4Address(value)) spells it."""
+    if not 0 <= value <= 0xFFFFFFFF:
+        raise ValueError(f"{value} is past the IPv4 address space")
+    return f"{value >> 24}.{value >> 16 & 255}.{value >> 8 & 255}.{value & 255}"
 
 
 def mgmt_subnet(fabric: Fabric, device: str) -> tuple[int, str]:

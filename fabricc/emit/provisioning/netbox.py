@@ -230,13 +230,12 @@ def ip_addresses(fabric: Fabric) -> list[tuple[Cell, ...]]:
         if d.loopback is not None:
             primary = "false" if d.mgmt_ip is not None else "true"
             rows.append((f"{d.loopback}/32", IP_STATUS, d.name, LOOPBACK, primary, None))
-    for link in fabric.links:
-        for device, port, address in (
-            (link.a, link.a_port, link.a_ip),
-            (link.b, link.b_port, link.b_ip),
-        ):
-            if address is not None:
-                rows.append((f"{address}/31", IP_STATUS, device, port, "false", None))
+    append = rows.append
+    for link in fabric.links:  # each end's address, a end first (one test per end)
+        if link.a_ip is not None:
+            append((f"{link.a_ip}/31", IP_STATUS, link.a, link.a_port, "false", None))
+        if link.b_ip is not None:
+            append((f"{link.b_ip}/31", IP_STATUS, link.b, link.b_port, "false", None))
     return rows
 
 
