@@ -22,9 +22,6 @@ KNOWN = {
         "InfiniBand subnet storage has no",
         "8 node(s) of storage (storage) have every port on one leaf",
     ),
-    # the storage nodes' two ports share a leaf: on routed (RoCE) leaves fabricc has no way yet to
-    # spread them (dual_homed cables MLAG peer links that the RoCE configs do not configure)
-    "gb300-nvl72-spectrum-x": ("160 node(s) of storage (nvl72, storage) have every port on one leaf",),
     "superpod-h100-4su": (
         "InfiniBand subnet storage has no",
         "8 node(s) of storage (storage) have every port on one leaf",
