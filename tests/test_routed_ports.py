@@ -48,12 +48,12 @@ def _ports(files: dict[str, str], switch: str) -> dict[str, tuple[str, list[str]
     if db is None:
         return None
     tables: dict[str, Any] = json.loads(db)
-    addresses: dict[str, list[str]] = defaultdict(list)
+    on_port: dict[str, list[str]] = defaultdict(list)
     for key in tables.get("INTERFACE", {}):
         name, _, address = key.partition("|")
-        addresses[name] += [address] if address else []
+        on_port[name] += [address] if address else []
     return {
-        entry["description"]: (name, addresses[name])
+        entry["description"]: (name, on_port[name])
         for name, entry in tables["PORT"].items()
         if "description" in entry and name in tables.get("INTERFACE", {})
     }
@@ -185,3 +185,31 @@ def test_dual_homed_is_refused_on_routed_data_networks(tmp_path: Path) -> None:
     # in-band networks keep their MLAG pairs
     fabric, _ = compile_text(text, tmp_path)
     assert fabric.loaded.networks["inband"].spec.dual_homed
+
+
+SMALL = """\
+metadata: {name: small}
+nodes:
+  g: {model: dgx-h100, count: 4}
+  s: {model: storage-node, count: 6}
+networks:
+  c: {role: compute, fabric: infiniband}
+  st: {role: storage, fabric: ethernet, spread_ports: true%s}
+"""
+
+
+def test_spread_ports_needs_spines_between_the_pair(tmp_path: Path) -> None:
+    # every node fits one leaf, yet its two ports go to two leaves, which spines join
+    fabric, artifacts = compile_text(SMALL % "", tmp_path)
+    topology = fabric.networks["st"]
+    assert topology.tiers == 2 and len(topology.switches["leaf"]) == 2
+    assert check_agreement(fabric, by_path(artifacts)) > 0
+    on: dict[str, set[str]] = defaultdict(set)
+    for link in fabric.links_of("st"):
+        if link.kind == ENDPOINT_LEAF:
+            on[link.a].add(link.b)
+    assert len(on) == 4 + 6 and all(len(leaves) == 2 for leaves in on.values())
+    with pytest.raises(FabriccError) as caught:
+        compile_text(SMALL % ", tiers: 1", tmp_path)
+    [found] = caught.value.diagnostics
+    assert found.path == "networks.st.tiers" and "spread_ports" in (found.hint or "")

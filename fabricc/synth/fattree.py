@@ -328,7 +328,12 @@ class FatTreeBuilder(NetworkBuilder):
                     f"tiers: 1 leaves {count} leaves serving {where} unconnected: without "
                     f"spines, nodes on different leaves cannot reach each other",
                     (*self.net.path, "tiers"),
-                    "use tiers: auto (or 2), or set uplink_to to connect the leaves elsewhere",
+                    "use tiers: auto (or 2), or set uplink_to to connect the leaves elsewhere"
+                    + (
+                        " (spread_ports puts each node on two leaves, which only spines join)"
+                        if self.spec.spread_ports
+                        else ""
+                    ),
                 )
                 return
             if len(per_rail) > 1:
