@@ -22,11 +22,6 @@ KNOWN = {
         "InfiniBand subnet storage has no",
         "8 node(s) of storage (storage) have every port on one leaf",
     ),
-    # the storage nodes' two ports share a leaf: on routed (RoCE) leaves fabricc has no way yet to
-    # spread them (dual_homed cables MLAG peer links that the RoCE configs do not configure)
-    "gb300-nvl72-spectrum-x": (
-        "160 node(s) of storage (nvl72, storage) have every port on one leaf",
-    ),
     # the RA's 5 m ACC splitters from the NVL72 racks to their leaves: some runs need the
     # family's longest length (checks/reach.py says so, as a site engineer should hear)
     "gb200-nvl72-su": ("43 mca7j60 cables of network compute are ordered at the family's",),

@@ -258,7 +258,7 @@ STORAGE_SPEC = (
 
 
 def test_storage_network_on_one_leaf_is_a_single_point_of_failure(tmp_path: Path) -> None:
-    for fabric, hint in (("ethernet", "dual_homed: true"), ("infiniband", "leaf_downlinks")):
+    for fabric, hint in (("ethernet", "spread_ports: true"), ("infiniband", "leaf_downlinks")):
         fabric_, _ = compile_text(STORAGE_SPEC % (fabric, ""), tmp_path)
         [spof] = [w for w in _warnings(fabric_) if "single point of failure" in w]
         assert spof.startswith("spec.yaml:7:3: warning: networks.st: every node of st ")
@@ -267,7 +267,7 @@ def test_storage_network_on_one_leaf_is_a_single_point_of_failure(tmp_path: Path
     spread = ", endpoints: {g: {leaf_downlinks: 4}, s: {leaf_downlinks: 4}}"
     fixed, _ = compile_text(STORAGE_SPEC % ("infiniband", spread), tmp_path)
     assert not [w for w in _warnings(fixed) if "single point of failure" in w]
-    fixed, _ = compile_text(STORAGE_SPEC % ("ethernet", ", dual_homed: true"), tmp_path)
+    fixed, _ = compile_text(STORAGE_SPEC % ("ethernet", ", spread_ports: true"), tmp_path)
     assert not [w for w in _warnings(fixed) if "single point of failure" in w]
 
 

@@ -91,7 +91,10 @@ networks:
 
 
 def test_nodes_with_every_port_on_one_leaf_are_a_warning(tmp_path: Path) -> None:
-    for fabric_kind, hint_word in (("infiniband", "no option yet"), ("ethernet", "dual_homed")):
+    for fabric_kind, hint_word in (
+        ("infiniband", "no option yet"),
+        ("ethernet", "spread_ports: true"),
+    ):
         fabric, _ = compile_text(STORAGE.format(fabric=fabric_kind, extra=""), tmp_path)
         found = [
             d
@@ -102,7 +105,7 @@ def test_nodes_with_every_port_on_one_leaf_are_a_warning(tmp_path: Path) -> None
         assert found[0].message.startswith("160 node(s) of storage (stor) have every port")
         assert found[0].hint is not None and hint_word in found[0].hint
     fabric, _ = compile_text(
-        STORAGE.format(fabric="ethernet", extra=", dual_homed: true"), tmp_path
+        STORAGE.format(fabric="ethernet", extra=", spread_ports: true"), tmp_path
     )
     assert not [d for d in fabric.warnings if "every port on one leaf" in d.message]
 

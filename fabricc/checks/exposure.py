@@ -38,7 +38,9 @@ def check_exposure(fabric: Fabric) -> list[Diagnostic]:
         leaf, worst = max(sorted(stranded.items()), key=lambda item: len(item[1]))
         groups = sorted({fabric.devices[n].group or "" for ns in stranded.values() for n in ns})
         hint = (
-            "set dual_homed: true: each node's ports go to the two leaves of an MLAG pair"
+            "set spread_ports: true: each node's ports alternate over a pair of leaves, every "
+            "port routed on its own /31, so one leaf failure leaves each node a port (an MLAG "
+            "pair, dual_homed, is for the in-band network; these leaves route)"
             if network.fabric == "ethernet"
             else "fabricc fills an InfiniBand leaf node by node and has no option yet that "
             "splits one node's ports over two leaves: plan for the loss (the analysis' failure "

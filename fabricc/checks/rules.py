@@ -441,7 +441,8 @@ def single_switch(fabric: Fabric) -> list[Diagnostic]:
         shown = sorted(nodes)
         listed = ", ".join(shown[:4]) + (f" and {len(shown) - 4:,} more" if len(shown) > 4 else "")
         hint = (
-            "set dual_homed: true (each node on an MLAG leaf pair)"
+            "set spread_ports: true (each node's ports over two leaves, every port routed on "
+            "its own, with spines between the leaves)"
             if network.fabric == "ethernet"
             else "set endpoints.<group>.leaf_downlinks below the ports the nodes bring, so that "
             "they spread over two or more leaves"

@@ -120,6 +120,47 @@ ETHERNET_ONLY = {
 }
 
 
+DATA_ROLES = ("compute", "storage")
+
+
+def _redundancy(network: ResolvedNetwork, at: _At) -> Iterator[Diagnostic]:
+    """dual_homed bonds a node to an MLAG leaf pair, which only the in-band network's L2
+    leaves configure; spread_ports splits a node's routed ports over a leaf pair, which only
+    the routed (BGP) Ethernet data networks do."""
+    options = network.spec
+    path = network.path
+    routed = network.fabric == "ethernet" and options.role in DATA_ROLES
+    if routed and options.dual_homed:
+        yield at(
+            f"dual_homed (MLAG leaf pairs, host bonds) does not apply to a routed Ethernet "
+            f"{options.role} network: its leaves route every host port as its own /31 with "
+            "BGP, and RoCE runs per port, not over a bond, so no MLAG, peer link or bond "
+            "would be configured for the peer links it cables",
+            (*path, "dual_homed"),
+            "replace dual_homed: true with spread_ports: true: each node's ports land on two "
+            "different leaves, each port routed on its own, so one leaf failure leaves every "
+            "node reachable",
+        )
+    if options.spread_ports and not routed:
+        what = (
+            "an InfiniBand network"
+            if network.fabric == "infiniband"
+            else "an out-of-band network"
+            if options.role == "oob"
+            else "an in-band network"
+        )
+        yield at(
+            f"spread_ports splits nodes' routed ports over leaf pairs on Ethernet compute and "
+            f"storage networks; this is {what}",
+            (*path, "spread_ports"),
+            "remove spread_ports; an in-band network pairs its leaves with dual_homed: true "
+            "(MLAG, host bonds); out-of-band hosts have one management port"
+            if network.fabric == "ethernet"
+            else "remove spread_ports; on InfiniBand, set endpoints.<group>.leaf_downlinks "
+            "below the ports the nodes bring so that they spread over two or more leaves",
+        )
+
+
 def _network_settings(
     spec: Spec, networks: dict[str, ResolvedNetwork], at: _At
 ) -> Iterator[Diagnostic]:
@@ -132,6 +173,7 @@ def _network_settings(
                 (*path, "dual_homed"),
                 "remove dual_homed; InfiniBand gets redundancy from several HCA ports or planes",
             )
+        yield from _redundancy(network, at)
         if network.fabric == "infiniband":
             for key, hint in ETHERNET_ONLY.items():
                 if key in options.model_fields_set:

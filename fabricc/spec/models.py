@@ -461,6 +461,14 @@ class NetworkSpec(SpecModel):
         description="leaves come in pairs and every node bonds one port to each leaf of its pair "
         "(MLAG); in-band management networks usually are",
     )
+    spread_ports: bool = Field(
+        False,
+        description="routed Ethernet data networks (compute, storage): leaves come in pairs "
+        "and each node's ports alternate between the two leaves of its pair, every port its "
+        "own routed /31 (no MLAG, no peer link, no bond); one leaf failure leaves every node "
+        "on the network (NVIDIA Enterprise RA, Networking Logical Architecture: two ports to "
+        "two separate switches)",
+    )
     uplink_to: str | None = Field(
         None,
         description="network whose top tier this network's top tier uplinks into (e.g. oob -> "

@@ -33,6 +33,7 @@ OWN_KEYS: dict[str, tuple[str, ...]] = {
         "core_groups",
         "reserved_slots",
         "dual_homed",
+        "spread_ports",
     ),
     DRAGONFLY_PLUS: ("groups", "global_links"),
     TORUS: ("dimensions",),

@@ -82,6 +82,9 @@ class _Class:
     leaves_per_rail: int = 1  # rail classes: leaves per rail per unit
     rails: int = 0
     nodes_per_leaf: int = 0  # top-of-rack classes
+    # top-of-rack classes: leaves one node's ports alternate over (2: an MLAG pair with
+    # dual_homed, or a routed pair with spread_ports)
+    width: int = 1
     leaf_count: int = 0  # per plane
     su_offset: int = 0  # first network-wide unit index of this class
     sus: int = 0
@@ -159,16 +162,13 @@ class FatTreeBuilder(NetworkBuilder):
                 cls.leaf_count = cls.sus * cls.rails * cls.leaves_per_rail
             else:
                 per_node = max(len(a.ports) for a in cls.attachments)
-                if self.spec.dual_homed:
-                    per_leaf_node = -(-per_node // 2)
-                    pairs_nodes = cls.budget.down_ports // per_leaf_node
-                    cls.nodes_per_leaf = pairs_nodes
-                    nodes = sum(len(self.plans[a.group].endpoints) for a in cls.attachments)
-                    cls.leaf_count = 2 * -(-nodes // pairs_nodes) if pairs_nodes else 0
-                else:
-                    cls.nodes_per_leaf = cls.budget.down_ports // per_node
-                    nodes = sum(len(self.plans[a.group].endpoints) for a in cls.attachments)
-                    cls.leaf_count = -(-nodes // cls.nodes_per_leaf) if cls.nodes_per_leaf else 0
+                spread = self.spec.spread_ports and per_node >= 2
+                cls.width = 2 if self.spec.dual_homed or spread else 1
+                cls.nodes_per_leaf = cls.budget.down_ports // -(-per_node // cls.width)
+                nodes = sum(len(self.plans[a.group].endpoints) for a in cls.attachments)
+                cls.leaf_count = (
+                    cls.width * -(-nodes // cls.nodes_per_leaf) if cls.nodes_per_leaf else 0
+                )
                 if cls.nodes_per_leaf == 0:
                     self.fail(
                         f"a node of {cls.attachments[0].group!r} has {per_node} ports for this network, "
@@ -328,7 +328,12 @@ class FatTreeBuilder(NetworkBuilder):
                     f"tiers: 1 leaves {count} leaves serving {where} unconnected: without "
                     f"spines, nodes on different leaves cannot reach each other",
                     (*self.net.path, "tiers"),
-                    "use tiers: auto (or 2), or set uplink_to to connect the leaves elsewhere",
+                    "use tiers: auto (or 2), or set uplink_to to connect the leaves elsewhere"
+                    + (
+                        " (spread_ports puts each node on two leaves, which only spines join)"
+                        if self.spec.spread_ports
+                        else ""
+                    ),
                 )
                 return
             if len(per_rail) > 1:
@@ -583,13 +588,11 @@ class FatTreeBuilder(NetworkBuilder):
         for position, (attachment, endpoint) in enumerate(self._top_of_rack_order(cls)):
             slot_group, slot = divmod(position, cls.nodes_per_leaf)
             ports = len(attachment.ports)
+            width = cls.width
             for k in range(ports):
-                if self.spec.dual_homed:
-                    leaf = leaves[2 * slot_group + k % 2]
-                    port_index = slot * -(-ports // 2) + k // 2
-                else:
-                    leaf = leaves[slot_group]
-                    port_index = slot * ports + k
+                # port k of a node on leaf k mod width of its pair (or its one leaf)
+                leaf = leaves[width * slot_group + k % width]
+                port_index = slot * -(-ports // width) + k // width
                 self._link(  # positional, as in _wire_endpoints
                     Link(
                         self.net.name,
@@ -923,7 +926,7 @@ class FatTreeBuilder(NetworkBuilder):
         for rail-wired classes, one leaf (or MLAG pair) for top-of-rack ones; in a stable order."""
         leaves = cls.leaves[plane]
         if not cls.rail:
-            step = 2 if self.spec.dual_homed else 1
+            step = cls.width
             return [
                 [(leaf, cls) for leaf in leaves[i : i + step]] for i in range(0, len(leaves), step)
             ]

@@ -373,6 +373,9 @@ class _Overview:
             parts.append("rail-optimized")
         if t.dual_homed:
             parts.append("dual-homed (MLAG)")
+        network = self.fabric.loaded.networks.get(t.name)
+        if network is not None and network.spec.spread_ports:
+            parts.append("ports spread over leaf pairs")
         if t.sus:
             parts.append(style.plural(t.sus, "scalable unit"))
         if t.pods and t.tiers == 3:

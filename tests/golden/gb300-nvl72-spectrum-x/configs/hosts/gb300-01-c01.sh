@@ -69,8 +69,8 @@ while read -r port variable pci rdma name address source gateway table mtu qos n
     hca="$hca,$device"
   fi
 done 3<<'NICS'
-BF3-1/P1 IF_BF3_1_P1 0006:03:00.0 - - 10.200.0.1/31 10.200.0.1 10.200.0.0 100 9216 1 no storage-leaf001:swp17s0
-BF3-2/P1 IF_BF3_2_P1 0016:03:00.0 - - 10.200.0.3/31 10.200.0.3 10.200.0.2 101 9216 1 no storage-leaf001:swp17s1
+BF3-1/P1 IF_BF3_1_P1 0006:03:00.0 - - 10.200.0.1/31 10.200.0.1 10.200.0.0 100 9216 1 no storage-leaf001:swp9s0
+BF3-2/P1 IF_BF3_2_P1 0016:03:00.0 - - 10.200.0.3/31 10.200.0.3 10.200.0.2 101 9216 1 no storage-leaf002:swp9s0
 OSFP1/1 IF_OSFP1_1 0008:03:00.0 mlx5_0 enP8p3s0f0np0 10.192.0.1/31 10.192.0.1 10.192.0.0 102 9216 1 yes p1-leaf01:swp1s0
 OSFP1/2 IF_OSFP1_2 0008:03:00.1 mlx5_4 enP8p3s0f1np1 10.192.0.9/31 10.192.0.9 10.192.0.8 103 9216 1 yes p2-leaf01:swp1s0
 OSFP2/1 IF_OSFP2_1 0009:03:00.0 mlx5_1 enP9p3s0f0np0 10.192.0.3/31 10.192.0.3 10.192.0.2 104 9216 1 yes p1-leaf04:swp1s0
