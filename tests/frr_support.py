@@ -26,7 +26,8 @@ from pathlib import Path
 import pytest
 
 from fabricc.twin.lab import make_room_for_neighbors
-from fabricc.twin.names import cumulus_port, sonic_alias
+from fabricc.twin.names import cumulus_port as cumulus_port  # re-exported for the tests
+from fabricc.twin.names import sonic_alias
 
 FRR_LIB = Path("/usr/lib/frr")
 RUN_DIR = Path("/var/run/frr")
