@@ -168,3 +168,49 @@ def test_nvlink_switch_trays_have_three_management_cables() -> None:
         )
         assert ports == ["BMC", "ComE1", "ComE2"]
         assert {tray.name, f"{tray.name}-come2", f"{tray.name}-bmc"} <= names
+
+
+def _sonic_ztp_files(example: str) -> list[tuple[str, dict[str, Any], dict[str, str]]]:
+    """(switch, its ztp.json, every file of the build by path) per SONiC switch with ZTP."""
+    _, artifacts = compiled(example)
+    files = {path: str(text) for path, text in artifacts}
+    return [
+        (path.split("/")[2], json.loads(text), files)
+        for path, text in sorted(files.items())
+        if path.startswith("provisioning/ztp/") and path.endswith("/ztp.json")
+    ]
+
+
+def _built(files: dict[str, str], url: str) -> str:
+    """The build's file a provisioning-server URL names (http://<server>/fabricc/<path>)."""
+    assert url.startswith("http://") and "/fabricc/" in url, url
+    path = url.partition("/fabricc/")[2]
+    assert path in files, f"{url}: no such file in the build"
+    return files[path]
+
+
+@pytest.mark.parametrize("example", EXAMPLE_NAMES)
+def test_sonic_ztp_installs_the_switch_frr_conf(example: str) -> None:
+    """config_db.json sets docker_routing_config_mode split-unified, where bgp reads
+    /etc/sonic/frr/frr.conf as written: ZTP must put the generated frr.conf there and restart
+    bgp, after the configdb-json section (sections run in lexical order of their names, SONiC
+    doc/ztp/ztp.md); the plugin it downloads and the frr.conf that fetches are in the build."""
+    for switch, ztp, files in _sonic_ztp_files(example):
+        db = json.loads(files[f"configs/{switch}/config_db.json"])
+        assert db["DEVICE_METADATA"]["localhost"]["docker_routing_config_mode"] == "split-unified"
+        sections = sorted(k for k, v in ztp["ztp"].items() if isinstance(v, dict))
+        assert sections[0] == "configdb-json", sections
+        plugins = {
+            s: _built(files, ztp["ztp"][s]["plugin"]["url"]["source"])
+            for s in sections
+            if "url" in ztp["ztp"][s].get("plugin", {})
+        }
+        installers = [s for s, text in plugins.items() if "/etc/sonic/frr/frr.conf" in text]
+        assert len(installers) == 1, f"{switch}: no ZTP section installs frr.conf"
+        plugin = plugins[installers[0]]
+        assert plugin.startswith("#!/bin/bash\n") and "set -euo pipefail" in plugin
+        fetch = next(line for line in plugin.splitlines() if line.startswith("curl "))
+        url = fetch.split("'")[1]
+        assert _built(files, url) == files[f"configs/{switch}/frr.conf"]
+        assert "/etc/sonic/frr/frr.conf" in plugin.split(url)[1]
+        assert plugin.rstrip().endswith("systemctl restart bgp")

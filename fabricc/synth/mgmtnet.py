@@ -323,12 +323,12 @@ def _seeds(fabric: Fabric, plan: ManagementNet) -> list[str]:
     if stranded:
         networks = fabric.loaded.networks
         for device in fabric.devices.values():
-            network = networks.get(device.network) if device.network is not None else None
+            resolved = networks.get(device.network) if device.network is not None else None
             if (
                 device.kind == "switch"
                 and plan.served_by.get(device.name) in stranded
-                and network is not None
-                and network.fabric == "ethernet"
+                and resolved is not None
+                and resolved.fabric == "ethernet"
             ):
                 seeds.append(device.name)
     return list(dict.fromkeys(seeds))
