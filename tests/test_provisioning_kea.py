@@ -214,3 +214,53 @@ def test_sonic_ztp_installs_the_switch_frr_conf(example: str) -> None:
         assert _built(files, url) == files[f"configs/{switch}/frr.conf"]
         assert "/etc/sonic/frr/frr.conf" in plugin.split(url)[1]
         assert plugin.rstrip().endswith("systemctl restart bgp")
+
+
+BASE_CUMULUS = "superpod-h100-4su"  # Cumulus switches that boot by DHCP
+
+
+def _run_ztp(script: str, release: str, tmp_path: Path) -> tuple[int, list[str]]:
+    """Run a Cumulus ztp.sh as ZTP would over DHCP on a switch running `release`, with its
+    switch commands stubbed (each records its arguments): exit code, commands run."""
+    root = tmp_path / release
+    (root / "bin").mkdir(parents=True)
+    calls = root / "calls"
+    for tool in ("onie-install", "reboot", "curl", "nv", "chpasswd"):
+        stub = root / "bin" / tool
+        stub.write_text(f'#!/bin/sh\necho "{tool}${{*:+ $*}}" >>{calls}\n')
+        stub.chmod(0o755)
+    (root / "lsb-release").write_text(f"DISTRIB_ID=Cumulus Linux\nDISTRIB_RELEASE={release}\n")
+    text = (
+        script.replace("/etc/lsb-release", str(root / "lsb-release"))
+        .replace("/var/log/autoprovision", str(root / "log"))
+        .replace("/tmp/startup.yaml", str(root / "startup.yaml"))
+    )
+    env = {"PATH": f"{root / 'bin'}:/usr/bin:/bin"}
+    result = subprocess.run(["bash", "-c", text], env=env, timeout=30, check=False)
+    ran = calls.read_text().splitlines() if calls.exists() else []
+    return result.returncode, ran
+
+
+def test_cumulus_ztp_installs_the_target_release_on_another_one(tmp_path: Path) -> None:
+    """Cumulus "Zero Touch Provisioning - ZTP", "Check the Cumulus Linux Release": on another
+    release the script installs the target one (onie-install with this script as the ZTP URL
+    of the new install) and reboots, exit 0 - not exit 1; on the target release (any patch
+    level) it applies startup.yaml and installs nothing."""
+    files = provisioning(BASE_CUMULUS)
+    path = "ztp/inband-leaf003/ztp.sh"
+    script = files[path]
+    target = next(line for line in script.splitlines() if line.startswith("TARGET_RELEASE="))
+    target = target.partition("=")[2]
+    major, minor = (int(part) for part in target.split("."))
+    other = f"{major}.{minor - 1}.0"
+    code, ran = _run_ztp(script, other, tmp_path)
+    assert code == 0, ran
+    (install,) = [c for c in ran if c.startswith("onie-install ")]
+    assert install.startswith("onie-install -fa -i http://")
+    assert f"/cumulus-linux-{target}-mlx-amd64.bin -z http://" in install
+    assert install.endswith(f"/fabricc/provisioning/{path}")
+    assert ran[-1] == "reboot" and not any(c.startswith("nv ") for c in ran)
+    code, ran = _run_ztp(script, f"{target}.1", tmp_path)
+    assert code == 0, ran
+    assert not any(c.startswith(("onie-install", "reboot")) for c in ran)
+    assert ran[-1] == "nv config apply --assume-yes"
