@@ -371,6 +371,57 @@ def test_every_switch_with_a_ztp_file_gets_its_address_and_ztp_url(design: str) 
     assert not problems, "\n".join(problems[:20])
 
 
+def relay_problems(out: Outputs) -> list[str]:
+    """Every switch that boots by DHCP (a ZTP file, no seed) is cabled to an access switch that
+    relays: a server group with the provisioning server (the host of its ZTP URL) and an upstream
+    interface, the SVI of the port's VLAN downstream, and option 82 with the physical port as
+    circuit-id (use-pif-circuit-id) - the circuit-id Kea reserves its address by."""
+    reservations, seeds = _reservations(out), _seeds(out)
+    mgmt_cables = {row["a_device"]: row for row in out.cables if row["kind"] == "mgmt"}
+    problems = []
+    for path in sorted(out.files):
+        if not path.startswith("provisioning/ztp/") or not path.endswith(("/ztp.sh", "/ztp.json")):
+            continue
+        switch = path.split("/")[2]
+        if switch in seeds:
+            continue
+        cable, found = mgmt_cables.get(switch), reservations.get(switch, [])
+        if cable is None or len(found) != 1:
+            problems.append(f"{switch}: boots by DHCP without one cable and one reservation")
+            continue
+        access, port = cable["b_device"], cumulus_port(cable["b_port"])
+        tree = out.nvue.get(access, {})
+        relay = tree.get("service", {}).get("dhcp-relay", {}).get("default", {})
+        groups = relay.get("server-group", {})
+        urls = [o["data"] for o in found[0].get("option-data", [])]
+        if not urls:
+            problems.append(f"{switch}: its reservation hands out no ZTP URL")
+            continue
+        server = urls[0].split("/")[2]
+        bridge = tree.get("interface", {}).get(port, {}).get("bridge", {})
+        vlan = bridge.get("domain", {}).get("br_default", {}).get("access")
+        downstream = relay.get("downstream-interface", {}).get(f"vlan{vlan}", {})
+        group = groups.get(downstream.get("server-group-name"), {})
+        if server not in group.get("server", {}) or not group.get("upstream-interface"):
+            problems.append(f"{switch}: {access} relays nothing from vlan{vlan} to {server}")
+        agent = relay.get("agent", {})
+        if agent.get("state") != "enabled" or agent.get("use-pif-circuit-id") != {
+            "state": "enabled"
+        }:
+            problems.append(f"{switch}: {access}'s relay does not insert the port as circuit-id")
+        if found[0]["circuit-id"] != f"'{port}'":
+            problems.append(f"{switch}: Kea reserves by {found[0]['circuit-id']}, relay {port!r}")
+    return problems
+
+
+@pytest.mark.parametrize("design", DESIGNS)
+def test_every_switch_that_boots_by_dhcp_has_a_relay_inserting_its_circuit_id(
+    design: str,
+) -> None:
+    problems = relay_problems(outputs(design))
+    assert not problems, "\n".join(problems[:20])
+
+
 # -- (d) host bonds --------------------------------------------------------------------------
 
 
@@ -657,6 +708,23 @@ def test_each_check_finds_what_it_checks() -> None:
     assert ztp_problems(_mutated(lambda out: _kea(out, no_option)))
     ztp_file = "provisioning/ztp/inband-leaf003/ztp.sh"
     assert ztp_problems(_mutated(lambda out: out.files.pop(ztp_file)))
+    assert not relay_problems(outputs(BASE))
+    # the access switch of inband-leaf003, which boots by DHCP
+    (relay,) = {
+        r["b_device"]
+        for r in outputs(BASE).cables
+        if r["a_device"] == "inband-leaf003" and r["kind"] == "mgmt"
+    }
+
+    def no_relay(out: Outputs) -> None:
+        del out.nvue[relay]["service"]
+
+    assert any("relays nothing" in p for p in relay_problems(_mutated(no_relay)))
+
+    def no_port_circuit_id(out: Outputs) -> None:
+        del out.nvue[relay]["service"]["dhcp-relay"]["default"]["agent"]
+
+    assert any("circuit-id" in p for p in relay_problems(_mutated(no_port_circuit_id)))
     assert bond_problems(_mutated(lambda out: out.files.pop("provisioning/netplan/dgx001.yaml")))
 
     def take_uplink(out: Outputs) -> tuple[dict[str, Any], dict[str, Any], str]:

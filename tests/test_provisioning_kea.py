@@ -168,3 +168,99 @@ def test_nvlink_switch_trays_have_three_management_cables() -> None:
         )
         assert ports == ["BMC", "ComE1", "ComE2"]
         assert {tray.name, f"{tray.name}-come2", f"{tray.name}-bmc"} <= names
+
+
+def _sonic_ztp_files(example: str) -> list[tuple[str, dict[str, Any], dict[str, str]]]:
+    """(switch, its ztp.json, every file of the build by path) per SONiC switch with ZTP."""
+    _, artifacts = compiled(example)
+    files = {path: str(text) for path, text in artifacts}
+    return [
+        (path.split("/")[2], json.loads(text), files)
+        for path, text in sorted(files.items())
+        if path.startswith("provisioning/ztp/") and path.endswith("/ztp.json")
+    ]
+
+
+def _built(files: dict[str, str], url: str) -> str:
+    """The build's file a provisioning-server URL names (http://<server>/fabricc/<path>)."""
+    assert url.startswith("http://") and "/fabricc/" in url, url
+    path = url.partition("/fabricc/")[2]
+    assert path in files, f"{url}: no such file in the build"
+    return files[path]
+
+
+@pytest.mark.parametrize("example", EXAMPLE_NAMES)
+def test_sonic_ztp_installs_the_switch_frr_conf(example: str) -> None:
+    """config_db.json sets docker_routing_config_mode split-unified, where bgp reads
+    /etc/sonic/frr/frr.conf as written: ZTP must put the generated frr.conf there and restart
+    bgp, after the configdb-json section (sections run in lexical order of their names, SONiC
+    doc/ztp/ztp.md); the plugin it downloads and the frr.conf that fetches are in the build."""
+    for switch, ztp, files in _sonic_ztp_files(example):
+        db = json.loads(files[f"configs/{switch}/config_db.json"])
+        assert db["DEVICE_METADATA"]["localhost"]["docker_routing_config_mode"] == "split-unified"
+        sections = sorted(k for k, v in ztp["ztp"].items() if isinstance(v, dict))
+        assert sections[0] == "configdb-json", sections
+        plugins = {
+            s: _built(files, ztp["ztp"][s]["plugin"]["url"]["source"])
+            for s in sections
+            if "url" in ztp["ztp"][s].get("plugin", {})
+        }
+        installers = [s for s, text in plugins.items() if "/etc/sonic/frr/frr.conf" in text]
+        assert len(installers) == 1, f"{switch}: no ZTP section installs frr.conf"
+        plugin = plugins[installers[0]]
+        assert plugin.startswith("#!/bin/bash\n") and "set -euo pipefail" in plugin
+        fetch = next(line for line in plugin.splitlines() if line.startswith("curl "))
+        url = fetch.split("'")[1]
+        assert _built(files, url) == files[f"configs/{switch}/frr.conf"]
+        assert "/etc/sonic/frr/frr.conf" in plugin.split(url)[1]
+        assert plugin.rstrip().endswith("systemctl restart bgp")
+
+
+BASE_CUMULUS = "superpod-h100-4su"  # Cumulus switches that boot by DHCP
+
+
+def _run_ztp(script: str, release: str, tmp_path: Path) -> tuple[int, list[str]]:
+    """Run a Cumulus ztp.sh as ZTP would over DHCP on a switch running `release`, with its
+    switch commands stubbed (each records its arguments): exit code, commands run."""
+    root = tmp_path / release
+    (root / "bin").mkdir(parents=True)
+    calls = root / "calls"
+    for tool in ("onie-install", "reboot", "curl", "nv", "chpasswd"):
+        stub = root / "bin" / tool
+        stub.write_text(f'#!/bin/sh\necho "{tool}${{*:+ $*}}" >>{calls}\n')
+        stub.chmod(0o755)
+    (root / "lsb-release").write_text(f"DISTRIB_ID=Cumulus Linux\nDISTRIB_RELEASE={release}\n")
+    text = (
+        script.replace("/etc/lsb-release", str(root / "lsb-release"))
+        .replace("/var/log/autoprovision", str(root / "log"))
+        .replace("/tmp/startup.yaml", str(root / "startup.yaml"))
+    )
+    env = {"PATH": f"{root / 'bin'}:/usr/bin:/bin"}
+    result = subprocess.run(["bash", "-c", text], env=env, timeout=30, check=False)
+    ran = calls.read_text().splitlines() if calls.exists() else []
+    return result.returncode, ran
+
+
+def test_cumulus_ztp_installs_the_target_release_on_another_one(tmp_path: Path) -> None:
+    """Cumulus "Zero Touch Provisioning - ZTP", "Check the Cumulus Linux Release": on another
+    release the script installs the target one (onie-install with this script as the ZTP URL
+    of the new install) and reboots, exit 0 - not exit 1; on the target release (any patch
+    level) it applies startup.yaml and installs nothing."""
+    files = provisioning(BASE_CUMULUS)
+    path = "ztp/inband-leaf003/ztp.sh"
+    script = files[path]
+    target = next(line for line in script.splitlines() if line.startswith("TARGET_RELEASE="))
+    target = target.partition("=")[2]
+    major, minor = (int(part) for part in target.split("."))
+    other = f"{major}.{minor - 1}.0"
+    code, ran = _run_ztp(script, other, tmp_path)
+    assert code == 0, ran
+    (install,) = [c for c in ran if c.startswith("onie-install ")]
+    assert install.startswith("onie-install -fa -i http://")
+    assert f"/cumulus-linux-{target}-mlx-amd64.bin -z http://" in install
+    assert install.endswith(f"/fabricc/provisioning/{path}")
+    assert ran[-1] == "reboot" and not any(c.startswith("nv ") for c in ran)
+    code, ran = _run_ztp(script, f"{target}.1", tmp_path)
+    assert code == 0, ran
+    assert not any(c.startswith(("onie-install", "reboot")) for c in ran)
+    assert ran[-1] == "nv config apply --assume-yes"

@@ -60,6 +60,13 @@ class AccessSubnet:
     asn: int | None  # where it routes into the in-band top tier
     uplinks: tuple[str, ...] = ()  # its own ports towards that tier
 
+    @property
+    def relays(self) -> bool:
+        """Whether it relays DHCP: a relay needs an upstream interface toward the server
+        (Cumulus Linux "DHCP Relays": a server group has at least one upstream and one
+        downstream interface) - its uplinks; without one no request of its devices reaches Kea."""
+        return bool(self.uplinks)
+
 
 @dataclass(frozen=True, slots=True)
 class LeafGateway:
@@ -291,7 +298,9 @@ def _seeds(fabric: Fabric, plan: ManagementNet) -> list[str]:
     """Switches to bootstrap by hand (ZTP-USB), in order: the access switches (no cabled
     management port of their own, or one behind another access switch that is not up yet),
     the in-band top tier, under a core tier the spines above the server's leaves (the relays'
-    path down from the cores), the in-band leaves the provisioning server is cabled to."""
+    path down from the cores), the in-band leaves the provisioning server is cabled to; last,
+    every Ethernet switch managed through an access switch that has no path to the provisioning
+    server (no uplink: it cannot relay), since no DHCP request of theirs reaches Kea."""
     seeds = list(plan.subnets)
     if plan.inband is not None:
         seeds += list(plan.inband.real)
@@ -310,4 +319,16 @@ def _seeds(fabric: Fabric, plan: ManagementNet) -> list[str]:
             }
             seeds += [s for s in plan.inband.spines if s in above]
             seeds += server_leaves
+    stranded = {s for s, access in plan.subnets.items() if not access.relays}
+    if stranded:
+        networks = fabric.loaded.networks
+        for device in fabric.devices.values():
+            resolved = networks.get(device.network) if device.network is not None else None
+            if (
+                device.kind == "switch"
+                and plan.served_by.get(device.name) in stranded
+                and resolved is not None
+                and resolved.fabric == "ethernet"
+            ):
+                seeds.append(device.name)
     return list(dict.fromkeys(seeds))

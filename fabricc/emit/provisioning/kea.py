@@ -77,7 +77,8 @@ def subnets(fabric: Fabric) -> list[dict[str, object]]:
         subnet: dict[str, object] = {
             "id": number,
             "subnet": str(access.network),
-            "comment": f"{access.switch}: its devices, relayed by it",
+            "comment": f"{access.switch}: its devices, "
+            + ("relayed by it" if access.relays else "no relay (it has no uplink)"),
             "option-data": [{"name": "routers", "data": access.gateway}],
         }
         if access.pool is not None:
