@@ -417,6 +417,17 @@ class PortGroup(CatalogModel):
     use: Literal["any", "uplink"] = "any"
 
 
+class OsSupport(CatalogModel):
+    """One network operating system a switch model runs, with its platform identifier."""
+
+    os: Literal["cumulus", "sonic", "eos"]
+    platform: Token = Field(
+        description="the OS's name for the hardware: Cumulus Linux HCL platform, SONiC "
+        "sonic-buildimage device/<vendor>/<platform> folder, Arista EOS model"
+    )
+    source: Source
+
+
 class SwitchModel(CatalogModel):
     description: Text
     vendor: Token = "NVIDIA"
@@ -439,6 +450,11 @@ class SwitchModel(CatalogModel):
     )
     sharp: bool = Field(False, description="SHARP in-network aggregation (InfiniBand)")
     physical: Physical | None = Field(None, description="PSUs, inlet and weight")
+    operating_systems: list[OsSupport] = Field(
+        default_factory=list,
+        description="network operating systems the model runs (Ethernet switches); a network's "
+        "os must be one of them",
+    )
 
     @property
     def cages(self) -> int:
