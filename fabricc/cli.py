@@ -514,13 +514,15 @@ EXIT_USAGE = 2
 def twin(out: Path, seconds: int, no_drills: bool) -> None:
     """Boot the build folder OUT in network namespaces, as it would be deployed (the files on
     disk), and report what comes up in OUT/twin/report.json. Exits 1 when anything fails, 2
-    when a requirement (root, FRR, Kea, isc-dhcp-relay/client) is missing. Needs root."""
+    when a requirement (root, FRR, Kea, isc-dhcp-relay/client; ibsim and OpenSM when the build
+    has InfiniBand subnets) is missing. Needs root."""
+    from fabricc.twin.ib import has_infiniband
     from fabricc.twin.lab import Interrupted, TwinTimeout
     from fabricc.twin.requirements import missing
     from fabricc.twin.run import twin as run_twin
     from fabricc.twin.summary import summary_text, write_report
 
-    lacking = missing(infiniband=False)
+    lacking = missing(infiniband=has_infiniband(out))
     if lacking:
         for line in lacking:
             click.echo(f"fabricc twin: {line}", err=True)

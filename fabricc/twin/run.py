@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fabricc.twin import drills, provisioning, routing
+from fabricc.twin import drills, ib, provisioning, routing
 from fabricc.twin.folder import BuildFolder, load
 from fabricc.twin.lab import lab
 from fabricc.twin.names import Namer
@@ -37,7 +37,15 @@ def twin(root: Path, seconds: float, *, drill: bool = True) -> Report:
     namer = Namer(folder)
     with lab(seconds) as the_lab:
         report.provisioning = provisioning.provision(the_lab, folder, namer)
+    infiniband: set[str] = set()
+    for subnet in ib.subnets(folder):
+        with lab(seconds) as the_lab:
+            result = ib.check(the_lab, folder, subnet)
+        report.networks[subnet.name] = result
+        infiniband.update(str(result["network"]).split("/"))
     for network in folder.networks():
+        if network in infiniband:
+            continue
         with lab(seconds) as the_lab:
             booted = routing.boot(the_lab, folder, namer, network)
             if not booted.routers:
