@@ -15,8 +15,9 @@ import pytest
 from click.testing import CliRunner
 
 from fabricc.cli import cli
-from fabricc.twin import ib, lft, requirements
+from fabricc.twin import ib, lft, requirements, smdrill
 from fabricc.twin.folder import load
+from fabricc.twin.ibsim import Simulator
 from fabricc.twin.lab import lab, own_leftovers
 from fabricc.verify.ibnetdiscover import IbNode, IbPort
 from tests.frr_support import require_root
@@ -74,6 +75,12 @@ def test_a_missing_entry_and_a_loop_are_named() -> None:
     assert missing == 1 and named[0]["problem"].startswith("loops at ")
 
 
+def test_no_drill_without_a_standby_subnet_manager(tmp_path: Path) -> None:
+    conf = tmp_path / "opensm.conf"
+    conf.write_text("#   ufm01: master, sm_priority 15\nsm_priority 15\n")
+    assert smdrill.run(Simulator({}, tmp_path), conf, NODES) is None
+
+
 def test_infiniband_tools_are_required_only_with_infiniband(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -125,11 +132,11 @@ def _unplug(net: str, ca: str) -> str:
     return write_net(preamble, records)
 
 
-def _run(folder: Path, subnet: str) -> dict[str, object]:
+def _run(folder: Path, subnet: str, *, drill: bool) -> dict[str, object]:
     loaded = load(folder)
     (target,) = [s for s in ib.subnets(loaded) if s.name == subnet]
     with lab(120) as the_lab:
-        return ib.check(the_lab, loaded, target)
+        return ib.check(the_lab, loaded, target, drill=drill)
 
 
 @pytest.mark.tool
@@ -148,7 +155,7 @@ def test_each_subnet_routes_and_cabling_faults_are_named(
         )
     elif fault == "unplugged":
         net_file.write_text(_unplug(net_file.read_text(), "dgx003/OSFP4/P2"))
-    result = _run(folder, "compute-rail1")
+    result = _run(folder, "compute-rail1", drill=fault is None)
     assert result["network"] == "compute"
     manager = result["subnet_manager"]
     assert isinstance(manager, dict)
@@ -162,6 +169,10 @@ def test_each_subnet_routes_and_cabling_faults_are_named(
         assert cabling["failures"] == [] and cabling["ok"] == 64
         # 64 CA ports, each to the 64 other LIDs (63 CA ports and the leaf)
         assert routes == {"lids": 65, "pairs": 64 * 64, "failures": []}
+        # the master SM (dgx-sm01) stopped: the standby takes over and routes every pair again
+        (drill,) = result["drills"]  # type: ignore[misc]
+        assert drill["failures"] == [] and drill["takes_over"] == "dgx-sm02"
+        assert drill["pairs"] == 64 * 64 and drill["designed_takeover_s"] == 40.0
     elif fault == "swapped":
         assert cabling["ok"] == 62
         assert "dgx001:OSFP4/P2" in failures and "dgx002:OSFP4/P2" in failures

@@ -19,7 +19,7 @@ from pathlib import Path
 from fabricc.catalog.loader import load_catalog
 from fabricc.catalog.models import SwitchModel
 from fabricc.emit.configs.ports import ib_port
-from fabricc.twin import lft
+from fabricc.twin import lft, smdrill
 from fabricc.twin.folder import BuildFolder
 from fabricc.twin.ibsim import Simulator, SimulatorError, simulator
 from fabricc.twin.lab import Lab
@@ -219,7 +219,9 @@ def _routes(sim: Simulator, nodes: dict[int, ibnetdiscover.IbNode]) -> dict[str,
     return result
 
 
-def check(lab: Lab, folder: BuildFolder, subnet: Subnet) -> dict[str, object]:
+def check(
+    lab: Lab, folder: BuildFolder, subnet: Subnet, *, drill: bool = True
+) -> dict[str, object]:
     models = dict(load_catalog().catalog.switches)
     net = folder.text(subnet.file("ibsim.net"))
     the_plan = plan(folder, net, models)
@@ -245,6 +247,9 @@ def check(lab: Lab, folder: BuildFolder, subnet: Subnet) -> dict[str, object]:
             nodes = ibnetdiscover.parse(found.stdout, f"{subnet.name}/ibnetdiscover")
             result["cabling"] = _cabling(the_plan, nodes)
             result["routes"] = _routes(sim, nodes)
+            finding = smdrill.run(sim, conf, nodes) if drill else None
+            if finding is not None:
+                result["drills"] = [finding]
     except SimulatorError as exc:
         result["subnet_manager"] = {"failures": [{"problem": str(exc)}]}
     finally:

@@ -81,11 +81,32 @@ class Simulator:
             )
         return log.read_text(errors="replace")
 
+    def daemon(self, folder: Path, *args: str, host: str, log: Path) -> subprocess.Popen[bytes]:
+        """A long-running client (an OpenSM that stays master or standby) attached to the node
+        named `host`, with its own cache folder; the caller stops it (see stop)."""
+        folder.mkdir(parents=True, exist_ok=True)
+        env = {
+            **self.env,
+            "LD_PRELOAD": str(UMAD2SIM),
+            "SIM_HOST": host,
+            "OSM_TMP_DIR": str(folder),
+            "OSM_CACHE_DIR": str(folder),
+        }
+        with log.open("wb") as out:
+            return subprocess.Popen(
+                [*self.prefix, *args],
+                cwd=folder,
+                env=env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+
     def tracert(self, source: int, target: int) -> subprocess.CompletedProcess[str]:
         return self.tool("ibtracert", str(source), str(target), timeout=30)
 
 
-def _stop(process: subprocess.Popen[bytes]) -> None:
+def stop(process: subprocess.Popen[bytes]) -> None:
     process.terminate()
     try:
         process.wait(timeout=10)
@@ -132,4 +153,4 @@ def simulator(
             time.sleep(0.05)
         yield Simulator(env, workdir, tuple(prefix))
     finally:
-        _stop(process)
+        stop(process)

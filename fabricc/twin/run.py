@@ -40,7 +40,7 @@ def twin(root: Path, seconds: float, *, drill: bool = True) -> Report:
     infiniband: set[str] = set()
     for subnet in ib.subnets(folder):
         with lab(seconds) as the_lab:
-            result = ib.check(the_lab, folder, subnet)
+            result = ib.check(the_lab, folder, subnet, drill=drill)
         report.networks[subnet.name] = result
         infiniband.update(str(result["network"]).split("/"))
     for network in folder.networks():
