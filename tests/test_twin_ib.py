@@ -170,7 +170,9 @@ def test_each_subnet_routes_and_cabling_faults_are_named(
         # 64 CA ports, each to the 64 other LIDs (63 CA ports and the leaf)
         assert routes == {"lids": 65, "pairs": 64 * 64, "failures": []}
         # the master SM (dgx-sm01) stopped: the standby takes over and routes every pair again
-        (drill,) = result["drills"]  # type: ignore[misc]
+        drills = result["drills"]
+        assert isinstance(drills, list) and len(drills) == 1
+        drill = drills[0]
         assert drill["failures"] == [] and drill["takes_over"] == "dgx-sm02"
         assert drill["pairs"] == 64 * 64 and drill["designed_takeover_s"] == 40.0
     elif fault == "swapped":
