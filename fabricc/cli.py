@@ -519,6 +519,7 @@ def twin(out: Path, seconds: int, no_drills: bool) -> None:
     from fabricc.twin.ib import has_infiniband
     from fabricc.twin.lab import Interrupted, TwinTimeout
     from fabricc.twin.requirements import missing
+    from fabricc.twin.run import export
     from fabricc.twin.run import twin as run_twin
     from fabricc.twin.summary import summary_text, write_report
 
@@ -535,7 +536,10 @@ def twin(out: Path, seconds: int, no_drills: bool) -> None:
             click.echo(f"fabricc twin: {reason}; everything it started is removed", err=True)
             sys.exit(EXIT_ERROR)
         write_report(out, report)
+        exported = export(out)
     click.echo(summary_text(report), nl=False)
+    for path in exported:
+        click.echo(printable(f"containerlab: {path.as_posix()}"))
     sys.exit(EXIT_OK if report.holds else EXIT_ERROR)
 
 

@@ -61,6 +61,19 @@ def has_infiniband(root: Path) -> bool:
     return any((root / "configs").glob(f"*{SUFFIX}/ibsim.net"))
 
 
+def networks(folder: BuildFolder) -> set[str]:
+    """The networks whose cables reach a node of an ibsim topology (InfiniBand networks)."""
+    nodes: set[str] = set()
+    for subnet in subnets(folder):
+        switches, cas = _net_nodes(folder.text(subnet.file("ibsim.net")))
+        nodes |= switches | {name.split("/", 1)[0] for name in cas}
+    return {
+        row.get("network", "")
+        for row in folder.cables
+        if row["a_device"] in nodes and row["b_device"] in nodes
+    }
+
+
 # -- the plan, read back from the build folder ---------------------------------------------------
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fabricc.twin import drills, ib, provisioning, routing
+from fabricc.twin import clab, drills, ib, provisioning, routing
 from fabricc.twin.folder import BuildFolder, load
 from fabricc.twin.lab import lab
 from fabricc.twin.names import Namer
@@ -31,21 +31,28 @@ def _design(folder: BuildFolder) -> str:
     return str(name) if name else folder.root.name
 
 
+def ethernet_networks(folder: BuildFolder) -> list[str]:
+    """The networks the cabling plan names, less the InfiniBand ones (booted in ibsim)."""
+    infiniband = ib.networks(folder)
+    return [network for network in folder.networks() if network not in infiniband]
+
+
+def export(root: Path) -> list[Path]:
+    """The containerlab topology of each Ethernet network (OUT/twin/<network>.clab.yml)."""
+    folder = load(root)
+    return clab.write(root, folder, ethernet_networks(folder), _design(folder))
+
+
 def twin(root: Path, seconds: float, *, drill: bool = True) -> Report:
     folder = load(root)
     report = Report(_design(folder), not_modelled=list(NOT_MODELLED))
     namer = Namer(folder)
     with lab(seconds) as the_lab:
         report.provisioning = provisioning.provision(the_lab, folder, namer)
-    infiniband: set[str] = set()
     for subnet in ib.subnets(folder):
         with lab(seconds) as the_lab:
-            result = ib.check(the_lab, folder, subnet, drill=drill)
-        report.networks[subnet.name] = result
-        infiniband.update(str(result["network"]).split("/"))
-    for network in folder.networks():
-        if network in infiniband:
-            continue
+            report.networks[subnet.name] = ib.check(the_lab, folder, subnet, drill=drill)
+    for network in ethernet_networks(folder):
         with lab(seconds) as the_lab:
             booted = routing.boot(the_lab, folder, namer, network)
             if not booted.routers:

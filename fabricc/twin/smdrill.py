@@ -5,8 +5,9 @@ master and the standbys with their priorities) and the subnet's nodes; produces 
 finding: the master runs as a daemon on its node, the first standby joins with its priority and
 must enter STANDBY; the master is stopped; the standby must enter MASTER, bring the subnet up and
 leave every LID routed from every CA port. The polling timers are shortened in the drill's copy
-of the configuration so that it takes seconds (and the logs are flushed as written): the designed bound (timeout x retries, OpenSM's
-defaults where the file sets none) is reported beside the time measured.
+of the configuration so that it takes seconds (and its logs are flushed as written): the designed
+bound (timeout x retries, OpenSM's defaults where the file sets none) is reported beside the time
+measured.
 """
 
 from __future__ import annotations
