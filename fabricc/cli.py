@@ -516,6 +516,7 @@ def twin(out: Path, seconds: int, no_drills: bool) -> None:
     disk), and report what comes up in OUT/twin/report.json. Exits 1 when anything fails, 2
     when a requirement (root, FRR, Kea, isc-dhcp-relay/client; ibsim and OpenSM when the build
     has InfiniBand subnets) is missing. Needs root."""
+    from fabricc.twin.html import write_page
     from fabricc.twin.ib import has_infiniband
     from fabricc.twin.lab import Interrupted, TwinTimeout
     from fabricc.twin.requirements import missing
@@ -536,6 +537,7 @@ def twin(out: Path, seconds: int, no_drills: bool) -> None:
             click.echo(f"fabricc twin: {reason}; everything it started is removed", err=True)
             sys.exit(EXIT_ERROR)
         write_report(out, report)
+        write_page(out, report)
         exported = export(out)
     click.echo(summary_text(report), nl=False)
     for path in exported:
