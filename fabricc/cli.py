@@ -511,7 +511,13 @@ EXIT_USAGE = 2
     help="bound on the whole run in seconds; everything is removed when it is reached",
 )
 @click.option("--no-drills", is_flag=True, help="skip the failure drills")
-def twin(out: Path, seconds: int, no_drills: bool) -> None:
+@click.option(
+    "--su",
+    default=None,
+    help="boot this scalable unit with every spine and core (default: the whole design, or the "
+    "first SU of a design larger than the machine boots)",
+)
+def twin(out: Path, seconds: int, no_drills: bool, su: str | None) -> None:
     """Boot the build folder OUT in network namespaces, as it would be deployed (the files on
     disk), and report what comes up in OUT/twin/report.json. Exits 1 when anything fails, 2
     when a requirement (root, FRR, Kea, isc-dhcp-relay/client; ibsim and OpenSM when the build
@@ -531,7 +537,7 @@ def twin(out: Path, seconds: int, no_drills: bool) -> None:
         sys.exit(EXIT_USAGE)
     with _reported():
         try:
-            report = run_twin(out, seconds, drill=not no_drills)
+            report = run_twin(out, seconds, drill=not no_drills, su=su)
         except (KeyboardInterrupt, Interrupted, TwinTimeout) as exc:
             reason = "interrupted" if not isinstance(exc, TwinTimeout) else str(exc)
             click.echo(f"fabricc twin: {reason}; everything it started is removed", err=True)
