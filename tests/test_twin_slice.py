@@ -13,7 +13,7 @@ from fabricc.cli import cli
 from fabricc.errors import SpecError
 from fabricc.twin.folder import load
 from fabricc.twin.run import ethernet_networks
-from fabricc.twin.slice import choose, cut, units
+from fabricc.twin.slice import MAX_CABLES, choose, cut, routed_cables, units
 from tests.support import EXAMPLES
 
 
@@ -73,3 +73,37 @@ def test_a_named_su_and_an_unknown_one(superpod: Path) -> None:
     assert scope == cut(folder, "3", networks)[1] and scope.su == "3"
     with pytest.raises(SpecError, match="no scalable unit '9'"):
         choose(folder, networks, "9")
+
+
+def test_a_design_of_one_large_su_keeps_its_first_leaves(tmp_path: Path) -> None:
+    """gb300-nvl72-spectrum-x is one SU of 1,824 routed cables (about 9 minutes on 2 shared
+    cores): the slice keeps every spine and the first leaves within the bound on routed cables."""
+    out = tmp_path / "out"
+    spec = EXAMPLES / "gb300-nvl72-spectrum-x.yaml"
+    assert CliRunner().invoke(cli, ["build", str(spec), "-o", str(out)]).exit_code == 0
+    folder = load(out)
+    networks = ethernet_networks(folder)
+    assert routed_cables(folder, networks) > MAX_CABLES
+    booted, scope = choose(folder, networks, None)
+    assert scope.su == "1" and scope.leaves is not None
+    kept_leaves, of = scope.leaves
+    assert f"its first {kept_leaves} of {of} routed leaves with every spine" in scope.text()
+    assert routed_cables(booted, networks) <= MAX_CABLES < routed_cables(folder, networks)
+    kept = {r[e] for r in booted.cables for e in ("a_device", "b_device")}
+    rows = folder.devices
+    spines = {n for n in rows if rows[n]["role"] == "spine" and rows[n]["network"] in networks}
+    assert spines <= kept
+    for network in networks:
+        uplinked = {
+            r["a_device"]
+            for r in folder.cables
+            if r["network"] == network and r["kind"] == "leaf-spine"
+        }
+        if uplinked:
+            # at least two leaves per network, and the kept ones are the first by name
+            mine = sorted(uplinked & kept)
+            assert len(mine) >= 2 and mine == sorted(uplinked)[: len(mine)], network
+    # an endpoint boots only where it reaches a kept leaf
+    for row in booted.cables:
+        if row["kind"] == "endpoint-leaf":
+            assert row["b_device"] in kept
