@@ -62,6 +62,9 @@ def test_a_large_design_boots_its_first_su_with_every_spine(superpod: Path) -> N
     assert not any(rows[n]["role"] == "gpu-node" and rows[n]["scalable_unit"] == "2" for n in kept)
     # a cable is booted only with both its ends
     assert all(r["a_device"] in kept and r["b_device"] in kept for r in booted.cables)
+    # the rest are named as left out (their neighbours are not expected Established)
+    assert len(booted.cables) + len(booted.left_out) == len(folder.cables)
+    assert all(r["a_device"] not in kept or r["b_device"] not in kept for r in booted.left_out)
     spines = {n for n in cabled if rows[n]["role"] in ("spine", "core")}
     assert spines and spines <= kept
 

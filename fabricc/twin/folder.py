@@ -26,6 +26,7 @@ class BuildFolder:
     root: Path
     devices: dict[str, Row] = field(default_factory=dict)
     cables: list[Row] = field(default_factory=list)
+    left_out: list[Row] = field(default_factory=list)  # cables outside a slice (twin.slice)
 
     def path(self, relative: str) -> Path:
         return self.root / relative

@@ -129,7 +129,9 @@ def cut(
     sliced.devices = {
         name: row for name, row in folder.devices.items() if name in kept or name not in booted
     }
-    sliced.cables = [r for r in folder.cables if r["a_device"] in kept and r["b_device"] in kept]
+    for row in folder.cables:
+        inside = row["a_device"] in kept and row["b_device"] in kept
+        (sliced.cables if inside else sliced.left_out).append(row)
     return sliced, Scope(su, len(units(folder)), len(kept), len(booted), leaves)
 
 
