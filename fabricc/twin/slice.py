@@ -19,7 +19,7 @@ from fabricc.twin.folder import SWITCH_KINDS, BuildFolder
 MAX_DEVICES = 600  # namespaces on 2 cores and a few GiB; the twin of a larger design is sliced
 # routed cables (a BGP session at each end, an MTU check, a veth): spectrum-x-2plane's 256 take
 # about a minute on 2 shared cores (docs/performance.md)
-MAX_CABLES = 512
+MAX_CABLES = 256
 MGMT_KINDS = ("mgmt",)
 LEAF_UPLINK = "leaf-spine"
 
@@ -67,11 +67,21 @@ def _cabled(folder: BuildFolder, networks: list[str]) -> set[str]:
 
 
 def routed_cables(folder: BuildFolder, networks: list[str], kept: set[str] | None = None) -> int:
+    """Switch-to-switch cables whose two ends boot FRR (an frr.conf in the build)."""
     wanted = set(networks)
+    routes: dict[str, bool] = {}
+
+    def routed(device: str) -> bool:
+        if device not in routes:
+            routes[device] = folder.has(f"configs/{device}/frr.conf")
+        return routes[device]
+
     return sum(
         row.get("kind") in SWITCH_KINDS
         and row.get("network") in wanted
         and (kept is None or (row["a_device"] in kept and row["b_device"] in kept))
+        and routed(row["a_device"])
+        and routed(row["b_device"])
         for row in folder.cables
     )
 
@@ -84,7 +94,11 @@ def _trim(folder: BuildFolder, networks: list[str], kept: set[str], limit: int) 
     for row in folder.cables:
         if row.get("kind") == LEAF_UPLINK and row.get("network") in wanted:
             leaf = row["a_device"]
-            if leaf in kept and leaf not in leaves.setdefault(row["network"], []):
+            if (
+                leaf in kept
+                and folder.has(f"configs/{leaf}/frr.conf")
+                and leaf not in leaves.setdefault(row["network"], [])
+            ):
                 leaves[row["network"]].append(leaf)
     ordered = {network: sorted(names) for network, names in leaves.items()}
     total = sum(len(names) for names in ordered.values())
