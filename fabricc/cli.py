@@ -514,8 +514,8 @@ EXIT_USAGE = 2
 @click.option(
     "--su",
     default=None,
-    help="boot this scalable unit with every spine and core (default: the whole design, or the "
-    "first SU of a design larger than the machine boots)",
+    help="boot this scalable unit with every spine and core, or `whole` (default: the whole "
+    "design, or a slice of its first SU when it is larger than the machine boots)",
 )
 def twin(out: Path, seconds: int, no_drills: bool, su: str | None) -> None:
     """Boot the build folder OUT in network namespaces, as it would be deployed (the files on

@@ -74,6 +74,8 @@ def test_a_named_su_and_an_unknown_one(superpod: Path) -> None:
     networks = ethernet_networks(folder)
     _, scope = choose(folder, networks, "3")
     assert scope == cut(folder, "3", networks)[1] and scope.su == "3"
+    forced, whole = choose(folder, networks, "whole", limit=1)
+    assert forced is folder and whole.text() == "whole design"
     with pytest.raises(SpecError, match="no scalable unit '9'"):
         choose(folder, networks, "9")
 

@@ -22,6 +22,7 @@ MAX_DEVICES = 600  # namespaces on 2 cores and a few GiB; the twin of a larger d
 MAX_CABLES = 256
 MGMT_KINDS = ("mgmt",)
 LEAF_UPLINK = "leaf-spine"
+WHOLE = "whole"  # --su whole: boot the whole design, however large
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,7 +163,7 @@ def choose(
     all_units = units(folder)
     total = len(_cabled(folder, networks))
     small = total <= limit and routed_cables(folder, networks) <= cables
-    if su is None and (small or not all_units):
+    if su == WHOLE or (su is None and (small or not all_units)):
         return folder, Scope("", len(all_units), total, total)
     chosen = su if su is not None else all_units[0]
     if chosen not in all_units:
