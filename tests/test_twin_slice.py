@@ -81,7 +81,7 @@ def test_a_named_su_and_an_unknown_one(superpod: Path) -> None:
 
 
 def test_a_design_of_one_large_su_keeps_its_first_leaves(tmp_path: Path) -> None:
-    """gb300-nvl72-spectrum-x is one SU of 1,824 routed cables (about 9 minutes on 2 shared
+    """gb300-nvl72-spectrum-x is one SU of 1,728 routed cables (about 9 minutes on 2 shared
     cores): the slice keeps every spine and the first leaves within the bound on routed cables."""
     out = tmp_path / "out"
     spec = EXAMPLES / "gb300-nvl72-spectrum-x.yaml"
