@@ -494,8 +494,11 @@ class NetworkSpec(SpecModel):
         "auto",
         description="cable medium; 'auto' picks copper, multimode or single-mode fiber by reach",
     )
-    os: Literal["cumulus", "sonic"] = Field(
-        "cumulus", description="network OS of ethernet switches (config flavour)"
+    os: Literal["cumulus", "sonic", "eos"] = Field(
+        "cumulus",
+        description="network OS of ethernet switches (config flavour): cumulus (NVUE "
+        "startup.yaml), sonic (config_db.json + frr.conf) or eos (Arista EOS: the AVD "
+        "structured config, and the startup-config pyavd renders from it with fabricc[eos])",
     )
     sonic_release: Literal["202311", "202405", "202411", "202505", "202511", "202605"] = Field(
         "202605",
