@@ -32,9 +32,6 @@ PEER_GROUP = "FABRIC"
 QOS_PROFILE = "ROCE"
 MGMT_VRF = "MGMT"
 LOOPBACK = "Loopback0"
-# Arista EOS User Manual, "mtu (Interfaces)": a routed port's MTU is 68 to 9214 bytes; the
-# network's mtu (9216 for Cumulus and SONiC) is capped there
-EOS_MAX_MTU = 9214
 # EOS limits the routes a BGP neighbour may send to 12,000 by default (EOS User Manual,
 # "neighbor maximum-routes"); a spine learns every leaf's host /31s, so the limit is lifted
 UNLIMITED_ROUTES = 0
@@ -50,7 +47,7 @@ def structured_config(ctx: ConfigContext, device: Device) -> dict[str, Any]:
     assert device.asn is not None
     spec = ctx.fabric.loaded.networks[device.network].spec
     plan = ctx.qos(device.network)
-    mtu = min(spec.mtu, EOS_MAX_MTU)
+    mtu = spec.port_mtu  # the network's mtu, capped at EOS's 9214 (hosts use the same)
     model = ctx.switch_model(device)
     ways = ctx.cage_ways(device)
 
