@@ -8,6 +8,7 @@ class, PFC no-drop on the RoCE priority, ECN thresholds on its queue, CNP strict
 from __future__ import annotations
 
 import re
+import shutil
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -183,6 +184,20 @@ def test_two_plane_eos_fabric_validates_and_matches_the_design(tmp_path: Path) -
     require_pyavd()
     fabric, artifacts = compile_text(two_plane_text(), tmp_path)
     assert check_build(fabric, by_path(artifacts)) == 24  # 2 planes x (8 leaves + 4 spines)
+
+
+def test_three_tier_eos_fabric_validates_and_matches_the_design(tmp_path: Path) -> None:
+    """megascale-roce (leaves, spines and cores of 64 x 400G QSFP-DD from its site catalog) on
+    EOS: the spine-core sessions too, on 8-lane 400G ports."""
+    require_pyavd()
+    shutil.copytree(EXAMPLES / "megascale", tmp_path / "megascale")
+    text = (EXAMPLES / "megascale-roce.yaml").read_text()
+    assert "    tiers: 3\n" in text
+    fabric, artifacts = compile_text(
+        text.replace("    tiers: 3\n", "    tiers: 3\n    os: eos\n"), tmp_path
+    )
+    assert any(link.kind == SPINE_CORE for link in fabric.links)
+    assert check_build(fabric, by_path(artifacts)) == 40
 
 
 def test_numbered_links_peer_by_address(tmp_path: Path) -> None:
