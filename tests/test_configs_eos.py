@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import subprocess
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -241,11 +242,50 @@ def test_ztp_hands_eos_switches_a_boot_script() -> None:
     kea = files["provisioning/kea/kea-dhcp4.conf"]
     for name in eos_switches(fabric):
         script = files[f"provisioning/ztp/{name}/bootstrap"]
-        assert script.startswith("#!/usr/bin/Cli -p2\n")
-        url = f"/fabricc/configs/{name}/startup-config"
-        assert re.search(rf"^copy http://[\d.]+{url} flash:startup-config$", script, re.M)
+        assert script.startswith("#!/bin/bash\n")
+        url = f"http://[\\d.]+/fabricc/configs/{name}/startup-config"
+        assert re.search(rf"^curl -fsS -o /tmp/startup-config '{url}'$", script, re.M)
+        users = "http://[\\d.]+/fabricc/provisioning/ztp/eos-users.cfg"
+        assert re.search(rf"^curl -fsS -o /tmp/eos-users.cfg '{users}'$", script, re.M)
+        assert script.rstrip().endswith("/mnt/flash/startup-config")
         boot = f"/fabricc/provisioning/ztp/{name}/bootstrap"
         assert re.search(rf'"name": "boot-file-name",\s+"data": "http://[\d.]+{boot}"', kea)
+
+
+FAKE_CURL = """#!/bin/sh
+# curl -fsS -o FILE URL, served from the build folder $SERVED (URL path after /fabricc/)
+out=$3; url=$4
+cp "$SERVED/${url#*/fabricc/}" "$out" 2>/dev/null || exit 22
+"""
+
+
+def test_the_boot_script_installs_accounts_and_startup_config(tmp_path: Path) -> None:
+    """The boot script run as ZTP runs it (bash), its curl served from the build folder and
+    /mnt/flash a folder: without the site's accounts it fails; with them, flash holds the
+    accounts, then the switch's startup-config."""
+    require_pyavd()
+    _, artifacts = compiled("roce-lab-eos")
+    served = tmp_path / "served"
+    for path, text in by_path(artifacts).items():
+        (served / path).parent.mkdir(parents=True, exist_ok=True)
+        (served / path).write_text(text)
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    (tools / "curl").write_text(FAKE_CURL)
+    (tools / "curl").chmod(0o755)
+    flash = tmp_path / "flash"
+    flash.mkdir()
+    script = (served / "provisioning/ztp/fabric-leaf001/bootstrap").read_text()
+    runnable = tmp_path / "bootstrap"
+    runnable.write_text(script.replace("/tmp/", f"{tmp_path}/").replace("/mnt/flash", str(flash)))
+    env = {"PATH": f"{tools}:/usr/bin:/bin", "SERVED": str(served)}
+    failed = subprocess.run(["bash", str(runnable)], env=env, capture_output=True, check=False)
+    assert failed.returncode == 22 and not (flash / "startup-config").exists()  # curl -f: 404
+    users = "username admin privilege 15 role network-admin secret sha512 $6$site$hash\n"
+    (served / "provisioning/ztp/eos-users.cfg").write_text(users)
+    subprocess.run(["bash", str(runnable)], env=env, check=True)
+    startup = served / "configs/fabric-leaf001/startup-config"
+    assert (flash / "startup-config").read_text() == users + startup.read_text()
 
 
 def test_without_pyavd_the_structured_config_is_written_and_the_cli_skipped(

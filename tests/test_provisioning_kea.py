@@ -114,8 +114,8 @@ def test_every_management_port_is_reserved(example: str) -> None:
         if os == "eos":
             assert option["name"] == "boot-file-name"  # option 67: the EOS boot script URL
             script = files[f"ztp/{device.name}/bootstrap"]
-            assert script.startswith("#!/usr/bin/Cli -p2\n")
-            assert f"/configs/{device.name}/startup-config flash:startup-config" in script
+            assert script.startswith("#!/bin/bash\n")
+            assert f"/configs/{device.name}/startup-config'" in script
         elif os == "sonic":
             assert option["name"] == "boot-file-name"  # option 67: the ztp.json URL
             ztp = json.loads(files[f"ztp/{device.name}/ztp.json"])
