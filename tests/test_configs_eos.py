@@ -77,6 +77,9 @@ def tx_queue(profile: list[str], queue: int) -> list[str]:
 def check_switch(fabric: Fabric, name: str, cli: str, plan: QosPlan) -> None:
     """The rendered CLI of one switch against the design (the IR's links, ASNs and addresses)."""
     device = fabric.devices[name]
+    assert device.network is not None
+    mtu = fabric.loaded.networks[device.network].spec.port_mtu
+    assert mtu == 9214  # the examples' 9216, capped at EOS's most
     sections = blocks(cli)
     assert f"hostname {name}" in sections
     # far end of every routed interface, read from its description ("<device>:<port>")
@@ -87,7 +90,7 @@ def check_switch(fabric: Fabric, name: str, cli: str, plan: QosPlan) -> None:
             far_of[header.split()[1]] = described[0].split(":")[0]
             # every data port: routed, the network's MTU (capped at EOS's 9214), the RoCE profile
             assert "no switchport" in lines and "service-profile ROCE" in lines, header
-            assert "mtu 9214" in lines, header
+            assert f"mtu {mtu}" in lines, header
 
     # what the design says: switch links (far device, far address when numbered), host /31s
     want_far: Counter[str] = Counter()
@@ -178,7 +181,13 @@ def check_build(fabric: Fabric, files: dict[str, str]) -> int:
 def test_roce_lab_eos_validates_and_matches_the_design() -> None:
     require_pyavd()
     fabric, artifacts = compiled("roce-lab-eos")
-    assert check_build(fabric, by_path(artifacts)) == 4
+    files = by_path(artifacts)
+    assert check_build(fabric, files) == 4
+    # the hosts send no frame the leaves drop: their NIC MTU is the leaves' (9214, not 9216)
+    for host in ("gpu01", "gpu02", "gpu03", "gpu04"):
+        lines = [line.split() for line in files[f"configs/hosts/{host}.sh"].splitlines()]
+        mtus = {fields[9] for fields in lines if len(fields) > 9 and fields[1].startswith("IF_")}
+        assert mtus == {"9214"}, host
 
 
 def test_two_plane_eos_fabric_validates_and_matches_the_design(tmp_path: Path) -> None:
