@@ -44,6 +44,7 @@ HostnamePattern = Annotated[
     ),
 ]
 
+EOS_MAX_MTU = 9214  # EOS User Manual, "mtu (Interfaces)": a routed port's range 68-9214
 CUMULUS_RELEASE = "5.18"  # the newest Cumulus Linux release qualified for Spectrum-X (5.19's
 # What's New page: "currently only qualified for non-Spectrum-X")
 RELAY_AGENT_RELEASE = (5, 7)  # the first release with the DHCP relay's option 82 agent in NVUE
@@ -494,8 +495,11 @@ class NetworkSpec(SpecModel):
         "auto",
         description="cable medium; 'auto' picks copper, multimode or single-mode fiber by reach",
     )
-    os: Literal["cumulus", "sonic"] = Field(
-        "cumulus", description="network OS of ethernet switches (config flavour)"
+    os: Literal["cumulus", "sonic", "eos"] = Field(
+        "cumulus",
+        description="network OS of ethernet switches (config flavour): cumulus (NVUE "
+        "startup.yaml), sonic (config_db.json + frr.conf) or eos (Arista EOS: the AVD "
+        "structured config, and the startup-config pyavd renders from it with fabricc[eos])",
     )
     sonic_release: Literal["202311", "202405", "202411", "202505", "202511", "202605"] = Field(
         "202605",
@@ -546,6 +550,13 @@ class NetworkSpec(SpecModel):
                 f"(default {CUMULUS_RELEASE})"
             )
         return value
+
+    @property
+    def port_mtu(self) -> int:
+        """The MTU every data port of the network is set to, switch and host alike: mtu, capped
+        at 9214 on Arista EOS (EOS User Manual, "mtu (Interfaces)": 68 to 9214 bytes on a
+        routed port), so that no host sends a frame its leaf drops."""
+        return min(self.mtu, EOS_MAX_MTU) if self.os == "eos" else self.mtu
 
     @property
     def nvue_release(self) -> str:

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from fabricc.emit import Artifact
 from fabricc.emit.configs.context import MANAGEMENT_ROLES, ConfigContext
 from fabricc.emit.configs.cumulus import nvue_text, roce_tree
+from fabricc.emit.configs.eos_files import eos_files
 from fabricc.emit.configs.frr import frr_config, frr_text
 from fabricc.emit.configs.hosts import host_file, host_nics
 from fabricc.emit.configs.ibfabric import build_subnets
@@ -73,6 +74,9 @@ def _switches(ctx: ConfigContext) -> Iterator[Artifact]:
                         device, fabric.name, tree, ctx.shared, network.spec.nvue_release
                     )
                     yield f"{folder}/startup.yaml", text
+                    continue
+                if network.spec.os == "eos":
+                    yield from eos_files(ctx, device)
                     continue
                 if network.spec.os == "sonic":
                     text = json.dumps(config_db(ctx, device), indent=2) + "\n"
