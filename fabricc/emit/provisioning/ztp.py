@@ -22,6 +22,7 @@ from fabricc.emit import Artifact
 from fabricc.emit.tables import json_text
 from fabricc.ir import Fabric
 from fabricc.synth.mgmtnet import management_net
+from fabricc.synth.switchos import has_config
 
 ROOT = "fabricc"  # where the server publishes this output folder
 
@@ -62,7 +63,7 @@ def ztp_plan(fabric: Fabric) -> ZtpPlan:
             ):
                 continue  # no management cable to an access switch: no DHCP reaches it
             network = fabric.loaded.networks[device.network]
-            if network.fabric == "infiniband":
+            if network.fabric == "infiniband" or not has_config(fabric, device):
                 continue
             os = network.spec.os
             if os == "sonic":
