@@ -282,3 +282,24 @@ def test_megascale_runs_sonic_on_its_tomahawk_4_switches() -> None:
                 port_name = key.split("|")[0]
                 speed = db["PORT"][port_name]["speed"]
                 assert pg["profile"] == f"pg_lossless_{speed}_{lengths[port_name]}_profile"
+
+
+GENERIC_ENTRY = (
+    SN5600_ENTRY.replace("an SN5600 described by", "a generic 64x 800G switch of")
+    .replace("    asic: Spectrum-4\n", "    vendor: OEM\n    asic: generic\n")
+    .replace('"NVIDIA Spectrum-4 SN5600 datasheet"', '"assumed: the site\'s switch"')
+)
+
+
+@pytest.mark.parametrize("os", ["sonic", "cumulus"])
+def test_a_routed_network_of_switches_naming_no_os_builds_without_their_configs(
+    tmp_path: Path, os: str
+) -> None:
+    """Whatever the network's os, switches whose model names none get no config_db.json,
+    startup.yaml, frr.conf or ZTP file; the hosts' files are still written."""
+    fabric, artifacts = compile_text(site_spec(tmp_path, GENERIC_ENTRY, os), tmp_path)
+    (warned,) = [w for w in fabric.warnings if "names no operating system" in w.message]
+    assert "its 4 switch(es) of network 'fabric'" in warned.message
+    paths = {p for p, _ in artifacts}
+    assert not [p for p in paths if "/fabric-leaf" in p or "/fabric-spine" in p]
+    assert [p for p in paths if p.startswith("configs/hosts/")]
