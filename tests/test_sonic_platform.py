@@ -56,9 +56,8 @@ def test_every_catalog_ethernet_switch_names_its_sonic_platform() -> None:
         "z9864f": "x86_64-dell_z9864f-r0",
         "dcs-7060dx5-64s": "x86_64-arista_7060dx5_64s",
     }
-    # every data/sonic.yaml platform is some catalog model's, and the Cumulus Linux HCL's
-    # platforms are NVIDIA's Spectrum switches only
-    assert set(sonic_platforms()) == {platform_of(m).platform for m in ethernet}
+    # the Cumulus Linux HCL's platforms are NVIDIA's Spectrum switches only
+    assert {platform_of(m).platform for m in ethernet} <= set(sonic_platforms())
     cumulus = {m for m in ethernet if catalog.switches[m].os_support("cumulus") is not None}
     assert cumulus == {"sn5600", "sn5610", "sn4600c", "sn2201"}
     assert all(catalog.switches[m].vendor == "NVIDIA" for m in cumulus)

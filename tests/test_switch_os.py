@@ -204,6 +204,13 @@ def test_broadcom_platforms_refuse_splits_platform_json_lacks() -> None:
     )
 
 
+def test_a_platform_whose_skus_render_no_lossless_buffers_is_refused() -> None:
+    """x86_64-arista_7060x6_64pe: its SKUs link common/profiles/th5/gen/BALANCED, which renders
+    no buffer objects and has no headroom rows."""
+    reason = sonic_switch(sonic_platforms()["x86_64-arista_7060x6_64pe"], [64], {1: 1})
+    assert isinstance(reason, str) and "no lossless RoCE port plan" in reason
+
+
 def test_static_buffers_are_the_dell_templates() -> None:
     """Dell-Z9864f-O64 buffers_defaults_t1.j2 (pools, profiles) and pg_profile_lookup.ini (the
     lossless PG profile buffermgrd makes per speed and cable length)."""
