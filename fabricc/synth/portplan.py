@@ -62,7 +62,7 @@ def sonic_switch_of(fabric: Fabric, device: Device, ways: dict[int, int]) -> Son
     if isinstance(result, str):
         assert device.network is not None
         other = [f"os: {os}" for os in model.runs() if os != "sonic"]
-        others = f"{' or '.join(other)} (the model runs it)," if other else "no other os:"
+        others = f"{' or '.join(other)} (the model runs it), or " if other else ""
         path = (*fabric.loaded.networks[device.network].path, "os")
         where = f" ({platform.platform})" if platform is not None else ""
         raise DesignError(
@@ -72,7 +72,7 @@ def sonic_switch_of(fabric: Fabric, device: Device, ways: dict[int, int]) -> Son
                     f"{device.name}: {result}",
                     path=format_path(path),
                     location=fabric.loaded.source.value(path),
-                    hint=f"use {others} or a switch model whose SONiC SKU runs the port plan "
+                    hint=f"use {others}a switch model whose SONiC SKU runs the port plan "
                     f"(fabricc/{DATA})",
                 )
             ]
