@@ -276,11 +276,11 @@ def gateway_problems(out: Outputs) -> list[str]:
     for gateway in gateways(out):
         owner = unconfigured.get(gateway.gateway)
         on_subnet = gateway.client.prefixlen == 32 or gateway.gateway in gateway.client
-        if owner is not None and on_subnet:
+        near_owner = not gateway.attached or owner in gateway.attached
+        if owner is not None and on_subnet and near_owner:
             # the management address of a switch whose model names no OS (megascale-roce's
             # generic OOB switches): fabricc writes no config of it, the site sets the address
-            if not gateway.attached or owner in gateway.attached:
-                continue
+            continue
         owners = out.owned.get(gateway.gateway, [])
         on_link = [
             o
