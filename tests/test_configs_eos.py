@@ -201,11 +201,21 @@ def test_three_tier_eos_fabric_validates_and_matches_the_design(tmp_path: Path) 
     EOS: the spine-core sessions too, on 8-lane 400G ports."""
     require_pyavd()
     shutil.copytree(EXAMPLES / "megascale", tmp_path / "megascale")
-    text = (EXAMPLES / "megascale-roce.yaml").read_text()
-    assert "    tiers: 3\n" in text
-    fabric, artifacts = compile_text(
-        text.replace("    tiers: 3\n", "    tiers: 3\n    os: eos\n"), tmp_path
+    # the site catalog's Tomahawk-4 box is the Arista 7060DX5-64S: it runs EOS too
+    site = tmp_path / "megascale" / "site-catalog.yaml"
+    catalog = site.read_text()
+    sonic = "    operating_systems:\n      - {os: sonic,"
+    assert sonic in catalog
+    site.write_text(
+        catalog.replace(
+            sonic,
+            "    operating_systems:\n      - {os: eos, platform: DCS-7060DX5-64S, "
+            'source: "Arista 7060X5 series data sheet"}\n      - {os: sonic,',
+        )
     )
+    text = (EXAMPLES / "megascale-roce.yaml").read_text()
+    assert "    tiers: 3\n" in text and "\n    os: sonic " in text
+    fabric, artifacts = compile_text(text.replace("\n    os: sonic ", "\n    os: eos "), tmp_path)
     assert any(link.kind == SPINE_CORE for link in fabric.links)
     assert check_build(fabric, by_path(artifacts)) == 40
 

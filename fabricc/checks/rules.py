@@ -24,6 +24,7 @@ from fabricc.checks.power import check_power
 from fabricc.checks.reach import check_reach
 from fabricc.checks.service_levels import check_service_levels
 from fabricc.checks.subnet_managers import check_subnet_managers
+from fabricc.checks.switch_os import check_switch_os
 from fabricc.errors import Diagnostic, error, warning
 from fabricc.ir import (
     ENDPOINT_LEAF,
@@ -477,4 +478,5 @@ def check(fabric: Fabric) -> list[Diagnostic]:
         *check_subnet_managers(fabric),
         *check_service_levels(fabric),
         *check_imex(fabric),
+        *check_switch_os(fabric),
     ]

@@ -46,15 +46,21 @@ class ConfigContext:
         return self.catalog.switches[device.model]
 
     def os_of(self, device: Device) -> str:
-        """sonic, cumulus, eos or infiniband for switches; host for everything else. Asked per link
-        end (port names, descriptions): kept per device."""
+        """sonic, cumulus, eos or infiniband for switches (none for an Ethernet switch whose model
+        names no OS: fabricc writes no config of it, and its ports keep their IR names); host for
+        everything else. Asked per link end (port names, descriptions): kept per device."""
         os = self._os.get(device.name)
         if os is None:
             if device.kind != "switch" or device.network is None:
                 os = "host"
             else:
                 network = self.fabric.loaded.networks[device.network]
-                os = "infiniband" if network.fabric == "infiniband" else network.spec.os
+                if network.fabric == "infiniband":
+                    os = "infiniband"
+                elif not self.switch_model(device).runs():
+                    os = "none"
+                else:
+                    os = network.spec.os
             self._os[device.name] = os
         return os
 
@@ -65,7 +71,7 @@ class ConfigContext:
     def routed(self, device: Device) -> bool:
         return (
             device.kind == "switch"
-            and self.os_of(device) in ("sonic", "cumulus", "eos")
+            and self.os_of(device) in ("sonic", "cumulus", "eos", "none")
             and self.role_of(device) in ROUTED_ROLES
         )
 

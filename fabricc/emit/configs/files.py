@@ -26,6 +26,7 @@ from fabricc.emit.configs.supernic import supernic_files
 from fabricc.errors import DesignError, error
 from fabricc.ir import Fabric
 from fabricc.spec.yamlsource import format_path
+from fabricc.synth.switchos import has_config
 
 
 def emit(fabric: Fabric) -> Iterator[Artifact]:
@@ -67,6 +68,8 @@ def _switches(ctx: ConfigContext) -> Iterator[Artifact]:
         for tier in ("leaf", "spine", "core"):
             for switch in topology.switches.get(tier, []):
                 device = fabric.devices[switch]
+                if not has_config(fabric, device):
+                    continue  # its model names no OS (a warning of the design check)
                 folder = f"configs/{switch}"
                 if management:
                     tree = management_tree(ctx, plan, device)

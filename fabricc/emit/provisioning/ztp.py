@@ -26,6 +26,7 @@ from fabricc.emit.configs.eos_files import STARTUP
 from fabricc.emit.tables import json_text
 from fabricc.ir import Fabric
 from fabricc.synth.mgmtnet import management_net
+from fabricc.synth.switchos import has_config
 
 ROOT = "fabricc"  # where the server publishes this output folder
 
@@ -66,7 +67,7 @@ def ztp_plan(fabric: Fabric) -> ZtpPlan:
             ):
                 continue  # no management cable to an access switch: no DHCP reaches it
             network = fabric.loaded.networks[device.network]
-            if network.fabric == "infiniband":
+            if network.fabric == "infiniband" or not has_config(fabric, device):
                 continue
             os = network.spec.os
             if os == "eos":
