@@ -50,3 +50,12 @@ def record_for(section: str, entry: str, where: str) -> AssumedRecord | None:
         if (record.section, record.entry, record.where) == (section, entry, where):
             return record
     return None
+
+
+def record_gaps(
+    listed: list[tuple[str, str, str]],
+) -> tuple[list[tuple[str, str, str]], list[tuple[str, str, str]]]:
+    """(assumed values without a record, records of values no longer assumed), each sorted;
+    `listed` is (section, entry, where) of every assumed value of the built-in catalog."""
+    recorded = {(r.section, r.entry, r.where) for r in assumed_records().values}
+    return sorted(set(listed) - recorded), sorted(recorded - set(listed))
