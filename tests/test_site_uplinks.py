@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import io
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 
 import yaml
@@ -36,7 +37,7 @@ networks:
 """
 
 
-def _table(artifacts: list[tuple[str, str | bytes]], path: str) -> list[dict[str, str]]:
+def _table(artifacts: Sequence[tuple[str, str | bytes]], path: str) -> list[dict[str, str]]:
     text = dict(artifacts)[path]
     assert isinstance(text, str)
     return list(csv.DictReader(io.StringIO(text)))
