@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from fabricc.collector import fewer_collections
 from fabricc.errors import DesignError, Diagnostic, error, raise_if_errors
-from fabricc.ir import Fabric
+from fabricc.ir import EXTERNAL, Fabric
 from fabricc.spec.loader import LoadedSpec
 from fabricc.spec.yamlsource import format_path
 from fabricc.synth.addressing import assign_addresses
@@ -108,7 +108,9 @@ def _duplicate_names(fabric: Fabric) -> list[Diagnostic]:
     for device in fabric.duplicates:
         path = device.spec_path
         hint = "make the hostname patterns of different groups and networks distinct"
-        if device.kind == "switch" and device.network is not None:
+        if device.kind == EXTERNAL:
+            hint = "give the site network (site_uplinks.to) a name no device of the design has"
+        elif device.kind == "switch" and device.network is not None:
             # a written pattern that names the switches of two series alike (synth/switches.py)
             network = loaded.networks[device.network]
             if device.role in network.spec.hostnames.model_fields_set:
