@@ -101,6 +101,15 @@ class _PortIndex:
         return CageInfo(spec.cage, spec.form, in_cage * split, cable=cable)
 
 
+# Why two ends got modules of different connectors: a set of cages joined by links shares one
+# connector (_Cabler._set_connectors), and none had modules reaching every run of the set.
+_MIXED_HINT = (
+    "the cages these links join must share a fiber connector, and no connector's modules reach "
+    "every run among them: stand the racks closer (site.racks_per_row, row_pitch_m, "
+    "network_racks) or add modules of one connector that reach to the catalog"
+)
+
+
 def _round_up(lengths: Sequence[float], needed: float) -> float | None:
     index = bisect.bisect_left(lengths, needed - 1e-9)
     return lengths[index] if index < len(lengths) else None
@@ -587,7 +596,8 @@ class _Cabler:
             if plan.fibers:
                 link.fibers = plan.fibers
             if plan.problem:
-                self.fail(plan.problem, link)
+                mixed = plan.problem.endswith("cannot be joined by one fiber")
+                self.fail(plan.problem, link, _MIXED_HINT if mixed else None)
                 continue
             distance = link.distance_m
             cut = plan.cuts.get(distance)
