@@ -397,13 +397,14 @@ class SiteUplinks(SpecModel):
         None,
         ge=1,
         le=4_294_967_294,
-        description="the site network's BGP AS number; unset: the configs carry a placeholder "
-        "(SITE_PEER_ASN) to fill in",
+        description="the site network's BGP AS number; unset: the sessions take any AS but the "
+        "switch's own (NVUE/FRR remote-as external) until the site pins it",
     )
     addresses: str | None = Field(
         None,
         description="IPv4 network the uplinks' /31s are taken from, link k the k-th (the site "
-        "end the even address, the switch the odd one); unset: the configs carry placeholders",
+        "end the even address, the switch the odd one); unset: BGP unnumbered on the port "
+        "(RFC 5549, which the site's router must then run)",
     )
 
     @field_validator("addresses")
