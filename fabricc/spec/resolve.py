@@ -352,7 +352,7 @@ class _Checker:
                     (*path, "subnet_manager", "sm_nodes", index),
                     did_you_mean(member, list(self.spec.nodes), "node groups"),
                 )
-        self._site_uplinks(network, models, path)
+        self._site_uplinks(network, fabric, models, path)
         if len(self.problems) > before and any(
             p.severity.value == "error" for p in self.problems[before:]
         ):
@@ -370,7 +370,9 @@ class _Checker:
             core_speed=core_speed,
         )
 
-    def _site_uplinks(self, network: NetworkSpec, models: dict[Tier, str], path: DataPath) -> None:
+    def _site_uplinks(
+        self, network: NetworkSpec, fabric: str, models: dict[Tier, str], path: DataPath
+    ) -> None:
         """Border links: the in-band network only, at a speed every switch model that may be the
         top tier runs, a known transceiver of the hand-off's fiber, enough /31s for them."""
         site = network.site_uplinks
@@ -385,6 +387,15 @@ class _Checker:
                 "give the in-band network the site uplinks (its top tier is the border; the "
                 "out-of-band network reaches the site through it with uplink_to), or remove "
                 "site_uplinks here",
+                key=True,
+            )
+            return
+        if fabric != "ethernet":
+            self.err(
+                "site_uplinks are Ethernet links to the site's routers; this in-band network is "
+                f"{fabric}",
+                at,
+                "remove site_uplinks, or run the in-band network on Ethernet",
                 key=True,
             )
             return
