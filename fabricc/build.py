@@ -107,6 +107,7 @@ def build(
     system works while the next emitters compute; "write" is the wait for the last of them and
     the swap into place."""
     # The emitters load here, not at import: validate, analyze and compare never need them.
+    from fabricc.emit.configs.eos_files import notices as eos_notices
     from fabricc.emit.diagrams.render import notices as diagram_notices
     from fabricc.emit.report import PATH as REPORT
 
@@ -138,7 +139,7 @@ def build(
                 paths.extend(path for path, _ in batch)
                 tree.add(batch)
             stage("write")
-            notices = diagram_notices(fabric)
+            notices = [*eos_notices(fabric), *diagram_notices(fabric)]
             warnings = [*loaded.warnings, *fabric.warnings]
             # Nothing reads the design any more: it is freed (about 0.4 s at 100k GPUs) while
             # the writer finishes the last files, not after them.

@@ -31,7 +31,11 @@ UPLINK = "uplink"
 MGMT = "mgmt"
 GLOBAL = "global"  # dragonfly-plus: spine to spine of another group
 TORUS = "torus"  # torus: switch to its neighbour in one dimension (wrap-around links included)
-LINK_KINDS = (ENDPOINT_LEAF, LEAF_SPINE, SPINE_CORE, PEER, UPLINK, MGMT, GLOBAL, TORUS)
+SITE = "site-uplink"  # a top-tier switch to the site's own network (an EXTERNAL device)
+LINK_KINDS = (ENDPOINT_LEAF, LEAF_SPINE, SPINE_CORE, PEER, UPLINK, MGMT, GLOBAL, TORUS, SITE)
+# Device kind of equipment outside the design (the site's data-centre network): no rack, no
+# bill of materials line, no config; the cables to it and the modules at the near end are ours.
+EXTERNAL = "external"
 
 
 @dataclass(slots=True)
@@ -64,7 +68,7 @@ def one_based(value: int | None) -> int | None:
 @dataclass(slots=True)
 class Device:
     name: str
-    kind: str  # node | tray | nvlink-switch | switch | pdu | power-shelf
+    kind: str  # node | tray | nvlink-switch | switch | pdu | power-shelf | external
     model: str  # catalog key: node model, switch model or part
     role: str  # node kind (gpu-node, appliance, ...) or switch tier (leaf, spine, core, access)
     index: int  # 0-based within its group, or within its switch series (see synth/switches.py)

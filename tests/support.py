@@ -23,7 +23,21 @@ ERRORS = ROOT / "tests" / "errors"
 EXAMPLE_NAMES = sorted(p.stem for p in EXAMPLES.glob("*.yaml"))
 # Examples whose every artifact is kept as a golden file; the larger ones keep a selection.
 GOLDEN_FULL = ("roce-lab",)
+# Examples whose goldens hold what pyavd renders (the EOS CLI, its ZTP): compared where pyavd is
+GOLDEN_PYAVD = ("roce-lab-eos",)
 GOLDEN_SELECTED = {
+    # EOS: the AVD structured configs, the CLI pyavd renders from them, and their ZTP
+    "roce-lab-eos": (
+        "summary.json",
+        "bom/bom.csv",
+        "configs/fabric-leaf001/structured_config.yaml",
+        "configs/fabric-leaf001/startup-config",
+        "configs/fabric-spine001/structured_config.yaml",
+        "configs/fabric-spine001/startup-config",
+        "configs/hosts/gpu01.sh",
+        "provisioning/kea/kea-dhcp4.conf",
+        "provisioning/ztp/fabric-leaf001/bootstrap",
+    ),
     "dragonfly-plus-h100": (
         "summary.json",
         "analysis/analysis.json",
@@ -194,6 +208,19 @@ def require_tool(*names: str) -> None:
     if not missing:
         return
     message = f"needs {', '.join(missing)} (Debian packages; .ci/run installs them)"
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"CI: {message}")
+    pytest.skip(message)
+
+
+def require_pyavd() -> None:
+    """Skip when Arista's pyavd (the eos extra) is missing - except in CI, where the test extra
+    installs it and its absence is a failure."""
+    from fabricc.emit.configs import avd
+
+    if avd.available():
+        return
+    message = "needs pyavd (pip install 'fabricc[eos]'; the test extra installs it)"
     if os.environ.get("CI") == "true":
         pytest.fail(f"CI: {message}")
     pytest.skip(message)

@@ -8,10 +8,15 @@ over a splitter; any other over a straight fiber.
 
 from __future__ import annotations
 
-import pytest
+from pathlib import Path
 
+import pytest
+import yaml
+
+from fabricc.catalog.loader import load_catalog
+from fabricc.ir import SITE
 from fabricc.synth.cabling import _Cabler
-from tests.support import EXAMPLE_NAMES, compiled
+from tests.support import EXAMPLE_NAMES, compile_text, compiled
 
 EXAMPLES = [name for name in EXAMPLE_NAMES if not name.startswith("megascale")]
 
@@ -24,6 +29,12 @@ def test_every_fiber_matches_the_transceivers_it_joins(example: str) -> None:
     for link in fabric.links:
         cable = link.cable
         if cable is None or cable.kind != "fiber":
+            continue
+        if link.kind == SITE:  # the far module is the site's: the fiber fits the near one
+            assert link.a_module is not None and link.b_module is None
+            near = catalog.transceivers[link.a_module]
+            assert catalog.cables[cable.family].a_form == near.connector
+            assert cable.media == near.media
             continue
         assert link.a_module is not None and link.b_module is not None
         family = catalog.cables[cable.family]
@@ -71,3 +82,45 @@ def test_fibers_of_different_media_do_not_meet() -> None:
     fabric, _ = compiled("roce-lab")
     plan = _Cabler(fabric, [])._fiber_plan("MMA4Z00-NS", "MMS4X00-NS400", 400)
     assert plan.problem and not plan.family
+
+
+# 127 DGX H100 on 32 spines (one link per leaf-spine pair), single-mode, with the twin-port
+# DR4 switch modules' reach cut to 12 m and 10 m by a site catalog: cages then hold runs on both
+# sides of the DR4 reach, as a 65k-GPU hall of 200 rows does at 500 m. A cage that took FR4
+# (LC duplex) for its longest run met a DR4 (MPO-12/APC) module at the far end of a shorter one.
+MIXED_SPEC = """\
+metadata: {name: mixed-optics}
+catalog: [site.yaml]
+site: {racks_per_row: 10, rack: {power_kw: 45}}
+nodes:
+  dgx: {model: dgx-h100, count: 127, nodes_per_rack: 4}
+networks:
+  compute: {role: compute, fabric: infiniband, medium: singlemode, spines: 32}
+"""
+
+
+def test_both_ends_of_a_fiber_take_one_connector_when_runs_straddle_the_dr4_reach(
+    tmp_path: Path,
+) -> None:
+    built_in = load_catalog().catalog.transceivers
+    shortened = {
+        part: {
+            **built_in[part].model_dump(mode="json", exclude_none=True),
+            "reach_m": reach,
+            "source": "test: reach shortened",
+        }
+        for part, reach in (("MMS4X00-NM", 12), ("MMS4X00-NS", 10))
+    }
+    (tmp_path / "site.yaml").write_text(yaml.safe_dump({"transceivers": shortened}))
+    fabric, _ = compile_text(MIXED_SPEC, tmp_path)
+    catalog = fabric.loaded.catalog.catalog
+    kinds = set()
+    for link in fabric.links:
+        assert link.a_module is not None and link.b_module is not None
+        a = catalog.transceivers[link.a_module]
+        b = catalog.transceivers[link.b_module]
+        assert a.connector == b.connector, (link.a, link.b, link.a_module, link.b_module)
+        assert link.distance_m <= min(a.reach_m, b.reach_m)
+        kinds.add(a.connector)
+    # both kinds of run are there: the short ones stay on DR4, the long ones take FR4
+    assert kinds == {"mpo-12-apc", "lc-duplex"}

@@ -7,7 +7,15 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support import EXAMPLE_NAMES, GOLDEN, GOLDEN_FULL, GOLDEN_SELECTED, golden_artifacts
+from tests.support import (
+    EXAMPLE_NAMES,
+    GOLDEN,
+    GOLDEN_FULL,
+    GOLDEN_PYAVD,
+    GOLDEN_SELECTED,
+    golden_artifacts,
+    require_pyavd,
+)
 
 CASES = [
     (example, path)
@@ -19,6 +27,8 @@ CASES = [
 
 @pytest.mark.parametrize(("example", "path"), CASES, ids=[f"{e}/{p}" for e, p in CASES])
 def test_artifact_matches_golden(example: str, path: str) -> None:
+    if example in GOLDEN_PYAVD:
+        require_pyavd()
     content = golden_artifacts(example)[path]
     expected_file = GOLDEN / example / path
     assert expected_file.exists(), f"no golden file {expected_file}; run python scripts/regen.py"

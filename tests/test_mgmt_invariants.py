@@ -22,7 +22,9 @@ breaks the SuperPOD outputs one way per check, so that each check is seen to fai
 from __future__ import annotations
 
 import copy
+import csv
 import functools
+import io
 import ipaddress
 import json
 import tempfile
@@ -92,10 +94,11 @@ class Outputs:
     config_db: dict[str, dict[str, Any]]  # switch -> its config_db.json
     cables: list[dict[str, str]]
     owned: dict[Address, list[Owned]] = field(default_factory=dict)
+    eos: dict[str, dict[str, Any]] = field(default_factory=dict)  # its AVD structured config
 
     @property
     def switches(self) -> set[str]:
-        return {*self.nvue, *self.config_db}
+        return {*self.nvue, *self.config_db, *self.eos}
 
 
 def _variation_spec(name: str) -> dict[str, Any]:
@@ -130,6 +133,17 @@ def outputs(design: str) -> Outputs:
     files, roles = _artifacts(design)
     config_db = config_dbs(files)
     out = Outputs(files, roles, nvue(files), config_db, cables(files))
+    out.eos = {
+        path.split("/")[1]: yaml.safe_load(text)
+        for path, text in files.items()
+        if path.startswith("configs/") and path.endswith("/structured_config.yaml")
+    }
+    for switch, structured in out.eos.items():
+        for table in ("ethernet_interfaces", "loopback_interfaces", "management_interfaces"):
+            for entry in structured.get(table, []):
+                if "ip_address" in entry:
+                    prefix = Interface(entry["ip_address"])
+                    out.owned.setdefault(prefix.ip, []).append(Owned(switch, prefix))
     for switch, tree in out.nvue.items():
         for entry in tree.get("interface", {}).values():
             for prefix in _nvue_addresses(entry):
@@ -211,6 +225,15 @@ def gateways(out: Outputs) -> Iterator[Gateway]:
                 where = f"configs/{switch}/config_db.json MGMT_INTERFACE"
                 attached = (mgmt_cables[switch],) if switch in mgmt_cables else ()
                 yield Gateway(where, Address(entry["gwaddr"]), client, switch, attached)
+    for switch, structured in out.eos.items():
+        own = [Interface(e["ip_address"]) for e in structured.get("management_interfaces", [])]
+        for route in structured.get("static_routes", []):
+            # Management1's default route in its VRF: the gateway on Management1's subnet
+            nets = [p.network for p in own if Address(route["next_hop"]) in p.network]
+            client = nets[0] if nets else ipaddress.IPv4Network(f"{route['next_hop']}/32")
+            where = f"configs/{switch}/structured_config.yaml static_routes {route['prefix']}"
+            attached = (mgmt_cables[switch],) if switch in mgmt_cables else ()
+            yield Gateway(where, Address(route["next_hop"]), client, switch, attached)
     kea = out.files.get("provisioning/kea/kea-dhcp4.conf")
     if kea is not None:
         for subnet in json.loads(kea)["Dhcp4"]["subnet4"]:
@@ -255,12 +278,30 @@ def layer2(out: Outputs) -> dict[str, int]:
     return {s: k for k, part in enumerate(nx.connected_components(graph)) for s in part}
 
 
+def _unconfigured_switches(out: Outputs) -> dict[Address, str]:
+    """Management address -> switch, for the switches of the inventory with no config file."""
+    rows = csv.DictReader(io.StringIO(out.files.get("inventory/devices.csv", "")))
+    return {
+        Address(row["mgmt_ip"]): row["name"]
+        for row in rows
+        if row["kind"] == "switch" and row["mgmt_ip"] and row["name"] not in out.switches
+    }
+
+
 def gateway_problems(out: Outputs) -> list[str]:
     """Each gateway: an address a switch owns on the client's subnet, and where the client's
     cables are known, a switch in the bridged domain of one of the switches it is cabled to."""
     problems = []
     domain = layer2(out)
+    unconfigured = _unconfigured_switches(out)
     for gateway in gateways(out):
+        owner = unconfigured.get(gateway.gateway)
+        on_subnet = gateway.client.prefixlen == 32 or gateway.gateway in gateway.client
+        near_owner = not gateway.attached or owner in gateway.attached
+        if owner is not None and on_subnet and near_owner:
+            # the management address of a switch whose model names no OS (megascale-roce's
+            # generic OOB switches): fabricc writes no config of it, the site sets the address
+            continue
         owners = out.owned.get(gateway.gateway, [])
         on_link = [
             o
@@ -312,16 +353,22 @@ def _management_address(out: Outputs, switch: str) -> str | None:
     if switch in out.nvue:
         eth0 = _ip(out.nvue[switch].get("interface", {}).get("eth0", {}))
         addresses = list(eth0.get("address", {}))
+    elif switch in out.eos:
+        management = out.eos[switch].get("management_interfaces", [])
+        addresses = [e["ip_address"] for e in management if "ip_address" in e]
     else:
         addresses = [k.split("|")[1] for k in out.config_db[switch].get("MGMT_INTERFACE", {})]
     return str(Interface(addresses[0]).ip) if addresses else None
+
+
+ZTP_FILES = ("/ztp.sh", "/ztp.json", "/bootstrap")  # Cumulus, SONiC, EOS
 
 
 def ztp_problems(out: Outputs) -> list[str]:
     ztp = {
         path.split("/")[2]: path
         for path in out.files
-        if path.startswith("provisioning/ztp/") and path.endswith(("/ztp.sh", "/ztp.json"))
+        if path.startswith("provisioning/ztp/") and path.endswith(ZTP_FILES)
     }
     reservations, seeds = _reservations(out), _seeds(out)
     mgmt_cables = {row["a_device"]: row for row in out.cables if row["kind"] == "mgmt"}
@@ -380,7 +427,7 @@ def relay_problems(out: Outputs) -> list[str]:
     mgmt_cables = {row["a_device"]: row for row in out.cables if row["kind"] == "mgmt"}
     problems = []
     for path in sorted(out.files):
-        if not path.startswith("provisioning/ztp/") or not path.endswith(("/ztp.sh", "/ztp.json")):
+        if not path.startswith("provisioning/ztp/") or not path.endswith(ZTP_FILES):
             continue
         switch = path.split("/")[2]
         if switch in seeds:

@@ -9,6 +9,7 @@ import io
 
 import pytest
 
+from fabricc.catalog.assumed import assumed_records, record_gaps
 from fabricc.catalog.loader import load_catalog
 from fabricc.catalog.models import Catalog, ordering_numbers
 from fabricc.catalog.reference import assumed_values, page
@@ -93,7 +94,8 @@ def test_catalog_reference_lists_every_assumed_value() -> None:
     text = page(catalog)
     section = text[text.index("## Assumed values") :]
     assert f"{len(rows)} sources name a value" in section
-    table = [line for line in section.splitlines() if line.startswith("| ")][1:]
+    table = [line for line in section.splitlines() if line.startswith("| ")]
+    table = table[table.index("| section | entry | where | source | reason | searched |") + 1 :]
     assert len(table) == len(rows)
     for (kind, key, _, _), line in zip(rows, table, strict=True):
         assert line.startswith(f"| {kind} | `{key}` |")
@@ -103,3 +105,29 @@ def test_catalog_reference_lists_every_assumed_value() -> None:
     for key, module in catalog.transceivers.items():
         if module.part_number is not None:
             assert "part number assumed" not in module.source, key
+
+
+def test_every_assumed_value_has_a_reason_and_what_was_searched() -> None:
+    """Each assumed value of the built-in catalog has exactly one record saying why it stays
+    assumed and what was searched; a value that gained a source has no stale record left."""
+    catalog = load_catalog().catalog
+    listed = [(section, key, where) for section, key, where, _ in assumed_values(catalog)]
+    records = assumed_records()
+    recorded = [(r.section, r.entry, r.where) for r in records.values]
+    assert len(set(recorded)) == len(recorded), "a value recorded twice"
+    missing, stale = record_gaps(listed)
+    skeleton = "\n".join(
+        f"  - {{section: {s}, entry: {e}, where: {w}, reason: ..., searched: '...'}}"
+        for s, e, w in missing
+    )
+    assert not missing, f"add to fabricc/catalog/assumed.yaml:\n{skeleton}"
+    assert not stale, f"no longer assumed, drop from fabricc/catalog/assumed.yaml: {stale}"
+    for record in records.values:
+        assert record.reason in records.reasons
+        assert len(record.searched) > 20, record
+    # the page shows the reason and the search beside each value
+    text = page(catalog)
+    rows = [line for line in text.splitlines() if line.startswith("| ") and line.count(" | ") >= 5]
+    for record in records.values:
+        head = record.searched.split('"')[0][:30]
+        assert any(f"| {record.reason} | {head}" in line for line in rows), record

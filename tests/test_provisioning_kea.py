@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from fabricc.emit.configs import avd
 from fabricc.ir import MGMT
 from fabricc.synth.mgmtnet import management_net
 from tests.provisioning_support import provisioning
@@ -106,8 +107,16 @@ def test_every_management_port_is_reserved(example: str) -> None:
             assert "option-data" not in entry
             continue
         os = fabric.loaded.networks[str(device.network)].spec.os
+        if os == "eos" and not avd.available():
+            assert "option-data" not in entry  # no startup-config to install without pyavd
+            continue
         (option,) = entry["option-data"]
-        if os == "sonic":
+        if os == "eos":
+            assert option["name"] == "boot-file-name"  # option 67: the EOS boot script URL
+            script = files[f"ztp/{device.name}/bootstrap"]
+            assert script.startswith("#!/bin/bash\n")
+            assert f"/configs/{device.name}/startup-config'" in script
+        elif os == "sonic":
             assert option["name"] == "boot-file-name"  # option 67: the ztp.json URL
             ztp = json.loads(files[f"ztp/{device.name}/ztp.json"])
             source = ztp["ztp"]["configdb-json"]["url"]["source"]
@@ -118,9 +127,8 @@ def test_every_management_port_is_reserved(example: str) -> None:
             assert script.splitlines()[1] == "# CUMULUS-AUTOPROVISIONING"
             check_ztp_script(script)
             assert f"/configs/{device.name}/startup.yaml" in script
-        assert option["data"].endswith(
-            f"/provisioning/ztp/{device.name}/" + ("ztp.json" if os == "sonic" else "ztp.sh")
-        )
+        ztp_file = {"sonic": "ztp.json", "eos": "bootstrap"}.get(os, "ztp.sh")
+        assert option["data"].endswith(f"/provisioning/ztp/{device.name}/{ztp_file}")
 
 
 def test_circuit_ids_name_the_access_port_as_cumulus_does() -> None:

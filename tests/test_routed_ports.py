@@ -1,5 +1,5 @@
 """Routed Ethernet data networks (compute, storage): the cabling plan, the switch configs
-(Cumulus NVUE and frr.conf, SONiC config_db) and the host scripts agree port for port, for
+(Cumulus NVUE and frr.conf, SONiC config_db, EOS AVD structured config) and the host scripts agree port for port, for
 every example and for nodes whose ports spread over leaf pairs (spread_ports); dual_homed,
 whose MLAG peer links no RoCE config configures, is refused there."""
 
@@ -44,6 +44,16 @@ def _ports(files: dict[str, str], switch: str) -> dict[str, tuple[str, list[str]
                 addresses = list(entry.get("ipv4", {}).get("address", {}))
                 found[entry["description"].split(" ")[0]] = (name, addresses)
         return found
+    avd = files.get(f"configs/{switch}/structured_config.yaml")
+    if avd is not None:  # Arista EOS: the AVD structured config
+        structured = yaml.safe_load(avd)
+        return {
+            entry["description"]: (
+                entry["name"],
+                [entry["ip_address"]] if "ip_address" in entry else [],
+            )
+            for entry in structured["ethernet_interfaces"]
+        }
     db = files.get(f"configs/{switch}/config_db.json")
     if db is None:
         return None
@@ -57,6 +67,16 @@ def _ports(files: dict[str, str], switch: str) -> dict[str, tuple[str, list[str]
         for name, entry in tables["PORT"].items()
         if "description" in entry and name in tables.get("INTERFACE", {})
     }
+
+
+def _announced(files: dict[str, str], switch: str) -> set[str]:
+    """The prefixes the switch announces in BGP: frr.conf's `network` lines, or on EOS the AVD
+    structured config's IPv4 networks."""
+    frr = files.get(f"configs/{switch}/frr.conf")
+    if frr is not None:
+        return set(re.findall(r"^\s+network (\S+)$", frr, re.M))
+    structured = yaml.safe_load(files[f"configs/{switch}/structured_config.yaml"])
+    return {n["prefix"] for n in structured["router_bgp"]["address_family_ipv4"]["networks"]}
 
 
 def _host_lines(files: dict[str, str], host: str) -> dict[str, list[str]]:
@@ -97,8 +117,7 @@ def check_agreement(fabric: Fabric, files: dict[str, str]) -> int:
             assert len(addresses) == 1, f"{switch}:{name} to {far_end}: {addresses}"
             leaf = ipaddress.ip_interface(addresses[0])
             assert leaf.network.prefixlen == 31
-            frr = files[f"configs/{switch}/frr.conf"]
-            assert re.search(rf"^\s+network {leaf.network}$", frr, re.M), (switch, leaf)
+            assert str(leaf.network) in _announced(files, switch), (switch, leaf)
             lines = _host_lines(files, row["a_device"])
             if lines:  # hosts the build writes a script for
                 fields = lines[row["a_port"]]

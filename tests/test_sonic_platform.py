@@ -1,7 +1,7 @@
 """SONiC platforms, SKUs and port layouts: the SKU follows the port plan, PORT and BREAKOUT_CFG are
 what SONiC's portconfig.py derives from the platform's platform.json and the SKU's hwsku.json, the
 buffer objects are what the SKU's templates generate, and a model SONiC cannot run is an error.
-Expected values are read from sonic-buildimage (master 086b03bd): device/mellanox/<platform>/."""
+Expected values are read from sonic-buildimage (master 086b03bd): device/<vendor>/<platform>/."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import pytest
 
 from fabricc.catalog.loader import load_catalog
 from fabricc.catalog.sonic import (
+    SonicPlatform,
     SonicSwitch,
     sonic_platforms,
     sonic_releases,
@@ -25,10 +26,16 @@ from tests.configs_support import by_path, config_dbs
 from tests.support import EXAMPLES, compile_text, compiled
 
 
+def platform_of(model: str) -> SonicPlatform:
+    support = load_catalog().catalog.switches[model].os_support("sonic")
+    assert support is not None, model
+    return sonic_platforms()[support.platform]
+
+
 def switch(model: str, ways: dict[int, int]) -> SonicSwitch:
     catalog = load_catalog().catalog
     sizes = [g.count for g in catalog.switches[model].port_groups]
-    result = sonic_switch(sonic_platforms()[model], sizes, ways)
+    result = sonic_switch(platform_of(model), sizes, ways)
     assert not isinstance(result, str), result
     return result
 
@@ -38,16 +45,26 @@ def port(sw: SonicSwitch, name: str) -> tuple[str, str, int, int]:
     return found.lanes, found.alias, found.index, found.speed
 
 
-def test_every_catalog_ethernet_switch_has_a_sonic_platform() -> None:
+def test_every_catalog_ethernet_switch_names_its_sonic_platform() -> None:
     catalog = load_catalog().catalog
     ethernet = {name for name, m in catalog.switches.items() if m.fabric == "ethernet"}
-    assert ethernet <= set(sonic_platforms())
-    assert {m: p.platform for m, p in sonic_platforms().items()} == {
+    # the models that run SONiC (the Arista 7060X6-64PE lists EOS only: its SKUs' shared
+    # Tomahawk-5 profile renders no lossless buffers)
+    sonic = {m for m in ethernet if catalog.switches[m].os_support("sonic") is not None}
+    assert "dcs-7060x6-64pe" in ethernet and "dcs-7060x6-64pe" not in sonic
+    assert {m: platform_of(m).platform for m in sonic} == {
         "sn5600": "x86_64-nvidia_sn5600-r0",
         "sn5610": "x86_64-nvidia_sn5610n-r0",
         "sn4600c": "x86_64-mlnx_msn4600c-r0",
         "sn2201": "x86_64-nvidia_sn2201-r0",
+        "z9864f": "x86_64-dell_z9864f-r0",
+        "dcs-7060dx5-64s": "x86_64-arista_7060dx5_64s",
     }
+    # the Cumulus Linux HCL's platforms are NVIDIA's Spectrum switches only
+    assert {platform_of(m).platform for m in sonic} <= set(sonic_platforms())
+    cumulus = {m for m in ethernet if catalog.switches[m].os_support("cumulus") is not None}
+    assert cumulus == {"sn5600", "sn5610", "sn4600c", "sn2201"}
+    assert all(catalog.switches[m].vendor == "NVIDIA" for m in cumulus)
 
 
 def test_sku_follows_the_port_plan() -> None:
@@ -70,12 +87,10 @@ def test_plans_sonic_cannot_run() -> None:
     catalog = load_catalog().catalog
     sizes = [g.count for g in catalog.switches["sn4600c"].port_groups]
     # SN4600C platform.json: 1x100G and 2x50G only
-    assert "allows 1, 2 ports per cage" in str(
-        sonic_switch(sonic_platforms()["sn4600c"], sizes, {3: 4})
-    )
+    assert "allows 1, 2 ports per cage" in str(sonic_switch(platform_of("sn4600c"), sizes, {3: 4}))
     # sn5600 has no 8x 100G on a lossless SKU (C256S1/C224O8 are lossy-only, not offered)
     sizes = [g.count for g in catalog.switches["sn5600"].port_groups]
-    assert "allows 1, 2, 4" in str(sonic_switch(sonic_platforms()["sn5600"], sizes, {3: 8}))
+    assert "allows 1, 2, 4" in str(sonic_switch(platform_of("sn5600"), sizes, {3: 8}))
 
 
 def test_sn5600_layout_is_platform_json() -> None:

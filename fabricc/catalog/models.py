@@ -425,6 +425,11 @@ class OsSupport(CatalogModel):
         description="the OS's name for the hardware: Cumulus Linux HCL platform, SONiC "
         "sonic-buildimage device/<vendor>/<platform> folder, Arista EOS model"
     )
+    skus: list[Token] = Field(
+        default_factory=list,
+        description="os: sonic: the platform's SKUs (HWSKU folders) this switch may run; empty: "
+        "every SKU fabricc knows for the platform, chosen by the port plan",
+    )
     source: Source
 
 
@@ -459,6 +464,25 @@ class SwitchModel(CatalogModel):
     @property
     def cages(self) -> int:
         return sum(g.count for g in self.port_groups)
+
+    def os_support(self, os: str) -> OsSupport | None:
+        """The model's entry for network operating system `os`, if it runs it."""
+        return next((entry for entry in self.operating_systems if entry.os == os), None)
+
+    def runs(self) -> tuple[str, ...]:
+        """The network operating systems fabricc may write configs of for this model: its
+        operating_systems; for an NVIDIA Spectrum switch of a site catalog written before the
+        field (none listed), Cumulus Linux, which NVIDIA's hardware compatibility list gives for
+        its Spectrum switches (SONiC needs the platform named)."""
+        if self.operating_systems:
+            return tuple(dict.fromkeys(entry.os for entry in self.operating_systems))
+        if (
+            self.fabric == "ethernet"
+            and self.vendor == "NVIDIA"
+            and self.asic.startswith("Spectrum")
+        ):
+            return ("cumulus",)
+        return ()
 
     def routes_adaptively_at(self, speed: int) -> bool:
         """Adaptive routing works on a port of this speed."""

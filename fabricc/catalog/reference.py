@@ -9,9 +9,11 @@ fails when that file is stale.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from fabricc.catalog.assumed import assumed_records, record_for
 from fabricc.catalog.loader import load_catalog
 from fabricc.catalog.models import (
     CableModel,
@@ -299,17 +301,36 @@ def assumed_values(catalog: Catalog) -> list[tuple[str, str, str, str]]:
 
 def _assumed(catalog: Catalog) -> list[str]:
     rows = assumed_values(catalog)
+    records = [record_for(section, key, where) for section, key, where, _ in rows]
+    reasons = assumed_records().reasons
+    counts = Counter(r.reason for r in records if r is not None)
     return [
         "## Assumed values",
         "",
         f"{len(rows)} sources name a value no public document read for the catalog gives; "
-        "each says which value and why it stays assumed (what was searched). Replace them in "
+        "each says which value, and the record beside it (`fabricc/catalog/assumed.yaml`) why "
+        "it stays assumed and what was searched for it. Replace them in "
         "a [site catalog](../getting-started.md#a-site-catalog) with the figures of your "
         "hardware.",
         "",
         *_table(
-            ["section", "entry", "where", "source"],
-            ([section, _Code(key), where, text] for section, key, where, text in rows),
+            ["reason", "values", "meaning"],
+            ([reason, counts.get(reason, 0), text] for reason, text in reasons.items()),
+        ),
+        "",
+        *_table(
+            ["section", "entry", "where", "source", "reason", "searched"],
+            (
+                [
+                    section,
+                    _Code(key),
+                    where,
+                    text,
+                    record.reason if record else "",
+                    record.searched if record else "",
+                ]
+                for (section, key, where, text), record in zip(rows, records, strict=True)
+            ),
         ),
         "",
     ]

@@ -1,6 +1,7 @@
 """Catalog: SONiC platforms, SKUs and port layouts (fabricc/emit/configs/data/sonic.yaml).
 
-Consumes a catalog switch model name and the ports-per-cage plan of one switch (cage -> ways);
+Consumes a sonic-buildimage platform name (device/<vendor>/<platform>, which a catalog switch
+model names in its operating_systems) and the ports-per-cage plan of one switch (cage -> ways);
 produces the SONiC platform, the HWSKU chosen for that plan and every PORT/BREAKOUT_CFG entry as
 SONiC's portconfig.py (sonic-buildimage src/sonic-config-engine) derives them from the platform's
 platform.json and the SKU's hwsku.json, with dynamic breakout (BREAKOUT_CFG) where the plan differs
@@ -40,6 +41,45 @@ class PortGroup:
     first_name: int  # EthernetN of the group's first cage
     name_step: int  # EthernetN numbers between neighbouring cages
     modes: dict[int, str]  # ways -> BREAKOUT_CFG mode string
+    cage_lanes: tuple[int, ...] = ()  # each cage's first lane, where they follow no step
+    alias: str = "etp"  # etp<cage><a..h> or slash: Ethernet<cage>/<lane in the cage from 1>
+
+    def first_lane_of(self, position: int) -> int:
+        if self.cage_lanes:
+            return self.cage_lanes[position]
+        return self.first_lane + position * self.lane_step
+
+    def alias_of(self, cage: int, sub: int, ways: int) -> str:
+        if self.alias == "slash":
+            return f"Ethernet{cage}/{sub * (self.lanes // ways) + 1}"
+        return f"etp{cage}" + (chr(ord("a") + sub) if ways > 1 else "")
+
+
+@dataclass(frozen=True, slots=True)
+class Headroom:
+    """A pg_profile_lookup.ini row: the lossless PG profile buffermgrd makes for a speed and
+    cable length."""
+
+    size: str
+    xon: str
+    xoff: str
+    threshold: str
+    xon_offset: str
+
+
+@dataclass(frozen=True, slots=True)
+class StaticBuffers:
+    """A SKU's traditional buffer model: its template's pools and profiles, its headroom rows."""
+
+    pools: dict[str, dict[str, str]]
+    profiles: dict[str, dict[str, str]]
+    headroom: dict[tuple[int, int], Headroom]  # (speed Mb/s, cable m) -> row
+
+    def cable_row(self, speed: int, length_m: float) -> int | None:
+        """The shortest cable length of the table at or above `length_m` that has a row for
+        `speed`, in m (buffermgrd looks the port's CABLE_LENGTH up exactly)."""
+        fits = [m for s, m in self.headroom if s == speed and m >= length_m]
+        return min(fits) if fits else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,11 +102,11 @@ class Sku:
     lossy_ingress_pool: bool  # buffer objects with an ingress_lossy_pool (the shared template)
     egress_lossless_pool: str
     default_cable: str
+    static: StaticBuffers | None = None  # the traditional buffer model (Broadcom SKUs)
 
 
 @dataclass(frozen=True, slots=True)
 class SonicPlatform:
-    model: str
     platform: str
     groups: tuple[PortGroup, ...]
     extra_ports: tuple[ExtraPort, ...]
@@ -94,38 +134,77 @@ def _data() -> dict[str, Any]:
 
 @functools.cache
 def sonic_platforms() -> dict[str, SonicPlatform]:
+    """sonic-buildimage platform folder name -> its layout and SKUs, in name order."""
     return {
-        model: SonicPlatform(
-            model=model,
-            platform=entry["platform"],
+        name: SonicPlatform(
+            platform=name,
             groups=tuple(
                 PortGroup(
                     lanes=g["lanes"],
-                    first_lane=g["first_lane"],
-                    lane_step=g["lane_step"],
+                    first_lane=g.get("first_lane", 0),
+                    lane_step=g.get("lane_step", 0),
                     first_name=g["first_name"],
                     name_step=g["name_step"],
                     modes={int(k): v for k, v in g["modes"].items()},
+                    cage_lanes=tuple(g.get("cage_lanes", ())),
+                    alias=g.get("alias", "etp"),
                 )
                 for g in entry.get("groups", [])
             ),
             extra_ports=tuple(ExtraPort(**p) for p in entry.get("extra_ports", [])),
-            skus=tuple(
-                Sku(
-                    name=s["name"],
-                    ways=s["ways"],
-                    breakouts=tuple(s["breakouts"]),
-                    autoneg=s.get("autoneg"),
-                    lossy_ingress_pool=_objects(s["objects"]),
-                    egress_lossless_pool=s["egress_lossless_pool"],
-                    default_cable=s["default_cable"],
-                )
-                for s in entry.get("skus", [])
-            ),
+            skus=tuple(_sku(s) for s in entry.get("skus", [])),
             unsupported=entry.get("unsupported"),
         )
-        for model, entry in sorted(_data()["platforms"].items())
+        for name, entry in sorted(_data()["platforms"].items())
     }
+
+
+def _sku(entry: dict[str, Any]) -> Sku:
+    common = {
+        "name": entry["name"],
+        "ways": entry["ways"],
+        "breakouts": tuple(entry["breakouts"]),
+        "autoneg": entry.get("autoneg"),
+    }
+    if "static_buffers" in entry:
+        static = _static_buffers(entry["static_buffers"])
+        default_cable = _data()["static_buffers"][entry["static_buffers"]]["default_cable"]
+        return Sku(
+            **common,
+            lossy_ingress_pool=False,
+            egress_lossless_pool=static.pools["egress_lossless_pool"]["size"],
+            default_cable=default_cable,
+            static=static,
+        )
+    return Sku(
+        **common,
+        lossy_ingress_pool=_objects(entry["objects"]),
+        egress_lossless_pool=entry["egress_lossless_pool"],
+        default_cable=entry["default_cable"],
+    )
+
+
+@functools.cache
+def _static_buffers(name: str) -> StaticBuffers:
+    entry = _data()["static_buffers"][name]
+    headroom: dict[tuple[int, int], Headroom] = {}
+    for row in entry["headroom"]:
+        speed, cable, size, xon, xoff, threshold, xon_offset = row.split()
+        headroom[(int(speed), cable_metres(cable))] = Headroom(
+            size=size, xon=xon, xoff=xoff, threshold=threshold, xon_offset=xon_offset
+        )
+    return StaticBuffers(
+        pools={k: {f: str(v) for f, v in p.items()} for k, p in entry["pools"].items()},
+        profiles={k: {f: str(v) for f, v in p.items()} for k, p in entry["profiles"].items()},
+        headroom=headroom,
+    )
+
+
+def cable_metres(text: str) -> int:
+    """A CABLE_LENGTH value ("40m") in metres."""
+    if not text.endswith("m") or not text[:-1].isdigit():
+        raise ValueError(f"bad cable length {text!r}")
+    return int(text[:-1])
 
 
 @functools.cache
@@ -158,7 +237,7 @@ def cage_groups(
     cage counts, in front-panel order) paired with the platform's in order."""
     if len(group_sizes) != len(platform.groups):
         raise ValueError(
-            f"{platform.model}: {len(group_sizes)} port groups in the catalog, "
+            f"{platform.platform}: {len(group_sizes)} port groups in the catalog, "
             f"{len(platform.groups)} in data/sonic.yaml"
         )
     out: dict[int, tuple[PortGroup, int]] = {}
@@ -178,10 +257,15 @@ def default_ways_of(sku: Sku, group: PortGroup) -> int:
     return sku.ways if sku.ways in group.modes else min(group.modes)
 
 
-def choose_sku(platform: SonicPlatform, plan: dict[int, tuple[PortGroup, int]]) -> Sku | None:
-    """The SKU for a plan of cage -> (its port group, ways): see the module docstring."""
+def choose_sku(
+    platform: SonicPlatform, plan: dict[int, tuple[PortGroup, int]], skus: tuple[str, ...] = ()
+) -> Sku | None:
+    """The SKU for a plan of cage -> (its port group, ways): see the module docstring; `skus`,
+    where given, are the only SKUs to choose from (a catalog entry's)."""
     best: tuple[int, int, Sku] | None = None
     for order, sku in enumerate(platform.skus):
+        if skus and sku.name not in skus:
+            continue
         if not all(allows(sku, group, ways) for group, ways in plan.values()):
             continue
         matching = sum(1 for group, ways in plan.values() if ways == default_ways_of(sku, group))
@@ -195,7 +279,7 @@ def cage_ports(group: PortGroup, position: int, cage: int, ways: int) -> list[So
     """The ports of the cage at `position` (0-based) of its group, split `ways` ways, as
     portconfig.py BreakoutCfg.get_config names them."""
     mode = group.modes[ways]
-    first_lane = group.first_lane + position * group.lane_step
+    first_lane = group.first_lane_of(position)
     base = group.first_name + position * group.name_step
     per = group.lanes // ways
     speed = mode_speed(mode)
@@ -206,7 +290,7 @@ def cage_ports(group: PortGroup, position: int, cage: int, ways: int) -> list[So
             SonicPort(
                 name=f"Ethernet{base + offset}",
                 lanes=",".join(str(first_lane + offset + k) for k in range(per)),
-                alias=f"etp{cage}" + (chr(ord("a") + sub) if ways > 1 else ""),
+                alias=group.alias_of(cage, sub, ways),
                 index=cage,
                 speed=speed,
                 master=sub == 0,
@@ -227,10 +311,14 @@ class SonicSwitch:
 
 
 def sonic_switch(
-    platform: SonicPlatform, group_sizes: list[int], ways: dict[int, int]
+    platform: SonicPlatform,
+    group_sizes: list[int],
+    ways: dict[int, int],
+    skus: tuple[str, ...] = (),
 ) -> SonicSwitch | str:
     """The switch's SKU and ports for a plan of cage -> ways (cages in use only; the others keep
-    the SKU's default split), or why SONiC cannot run the plan."""
+    the SKU's default split), or why SONiC cannot run the plan; `skus`: the SKUs a catalog entry
+    allows (all of the platform's where empty)."""
     if platform.unsupported is not None:
         return platform.unsupported
     groups = cage_groups(platform, group_sizes)
@@ -244,12 +332,17 @@ def sonic_switch(
                 f"allows {allowed} ports per cage"
             )
         plan[cage] = (group, split)
-    sku = choose_sku(platform, plan)
+    unknown = sorted(set(skus) - {s.name for s in platform.skus})
+    if unknown:
+        known = ", ".join(s.name for s in platform.skus)
+        return f"{platform.platform} has no SKU {', '.join(unknown)} in data/sonic.yaml ({known})"
+    sku = choose_sku(platform, plan, skus)
     if sku is None:
         splits = ", ".join(sorted({str(w) for _, w in plan.values()}))
         offered = "; ".join(
             f"{s.name}: {s.ways} by default, {'/'.join(map(str, s.breakouts))} by breakout"
             for s in platform.skus
+            if not skus or s.name in skus
         )
         return f"no SKU splits its cages {splits} ways (ports per cage: {offered})"
     ports: list[SonicPort] = []

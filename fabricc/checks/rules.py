@@ -24,10 +24,13 @@ from fabricc.checks.power import check_power
 from fabricc.checks.reach import check_reach
 from fabricc.checks.service_levels import check_service_levels
 from fabricc.checks.subnet_managers import check_subnet_managers
+from fabricc.checks.switch_os import check_switch_os
 from fabricc.errors import Diagnostic, error, warning
 from fabricc.ir import (
     ENDPOINT_LEAF,
+    EXTERNAL,
     LEAF_SPINE,
+    SITE,
     SPINE_CORE,
     Cable,
     Device,
@@ -119,6 +122,7 @@ class _Rules:
         ends.extend((link.b, link.b_port) for link in links)
         kinds = {(devices[link.a].model, link.a_port, link.speed) for link in links}
         kinds.update((devices[link.b].model, link.b_port, link.speed) for link in links)
+        kinds = {kind for kind in kinds if kind[0] != EXTERNAL}  # the site's ports: not ours
         models = {device.model: device for device in devices.values()}
         for model, port, speed in kinds:
             found = self.port_speeds(models[model], port)
@@ -135,6 +139,9 @@ class _Rules:
         for link in self.fabric.links:
             for name, port in ((link.a, link.a_port), (link.b, link.b_port)):
                 device = self.fabric.devices[name]
+                if device.kind == EXTERNAL and (name, port) not in used:
+                    used.add((name, port))
+                    continue
                 if (name, port) in used:
                     self.once(
                         "port-twice",
@@ -181,7 +188,9 @@ class _Rules:
             key = (cable.part, link.a_module, link.b_module)
             reach = reaches.get(key, -1.0)
             if reach == -1.0:
-                reach = reaches[key] = self._combined_reach(cable, key[1], key[2], optical)
+                reach = reaches[key] = self._combined_reach(
+                    cable, key[1], key[2], optical, link.kind == SITE
+                )
             run = link.distance_m - 1e-9
             if reach is None or reach < run or cable.length_m < run:
                 break
@@ -190,10 +199,16 @@ class _Rules:
         self._report_reach(transceivers, optical)
 
     def _combined_reach(
-        self, cable: Cable, a_module: str | None, b_module: str | None, optical: dict[str, bool]
+        self,
+        cable: Cable,
+        a_module: str | None,
+        b_module: str | None,
+        optical: dict[str, bool],
+        site: bool = False,
     ) -> float | None:
         """The shortest reach of a cable part's modules (inf without any), or None where the
-        modules do not suit the cable (media, or a fiber without one at an end)."""
+        modules do not suit the cable (media, or a fiber without one at an end; a border
+        link's far module is the site's)."""
         reach = math.inf
         for part in (a_module, b_module):
             if part is None:
@@ -202,7 +217,7 @@ class _Rules:
             if module.media != cable.media:
                 return None
             reach = min(reach, module.reach_m)
-        if optical[cable.family] and (a_module is None or b_module is None):
+        if optical[cable.family] and (a_module is None or (b_module is None and not site)):
             return None
         return reach
 
@@ -242,7 +257,7 @@ class _Rules:
                     )
             if not optical[cable.family]:
                 continue
-            if link.a_module is None or link.b_module is None:
+            if link.a_module is None or (link.b_module is None and link.kind != SITE):
                 self.once(
                     "optics",
                     f"fiber {cable.id} has no transceiver at one end",
@@ -477,4 +492,5 @@ def check(fabric: Fabric) -> list[Diagnostic]:
         *check_subnet_managers(fabric),
         *check_service_levels(fabric),
         *check_imex(fabric),
+        *check_switch_os(fabric),
     ]

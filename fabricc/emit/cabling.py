@@ -15,7 +15,7 @@ from fabricc.emit import Artifact
 from fabricc.emit.configs.ibfabric import ib_networks
 from fabricc.emit.configs.ports import ib_port_count, ib_ports_per_cage
 from fabricc.emit.tables import Cell, cell, csv_text, plain_lines
-from fabricc.ir import Cable, Device, Fabric, Link
+from fabricc.ir import EXTERNAL, Cable, Device, Fabric, Link
 
 HEADER = (
     "cable_id",
@@ -64,6 +64,13 @@ def _u(device: Device) -> str:
     return f"U{device.u}" if device.u is not None else ""
 
 
+def location(fabric: Fabric, device: Device) -> str | None:
+    """A device's rack; for the site network (EXTERNAL) the hand-off its links end at."""
+    if device.kind == EXTERNAL and device.network in fabric.loaded.networks:
+        return fabric.loaded.networks[device.network].spec.site_uplinks.handoff
+    return device.rack
+
+
 class _Numbers:
     """(part number, legacy OPN) of the build's cables and modules, looked up once per part:
     NVIDIA's ordering number where the catalog gives it, with the legacy OPN beside it (as the
@@ -95,7 +102,7 @@ class _Numbers:
 
 def rows(fabric: Fabric) -> list[tuple[Cell, ...]]:
     # Rack and unit of each device, once per device rather than per link end.
-    place = {name: (device.rack, _u(device)) for name, device in fabric.devices.items()}
+    place = {name: (location(fabric, d), _u(d)) for name, d in fabric.devices.items()}
     numbers = _Numbers(fabric)
     out: list[tuple[Cell, ...]] = []
     append = out.append
@@ -147,7 +154,10 @@ def cables_csv(fabric: Fabric) -> str:
     would need csv quotes or a formula guard (no name synthesis makes does), the table goes
     through csv_text."""
     # "rack,unit" of each device, once per device rather than per link end
-    place = {name: f"{device.rack or ''},{_u(device)}" for name, device in fabric.devices.items()}
+    place = {
+        name: f"{location(fabric, device) or ''},{_u(device)}"
+        for name, device in fabric.devices.items()
+    }
     # cell()'s spelling of the speeds, and per cable part and length the cells from media to
     # quantity (they repeat)
     speeds: dict[int, str] = {}

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from fabricc.emit import Artifact
 from fabricc.emit.tables import Cell, csv_text
-from fabricc.ir import Device, Fabric, one_based
+from fabricc.ir import EXTERNAL, Device, Fabric, one_based
 
 HEADER = (
     "name",
@@ -37,6 +37,8 @@ HEADER = (
 def ordering(fabric: Fabric, device: Device) -> tuple[str, str]:
     """(part number, vendor) of a device from the catalog."""
     catalog = fabric.loaded.catalog.catalog
+    if device.kind == EXTERNAL:  # the site's own equipment: nothing to order
+        return "", "generic"
     if device.kind == "switch":
         switch = catalog.switches[device.model]
         return switch.part_number, switch.vendor

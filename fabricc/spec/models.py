@@ -44,6 +44,7 @@ HostnamePattern = Annotated[
     ),
 ]
 
+EOS_MAX_MTU = 9214  # EOS User Manual, "mtu (Interfaces)": a routed port's range 68-9214
 CUMULUS_RELEASE = "5.18"  # the newest Cumulus Linux release qualified for Spectrum-X (5.19's
 # What's New page: "currently only qualified for non-Spectrum-X")
 RELAY_AGENT_RELEASE = (5, 7)  # the first release with the DHCP relay's option 82 agent in NVUE
@@ -348,6 +349,77 @@ class CoreGroups(SpecModel):
     )
 
 
+class SiteUplinks(SpecModel):
+    """Border links from the in-band network's top tier to the site's own network (the data
+    centre network): cabled and ordered up to the hand-off; the far end is the site's."""
+
+    count: int = Field(
+        0,
+        ge=0,
+        le=256,
+        description="links to the site network, spread round-robin over the top-tier switches; "
+        "default 0 (none: the public RA-11333 text does not give its in-band border links, "
+        "so the site says how many - 4 x 100G for the DGX SuperPOD H100 example)",
+    )
+    speed: int | None = Field(
+        None,
+        ge=1,
+        le=1600,
+        description="Gb/s per link, a speed the top-tier switch runs; default: its cage speed",
+    )
+    medium: Literal["multimode", "singlemode"] = Field(
+        "singlemode", description="fiber of the hand-off (site cross-connects are single-mode)"
+    )
+    transceiver: str | None = Field(
+        None,
+        min_length=1,
+        description="catalog transceiver of the switch end (e.g. MMA1L30-CM, 100G CWDM4); "
+        "default: the shortest-reach module of `medium` that fits the cage and reaches length_m",
+    )
+    length_m: float = Field(
+        100.0,
+        gt=0,
+        le=10_000,
+        description="fiber run from a top-tier switch to the hand-off (default 100 m, an "
+        "assumption: set the site's distance to its meet-me room or patch panel)",
+    )
+    to: str = Field(
+        "dc-network",
+        pattern=r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$",
+        description="name of the site network in the cabling plan, the configs and NetBox",
+    )
+    handoff: str = Field(
+        "site-handoff",
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9 ._/-]{0,62}$",
+        description="where the links are handed to the site: the patch panel or meet-me room "
+        "the cabling plan names as the far end's location",
+    )
+    peer_asn: int | None = Field(
+        None,
+        ge=1,
+        le=4_294_967_294,
+        description="the site network's BGP AS number; unset: the sessions take any AS but the "
+        "switch's own (NVUE/FRR remote-as external) until the site pins it",
+    )
+    addresses: str | None = Field(
+        None,
+        description="IPv4 network the uplinks' /31s are taken from, link k the k-th (the site "
+        "end the even address, the switch the odd one); unset: BGP unnumbered on the port "
+        "(RFC 5549, which the site's router must then run)",
+    )
+
+    @field_validator("addresses")
+    @classmethod
+    def _p2p_pool(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        try:
+            ipaddress.IPv4Network(value)
+        except ValueError as exc:
+            raise ValueError(f"not an IPv4 network: {exc}") from None
+        return value
+
+
 Topology = Literal["fat-tree", "rail-only", "dragonfly-plus", "torus"]
 
 
@@ -477,6 +549,11 @@ class NetworkSpec(SpecModel):
     uplinks_per_switch: int = Field(
         2, ge=0, le=64, description="uplinks of each top-tier switch when uplink_to is set"
     )
+    site_uplinks: SiteUplinks = Field(
+        default_factory=SiteUplinks,
+        description="in-band network: border links from its top tier to the site's "
+        "data-centre network (the out-of-band network reaches the site through in-band)",
+    )
     max_racks_per_switch: int | None = Field(
         None,
         ge=1,
@@ -494,8 +571,11 @@ class NetworkSpec(SpecModel):
         "auto",
         description="cable medium; 'auto' picks copper, multimode or single-mode fiber by reach",
     )
-    os: Literal["cumulus", "sonic"] = Field(
-        "cumulus", description="network OS of ethernet switches (config flavour)"
+    os: Literal["cumulus", "sonic", "eos"] = Field(
+        "cumulus",
+        description="network OS of ethernet switches (config flavour): cumulus (NVUE "
+        "startup.yaml), sonic (config_db.json + frr.conf) or eos (Arista EOS: the AVD "
+        "structured config, and the startup-config pyavd renders from it with fabricc[eos])",
     )
     sonic_release: Literal["202311", "202405", "202411", "202505", "202511", "202605"] = Field(
         "202605",
@@ -546,6 +626,13 @@ class NetworkSpec(SpecModel):
                 f"(default {CUMULUS_RELEASE})"
             )
         return value
+
+    @property
+    def port_mtu(self) -> int:
+        """The MTU every data port of the network is set to, switch and host alike: mtu, capped
+        at 9214 on Arista EOS (EOS User Manual, "mtu (Interfaces)": 68 to 9214 bytes on a
+        routed port), so that no host sends a frame its leaf drops."""
+        return min(self.mtu, EOS_MAX_MTU) if self.os == "eos" else self.mtu
 
     @property
     def nvue_release(self) -> str:

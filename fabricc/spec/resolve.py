@@ -8,6 +8,7 @@ the fabric's speed, more ports than a switch has, bad hostname patterns, danglin
 
 from __future__ import annotations
 
+import ipaddress
 from dataclasses import dataclass
 from typing import Literal
 
@@ -351,6 +352,7 @@ class _Checker:
                     (*path, "subnet_manager", "sm_nodes", index),
                     did_you_mean(member, list(self.spec.nodes), "node groups"),
                 )
+        self._site_uplinks(network, fabric, models, path)
         if len(self.problems) > before and any(
             p.severity.value == "error" for p in self.problems[before:]
         ):
@@ -367,6 +369,68 @@ class _Checker:
             path=path,
             core_speed=core_speed,
         )
+
+    def _site_uplinks(
+        self, network: NetworkSpec, fabric: str, models: dict[Tier, str], path: DataPath
+    ) -> None:
+        """Border links: the in-band network only, at a speed every switch model that may be the
+        top tier runs, a known transceiver of the hand-off's fiber, enough /31s for them."""
+        site = network.site_uplinks
+        at: DataPath = (*path, "site_uplinks")
+        if site.count == 0:
+            return
+        if network.role != "inband":
+            self.err(
+                f"site_uplinks joins the in-band network's top tier to the site network; this "
+                f"is a {network.role} network",
+                at,
+                "give the in-band network the site uplinks (its top tier is the border; the "
+                "out-of-band network reaches the site through it with uplink_to), or remove "
+                "site_uplinks here",
+                key=True,
+            )
+            return
+        if fabric != "ethernet":
+            self.err(
+                "site_uplinks are Ethernet links to the site's routers; this in-band network is "
+                f"{fabric}",
+                at,
+                "remove site_uplinks, or run the in-band network on Ethernet",
+                key=True,
+            )
+            return
+        if site.speed is not None:
+            for model in sorted(set(models.values())):
+                speeds = switch_port_speeds(self.catalog.switches[model])
+                if site.speed not in speeds:
+                    self.err(
+                        f"{model} runs no port at {site.speed}G",
+                        (*at, "speed"),
+                        f"use one of {', '.join(f'{s}' for s in sorted(speeds))} (Gb/s)",
+                    )
+        if site.transceiver is not None:
+            module = self.catalog.transceivers.get(site.transceiver)
+            if module is None:
+                self.err(
+                    f"unknown transceiver {site.transceiver!r}",
+                    (*at, "transceiver"),
+                    suggestion(site.transceiver, self.loaded_catalog, "transceivers"),
+                )
+            elif module.media != ("smf" if site.medium == "singlemode" else "mmf"):
+                self.err(
+                    f"{site.transceiver} is a {module.media} module; the hand-off is {site.medium}",
+                    (*at, "transceiver"),
+                    "pick a module of the hand-off's fiber, or set site_uplinks.medium",
+                )
+        if site.addresses is not None:
+            pool = ipaddress.IPv4Network(site.addresses)
+            if pool.num_addresses < 2 * site.count:
+                self.err(
+                    f"{site.addresses} holds {pool.num_addresses // 2} /31s; {site.count} "
+                    "uplinks need one each",
+                    (*at, "addresses"),
+                    f"a /{32 - (2 * site.count - 1).bit_length()} or larger",
+                )
 
     @staticmethod
     def _tiers_in_use(network: NetworkSpec) -> tuple[Tier, ...]:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from operator import attrgetter
 
 from fabricc.catalog.models import ordering_numbers
-from fabricc.ir import Cable, Device, Fabric, Link
+from fabricc.ir import EXTERNAL, Cable, Device, Fabric, Link
 from fabricc.synth.cooling import row_cooling
 from fabricc.synth.power import on_busbar, physical
 
@@ -219,6 +219,8 @@ def _bom_lines(fabric: Fabric) -> list[Line]:
     items = _Items(fabric)
     entries: list[tuple[Item, int]] = []
     for device in fabric.devices.values():
+        if device.kind == EXTERNAL:  # the site's network: its cables and near modules only
+            continue
         item = items.device(device)
         if item is not None:
             entries.append((item, 1))

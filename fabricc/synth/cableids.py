@@ -22,7 +22,7 @@ import re
 from collections import defaultdict
 from operator import itemgetter
 
-from fabricc.ir import PEER, UPLINK, Cable, Device, Fabric, Link
+from fabricc.ir import PEER, SITE, UPLINK, Cable, Device, Fabric, Link
 
 _DIGITS = re.compile(r"(\d+)")
 _TOKEN = re.compile(r"[^A-Z0-9]+")
@@ -45,7 +45,7 @@ def series(link: Link, device: Device) -> str:
         own = device.network is None or device.network == link.network
         role = f"{device.series}-{device.role}" if device.series else device.role
         what = role if own else f"{device.network}-{role}"
-        if link.kind in (PEER, UPLINK):  # apart from the tier's own cables, which may rewire
+        if link.kind in (PEER, UPLINK, SITE):  # apart from the tier's own cables, which may rewire
             what += f"-{link.kind}"
     elif device.group is not None:  # a rack-scale system's NVLink switch or power shelf
         what = f"{device.group}-{device.kind}"
@@ -128,6 +128,8 @@ def _fixed_serials(fabric: Fabric) -> dict[int, int]:
             rack = fabric.rack_by_name[device.rack]
             place = rack.row * site.racks_per_row + rack.position
             serials[id(link)] = place * stride + device.index + 1
+        elif link.kind == SITE:  # border link k (port site<k>, synth/sitelinks.py) keeps serial k
+            serials[id(link)] = int(link.b_port.removeprefix("site"))
         elif link.kind == UPLINK and link.a in uplinks:
             serials[id(link)] = device.index * uplinks[link.a] + taken[link.a] + 1
             taken[link.a] += 1

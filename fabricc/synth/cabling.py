@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import bisect
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from fabricc.catalog.media import (
@@ -37,7 +37,7 @@ from fabricc.catalog.media import (
 )
 from fabricc.catalog.models import FORM_ACCEPTS, CableModel, Catalog
 from fabricc.errors import Diagnostic, error
-from fabricc.ir import U_HEIGHT_M, Cable, Device, Fabric, Link, Module, Rack
+from fabricc.ir import SITE, U_HEIGHT_M, Cable, Device, Fabric, Link, Module, Rack
 from fabricc.spec.yamlsource import format_path
 from fabricc.synth.cableids import number_cables
 from fabricc.synth.naming import PDU_PORT, POWER_SHELF_PORT, port_cage
@@ -101,6 +101,15 @@ class _PortIndex:
         return CageInfo(spec.cage, spec.form, in_cage * split, cable=cable)
 
 
+# Why two ends got modules of different connectors: a set of cages joined by links shares one
+# connector (_Cabler._set_connectors), and none had modules reaching every run of the set.
+_MIXED_HINT = (
+    "the cages these links join must share a fiber connector, and no connector's modules reach "
+    "every run among them: stand the racks closer (site.racks_per_row, row_pitch_m, "
+    "network_racks) or add modules of one connector that reach to the catalog"
+)
+
+
 def _round_up(lengths: Sequence[float], needed: float) -> float | None:
     index = bisect.bisect_left(lengths, needed - 1e-9)
     return lengths[index] if index < len(lengths) else None
@@ -110,6 +119,7 @@ class _Cabler:
     def __init__(self, fabric: Fabric, problems: list[Diagnostic]) -> None:
         self.fabric = fabric
         self.problems = problems
+        self.links = fabric.links  # the links cabled by geometry (run: all but border links)
         self.catalog = fabric.loaded.catalog.catalog
         self.site = fabric.loaded.spec.site
         self.ports = _PortIndex(self.catalog)
@@ -127,7 +137,9 @@ class _Cabler:
             tuple[str, str, int, int, int, int | None, str], list[tuple[int, str, CableModel]]
         ] = {}
         self.fiber_cache: dict[tuple[str, str, int], str | None] = {}
-        self.picks: dict[tuple[CageInfo, int, str, str, int | None], list[tuple[float, str]]] = {}
+        self.picks: dict[
+            tuple[CageInfo, int, str, str, int | None, str | None], list[tuple[float, str]]
+        ] = {}
 
     def fail(self, message: str, link: Link, hint: str | None = None) -> None:
         path = (
@@ -237,7 +249,9 @@ class _Cabler:
         i's ends, members[c] the links of cage c (in link order), longest[c] its longest run,
         forms[c] its form."""
         fabric = self.fabric
-        links = fabric.links
+        # border links end at the site network, which has no rack: cabled apart (_site)
+        site = [link for link in fabric.links if link.kind == SITE]
+        links = self.links = [x for x in fabric.links if x.kind != SITE] if site else fabric.links
         info = self.ports.info
         known = self.ports.cache
         where = self.where
@@ -306,10 +320,12 @@ class _Cabler:
         mediums = {name: net.spec.medium for name, net in fabric.loaded.networks.items()}
         self._copper(ends, done, mediums)
         self._optics(ends, done, mediums)
+        for link in site:
+            self._site(link)
         number_cables(self.fabric)
 
     def _copper(self, ends: _Ends, done: list[bool], mediums: Mapping[str, str]) -> None:
-        links = self.fabric.links
+        links = self.links
         devices = self.fabric.devices
         info_a, info_b, cage_a, cage_b = ends.info_a, ends.info_b, ends.cage_a, ends.cage_b
         members, longest = ends.members, ends.longest
@@ -471,7 +487,7 @@ class _Cabler:
         return self.fiber_cache[key]
 
     def _optics(self, ends: _Ends, done: list[bool], mediums: Mapping[str, str]) -> None:
-        links = self.fabric.links
+        links = self.links
         info_a, info_b, cage_a, cage_b = ends.info_a, ends.info_b, ends.cage_a, ends.cage_b
         fabrics = {name: net.fabric for name, net in self.fabric.loaded.networks.items()}
         parent = list(range(len(ends.keys)))
@@ -533,6 +549,7 @@ class _Cabler:
             if wanted > need[root]:
                 need[root] = wanted
         media_of = {r: m for m, r in rank.items()}
+        connectors = self._set_connectors(ends, optical, lambda root: media_of[need[root]], find)
         chosen: dict[int, str] = {}
         # What a pair of modules needs between them, per (modules, speed): a cage's module
         # carries the media of its connected set, so both ends of a link share it.
@@ -543,7 +560,8 @@ class _Cabler:
             part_a = chosen.get(cage_a[i])
             part_b = chosen.get(cage_b[i])
             if part_a is None or part_b is None:
-                media = media_of[need[find(cage_a[i])]]
+                root = find(cage_a[i])
+                media, connector = media_of[need[root]], connectors.get(root)
                 lane_a = info_a[i].lane_speed or info_b[i].lane_speed
                 lane_b = info_b[i].lane_speed or info_a[i].lane_speed
                 if part_a is None:
@@ -555,6 +573,7 @@ class _Cabler:
                         media,
                         lane_a,
                         ends.members[cage_a[i]],
+                        connector,
                     )
                 if part_b is None:
                     part_b = chosen[cage_b[i]] = self._module(
@@ -565,6 +584,7 @@ class _Cabler:
                         media,
                         lane_b,
                         ends.members[cage_b[i]],
+                        connector,
                     )
             link.a_module, link.b_module = part_a, part_b
             if not part_a or not part_b:
@@ -576,7 +596,8 @@ class _Cabler:
             if plan.fibers:
                 link.fibers = plan.fibers
             if plan.problem:
-                self.fail(plan.problem, link)
+                mixed = plan.problem.endswith("cannot be joined by one fiber")
+                self.fail(plan.problem, link, _MIXED_HINT if mixed else None)
                 continue
             distance = link.distance_m
             cut = plan.cuts.get(distance)
@@ -608,6 +629,86 @@ class _Cabler:
                 continue
             link.cable = Cable("", part, plan.family, plan.media, "fiber", length, 1, plan.fibers)
 
+    def _site(self, link: Link) -> None:
+        """A border link: the near end's module (as given, else the shortest-reach one of the
+        hand-off's fiber that fits the cage and reaches the run) and a straight fiber of the
+        spec's length to the hand-off; the far end's module is the site's."""
+        network = self.fabric.loaded.networks[link.network]
+        site = network.spec.site_uplinks
+        path = (*network.path, "site_uplinks")
+        media = "smf" if site.medium == "singlemode" else "mmf"
+        info = self.ports.info(self.fabric.devices[link.a], link.a_port, link.speed)
+        link.distance_m = site.length_m
+        modules = self.modules_for(info, link.speed, media, network.fabric, info.lane_speed)
+
+        def fail(message: str, key: str, hint: str) -> None:
+            at = (*path, key)
+            self.problems.append(
+                error(
+                    message,
+                    path=format_path(at),
+                    location=self.fabric.loaded.source.value(at),
+                    hint=hint,
+                )
+            )
+
+        fits = f"{info.form} cage at {link.speed}G"
+        if site.transceiver is not None:
+            reach = next((r for r, part in modules if part == site.transceiver), None)
+            if reach is None:
+                fail(
+                    f"{site.transceiver} does not fit {link.a}'s {fits}",
+                    "transceiver",
+                    "modules that fit: " + (", ".join(p for _, p in modules) or "none"),
+                )
+                return
+            if reach < site.length_m:
+                fail(
+                    f"{site.transceiver} reaches {reach:g} m; the hand-off is {site.length_m:g} m "
+                    "away",
+                    "length_m",
+                    "a longer-reach module, or the site's real distance",
+                )
+                return
+            part = site.transceiver
+        else:
+            at = bisect.bisect_left(modules, (site.length_m,))
+            if at == len(modules):
+                best = f"the longest reaches {modules[-1][0]:g} m" if modules else "none fits"
+                fail(
+                    f"no {site.medium} module for {link.a}'s {fits} reaches the hand-off "
+                    f"{site.length_m:g} m away: {best}",
+                    "length_m",
+                    "name a module (site_uplinks.transceiver) or add one to a site catalog",
+                )
+                return
+            part = modules[at][1]
+        module = self.catalog.transceivers[part]
+        family = self.fiber_for(media, module.connector)
+        length = _round_up(self.lengths[family], site.length_m) if family else None
+        if family is None or length is None:
+            fail(
+                f"no straight {media} {module.connector} fiber of {site.length_m:g} m in the "
+                "catalog",
+                "length_m",
+                "add the fiber to a site catalog, or a shorter run",
+            )
+            return
+        self.fabric.modules.append(Module(link.a, info.cage, part, link.network))
+        link.a_module = part
+        connectors = module.connectors or module.ports
+        link.fibers = max(1, connectors * link.speed // (module.ports * module.speed))
+        link.cable = Cable(
+            "",
+            self.catalog.cables[family].lengths[length],
+            family,
+            media,
+            "fiber",
+            length,
+            1,
+            link.fibers,
+        )
+
     def _module(
         self,
         link: Link,
@@ -617,17 +718,22 @@ class _Cabler:
         media: str,
         lane: int | None,
         cage_links: Sequence[int],
+        connector: str | None = None,
     ) -> str:
         """The transceiver of one cage (`cage_links`: its links), plugged in: the shortest-reach
-        module (then the first part) that fits it, carries its bandwidth and reaches its longest
-        link; "" (and a problem) when none does. The candidates are kept per question (cages repeat by the
-        thousand, each with its own longest run): a bisection per cage."""
-        question = (info, link.speed, media, link.network, lane)
+        module (then the first part) that fits it, carries its bandwidth, reaches its longest
+        link and has the fiber connector of its set of cages (`connector`, see _set_connectors);
+        "" (and a problem) when none does. The candidates are kept per question (cages repeat
+        by the thousand, each with its own longest run): a bisection per cage."""
+        question = (info, link.speed, media, link.network, lane, connector)
         modules = self.picks.get(question)
         if modules is None:
-            network = self.fabric.loaded.networks.get(link.network)
-            kind = network.fabric if network is not None else "ethernet"
-            modules = self.picks[question] = self.modules_for(info, link.speed, media, kind, lane)
+            modules = self._candidates(link, info, media, lane)
+            if connector is not None:
+                modules = [
+                    m for m in modules if self.catalog.transceivers[m[1]].connector == connector
+                ]
+            self.picks[question] = modules
         at = bisect.bisect_left(modules, (longest,))
         if at == len(modules):
             self._out_of_reach(link, device, info, longest, media, modules, cage_links)
@@ -635,6 +741,65 @@ class _Cabler:
         part = self._own_vendor(device, modules, at)
         self.fabric.modules.append(Module(device, info.cage, part, link.network))
         return part
+
+    def _candidates(
+        self, link: Link, info: CageInfo, media: str, lane: int | None
+    ) -> list[tuple[float, str]]:
+        """The modules of `media` that fit a cage and carry `link` at its lane rate, shortest
+        reach first."""
+        network = self.fabric.loaded.networks.get(link.network)
+        kind = network.fabric if network is not None else "ethernet"
+        return self.modules_for(info, link.speed, media, kind, lane)
+
+    def _set_connectors(
+        self,
+        ends: _Ends,
+        optical: Sequence[int],
+        media: Callable[[int], str],
+        find: Callable[[int], int],
+    ) -> dict[int, str]:
+        """The fiber connector of each connected set of cages (by its root), given its media
+        (`media`: root -> media).
+
+        One fiber joins two modules of one connector (a 2x DR4 module: MPO-12/APC; a 2x FR4
+        module: LC duplex; LinkX MMS4X00-NM and MMS4X50-NM product specifications), and a
+        twin-port cage's module serves both its links, so every cage of a set takes one
+        connector: among those whose modules reach each cage's longest run, the one whose
+        farthest-reaching pick is shortest (DR4 before FR4 while both reach), then by name.
+        A set that no connector serves whole gets none: each cage then takes its own module
+        and the fiber between mismatched ones is refused with both parts named."""
+        links = self.links
+        need: dict[int, dict[str, float]] = {}  # root -> connector -> the reach it must have
+        seen: set[int] = set()
+        for i in optical:
+            link = links[i]
+            root = find(ends.cage_a[i])
+            lane_a = ends.info_a[i].lane_speed or ends.info_b[i].lane_speed
+            lane_b = ends.info_b[i].lane_speed or ends.info_a[i].lane_speed
+            for cage, info, lane in (
+                (ends.cage_a[i], ends.info_a[i], lane_a),
+                (ends.cage_b[i], ends.info_b[i], lane_b),
+            ):
+                if cage in seen:
+                    continue
+                seen.add(cage)
+                longest = ends.longest[cage]
+                reach: dict[str, float] = {}
+                for length, part in self._candidates(link, info, media(root), lane):
+                    connector = self.catalog.transceivers[part].connector
+                    if length >= longest and connector not in reach:
+                        reach[connector] = length
+                before = need.get(root)
+                need[root] = (
+                    reach
+                    if before is None
+                    else {c: max(r, before[c]) for c, r in reach.items() if c in before}
+                )
+        return {
+            root: min(by.items(), key=lambda item: (item[1], item[0]))[0]
+            for root, by in need.items()
+            if by
+        }
 
     def _own_vendor(self, device: str, modules: Sequence[tuple[float, str]], at: int) -> str:
         """The shortest-reach module from `at` on whose vendor is the switch's own, where the
@@ -660,7 +825,7 @@ class _Cabler:
     ) -> None:
         """Refuse a cage that no module of any allowed media reaches from: name its longest
         run, the two racks it joins, how far the media goes and the fixes."""
-        links = self.fabric.links
+        links = self.links
         far = max((links[i] for i in cage_links), key=lambda x: x.distance_m)
         rack_a = self.fabric.devices[far.a].rack
         rack_b = self.fabric.devices[far.b].rack

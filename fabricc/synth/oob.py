@@ -460,7 +460,7 @@ def connect_uplinks(
                 book.take(name, own)
                 local: str | None = own
             else:
-                local = _free_port(book, name, model, own_speeds[speed])
+                local = free_port(book, name, model, own_speeds[speed])
             remote = claimed.get((name, k))
             if oob and remote is None:
                 unplaced += 1
@@ -472,7 +472,7 @@ def connect_uplinks(
                 if speed_between(model_name, candidate_model) != speed:
                     continue
                 chosen = catalog.switches[candidate_model]
-                remote = _free_port(book, candidate, chosen, switch_port_speeds(chosen)[speed])
+                remote = free_port(book, candidate, chosen, switch_port_speeds(chosen)[speed])
                 if remote is not None:
                     target = candidate
                     break
@@ -506,7 +506,7 @@ def uplink_speed(model: SwitchModel, target: SwitchModel) -> int | None:
     return best_speed(list(own), switch_port_speeds(target))
 
 
-def _free_port(book: PortBook, device: str, model: SwitchModel, breakout: int) -> str | None:
+def free_port(book: PortBook, device: str, model: SwitchModel, breakout: int) -> str | None:
     """The highest-numbered free port (taken in `book`), so uplinks stay clear of the fabric's
     own ports; None if there is none."""
     used = book.used.get(device, set())

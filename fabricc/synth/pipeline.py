@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from fabricc.collector import fewer_collections
 from fabricc.errors import DesignError, Diagnostic, error, raise_if_errors
-from fabricc.ir import Fabric
+from fabricc.ir import EXTERNAL, Fabric
 from fabricc.spec.loader import LoadedSpec
 from fabricc.spec.yamlsource import format_path
 from fabricc.synth.addressing import assign_addresses
@@ -21,6 +21,7 @@ from fabricc.synth.nodes import expand_nodes, plan_groups
 from fabricc.synth.oob import UPLINK_PORTS, build_oob, connect_uplinks, uplink_speed
 from fabricc.synth.portbook import PortBook
 from fabricc.synth.racks import layout
+from fabricc.synth.sitelinks import connect_site_uplinks, site_guests
 from fabricc.synth.sizing import Guests
 from fabricc.synth.topology import build_network
 
@@ -56,7 +57,8 @@ def synthesize(loaded: LoadedSpec, stage: Stage = quiet) -> Fabric:
     reserved in the target before that tier is sized, so the tier grows (more switches, or a
     tier) instead of failing.
     """
-    guests: dict[str, Guests] = {}
+    # border links to the site network take ports of the in-band top tier from the first pass
+    guests: dict[str, Guests] = site_guests(loaded)
     # SM appliances onto the first unit's reserved leaf ports (RA-11333) before units are
     # planned: the reservation changes how many nodes the first unit holds
     loaded = reserve_for_sm_hosts(loaded)
@@ -72,7 +74,7 @@ def synthesize(loaded: LoadedSpec, stage: Stage = quiet) -> Fabric:
 def _guest_demand(fabric: Fabric) -> dict[str, Guests]:
     """Links each network's top tier receives from the networks that uplink into it."""
     catalog = fabric.loaded.catalog.catalog
-    demand: dict[str, Guests] = {}
+    demand: dict[str, Guests] = site_guests(fabric.loaded)
     for network in fabric.loaded.networks.values():
         target = network.spec.uplink_to
         topology = fabric.networks.get(network.name)
@@ -106,7 +108,9 @@ def _duplicate_names(fabric: Fabric) -> list[Diagnostic]:
     for device in fabric.duplicates:
         path = device.spec_path
         hint = "make the hostname patterns of different groups and networks distinct"
-        if device.kind == "switch" and device.network is not None:
+        if device.kind == EXTERNAL:
+            hint = "give the site network (site_uplinks.to) a name no device of the design has"
+        elif device.kind == "switch" and device.network is not None:
             # a written pattern that names the switches of two series alike (synth/switches.py)
             network = loaded.networks[device.network]
             if device.role in network.spec.hostnames.model_fields_set:
@@ -166,6 +170,14 @@ def _synthesize(
             top = topology.top_tier
             if top is not None:
                 connect_uplinks(fabric, network, topology.switches[top], book, problems)
+    # 5b. Border links to the site network: after the uplinks, whose places on the top tier
+    # are fixed by the access switches' regions; the border takes the highest ports left.
+    for network in networks.values():
+        built = fabric.networks.get(network.name)
+        if network.spec.site_uplinks.count and built is not None:
+            top = built.top_tier
+            if top is not None:
+                connect_site_uplinks(fabric, network, built.switches[top], book, problems)
     problems.extend(_duplicate_names(fabric))
     if not last and any(p.code == UPLINK_PORTS for p in problems):
         demand = _guest_demand(fabric)

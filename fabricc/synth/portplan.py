@@ -44,16 +44,25 @@ def sonic_switches(fabric: Fabric) -> dict[str, SonicSwitch]:
 def sonic_switch_of(fabric: Fabric, device: Device, ways: dict[int, int]) -> SonicSwitch:
     """The switch's SONiC platform, SKU (chosen by its port plan `ways`) and ports; a model or
     port plan SONiC cannot run is an error at the network's os."""
-    platform = sonic_platforms().get(device.model)
-    if platform is None:
+    model = fabric.loaded.catalog.catalog.switches[device.model]
+    support = model.os_support("sonic")
+    platform = None if support is None else sonic_platforms().get(support.platform)
+    if support is None:
         result: SonicSwitch | str = (
-            "sonic-buildimage has no platform for this model (device/mellanox/)"
+            "its catalog entry names no SONiC platform (operating_systems, os: sonic)"
+        )
+    elif platform is None:
+        result = (
+            f"fabricc has no port layout for its SONiC platform {support.platform!r} "
+            f"(known: {', '.join(sonic_platforms())})"
         )
     else:
-        model = fabric.loaded.catalog.catalog.switches[device.model]
-        result = sonic_switch(platform, [g.count for g in model.port_groups], ways)
+        sizes = [g.count for g in model.port_groups]
+        result = sonic_switch(platform, sizes, ways, tuple(support.skus))
     if isinstance(result, str):
         assert device.network is not None
+        other = [f"os: {os}" for os in model.runs() if os != "sonic"]
+        others = f"{' or '.join(other)} (the model runs it), or " if other else ""
         path = (*fabric.loaded.networks[device.network].path, "os")
         where = f" ({platform.platform})" if platform is not None else ""
         raise DesignError(
@@ -63,8 +72,8 @@ def sonic_switch_of(fabric: Fabric, device: Device, ways: dict[int, int]) -> Son
                     f"{device.name}: {result}",
                     path=format_path(path),
                     location=fabric.loaded.source.value(path),
-                    hint="use os: cumulus, or a switch model whose SONiC SKU runs the "
-                    f"port plan (fabricc/{DATA})",
+                    hint=f"use {others}a switch model whose SONiC SKU runs the port plan "
+                    f"(fabricc/{DATA})",
                 )
             ]
         )
@@ -80,12 +89,15 @@ def _sonic_switches(fabric: Fabric) -> dict[str, SonicSwitch]:
         and network.spec.os == "sonic"
         and network.spec.role in ROUTED_ROLES
     }
+    catalog = fabric.loaded.catalog.catalog
     if not sonic:
         return {}
     switches = {
         name: device
         for name, device in fabric.devices.items()
-        if device.kind == "switch" and device.network in sonic
+        if device.kind == "switch"
+        and device.network in sonic
+        and catalog.switches[device.model].runs()  # no OS named: no config (a warning)
     }
     # One pass over the Ethernet links (a SONiC switch may have links of other Ethernet networks
     # too, as the config emitters' link index has): no link index of its own.
@@ -97,7 +109,6 @@ def _sonic_switches(fabric: Fabric) -> dict[str, SonicSwitch]:
                 links[link.a].append((link.a_port, link.speed))
             if link.b in links:
                 links[link.b].append((link.b_port, link.speed))
-    catalog = fabric.loaded.catalog.catalog
     found: dict[str, SonicSwitch] = {}
     refused: dict[str, list[Diagnostic]] = {}  # network -> its first refused switch's error
     for name in sorted(switches):

@@ -16,6 +16,7 @@ from pathlib import Path
 from fabricc.change.snapshot import CABLES, DEVICES, MAX_ARTIFACT_BYTES
 from fabricc.errors import Location, SpecError, error
 from fabricc.inputs import read_input
+from fabricc.ir import EXTERNAL
 
 Row = dict[str, str]
 SWITCH_KINDS = ("leaf-spine", "spine-core", "peer")  # cables between two routed switches
@@ -27,6 +28,9 @@ class BuildFolder:
     devices: dict[str, Row] = field(default_factory=dict)
     cables: list[Row] = field(default_factory=list)
     left_out: list[Row] = field(default_factory=list)  # cables outside a slice (twin.slice)
+    # border links to the site network (kind external in devices.csv): the twin has no site
+    # router to boot, so these stay out of `cables` and are only counted in its summary
+    site_cables: list[Row] = field(default_factory=list)
 
     def path(self, relative: str) -> Path:
         return self.root / relative
@@ -68,5 +72,8 @@ def load(root: Path) -> BuildFolder:
         )
     folder = BuildFolder(root)
     folder.devices = {row["name"]: row for row in _rows(folder.text(DEVICES))}
-    folder.cables = _rows(folder.text(CABLES))
+    external = {name for name, row in folder.devices.items() if row.get("kind") == EXTERNAL}
+    for row in _rows(folder.text(CABLES)):
+        far = row.get("b_device") in external or row.get("a_device") in external
+        (folder.site_cables if far else folder.cables).append(row)
     return folder

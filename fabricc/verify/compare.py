@@ -4,7 +4,9 @@ Consumes the planned cables of one network, the links discovery saw, and the por
 other networks (seen there, they are not this network's business); produces Findings in cable-ID
 order, unexpected links last. A planned cable is ok when discovery saw exactly its two ports joined
 (wrong-speed when the rate differs), missing when neither port is joined to anything, and miswired
-otherwise; two miswired cables whose far ends are crossed are reported as one swap.
+otherwise; two miswired cables whose far ends are crossed are reported as one swap. A border link
+to the site network (PlannedCable.external) is ok when its near port is joined to a device the
+design does not have - the site's router answers LLDP with its own name, not the plan's.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ def compare(
     for cable in cables:
         cable_at[cable.a] = cable
         cable_at[cable.b] = cable
+    known = {port[0] for port in cable_at} | {port[0] for port in elsewhere}
     links: dict[tuple[Port, Port], SeenLink] = {}
     far: dict[Port, Port] = {}
     for link in seen:
@@ -59,6 +62,11 @@ def compare(
     for cable in cables:
         planned_text = _link_text(cable.a, cable.b)
         match = links.get(pair(cable.a, cable.b))
+        if cable.external and match is None:
+            other = far.get(cable.a)
+            if other is not None and other[0] not in known:
+                match = links[pair(cable.a, other)]
+                cable_at[other] = cable  # the site's end: no unexpected link of its own
         if match is not None:
             if _rate_differs(cable.rate, match.rate, check_speed):
                 findings.append(

@@ -34,6 +34,7 @@ class PlannedCable:
     a: Port
     b: Port
     rate: str  # as the discovery tool reports it: "4xNDR", "400G"
+    external: bool = False  # b is the site's network, whose names discovery does not know
 
 
 @dataclass(frozen=True, slots=True)

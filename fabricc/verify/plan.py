@@ -15,7 +15,7 @@ from fabricc.catalog.ports import split_port
 from fabricc.emit.configs.context import ConfigContext
 from fabricc.emit.configs.ibfabric import build_subnets
 from fabricc.emit.configs.ports import ib_port
-from fabricc.ir import Fabric, Link
+from fabricc.ir import EXTERNAL, Fabric, Link
 from fabricc.verify.model import PlannedCable, Port
 
 # InfiniBand lane rates in Gb/s and the names ibnetdiscover gives them
@@ -127,7 +127,11 @@ def _ethernet_scope(ctx: ConfigContext, name: str) -> Scope:
                 scope.aliases[(device_name, alias)] = port
         scope.cables.append(
             PlannedCable(
-                cable_id(link), (link.a, link.a_port), (link.b, link.b_port), f"{link.speed}G"
+                cable_id(link),
+                (link.a, link.a_port),
+                (link.b, link.b_port),
+                f"{link.speed}G",
+                external=fabric.devices[link.b].kind == EXTERNAL,
             )
         )
     return scope

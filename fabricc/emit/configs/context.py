@@ -13,7 +13,7 @@ from fabricc.catalog.models import SwitchModel
 from fabricc.catalog.ports import is_mgmt_port, split_port
 from fabricc.catalog.sonic import SonicSwitch
 from fabricc.emit.configs.index import End, LinkIndex
-from fabricc.emit.configs.ports import cumulus_name
+from fabricc.emit.configs.ports import cumulus_name, eos_name
 from fabricc.emit.configs.qos import QosPlan, qos_plan
 from fabricc.emit.templating import SharedTrees
 from fabricc.ir import Device, Fabric
@@ -46,15 +46,21 @@ class ConfigContext:
         return self.catalog.switches[device.model]
 
     def os_of(self, device: Device) -> str:
-        """sonic, cumulus or infiniband for switches; host for everything else. Asked per link
-        end (port names, descriptions): kept per device."""
+        """sonic, cumulus, eos or infiniband for switches (none for an Ethernet switch whose model
+        names no OS: fabricc writes no config of it, and its ports keep their IR names); host for
+        everything else. Asked per link end (port names, descriptions): kept per device."""
         os = self._os.get(device.name)
         if os is None:
             if device.kind != "switch" or device.network is None:
                 os = "host"
             else:
                 network = self.fabric.loaded.networks[device.network]
-                os = "infiniband" if network.fabric == "infiniband" else network.spec.os
+                if network.fabric == "infiniband":
+                    os = "infiniband"
+                elif not self.switch_model(device).runs():
+                    os = "none"
+                else:
+                    os = network.spec.os
             self._os[device.name] = os
         return os
 
@@ -65,7 +71,7 @@ class ConfigContext:
     def routed(self, device: Device) -> bool:
         return (
             device.kind == "switch"
-            and self.os_of(device) in ("sonic", "cumulus")
+            and self.os_of(device) in ("sonic", "cumulus", "eos", "none")
             and self.role_of(device) in ROUTED_ROLES
         )
 
@@ -114,6 +120,12 @@ class ConfigContext:
                 return port
             cage, sub = split_port(port)
             return self.sonic(device).by_cage[(cage, sub or 1)].name
+        if os == "eos":
+            model = self.switch_model(device)
+            if is_mgmt_port(model, port):
+                return port
+            cage, _ = split_port(port)
+            return eos_name(model, port, self.cage_ways(device).get(cage, 1))
         return port
 
     def far_end(self, end: End) -> str:

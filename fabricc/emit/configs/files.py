@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from fabricc.emit import Artifact
 from fabricc.emit.configs.context import MANAGEMENT_ROLES, ConfigContext
 from fabricc.emit.configs.cumulus import nvue_text, roce_tree
+from fabricc.emit.configs.eos_files import eos_files
 from fabricc.emit.configs.frr import frr_config, frr_text
 from fabricc.emit.configs.hosts import host_file, host_nics
 from fabricc.emit.configs.ibfabric import build_subnets
@@ -25,6 +26,7 @@ from fabricc.emit.configs.supernic import supernic_files
 from fabricc.errors import DesignError, error
 from fabricc.ir import Fabric
 from fabricc.spec.yamlsource import format_path
+from fabricc.synth.switchos import has_config
 
 
 def emit(fabric: Fabric) -> Iterator[Artifact]:
@@ -66,6 +68,8 @@ def _switches(ctx: ConfigContext) -> Iterator[Artifact]:
         for tier in ("leaf", "spine", "core"):
             for switch in topology.switches.get(tier, []):
                 device = fabric.devices[switch]
+                if not has_config(fabric, device):
+                    continue  # its model names no OS (a warning of the design check)
                 folder = f"configs/{switch}"
                 if management:
                     tree = management_tree(ctx, plan, device)
@@ -73,6 +77,9 @@ def _switches(ctx: ConfigContext) -> Iterator[Artifact]:
                         device, fabric.name, tree, ctx.shared, network.spec.nvue_release
                     )
                     yield f"{folder}/startup.yaml", text
+                    continue
+                if network.spec.os == "eos":
+                    yield from eos_files(ctx, device)
                     continue
                 if network.spec.os == "sonic":
                     text = json.dumps(config_db(ctx, device), indent=2) + "\n"

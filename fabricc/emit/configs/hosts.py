@@ -115,7 +115,7 @@ def host_nics(ctx: ConfigContext, device: Device) -> list[HostNic]:
         plan = plans.get(network)
         if plan is None:
             spec = networks[network].spec
-            plan = plans[network] = (spec.role == "compute", spec.mtu, ctx.qos(network))
+            plan = plans[network] = (spec.role == "compute", spec.port_mtu, ctx.qos(network))
         nics.append(
             HostNic(
                 network,

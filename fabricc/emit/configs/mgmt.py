@@ -38,7 +38,17 @@ from fabricc.emit.configs.index import End
 from fabricc.emit.configs.nvue_release import Nvue
 from fabricc.emit.configs.ports import cumulus_name
 from fabricc.errors import DesignError, error
-from fabricc.ir import ENDPOINT_LEAF, LEAF_SPINE, MGMT, PEER, SPINE_CORE, UPLINK, Device, Fabric
+from fabricc.ir import (
+    ENDPOINT_LEAF,
+    LEAF_SPINE,
+    MGMT,
+    PEER,
+    SITE,
+    SPINE_CORE,
+    UPLINK,
+    Device,
+    Fabric,
+)
 from fabricc.spec.yamlsource import format_path
 from fabricc.synth.mgmtnet import AccessSubnet, management_net, mgmt_subnet
 
@@ -139,7 +149,7 @@ class ManagementPlan:
                     pair.peer_ports.setdefault(member, []).append(end.port)
                 elif end.kind == ENDPOINT_LEAF and not end.upward:
                     pair.host_ids.setdefault(end.far, len(pair.host_ids) + 1)
-                elif end.link.network != ctx.devices[member].network or end.kind == UPLINK:
+                elif end.link.network != ctx.devices[member].network or end.kind in (UPLINK, SITE):
                     continue
                 elif end.upward:
                     pair.uplink_ids.setdefault(
@@ -211,6 +221,10 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
                 interfaces[name] = {**swp(ctx, device, end, mtu), "bridge": bridge}
         elif end.kind == PEER:
             interfaces[name] = swp(ctx, device, end, mtu)
+        elif end.kind == SITE:
+            # a border link: a routed port and an eBGP session with the site network
+            interfaces[name], key, session = site_port(ctx, device, end, mtu, nvue)
+            neighbors[key] = session
         elif (end.kind == UPLINK and (end.far if end.upward else device.name) in routers) or (
             end.link.network == routed_network and end.kind in (LEAF_SPINE, SPINE_CORE)
         ):
@@ -378,6 +392,28 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
     elif routes:
         tree["vrf"] = {"default": {"router": {"static": routes}}}
     return tree
+
+
+def site_port(
+    ctx: ConfigContext, device: Device, end: End, mtu: int, nvue: Nvue
+) -> tuple[Tree, str, Tree]:
+    """A border link's port, the BGP neighbor key and its session: numbered over the link's
+    /31 where site_uplinks.addresses gives one (the site end's address is the neighbor), else
+    unnumbered on the port (RFC 5549, as the fabric's own links); `remote-as` the site's
+    peer_asn, else `external` (FRR and NVUE: any AS but this switch's own), so the session
+    comes up with whatever AS the site runs until it is pinned."""
+    link = end.link
+    site = ctx.fabric.loaded.networks[link.network].spec.site_uplinks
+    remote: int | str = site.peer_asn if site.peer_asn is not None else "external"
+    port = swp(ctx, device, end, mtu)
+    if link.a_ip is not None and link.b_ip is not None:
+        return (
+            {**port, **nvue.addresses([f"{link.a_ip}/31"])},
+            link.b_ip,
+            {"type": "numbered", "remote-as": remote, "description": ctx.far_end(end)},
+        )
+    name = cumulus_name(end.port)
+    return port, name, {"type": "unnumbered", "remote-as": remote}
 
 
 def _relay(access: AccessSubnet, vlan: int, server: str, nvue: Nvue) -> Tree:

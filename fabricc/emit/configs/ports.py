@@ -29,6 +29,31 @@ def cumulus_cage(cage: int) -> str:
     return f"swp{cage}"
 
 
+# -- Arista EOS -----------------------------------------------------------------------------------
+
+
+def eos_name(model: SwitchModel, port: str, ways: int) -> str:
+    """EOS names a multi-lane cage's ports by their first lane (Arista EOS User Manual, "Ethernet
+    Ports": Ethernet<cage>/<lane>): an 800G OSFP of 8 lanes is Ethernet1/1, split in two Ethernet1/1
+    and Ethernet1/5, in four /1, /3, /5, /7; a single-lane cage is Ethernet<cage>."""
+    if not port[:1].isdigit():
+        return port  # Management1 and other named ports keep their names
+    cage, sub = split_port(port)
+    group = model.group_of_cage(cage)
+    lanes = 1 if group is None else max(1, group.cage_speed // group.lane_speed)
+    if lanes == 1:
+        return f"Ethernet{cage}"
+    return f"Ethernet{cage}/{((sub or 1) - 1) * (lanes // max(1, ways)) + 1}"
+
+
+def eos_lanes(model: SwitchModel, port: str, ways: int) -> int:
+    """Electrical lanes of one port of a cage split `ways` ways (EOS speeds say them: 400g-4)."""
+    cage, _ = split_port(port)
+    group = model.group_of_cage(cage)
+    lanes = 1 if group is None else max(1, group.cage_speed // group.lane_speed)
+    return max(1, lanes // max(1, ways))
+
+
 # -- InfiniBand ----------------------------------------------------------------------------------
 
 

@@ -12,7 +12,11 @@ PFC_PRIORITY_TO_PRIORITY_GROUP_MAP, PORT_QOS_MAP, WRED_PROFILE, SCHEDULER, QUEUE
 buffer model as the SKU's templates generate it (BUFFER_POOL, BUFFER_PROFILE, BUFFER_PG with the
 lossless PG's headroom left to buffermgrd, BUFFER_QUEUE, BUFFER_PORT_INGRESS/EGRESS_PROFILE_LIST,
 CABLE_LENGTH from the cabling plan, DEFAULT_LOSSLESS_BUFFER_PARAMETER, LOSSLESS_TRAFFIC_PATTERN) and
-the PFC watchdog (PFC_WD).
+the PFC watchdog (PFC_WD). A SKU of SONiC's traditional buffer model (the Broadcom ones) gets its
+template's BUFFER_POOL and BUFFER_PROFILE as written, PG 0 and the queues as buffers_config.j2
+renders them, and on each lossless port the lossless PG's profile that buffermgrd makes from the
+SKU's pg_profile_lookup.ini for the port's speed and CABLE_LENGTH (the cabling plan's length
+rounded up to the table's next cable length, which buffermgrd looks up exactly).
 
 Routing: docker_routing_config_mode is split-unified. In that mode the bgp container's
 docker_init.sh keeps /etc/frr/frr.conf (the shipped file) and `vtysh -b` loads it as written;
@@ -27,11 +31,13 @@ import math
 from typing import Any
 
 from fabricc.catalog.ports import is_mgmt_port
-from fabricc.catalog.sonic import Sku, sonic_releases
+from fabricc.catalog.sonic import Sku, StaticBuffers, cable_metres, sonic_releases
 from fabricc.emit.configs.context import ConfigContext
 from fabricc.emit.configs.index import End, point_to_point
 from fabricc.emit.configs.qos import DSCPS, PRIORITIES, QosPlan
+from fabricc.errors import DesignError, error
 from fabricc.ir import ENDPOINT_LEAF, LEAF_SPINE, SPINE_CORE, Device
+from fabricc.spec.yamlsource import format_path
 from fabricc.synth.mgmtnet import mgmt_subnet
 
 MAP = "ROCE"  # name of every QoS map
@@ -68,6 +74,7 @@ TRAFFIC_PATTERN = {"mtu": "1024", "small_packet_percentage": "100"}
 # PFC watchdog: `pfcwd start_default` values (detect and restore 200 ms, drop, poll 200 ms).
 PFC_WD = {"action": "drop", "detection_time": "200", "restoration_time": "200"}
 PFC_WD_POLL_MS = "200"
+TEMPLATE_QUEUES = 7  # buffers_config.j2 gives queues 0-6 a profile (3-4 lossless), not 7
 DEVICE_TYPES = {"leaf": "BackEndToRRouter", "spine": "BackEndLeafRouter", "core": "SpineRouter"}
 
 
@@ -154,7 +161,7 @@ def config_db(ctx: ConfigContext, device: Device) -> dict[str, Any]:
                 "type": DEVICE_TYPES[device.role],
                 "bgp_asn": str(device.asn),
                 "docker_routing_config_mode": ROUTING_MODE,
-                "buffer_model": "dynamic",
+                "buffer_model": "dynamic" if sonic.sku.static is None else "traditional",
                 "default_bgp_status": "up",
                 "default_pfcwd_status": "enable",
             }
@@ -166,10 +173,27 @@ def config_db(ctx: ConfigContext, device: Device) -> dict[str, Any]:
     }
     tables.update(_management(ctx, device))
     tables.update(_qos_tables(plan, fabric_ports))
-    tables.update(buffer_tables(plan, sonic.sku, list(ports), fabric_ports))
-    tables["CABLE_LENGTH"] = {
-        CABLE_PROFILE: _cable_lengths(used, list(ports), sonic.sku.default_cable)
-    }
+    lengths = _cable_lengths(used, list(ports), sonic.sku.default_cable)
+    if sonic.sku.static is None:
+        tables.update(buffer_tables(plan, sonic.sku, list(ports), fabric_ports))
+    else:
+        speeds = {name: int(entry["speed"]) for name, entry in ports.items()}
+        try:
+            lengths = headroom_lengths(sonic.sku.static, speeds, lengths, fabric_ports)
+        except ValueError as exc:
+            path = (*ctx.fabric.loaded.networks[device.network].path, "os")
+            raise DesignError(
+                [
+                    error(
+                        f"{device.name} ({sonic.sku.name}): {exc}",
+                        path=format_path(path),
+                        location=ctx.fabric.loaded.source.value(path),
+                        hint="shorter links, or a SKU whose pg_profile_lookup.ini covers them",
+                    )
+                ]
+            ) from None
+        tables.update(static_buffer_tables(plan, sonic.sku.static, speeds, lengths, fabric_ports))
+    tables["CABLE_LENGTH"] = {CABLE_PROFILE: lengths}
     tables["VERSIONS"] = {"DATABASE": {"VERSION": sonic_releases()[spec.sonic_release]}}
     return tables
 
@@ -299,6 +323,76 @@ def buffer_tables(
         "BUFFER_PORT_EGRESS_PROFILE_LIST": {p: {"profile_list": EGRESS_PROFILES} for p in ports},
         "DEFAULT_LOSSLESS_BUFFER_PARAMETER": {CABLE_PROFILE: dict(LOSSLESS_DEFAULTS)},
         "LOSSLESS_TRAFFIC_PATTERN": {CABLE_PROFILE: dict(TRAFFIC_PATTERN)},
+        "PFC_WD": watchdog,
+    }
+
+
+def headroom_lengths(
+    static: StaticBuffers,
+    speeds: dict[str, int],
+    lengths: dict[str, str],
+    lossless_ports: list[str],
+) -> dict[str, str]:
+    """CABLE_LENGTH of a traditional-model SKU: a lossless port's cable rounded up to the next
+    length its pg_profile_lookup.ini lists for the port's speed; ValueError where none does."""
+    out = dict(lengths)
+    for port in lossless_ports:
+        metres = cable_metres(lengths[port])
+        row = static.cable_row(speeds[port], metres)
+        if row is None:
+            listed = sorted({f"{m}m" for s, m in static.headroom if s == speeds[port]})
+            raise ValueError(
+                f"{port} runs {speeds[port] // 1000}G over {metres} m, and the SKU's "
+                f"pg_profile_lookup.ini has lossless headroom at that speed for "
+                f"{', '.join(listed) or 'no cable length'}"
+            )
+        out[port] = f"{row}m"
+    return out
+
+
+def static_buffer_tables(
+    plan: QosPlan,
+    static: StaticBuffers,
+    speeds: dict[str, int],
+    lengths: dict[str, str],
+    lossless_ports: list[str],
+) -> dict[str, Any]:
+    """The traditional model as buffers_config.j2 renders the SKU's buffers_defaults_t1.j2 on
+    every port (no DEVICE_NEIGHBOR: all ports active): PG 0 ingress_lossy_profile, the lossless
+    class's queue egress_lossless_profile, queues 0-6 else egress_lossy_profile; and on each
+    lossless port the lossless class's PG with the profile buffermgrd makes for its speed and
+    cable (pg_lossless_<speed>_<cable>_profile from pg_profile_lookup.ini), written here so the
+    switch is lossless from its first boot."""
+    lossless = plan.traffic_class(plan.pfc_priority)
+    lossy_queues = _ranges([q for q in PRIORITIES if q != lossless and q < TEMPLATE_QUEUES])
+    profiles = {name: dict(fields) for name, fields in static.profiles.items()}
+    pgs: dict[str, dict[str, str]] = {}
+    queues: dict[str, dict[str, str]] = {}
+    for port in speeds:
+        pgs[f"{port}|0"] = {"profile": "ingress_lossy_profile"}
+        queues[f"{port}|{lossless}"] = {"profile": "egress_lossless_profile"}
+        for key in lossy_queues:
+            queues[f"{port}|{key}"] = {"profile": "egress_lossy_profile"}
+    for port in lossless_ports:
+        cable = lengths[port]
+        row = static.headroom[(speeds[port], cable_metres(cable))]
+        name = f"pg_lossless_{speeds[port]}_{cable}_profile"
+        profiles[name] = {
+            "pool": "ingress_lossless_pool",
+            "size": row.size,
+            "xon": row.xon,
+            "xoff": row.xoff,
+            "xon_offset": row.xon_offset,
+            "dynamic_th": row.threshold,
+        }
+        pgs[f"{port}|{lossless}"] = {"profile": name}
+    watchdog: dict[str, dict[str, str]] = {port: dict(PFC_WD) for port in lossless_ports}
+    watchdog["GLOBAL"] = {"POLL_INTERVAL": PFC_WD_POLL_MS}
+    return {
+        "BUFFER_POOL": {name: dict(fields) for name, fields in static.pools.items()},
+        "BUFFER_PROFILE": dict(sorted(profiles.items())),
+        "BUFFER_PG": pgs,
+        "BUFFER_QUEUE": queues,
         "PFC_WD": watchdog,
     }
 

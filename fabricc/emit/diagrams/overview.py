@@ -25,7 +25,7 @@ from fabricc.emit.diagrams.groups import (
 )
 from fabricc.emit.diagrams.layout import Box, Frame, Row, Scene, between
 from fabricc.emit.diagrams.model import PINNED, Diagram
-from fabricc.ir import ENDPOINT_LEAF, LEAF_SPINE, PEER, SPINE_CORE, Fabric, NetworkTopology
+from fabricc.ir import ENDPOINT_LEAF, LEAF_SPINE, PEER, SITE, SPINE_CORE, Fabric, NetworkTopology
 
 SWITCHES_SHOWN = 8  # a tier up to this size (all planes) is drawn switch by switch
 GROUPS_SHOWN = 6  # groups per tier and plane before the middle ones collapse
@@ -138,9 +138,26 @@ class _Overview:
             return f"{key[1]} leaves"
         return {"spine": "Spines", "core": "Core"}.get(tier, "Leaves")
 
+    def site_row(self, scene: Scene) -> Row | None:
+        """The site network the top tier's border links go to (not part of the design)."""
+        far = sorted({link.b for link in self.links if link.kind == SITE})
+        network = self.fabric.loaded.networks.get(self.topology.name)
+        if not far or network is None:
+            return None
+        handoff = network.spec.site_uplinks.handoff
+        boxes = []
+        for name in far:
+            box = Box(name, name, style.OTHER, ("site network", handoff), dashed=True, tooltip=name)
+            self.box_of[name] = box.id
+            boxes.append(box)
+        return scene.add_row("SITE", "not in this design", boxes)
+
     def switch_rows(self, scene: Scene) -> dict[str, Row]:
         topology = self.topology
         rows: dict[str, Row] = {}
+        site = self.site_row(scene)
+        if site is not None:
+            rows["site"] = site
         for tier in TIERS:
             names = topology.switches.get(tier, [])
             if not names:
@@ -256,7 +273,7 @@ class _Overview:
         scene = Scene(name, f"{topology.name} network", self.subtitle())
         rows = self.switch_rows(scene)
         nodes = self.endpoint_row(scene)
-        ordered = [rows[t] for t in TIERS if t in rows] + ([nodes] if nodes else [])
+        ordered = [rows[t] for t in ("site", *TIERS) if t in rows] + ([nodes] if nodes else [])
         scene.rows = ordered
         scene.place()
         if nodes is not None:
@@ -395,7 +412,12 @@ class _Overview:
         text = (
             f"The {t.name} network ({self.subtitle()}): {tiers}; "
             f"{style.count(counts.get(ENDPOINT_LEAF, 0))} node links and {style.count(up)} "
-            "switch-to-switch links."
+            "switch-to-switch links"
+            + (
+                f"; {style.count(counts[SITE])} border links to the site network."
+                if counts.get(SITE)
+                else "."
+            )
         )
         if len(self.shown) < len(self.box_of):
             text += (

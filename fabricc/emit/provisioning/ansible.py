@@ -25,7 +25,7 @@ from fabricc.emit.provisioning.common import (
     nvlink_domain_of,
     port_devices,
 )
-from fabricc.ir import Device, Fabric
+from fabricc.ir import EXTERNAL, Device, Fabric
 
 KIND_GROUPS = {
     "node": "nodes",
@@ -106,6 +106,8 @@ def groups(fabric: Fabric, domains: dict[str, str]) -> dict[str, list[str]]:
         return found
 
     for device in fabric.devices.values():
+        if device.kind == EXTERNAL:  # the site's network: nothing Ansible manages
+            continue
         names = [KIND_GROUPS.get(device.kind) or name_of(device.kind)]
         if device.kind == "switch" and device.network is not None:
             names += [
@@ -131,6 +133,7 @@ def inventory(fabric: Fabric) -> dict[str, Any]:
     hosts = {
         d.name: host_vars(fabric, d, domains.get(d.name), host_rails.get(d.name, []))
         for d in fabric.devices.values()
+        if d.kind != EXTERNAL
     }
     children = {
         name: {"hosts": dict.fromkeys(members)} for name, members in groups(fabric, domains).items()

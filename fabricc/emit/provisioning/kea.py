@@ -9,9 +9,10 @@ cable a reservation of the device's address keyed by the circuit-id the relay ad
 port the request came in on, as the relay names it (Cumulus with use-pif-circuit-id: `swp9`) -
 so the port a device is cabled to decides its address and a replaced BMC or switch needs no MAC
 address entered anywhere. Switches whose config fabricc writes get their ZTP options: SONiC
-option 67 (the ztp.json URL) and Cumulus option 239 (the ZTP script URL), both on the
-provisioning server. Every request arrives relayed, so Kea listens on UDP sockets (Kea ARM,
-"Interface Configuration": dhcp-socket-type udp for relayed traffic).
+option 67 (the ztp.json URL), EOS option 67 (its ZTP boot script's URL) and Cumulus option 239
+(the ZTP script URL), all on the provisioning server. Every request arrives relayed, so Kea
+listens on UDP sockets (Kea ARM, "Interface Configuration": dhcp-socket-type udp for relayed
+traffic).
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from fabricc.emit.tables import json_text
 from fabricc.ir import MGMT, Fabric, Link
 from fabricc.synth.mgmtnet import management_net
 
+# SONiC ZTP and EOS ZTP read the URL of their file from option 67, boot-file-name
+BOOT_FILE_OSES = ("sonic", "eos")
 ZTP_URL_OPTION = 239  # site-specific option: SONiC's provisioning script, Cumulus's ZTP script
 
 
@@ -57,7 +60,7 @@ def reservations(fabric: Fabric, switch: str, links: list[Link]) -> list[dict[st
         if ztp is not None and first:
             option = (
                 {"name": "boot-file-name", "data": ztp.url}
-                if ztp.os == "sonic"
+                if ztp.os in BOOT_FILE_OSES
                 else {"name": "ztp-url", "code": ZTP_URL_OPTION, "data": ztp.url}
             )
             entry["option-data"] = [option]
