@@ -511,29 +511,43 @@ EXIT_USAGE = 2
     help="bound on the whole run in seconds; everything is removed when it is reached",
 )
 @click.option("--no-drills", is_flag=True, help="skip the failure drills")
-def twin(out: Path, seconds: int, no_drills: bool) -> None:
+@click.option(
+    "--su",
+    default=None,
+    help="boot this scalable unit with every spine and core, or `whole` (default: the whole "
+    "design, or a slice of its first SU when it is larger than the machine boots)",
+)
+def twin(out: Path, seconds: int, no_drills: bool, su: str | None) -> None:
     """Boot the build folder OUT in network namespaces, as it would be deployed (the files on
     disk), and report what comes up in OUT/twin/report.json. Exits 1 when anything fails, 2
-    when a requirement (root, FRR, Kea, isc-dhcp-relay/client) is missing. Needs root."""
+    when a requirement (root, FRR, Kea, isc-dhcp-relay/client; ibsim and OpenSM when the build
+    has InfiniBand subnets) is missing. Needs root."""
+    from fabricc.twin.html import write_page
+    from fabricc.twin.ib import has_infiniband
     from fabricc.twin.lab import Interrupted, TwinTimeout
     from fabricc.twin.requirements import missing
+    from fabricc.twin.run import export
     from fabricc.twin.run import twin as run_twin
     from fabricc.twin.summary import summary_text, write_report
 
-    lacking = missing(infiniband=False)
+    lacking = missing(infiniband=has_infiniband(out))
     if lacking:
         for line in lacking:
             click.echo(f"fabricc twin: {line}", err=True)
         sys.exit(EXIT_USAGE)
     with _reported():
         try:
-            report = run_twin(out, seconds, drill=not no_drills)
+            report = run_twin(out, seconds, drill=not no_drills, su=su)
         except (KeyboardInterrupt, Interrupted, TwinTimeout) as exc:
             reason = "interrupted" if not isinstance(exc, TwinTimeout) else str(exc)
             click.echo(f"fabricc twin: {reason}; everything it started is removed", err=True)
             sys.exit(EXIT_ERROR)
         write_report(out, report)
+        write_page(out, report)
+        exported = export(out)
     click.echo(summary_text(report), nl=False)
+    for path in exported:
+        click.echo(printable(f"containerlab: {path.as_posix()}"))
     sys.exit(EXIT_OK if report.holds else EXIT_ERROR)
 
 

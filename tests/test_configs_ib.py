@@ -23,6 +23,9 @@ from tests.ib_support import (
     simulator,
     write_net,
 )
+from tests.ib_support import (
+    lids as node_lids,
+)
 from tests.support import EXAMPLES, compile_text, compiled, require_tool
 
 TOOLS = ("ibsim", "opensm", "ibnetdiscover", "ibtracert", "smpquery")
@@ -61,7 +64,7 @@ def switch_hops(trace: str) -> list[str]:
 def assert_traces(sim: Simulator, pairs: list[tuple[str, str, list[str]]]) -> None:
     """ibtracert walks the LFTs OpenSM programmed; each pair's path must cross the switches
     the cabling plan puts between them (by tier)."""
-    lids = sim.lids()
+    lids = node_lids(sim)
     for source, target, tiers in pairs:
         result = sim.tracert(lids[source], lids[target])
         assert result.returncode == 0, f"no route {source} -> {target}: {result.stderr}"
@@ -216,7 +219,7 @@ def test_generated_opensm_conf_routes_and_partitions(tmp_path: Path) -> None:
         assert FTREE_OK in log
         # cn_guids.conf names the DGX ports only; the UFM port is an I/O node
         assert "252 CA ports (248 of them CNs)" in log
-        lids = sim.lids()
+        lids = node_lids(sim)
         dgx = sim.tool("smpquery", "pkeys", str(lids["dgx007/OSFP2/P1"]))
         ufm = sim.tool("smpquery", "pkeys", str(lids["ufm01/IB1"]))
     # DGX ports: limited members of the default partition, full members of research (0x0010)

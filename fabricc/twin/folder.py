@@ -27,6 +27,7 @@ class BuildFolder:
     root: Path
     devices: dict[str, Row] = field(default_factory=dict)
     cables: list[Row] = field(default_factory=list)
+    left_out: list[Row] = field(default_factory=list)  # cables outside a slice (twin.slice)
     # border links to the site network (kind external in devices.csv): the twin has no site
     # router to boot, so these stay out of `cables` and are only counted in its summary
     site_cables: list[Row] = field(default_factory=list)

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fabricc.twin import drills, provisioning, routing
+from fabricc.twin import clab, drills, ib, provisioning, routing
 from fabricc.twin.folder import BuildFolder, load
 from fabricc.twin.lab import lab
 from fabricc.twin.names import Namer
 from fabricc.twin.report import Report
+from fabricc.twin.slice import MAX_DEVICES, choose
 
 NOT_MODELLED = [
     "ASIC buffers, PFC, ECN and RoCE congestion control (config_db and NVUE QoS are read, "
@@ -31,13 +32,38 @@ def _design(folder: BuildFolder) -> str:
     return str(name) if name else folder.root.name
 
 
-def twin(root: Path, seconds: float, *, drill: bool = True) -> Report:
+def ethernet_networks(folder: BuildFolder) -> list[str]:
+    """The networks the cabling plan names, less the InfiniBand ones (booted in ibsim)."""
+    infiniband = ib.networks(folder)
+    return [network for network in folder.networks() if network not in infiniband]
+
+
+def export(root: Path) -> list[Path]:
+    """The containerlab topology of each Ethernet network (OUT/twin/<network>.clab.yml)."""
     folder = load(root)
-    report = Report(_design(folder), not_modelled=list(NOT_MODELLED))
+    return clab.write(root, folder, ethernet_networks(folder), _design(folder))
+
+
+def twin(
+    root: Path,
+    seconds: float,
+    *,
+    drill: bool = True,
+    su: str | None = None,
+    limit: int = MAX_DEVICES,
+) -> Report:
+    whole = load(root)
+    ethernet = ethernet_networks(whole)
+    # a design larger than the machine boots is sliced: one SU with every spine and core
+    folder, scope = choose(whole, ethernet, su, limit)
+    report = Report(_design(whole), scope=scope.text(), not_modelled=list(NOT_MODELLED))
     namer = Namer(folder)
     with lab(seconds) as the_lab:
         report.provisioning = provisioning.provision(the_lab, folder, namer)
-    for network in folder.networks():
+    for subnet in ib.subnets(whole):  # ibsim runs a subnet whole, however large
+        with lab(seconds) as the_lab:
+            report.networks[subnet.name] = ib.check(the_lab, whole, subnet, drill=drill)
+    for network in ethernet:
         with lab(seconds) as the_lab:
             booted = routing.boot(the_lab, folder, namer, network)
             if not booted.routers:

@@ -1,0 +1,185 @@
+"""`fabricc twin`, InfiniBand: each subnet of a build in ibsim, routed by OpenSM as configured.
+
+The route check is pinned on a hand-written fabric (no tools); the booting tests run the real
+ibsim, OpenSM and ibnetdiscover on real builds, with faults edited into the build's ibsim.net as an
+engineer cabling by it would make them, and the twin must name the cable.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from fabricc.cli import cli
+from fabricc.twin import ib, lft, requirements, smdrill
+from fabricc.twin.folder import load
+from fabricc.twin.ibsim import Simulator
+from fabricc.twin.lab import lab, own_leftovers
+from fabricc.verify.ibnetdiscover import IbNode, IbPort
+from tests.frr_support import require_root
+from tests.ib_support import parse_net, write_net
+from tests.support import EXAMPLES, require_tool
+
+TOOLS = ("ibsim", "opensm", "ibnetdiscover")
+
+# leaf (LID 1, GUID 0x10) ports 1, 2: CAs a (LID 3, GUID 0x30), b (LID 4, GUID 0x40); port 3: spine
+# (LID 2, GUID 0x20), whose port 1 leads back to the leaf
+NODES = {
+    0x10: IbNode(0x10, True, "leaf", {1: IbPort(0x30, 1, None), 2: IbPort(0x40, 1, None),
+                                      3: IbPort(0x20, 1, None)}),
+    0x20: IbNode(0x20, True, "spine", {1: IbPort(0x10, 3, None)}),
+    0x30: IbNode(0x30, False, "a/P1", {1: IbPort(0x10, 1, None)}),
+    0x40: IbNode(0x40, False, "b/P1", {1: IbPort(0x10, 2, None)}),
+}  # fmt: skip
+
+
+def _dump(leaf: dict[int, int], spine: dict[int, int]) -> str:
+    names = {1: ("Switch", 0x10, "leaf"), 2: ("Switch", 0x20, "spine"),
+             3: ("Channel Adapter", 0x31, "a/P1"), 4: ("Channel Adapter", 0x41, "b/P1")}  # fmt: skip
+    lines = []
+    for lid, guid, name, table in ((1, 0x10, "leaf", leaf), (2, 0x20, "spine", spine)):
+        lines.append(f"Unicast lids [0-4] of switch Lid {lid} guid {guid:#018x} ('{name}'):")
+        for dest, port in sorted(table.items()):
+            kind, pguid, owner = names[dest]
+            lines.append(f"0x{dest:04x} {port:03d} # {kind} portguid {pguid:#018x}: '{owner}'")
+        lines.append(f"{len(table)} lids dumped")
+    return "\n".join(lines) + "\n"
+
+
+def test_every_lid_is_reached_from_every_ca_port() -> None:
+    tables = lft.parse_lfts(_dump({1: 0, 2: 3, 3: 1, 4: 2}, {1: 1, 2: 0, 3: 1, 4: 1}))
+    assert tables.owner == {1: "leaf", 2: "spine", 3: "a/P1", 4: "b/P1"}
+    # sources a and b, to the 3 LIDs other than their own
+    assert lft.unrouted(NODES, tables) == (6, 0, [])
+
+
+def test_a_missing_entry_and_a_loop_are_named() -> None:
+    # the leaf has no entry for b; the spine sends the leaf's own LID back and forth is fine, but
+    # the leaf sends the spine's LID to port 1 (CA a): it never reaches the spine
+    tables = lft.parse_lfts(_dump({1: 0, 2: 1, 3: 1}, {1: 1, 2: 0, 3: 1, 4: 1}))
+    checked, missing, named = lft.unrouted(NODES, tables)
+    assert (checked, missing) == (6, 3)
+    text = json.dumps(named)
+    assert (
+        '"from": "a/P1", "to": "b/P1 (LID 4)", "problem": "no entry for it in the LFT of leaf"'
+        in text
+    )
+    assert "leaf port 1 leads to a/P1" in text  # b -> spine (LID 2)
+    # a loop: the leaf sends b's LID up, the spine sends it back down
+    looping = lft.parse_lfts(_dump({1: 0, 2: 3, 3: 1, 4: 3}, {1: 1, 2: 0, 3: 1, 4: 1}))
+    _, missing, named = lft.unrouted(NODES, looping)
+    assert missing == 1 and named[0]["problem"].startswith("loops at ")
+
+
+def test_no_drill_without_a_standby_subnet_manager(tmp_path: Path) -> None:
+    conf = tmp_path / "opensm.conf"
+    conf.write_text("#   ufm01: master, sm_priority 15\nsm_priority 15\n")
+    assert smdrill.run(Simulator({}, tmp_path), conf, NODES) is None
+
+
+def test_infiniband_tools_are_required_only_with_infiniband(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(requirements, "_found", lambda program: "ib" not in program)
+    assert not any("ibsim" in line for line in requirements.missing(infiniband=False))
+    assert any("ibsim-utils" in line for line in requirements.missing(infiniband=True))
+    assert not ib.has_infiniband(tmp_path)
+    (tmp_path / "configs" / "compute-sm").mkdir(parents=True)
+    (tmp_path / "configs" / "compute-sm" / "ibsim.net").write_text("")
+    assert ib.has_infiniband(tmp_path)
+    seen: list[bool] = []
+
+    def missing(*, infiniband: bool) -> list[str]:
+        seen.append(infiniband)
+        return ["ibsim not found: install the Debian package ibsim-utils"]
+
+    monkeypatch.setattr(requirements, "missing", missing)
+    result = CliRunner().invoke(cli, ["twin", str(tmp_path)])
+    assert result.exit_code == 2 and seen == [True]
+    assert "ibsim-utils" in result.output
+
+
+def _build(example: str, out: Path) -> Path:
+    result = CliRunner().invoke(cli, ["build", str(EXAMPLES / f"{example}.yaml"), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    return out
+
+
+@pytest.fixture(scope="module")
+def rail_only(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _build("rail-only-h100", tmp_path_factory.mktemp("rail-only") / "out")
+
+
+def _swap_leaf_ports(net: str, one: str, two: str) -> str:
+    """Two CAs' cables swapped at the leaf, written on both ends (as ibsim needs)."""
+    preamble, records = parse_net(net)
+    by_name = {r.name: r for r in records}
+    (leaf, p1), (_, p2) = by_name[one].links[1], by_name[two].links[1]
+    by_name[one].links[1], by_name[two].links[1] = (leaf, p2), (leaf, p1)
+    by_name[leaf].links[p1], by_name[leaf].links[p2] = (two, 1), (one, 1)
+    return write_net(preamble, records)
+
+
+def _unplug(net: str, ca: str) -> str:
+    preamble, records = parse_net(net)
+    by_name = {r.name: r for r in records}
+    leaf, port = by_name[ca].links.pop(1)
+    del by_name[leaf].links[port]
+    return write_net(preamble, records)
+
+
+def _run(folder: Path, subnet: str, *, drill: bool) -> dict[str, object]:
+    loaded = load(folder)
+    (target,) = [s for s in ib.subnets(loaded) if s.name == subnet]
+    with lab(120) as the_lab:
+        return ib.check(the_lab, loaded, target, drill=drill)
+
+
+@pytest.mark.tool
+@pytest.mark.parametrize("fault", [None, "swapped", "unplugged"])
+def test_each_subnet_routes_and_cabling_faults_are_named(
+    fault: str | None, rail_only: Path, tmp_path: Path
+) -> None:
+    require_tool(*TOOLS)
+    require_root()
+    folder = tmp_path / "out"
+    shutil.copytree(rail_only, folder)
+    net_file = folder / "configs/compute-rail1-sm/ibsim.net"
+    if fault == "swapped":
+        net_file.write_text(
+            _swap_leaf_ports(net_file.read_text(), "dgx001/OSFP4/P2", "dgx002/OSFP4/P2")
+        )
+    elif fault == "unplugged":
+        net_file.write_text(_unplug(net_file.read_text(), "dgx003/OSFP4/P2"))
+    result = _run(folder, "compute-rail1", drill=fault is None)
+    assert result["network"] == "compute"
+    manager = result["subnet_manager"]
+    assert isinstance(manager, dict)
+    assert manager["failures"] == [] and manager["configured_by"] == "updn"
+    assert (manager["master"], manager["standbys"]) == ("dgx-sm01", ["dgx-sm02"])
+    cabling, routes = result["cabling"], result["routes"]
+    assert isinstance(cabling, dict) and isinstance(routes, dict)
+    assert cabling["cables"] == 64  # 62 DGX + 2 SM hosts on the rail's one leaf
+    failures = json.dumps(cabling["failures"])
+    if fault is None:
+        assert cabling["failures"] == [] and cabling["ok"] == 64
+        # 64 CA ports, each to the 64 other LIDs (63 CA ports and the leaf)
+        assert routes == {"lids": 65, "pairs": 64 * 64, "failures": []}
+        # the master SM (dgx-sm01) stopped: the standby takes over and routes every pair again
+        drills = result["drills"]
+        assert isinstance(drills, list) and len(drills) == 1
+        drill = drills[0]
+        assert drill["failures"] == [] and drill["takes_over"] == "dgx-sm02"
+        assert drill["pairs"] == 64 * 64 and drill["designed_takeover_s"] == 40.0
+    elif fault == "swapped":
+        assert cabling["ok"] == 62
+        assert "dgx001:OSFP4/P2" in failures and "dgx002:OSFP4/P2" in failures
+        assert "miswired" in failures
+    else:
+        assert cabling["ok"] == 63
+        assert '"status": "missing"' in failures and "dgx003:OSFP4/P2" in failures
+    assert not own_leftovers()
