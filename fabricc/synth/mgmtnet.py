@@ -12,7 +12,8 @@ addresses); produces the ManagementNet the config and provisioning emitters shar
   * where that top tier is more than two spines, or cores (synth/inbandleaves.py), the leaves
     route instead: every leaf group (an MLAG pair) the VRR gateway of its own subnet, BGP
     unnumbered on every leaf-spine and spine-core link, the spines (and cores) routing between
-    them, their own addresses from the pool's end their loopbacks. ASNs as RFC 7938 section
+    them, their own addresses from the pool's end their loopbacks (then the leaves': each its
+    MLAG peer's backup IP). ASNs as RFC 7938 section
     5.2 numbers a Clos: each leaf its own (after the access switches'), the top tier one (the
     cores, or the spines of a 2-tier network), under cores the spines of each pod one (after
     the leaves') - so a route never goes down into a pod and up again, nor up to a core and
@@ -78,6 +79,7 @@ class LeafGateway:
     real: str  # this leaf's own address in the subnet
     asn: int
     uplinks: tuple[str, ...]  # its ports towards the spines
+    loopback: str = ""  # its own /32 from the in-band pool's end: its MLAG peer's backup IP
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,6 +257,8 @@ def _routed_leaves(fabric: Fabric, inband: InbandGateway, number: int) -> Inband
     if not groups:
         return inband
     uplinks = routed_ports(fabric, inband.network)
+    end = int(inband.prefix.broadcast_address)
+    place = {s: k for k, s in enumerate(loopback_switches(fabric, inband.network))}
     leaves: dict[str, LeafGateway] = {}
     for group in groups:
         for leaf in group.leaves:
@@ -265,9 +269,8 @@ def _routed_leaves(fabric: Fabric, inband: InbandGateway, number: int) -> Inband
                 group.leaf_address(leaf),
                 MGMT_ASN + number,
                 tuple(uplinks.get(leaf, ())),
+                str(ipaddress.IPv4Address(end - 1 - place[leaf])),
             )
-    end = int(inband.prefix.broadcast_address)
-    place = {s: k for k, s in enumerate(loopback_switches(fabric, inband.network))}
     spines: dict[str, PodSpine] = {}
     for pod, members in enumerate(spine_pods(fabric, inband.network)):
         number += 1
