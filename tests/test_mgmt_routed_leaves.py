@@ -400,7 +400,7 @@ def test_a_core_tier_keeps_the_leaf_pairs_gateways_and_loopbacks_apart(
         if link.kind == "leaf-spine" and link.network == "inband" and link.a in server_leaves
     }
     assert net.seeds == [
-        *net.subnets,
+        *[s for s in net.subnets if s not in net.served_by],  # the management tree's root
         *topology.switches["core"],
         *[s for s in topology.switches["spine"] if s in above],
         *sorted(server_leaves),

@@ -214,11 +214,14 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
                 interfaces[name] = {**swp(ctx, device, end, mtu), "bridge": bridge}
         elif end.kind == PEER:
             interfaces[name] = swp(ctx, device, end, mtu)
-        elif (end.kind == UPLINK and (end.far if end.upward else device.name) in routers) or (
-            end.link.network == routed_network and end.kind in (LEAF_SPINE, SPINE_CORE)
+        elif (
+            (end.kind == UPLINK and (end.far if end.upward else device.name) in routers)
+            or (end.link.network == routed_network and end.kind in (LEAF_SPINE, SPINE_CORE))
+            or (end.kind == UPLINK and access is not None and end.far in net.subnets)
         ):
-            # routed, BGP unnumbered: an access switch's uplink into the in-band top tier, or a
-            # leaf-spine or spine-core link of an in-band network routed at its leaves
+            # routed, BGP unnumbered: an access switch's uplink into the in-band top tier, a
+            # leaf-spine or spine-core link of an in-band network routed at its leaves, or a
+            # link of an OOB network's management tree (synth/oob.py connect_tree)
             interfaces[name] = swp(ctx, device, end, mtu)
             neighbors[name] = {"type": "unnumbered", "remote-as": "external"}
         elif end.kind == UPLINK and end.upward:
@@ -290,6 +293,16 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
             **nvue.addresses([f"{access.gateway}/{access.network.prefixlen}"]),
         }
         announce, router_id = str(access.network), access.gateway
+        if access.server_port is not None and access.server_link is not None:
+            # the root of a management tree that uplinks nowhere: the provisioning server on a
+            # routed port of its own, announced to the tree
+            interfaces[cumulus_name(access.server_port)] = {
+                "type": "swp",
+                "description": f"provisioning server {net.server}",
+                "link": {"mtu": mtu, "speed": f"{_cage_speed(ctx, device)}G", "state": {"up": {}}},
+                **nvue.addresses([str(access.server_link)]),
+            }
+            extra = [str(access.server_link.network)]
     elif mgmt is None and device.mgmt_ip is not None:
         prefixlen, via = mgmt_subnet(fabric, device.name)
         interfaces[f"vlan{vlan}"] = {
@@ -367,7 +380,7 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
                 }
             }
         }
-    if access is not None and access.uplinks:
+    if access is not None and access.relays:
         tree["service"] = {"dhcp-relay": {"default": _relay(access, vlan, net.server, nvue)}}
     if neighbors and router_id is not None:
         uplink_neighbors = [n for n in neighbors if n != "peerlink.4094"]
@@ -421,6 +434,12 @@ def _relay(access: AccessSubnet, vlan: int, server: str, nvue: Nvue) -> Tree:
             "agent": agent,
         }
     return {"interface": {svi: {}, **uplinks}, "server": {server: {}}, "agent": agent}
+
+
+def _cage_speed(ctx: ConfigContext, device: Device) -> int:
+    """The speed of the switch's uplink cages (its provisioning server port is one)."""
+    groups = [g for g in ctx.switch_model(device).port_groups if g.use == "uplink"]
+    return groups[0].cage_speed if groups else 1
 
 
 def _stp_priority(ctx: ConfigContext, device: Device) -> int:
