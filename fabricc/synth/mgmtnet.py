@@ -21,13 +21,19 @@ addresses); produces the ManagementNet the config and provisioning emitters shar
     rule (all spines one ASN) avoids in two tiers;
   * access switches that uplink into that tier route: BGP unnumbered on the uplinks (the
     in-band top tier one private ASN, each access switch its own; RFC 6996 range), each
-    announcing its subnet, the top tier the in-band pool;
+    announcing its subnet, the top tier the in-band pool; where the OOB network uplinks
+    nowhere, its access switches route the same way over their management tree's uplink
+    cages (synth/oob.py connect_tree);
   * the provisioning server (Kea, the HTTP server of the ZTP files) is the first server node on
-    an in-band network (its in-band address), else the OOB pool's last address (a server the
-    site provides, reached through its router);
+    an in-band network (its in-band address), else the OOB pool's last address: a server the
+    site provides, on a routed /30 of the port the first management tree's root keeps for it,
+    announced to the tree (and the in-band network); an access switch relays only where its
+    uplinks lead to the server;
   * the seed switches: those whose own DHCP request could only reach the server through a
-    switch still unconfigured - the access switches, the in-band top tier and the in-band
-    leaves the server hangs off - which are bootstrapped first (ZTP from a USB drive).
+    switch still unconfigured - the roots of the access switches' management trees (every
+    other access switch's management port is on a relayed port of another), the in-band top
+    tier and the in-band leaves the server hangs off - which are bootstrapped first (ZTP from
+    a USB drive).
 """
 
 from __future__ import annotations

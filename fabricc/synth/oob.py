@@ -2,7 +2,9 @@
 
 Consumes the placed design (racks with their devices) and the oob network spec; produces access
 switches, one copper link from every BMC, switch management port, NVLink tray, power shelf and
-PDU to an access switch, and the access switches' uplinks into another network's top tier
+PDU to an access switch, the access switches' management trees (connect_tree: each one's own
+management port on a neighbouring access switch's relayed port; where the network uplinks
+nowhere, a tree of their uplink cages too) and their uplinks into another network's top tier
 (uplink_to). Access switches serve runs of neighbouring racks (at most max_racks_per_switch),
 so that patch cords stay short, and sit at the top of a network rack or the first rack they
 serve. Runs and ports count the ports racks reserve for nodes to come, so growing a design keeps
