@@ -346,12 +346,14 @@ def _spare(
 ) -> list[int]:
     """The port offsets of a run that nothing keeps, in the order other access switches'
     management ports take them: a central rack's between its devices' and its switches' (which
-    _managed counts towards each other), from the middle out; other runs' above the ports they
+    _managed counts towards each other), from the switch's middle out; other runs' above the ports they
     keep for devices and racks to come, from the top."""
     if racks and racks[0].role == "central" and used >= capacity:
         up = max((o for o, d, _ in ports if d.kind != "switch"), default=-1) + 1
         down = min((o for o, d, _ in ports if d.kind == "switch"), default=capacity)
-        middle = (up + down - 1) / 2
+        # from the switch's middle, not the gap's: a device added on either side moves no
+        # other switch's management port unless it takes that very port
+        middle = (capacity - 1) / 2
         return sorted(range(up, down), key=lambda o: (abs(o - middle), o))
     kept = max(used, *(offset + 1 for offset, _, _ in ports), 0)
     return list(range(capacity - 1, kept - 1, -1))
