@@ -279,7 +279,6 @@ def test_switches_provision_through_the_designed_relay(
             [
                 *(f"inband-leaf00{n}" for n in range(3, 7)),
                 *(f"oob-dgx-leaf00{n}" for n in range(2, 7)),
-                "oob-leaf002",
             ]
         )
     else:

@@ -345,16 +345,12 @@ def _spare(
     racks: list[RackPlan], ports: list[tuple[int, Device, str]], used: int, capacity: int
 ) -> list[int]:
     """The port offsets of a run that nothing keeps, in the order other access switches'
-    management ports take them: a central rack's between its devices' and its switches' (which
-    _managed counts towards each other), from the switch's middle out; other runs' above the ports they
-    keep for devices and racks to come, from the top."""
+    management ports take them: above the ports it keeps for devices and racks to come, from
+    the top. A central rack keeps every port (_managed: its devices and its switches count
+    towards each other, and a design that grows may fill the gap from either side), so its
+    access switch has none."""
     if racks and racks[0].role == "central" and used >= capacity:
-        up = max((o for o, d, _ in ports if d.kind != "switch"), default=-1) + 1
-        down = min((o for o, d, _ in ports if d.kind == "switch"), default=capacity)
-        # from the switch's middle, not the gap's: a device added on either side moves no
-        # other switch's management port unless it takes that very port
-        middle = (capacity - 1) / 2
-        return sorted(range(up, down), key=lambda o: (abs(o - middle), o))
+        return []
     kept = max(used, *(offset + 1 for offset, _, _ in ports), 0)
     return list(range(capacity - 1, kept - 1, -1))
 
