@@ -41,6 +41,7 @@ from fabricc.change.snapshot import (
 from fabricc.change.workorder import files, work_order
 from fabricc.cli import cli
 from fabricc.ir import UPLINK
+from fabricc.synth.addressing import oob_gateways
 from tests.support import EXAMPLES, compile_text
 
 ROCE = (EXAMPLES / "roce-lab.yaml").read_text()
@@ -461,10 +462,13 @@ def test_access_switches_are_a_name_series_and_an_address_part_per_region(tmp_pa
     assert {"oob-leaf001", "oob-dgx-leaf001", "oob-storage-leaf001"} <= set(access)
     # each switch the first host of its subnet: a /26 for 48 ports (network, switch, ports,
     # broadcast)
-    assert access["oob-dgx-leaf001"].mgmt_ip == "10.128.0.1"
-    assert access["oob-dgx-leaf002"].mgmt_ip == "10.128.0.65"
-    assert access["oob-leaf001"].mgmt_ip == "10.128.128.1"
-    assert access["oob-storage-leaf001"].mgmt_ip == "10.128.192.1"
+    # each its subnet's first address (its management port is on its parent's subnet where it
+    # has a parent in the management tree: synth/oob.py connect_tree)
+    gateways = oob_gateways(fabric)
+    assert gateways["oob-dgx-leaf001"] == "10.128.0.1"
+    assert gateways["oob-dgx-leaf002"] == "10.128.0.65"
+    assert gateways["oob-leaf001"] == "10.128.128.1"
+    assert gateways["oob-storage-leaf001"] == "10.128.192.1"
     written = text.replace(
         "uplink_to: inband}", "uplink_to: inband, hostnames: {leaf: 'm-{group}{n}'}}"
     )

@@ -26,6 +26,7 @@ import csv
 import functools
 import io
 import ipaddress
+import itertools
 import json
 import tempfile
 from collections.abc import Iterator
@@ -469,6 +470,139 @@ def test_every_switch_that_boots_by_dhcp_has_a_relay_inserting_its_circuit_id(
     assert not problems, "\n".join(problems[:20])
 
 
+def _access_switches(out: Outputs) -> set[str]:
+    """The switches other devices' management ports are cabled to."""
+    return {r["b_device"] for r in out.cables if r["kind"] == "mgmt"} & out.switches
+
+
+def seed_problems(out: Outputs) -> list[str]:
+    """Issue 41: every switch but a few seeds provisions itself by DHCP. A seed is the root of a
+    management tree (an access switch whose own management port is cabled to no other access
+    switch: the first of a floor region, or one of racks that keep every port; a few, at most
+    two and one per three access switches), a switch with no cabled management
+    port, or an in-band switch on the relays' path to the provisioning server; any other seed
+    is a switch left to a USB drive for want of a relay."""
+    access = _access_switches(out)
+    cabled = {r["a_device"] for r in out.cables if r["kind"] == "mgmt"}
+    inband = {
+        device
+        for r in out.cables
+        if out.roles.get(r["network"]) == "inband" and r["kind"] != "mgmt"
+        for device in (r["a_device"], r["b_device"])
+    }
+    roots = sorted(access - cabled)
+    problems = []
+    if len(roots) > 2 + len(access) // 3:
+        problems.append(f"{len(roots)} of {len(access)} access switches are roots: {roots[:5]}")
+    for seed in sorted(_seeds(out)):
+        if seed in cabled and seed not in inband:
+            problems.append(f"{seed}: a seed although its management port is cabled to a relay")
+    return problems
+
+
+# the SuperPOD with an OOB network that uplinks nowhere while its provisioning server is an
+# in-band host: no relay can reach it, every switch boots from USB, and seeds.txt says so
+UNREACHABLE = {"oob-not-uplinked"}
+
+
+@pytest.mark.parametrize("design", DESIGNS)
+def test_every_switch_but_a_few_seeds_provisions_itself_by_dhcp(design: str) -> None:
+    out = outputs(design)
+    if design in UNREACHABLE:
+        assert "no path toward the provisioning server" in out.files["provisioning/ztp/seeds.txt"]
+        return
+    problems = seed_problems(out)
+    assert not problems, "\n".join(problems[:20])
+
+
+def path_problems(out: Outputs) -> list[str]:
+    """Every DHCP relay has a routed path to the provisioning server: one of its upstream
+    interfaces is on the server's subnet, or is a BGP unnumbered port whose cable leads, over
+    BGP adjacencies and bridged domains, to a switch that owns an address on the server's
+    subnet and announces it; and each relay announces the subnet it relays for (the server's
+    answer goes to that address)."""
+    reservations = _reservations(out)
+    urls = [
+        o["data"]
+        for found in reservations.values()
+        for r in found
+        for o in r.get("option-data", [])
+        if o["name"] in ("ztp-url", "boot-file-name")
+    ]
+    if not urls:
+        return []
+    server = Address(urls[0].split("/")[2])
+
+    def bgp(switch: str) -> dict[str, Any]:
+        tree: dict[str, Any] = (
+            out.nvue.get(switch, {}).get("vrf", {}).get("default", {}).get("router", {})
+        )
+        found: dict[str, Any] = tree.get("bgp", {})
+        return found
+
+    def announced(switch: str) -> list[ipaddress.IPv4Network]:
+        family = bgp(switch).get("address-family", {}).get("ipv4-unicast", {})
+        return [ipaddress.IPv4Network(n) for n in family.get("network", {})]
+
+    owners = {
+        o.switch
+        for found in out.owned.values()
+        for o in found
+        if server in o.interface.network
+        and o.interface.network.prefixlen < 32
+        and any(server in n for n in announced(o.switch))
+    }
+    graph: nx.Graph = nx.Graph()
+    graph.add_nodes_from(out.switches)
+    domain = layer2(out)
+    for a, b in itertools.combinations(sorted(out.nvue), 2):
+        if domain.get(a) == domain.get(b) and a in domain:
+            graph.add_edge(a, b)
+    far: dict[tuple[str, str], str] = {}
+    for row in out.cables:
+        if row["kind"] == "mgmt" or not {row["a_device"], row["b_device"]} <= set(out.nvue):
+            continue
+        a, b = row["a_device"], row["b_device"]
+        pa, pb = cumulus_port(row["a_port"]), cumulus_port(row["b_port"])
+        far[(a, pa)], far[(b, pb)] = b, a
+        if pa in bgp(a).get("neighbor", {}) and pb in bgp(b).get("neighbor", {}):
+            graph.add_edge(a, b)
+    problems = []
+    for switch, tree in sorted(out.nvue.items()):
+        relay = tree.get("service", {}).get("dhcp-relay", {}).get("default", {})
+        if not relay:
+            continue
+        interfaces = tree.get("interface", {})
+        upstream = [
+            port
+            for group in relay.get("server-group", {}).values()
+            for port in group.get("upstream-interface", {})
+        ]
+        connected = [
+            u for u in upstream if any(server in p.network for p in _nvue_addresses(interfaces[u]))
+        ]
+        reached = [
+            u
+            for u in upstream
+            if u in bgp(switch).get("neighbor", {})
+            and (switch, u) in far
+            and any(nx.has_path(graph, far[(switch, u)], o) for o in owners)
+        ]
+        if not connected and not reached:
+            problems.append(f"{switch}: no routed path from its relay {upstream} to {server}")
+        for downstream in relay.get("downstream-interface", {}):
+            for prefix in _nvue_addresses(interfaces.get(downstream, {})):
+                if not connected and prefix.network not in announced(switch):
+                    problems.append(f"{switch}: relays for {prefix.network} but does not route it")
+    return problems
+
+
+@pytest.mark.parametrize("design", DESIGNS)
+def test_every_relay_has_a_routed_path_to_the_provisioning_server(design: str) -> None:
+    problems = path_problems(outputs(design))
+    assert not problems, "\n".join(problems[:20])
+
+
 # -- (d) host bonds --------------------------------------------------------------------------
 
 
@@ -689,7 +823,14 @@ def test_the_variations_build_what_they_vary() -> None:
     netplans = [t for p, t in single.files.items() if p.startswith("provisioning/netplan/")]
     assert netplans and not any("802.3ad" in text for text in netplans)
     assert len(outputs("oob-access-switch-per-rack").nvue) > len(outputs(BASE).nvue)
-    assert not any(r["kind"] == "uplink" for r in outputs("oob-not-uplinked").cables)
+    # no uplink leaves the OOB network (its management tree's links stay inside it)
+    oob_switches = set(outputs("oob-not-uplinked").nvue) & {
+        r["b_device"] for r in outputs("oob-not-uplinked").cables if r["kind"] == "mgmt"
+    }
+    assert not any(
+        r["kind"] == "uplink" and not {r["a_device"], r["b_device"]} <= oob_switches
+        for r in outputs("oob-not-uplinked").cables
+    )
     # the bridged designs bridge (so the forest check has edges), the routed ones do not
     for design in (BASE, "inband-1-spine", "inband-single-homed-1-spine", "inband-2-spines"):
         assert bridging(outputs(design)).graph.number_of_edges() >= 3, design

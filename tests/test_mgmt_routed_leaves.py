@@ -106,7 +106,8 @@ def test_every_in_band_gateway_is_owned_by_its_leaf_pair(example: str) -> None:
         gateway = str(ipaddress.IPv4Interface(virtual).ip)
         owned.setdefault(gateway, (subnet, svi["vrr"]["mac-address"], set()))[2].add(leaf)
         announced = trees[leaf]["vrf"]["default"]["router"]["bgp"]["address-family"]
-        assert set(announced["ipv4-unicast"]["network"]) == {str(subnet)}
+        (loopback,) = ipv4(trees[leaf]["interface"]["lo"])["address"]
+        assert set(announced["ipv4-unicast"]["network"]) == {str(subnet), loopback}
     subnets = [s for s, _, _ in owned.values()]
     assert all(not a.overlaps(b) for i, a in enumerate(subnets) for b in subnets[i + 1 :])
     assert all(len(pair) == 2 for _, _, pair in owned.values())  # both peers of a pair
@@ -137,6 +138,51 @@ def test_every_in_band_gateway_is_owned_by_its_leaf_pair(example: str) -> None:
     assert net.server_device is not None
     seeds = files["provisioning/ztp/seeds.txt"]
     assert "in-band spine: routes between the leaves' subnets" in seeds
+
+
+@pytest.mark.parametrize("example", ROUTED)
+def test_mlag_leaves_route_across_the_peer_link_and_back_up_on_the_loopback(example: str) -> None:
+    """Issue 41: an MLAG + VRR leaf pair with routed uplinks has a routed adjacency across the
+    peer link (Cumulus Linux "Multi-Chassis Link Aggregation - MLAG", Peer Link Routing: BGP
+    unnumbered on peerlink.4094) and its backup IP is the peer's loopback in the default VRF,
+    announced over the uplinks - not the peer's eth0 behind the OOB network, which itself
+    uplinks into these spines."""
+    fabric, files, trees = _build(example)
+    net = management_net(fabric)
+    assert net.inband is not None
+    peers = {
+        r["a_device"]: r["b_device"]
+        for r in cables(files)
+        if r["network"] == "inband" and r["kind"] == "peer"
+    }
+    peers |= {b: a for a, b in peers.items()}
+    leaves = fabric.networks["inband"].switches["leaf"]
+    assert set(leaves) <= set(peers)  # every leaf of these examples is in an MLAG pair
+    subnets = [leaf.subnet for leaf in net.inband.leaves.values()]
+    loopbacks: dict[str, str] = {}
+    for leaf in leaves:
+        (address,) = ipv4(trees[leaf]["interface"]["lo"])["address"]
+        loopback = ipaddress.IPv4Interface(address)
+        assert loopback.network.prefixlen == 32 and loopback.ip in net.inband.prefix
+        assert not any(loopback.ip in s for s in subnets), leaf  # not over the bridged VLAN
+        announced = _bgp(trees[leaf])["address-family"]["ipv4-unicast"]["network"]
+        assert address in announced, leaf
+        loopbacks[leaf] = str(loopback.ip)
+    assert len(set(loopbacks.values())) == len(loopbacks)
+    spine_loopbacks = {
+        next(iter(ipv4(trees[s]["interface"]["lo"])["address"])).split("/")[0]
+        for s in fabric.networks["inband"].switches["spine"]
+    }
+    assert not spine_loopbacks & set(loopbacks.values())
+    for leaf in leaves:
+        tree = trees[leaf]
+        assert tree["interface"]["peerlink"]["type"] == "peerlink"
+        assert _bgp(tree)["neighbor"]["peerlink.4094"] == {
+            "type": "unnumbered",
+            "remote-as": "external",
+        }
+        assert tree["mlag"]["backup"] == {loopbacks[peers[leaf]]: {"vrf": "default"}}, leaf
+        assert tree["router"]["bgp"]["router-id"] == loopbacks[leaf]
 
 
 def test_two_spines_still_bridge_up_to_the_spine_pair() -> None:
@@ -260,7 +306,9 @@ def test_a_core_tier_routes_every_switch_link(
         if switch in net.inband.spines:  # the plan says the same
             assert {_port(p) for p in net.inband.spines[switch].ports} == ends, switch
     for leaf, own in net.inband.leaves.items():
-        assert {_port(p) for p in own.uplinks} == set(_bgp(trees[leaf])["neighbor"]), leaf
+        # its uplinks, and across the peer link to its MLAG peer (Peer Link Routing)
+        want = {_port(p) for p in own.uplinks} | {"peerlink.4094"}
+        assert want == set(_bgp(trees[leaf])["neighbor"]), leaf
 
 
 def test_a_core_tier_numbers_asns_as_rfc_7938(
@@ -297,7 +345,7 @@ def test_a_core_tier_numbers_asns_as_rfc_7938(
     # next hops FRR builds support)
     for switch in [*leaves, *spines, *cores]:
         family = _bgp(trees[switch])["address-family"]["ipv4-unicast"]
-        neighbors = len(_bgp(trees[switch])["neighbor"])
+        neighbors = len([n for n in _bgp(trees[switch])["neighbor"] if n != "peerlink.4094"])
         assert family["multipaths"]["ebgp"] == min(neighbors, 64) > 1
 
 
@@ -352,7 +400,7 @@ def test_a_core_tier_keeps_the_leaf_pairs_gateways_and_loopbacks_apart(
         if link.kind == "leaf-spine" and link.network == "inband" and link.a in server_leaves
     }
     assert net.seeds == [
-        *net.subnets,
+        *[s for s in net.subnets if s not in net.served_by],  # the management tree's root
         *topology.switches["core"],
         *[s for s in topology.switches["spine"] if s in above],
         *sorted(server_leaves),

@@ -15,6 +15,7 @@ from fabricc.catalog.sonic import (
     SonicPlatform,
     SonicSwitch,
     sonic_platforms,
+    sonic_release_data,
     sonic_releases,
     sonic_switch,
 )
@@ -257,6 +258,45 @@ def test_every_spec_release_has_a_database_version() -> None:
     assert field.default in sonic_releases()
     for release, version in sonic_releases().items():
         assert version.startswith(f"version_{release}_")
+
+
+# The version_<release>_NN migration steps each release branch's scripts/db_migrator.py defines
+# (github.com/sonic-net/sonic-utilities, read at the commits data/sonic.yaml names): a config_db
+# whose VERSIONS|DATABASE names a step the image's branch lacks fails `config reload`'s migration
+# (DBMigrator.migrate calls getattr(self, version)).
+DB_MIGRATOR_STEPS = {
+    "202311": "202305_01 202311_01 202311_02 202311_03",
+    "202405": "202305_01 202311_01 202311_02 202311_03 202405_01 202405_02",
+    "202411": "202305_01 202311_01 202311_02 202311_03 202405_01 202405_02 202411_01 202411_02",
+    "202505": "202305_01 202311_01 202311_02 202311_03 202405_01 202405_02 202411_01 202411_02"
+    " 202505_01",
+    "202511": "202305_01 202311_01 202311_02 202311_03 202405_01 202405_02 202411_01 202411_02"
+    " 202505_01 202511_01",
+    "202605": "202305_01 202311_01 202311_02 202311_03 202405_01 202405_02 202411_01 202411_02"
+    " 202505_01 202511_01 202605_01",
+}
+
+
+@pytest.mark.parametrize("release", sorted(DB_MIGRATOR_STEPS))
+def test_each_release_writes_a_version_its_db_migrator_knows(release: str, tmp_path: Path) -> None:
+    """Issue 42 item 7: VERSIONS|DATABASE of a config_db.json built for `release` is a step that
+    release's db_migrator.py defines - its CURRENT_VERSION, the last one - and the data names
+    the branch it was read from."""
+    steps = [f"version_{step}" for step in DB_MIGRATOR_STEPS[release].split()]
+    data = sonic_release_data()[release]
+    assert list(data.known) == steps
+    assert data.version == steps[-1]
+    assert f"branch {release} at " in data.source and "db_migrator.py" in data.source
+    text = (
+        (EXAMPLES / "roce-lab.yaml")
+        .read_text()
+        .replace("    os: sonic\n", f'    os: sonic\n    sonic_release: "{release}"\n')
+    )
+    dbs = config_dbs(by_path(compile_text(text, tmp_path)[1]))
+    assert dbs
+    for db in dbs.values():
+        assert db["VERSIONS"]["DATABASE"]["VERSION"] in steps
+        assert db["VERSIONS"]["DATABASE"]["VERSION"] == steps[-1]
 
 
 def test_every_network_sonic_cannot_run_is_named_in_one_run(tmp_path: Path) -> None:

@@ -150,10 +150,18 @@ def test_roce_lab_routes_as_designed(tmp_path_factory: pytest.TempPathFactory) -
     drills = {d["drill"]: d for d in fabric["drills"]}
     assert drills["one spine down"]["failures"] == []
     assert drills["one spine down"]["still_reach"] == drills["one spine down"]["pairs"] == 2
-    # today's defect (issue 41): the access switches relay nothing, so no switch gets DHCP
+    # issue 41: the access switches are the seeds (the first of each floor region's management
+    # tree; the OOB network routes through its tree to the server on the GPU region's root),
+    # and every fabric switch comes up by DHCP through their relays
     assert report["provisioning"]["by_usb"] == ["oob-leaf001", "oob-gpu-leaf001"]
-    assert report["provisioning"]["by_dhcp"] == []
-    assert "runs no DHCP relay" in str(report["provisioning"]["failures"])
+    assert report["provisioning"]["by_dhcp"] == [
+        "fabric-leaf001",
+        "fabric-leaf002",
+        "fabric-spine001",
+        "fabric-spine002",
+    ]
+    assert report["provisioning"]["not_provisioned"] == []
+    assert report["provisioning"]["failures"] == []
     assert not own_leftovers()
 
 
@@ -265,7 +273,14 @@ def test_switches_provision_through_the_designed_relay(
     assert isinstance(failures, list)
     if edit is None:
         assert failures == []
-        assert result["by_dhcp"] == [f"inband-leaf00{n}" for n in range(3, 7)]
+        # the in-band leaves behind the access switches, and (issue 41) every access switch but
+        # the management tree's root: their management ports are on relayed access ports
+        assert result["by_dhcp"] == sorted(
+            [
+                *(f"inband-leaf00{n}" for n in range(3, 7)),
+                *(f"oob-dgx-leaf00{n}" for n in range(2, 7)),
+            ]
+        )
     else:
         assert "inband-leaf003" in str(result["not_provisioned"])
         assert any(all(w in json.dumps(f) for w in words) for f in failures), failures

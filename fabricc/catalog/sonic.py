@@ -214,10 +214,27 @@ def _objects(name: str) -> bool:
     return name == "shared"
 
 
+@dataclass(frozen=True, slots=True)
+class SonicRelease:
+    """What one SONiC release's db_migrator.py (sonic-utilities, that release's branch) knows."""
+
+    version: str  # its CURRENT_VERSION: what VERSIONS|DATABASE says
+    known: tuple[str, ...]  # the version_<release>_NN migration steps it defines
+    source: str  # file, branch and commit it was read from
+
+
+@functools.cache
+def sonic_release_data() -> dict[str, SonicRelease]:
+    return {
+        str(release): SonicRelease(entry["version"], tuple(entry["known"]), entry["source"])
+        for release, entry in _data()["releases"].items()
+    }
+
+
 @functools.cache
 def sonic_releases() -> dict[str, str]:
     """SONiC release -> the CONFIG_DB schema version of VERSIONS|DATABASE."""
-    return {str(k): v for k, v in _data()["releases"].items()}
+    return {release: data.version for release, data in sonic_release_data().items()}
 
 
 def mode_speed(mode: str) -> int:

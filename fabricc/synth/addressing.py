@@ -96,10 +96,23 @@ def _routed_networks(fabric: Fabric) -> Iterator[str]:
             yield name
 
 
-def _management(fabric: Fabric, problems: list[Diagnostic]) -> None:
-    """Management addresses: each out-of-band network an equal share of the pool (as many as
-    the next power of two), in it each floor region a part (_switch_blocks), in it each access
-    switch a subnet (oob_block_size) by its number: its own address first, then one per port."""
+def oob_gateways(fabric: Fabric) -> dict[str, str]:
+    """Each access switch's own address on its subnet (the subnet's first host: the gateway and
+    DHCP relay address of its devices); empty where the pool is too small."""
+
+    def compute() -> dict[str, str]:
+        offsets, full = _oob_offsets(fabric)
+        if full:
+            return {}
+        pool = _Pool(fabric.loaded.spec.addressing.oob)
+        return {name: pool.text(pool.base + offset) for name, offset in offsets.items()}
+
+    return fabric.derived("oob-gateways", compute)
+
+
+def _oob_offsets(fabric: Fabric) -> tuple[dict[str, int], bool]:
+    """Access switch -> its subnet's first host (an offset in the pool); and whether the pool
+    is too small."""
     oob = ipaddress.ip_network(fabric.loaded.spec.addressing.oob)
     networks = [
         switches
@@ -117,14 +130,28 @@ def _management(fabric: Fabric, problems: list[Diagnostic]) -> None:
         full = full or blocks is None
         for name, block in (blocks or dict.fromkeys(switches, 0)).items():
             offsets[name] = number * share + block + 1  # the subnet's first host
-    addresses = dict(offsets)
+    return offsets, full
+
+
+def _management(fabric: Fabric, problems: list[Diagnostic]) -> None:
+    """Management addresses: each out-of-band network an equal share of the pool (as many as
+    the next power of two), in it each floor region a part (_switch_blocks), in it each access
+    switch a subnet (oob_block_size) by its number: its own address first, then one per port.
+    A device's management address is its port's on the access switch it is cabled to - an
+    access switch's too, where its management port is cabled to its parent in the management
+    tree (synth/oob.py connect_tree); an access switch cabled to none (the tree's root) is
+    managed at its own subnet's first host."""
+    offsets, full = _oob_offsets(fabric)
+    addresses: dict[str, int] = {}
     for link in fabric.links:
         if link.kind == MGMT and link.b in offsets:
             addresses.setdefault(link.a, offsets[link.b] + int(link.b_port))
+    for name, offset in offsets.items():
+        addresses.setdefault(name, offset)
     if full:
         _fail(fabric, problems, "oob", f"{len(addresses)} managed devices", "more addresses")
         return
-    pool = _Pool(str(oob))
+    pool = _Pool(fabric.loaded.spec.addressing.oob)
     for name, offset in addresses.items():
         fabric.devices[name].mgmt_ip = pool.text(pool.base + offset)
 

@@ -133,12 +133,15 @@ def spine_pods(fabric: Fabric, network: str) -> list[tuple[str, ...]]:
 
 
 def loopback_switches(fabric: Fabric, network: str) -> list[str]:
-    """The switches above the leaves, whose own addresses count down from the in-band pool's
-    last host: the top tier first (as where the network bridges), then the spines under a core
-    tier."""
+    """The switches whose own addresses (loopbacks) count down from the in-band pool's last
+    host: the top tier first (as where the network bridges), then the spines under a core tier,
+    then the leaves - a leaf's loopback is its MLAG peer's backup IP, reached over the routed
+    uplinks, not the peer link (Cumulus Linux "Multi-Chassis Link Aggregation - MLAG", Backup
+    IP)."""
     topology = fabric.networks[network]
     top = topology.top_tier
     if top is None:
         return []
     below = topology.switches.get("spine", []) if top == "core" else []
-    return [*topology.switches[top], *below]
+    leaves = topology.switches.get("leaf", []) if top != "leaf" else []
+    return [*topology.switches[top], *below, *leaves]

@@ -12,7 +12,8 @@ addresses); produces the ManagementNet the config and provisioning emitters shar
   * where that top tier is more than two spines, or cores (synth/inbandleaves.py), the leaves
     route instead: every leaf group (an MLAG pair) the VRR gateway of its own subnet, BGP
     unnumbered on every leaf-spine and spine-core link, the spines (and cores) routing between
-    them, their own addresses from the pool's end their loopbacks. ASNs as RFC 7938 section
+    them, their own addresses from the pool's end their loopbacks (then the leaves': each its
+    MLAG peer's backup IP). ASNs as RFC 7938 section
     5.2 numbers a Clos: each leaf its own (after the access switches'), the top tier one (the
     cores, or the spines of a 2-tier network), under cores the spines of each pod one (after
     the leaves') - so a route never goes down into a pod and up again, nor up to a core and
@@ -20,13 +21,19 @@ addresses); produces the ManagementNet the config and provisioning emitters shar
     rule (all spines one ASN) avoids in two tiers;
   * access switches that uplink into that tier route: BGP unnumbered on the uplinks (the
     in-band top tier one private ASN, each access switch its own; RFC 6996 range), each
-    announcing its subnet, the top tier the in-band pool;
+    announcing its subnet, the top tier the in-band pool; where the OOB network uplinks
+    nowhere, its access switches route the same way over their management tree's uplink
+    cages (synth/oob.py connect_tree);
   * the provisioning server (Kea, the HTTP server of the ZTP files) is the first server node on
-    an in-band network (its in-band address), else the OOB pool's last address (a server the
-    site provides, reached through its router);
+    an in-band network (its in-band address), else the OOB pool's last address: a server the
+    site provides, on a routed /30 of the port the first management tree's root keeps for it,
+    announced to the tree (and the in-band network); an access switch relays only where its
+    uplinks lead to the server;
   * the seed switches: those whose own DHCP request could only reach the server through a
-    switch still unconfigured - the access switches, the in-band top tier and the in-band
-    leaves the server hangs off - which are bootstrapped first (ZTP from a USB drive).
+    switch still unconfigured - the roots of the access switches' management trees (every
+    other access switch's management port is on a relayed port of another), the in-band top
+    tier and the in-band leaves the server hangs off - which are bootstrapped first (ZTP from
+    a USB drive).
 """
 
 from __future__ import annotations
@@ -36,14 +43,14 @@ import ipaddress
 from dataclasses import dataclass, field, replace
 
 from fabricc.ir import ENDPOINT_LEAF, LEAF_SPINE, MGMT, UPLINK, Fabric
-from fabricc.synth.addressing import oob_stride
+from fabricc.synth.addressing import oob_gateways, oob_stride
 from fabricc.synth.inbandleaves import (
     leaf_groups,
     loopback_switches,
     routed_ports,
     spine_pods,
 )
-from fabricc.synth.oob import access_ports
+from fabricc.synth.oob import access_ports, server_cage, tree_order, uplink_cage
 
 MGMT_ASN = 4_290_000_000  # RFC 6996 private 4-byte ASN: the in-band top tier; access switches after
 VRR_MAC_BASE = 0x00005E000100  # RFC 5798 VRRP MAC 00:00:5e:00:01:<VRID>, as Cumulus VRR shows
@@ -57,15 +64,21 @@ class AccessSubnet:
     network: ipaddress.IPv4Network
     gateway: str  # the switch's own address (the subnet's first host)
     pool: tuple[str, str] | None  # addresses after the last port, for unknown devices
-    asn: int | None  # where it routes into the in-band top tier
-    uplinks: tuple[str, ...] = ()  # its own ports towards that tier
+    asn: int | None  # where it routes (into the in-band top tier, or in its management tree)
+    uplinks: tuple[str, ...] = ()  # its own ports towards the provisioning server
+    # the management tree's root where its network uplinks nowhere: its port to the provisioning
+    # server (the first of `uplinks`) and its own address there
+    server_port: str | None = None
+    server_link: ipaddress.IPv4Interface | None = None
+    reaches_server: bool = True  # its uplinks lead to the provisioning server
 
     @property
     def relays(self) -> bool:
         """Whether it relays DHCP: a relay needs an upstream interface toward the server
         (Cumulus Linux "DHCP Relays": a server group has at least one upstream and one
-        downstream interface) - its uplinks; without one no request of its devices reaches Kea."""
-        return bool(self.uplinks)
+        downstream interface) - its uplinks, on a routed path to the server; without one no
+        request of its devices reaches Kea."""
+        return bool(self.uplinks) and self.reaches_server
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +91,7 @@ class LeafGateway:
     real: str  # this leaf's own address in the subnet
     asn: int
     uplinks: tuple[str, ...]  # its ports towards the spines
+    loopback: str = ""  # its own /32 from the in-band pool's end: its MLAG peer's backup IP
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,8 +148,10 @@ class ManagementNet:
         return _dotted(_address_value(self.subnets[switch].gateway) + int(port))
 
     def subnet_of(self, device: str) -> AccessSubnet | None:
-        """The subnet a device's management address is in (its access switch's)."""
-        switch = device if device in self.subnets else self.served_by.get(device)
+        """The subnet a device's management address is in: its access switch's (an access
+        switch's own management port is cabled to its parent in the management tree; the
+        tree's root is managed on its own subnet)."""
+        switch = self.served_by.get(device) or (device if device in self.subnets else None)
         return self.subnets.get(switch) if switch is not None else None
 
 
@@ -173,11 +189,21 @@ def _compute(fabric: Fabric) -> ManagementNet:
     inband = _inband_gateway(fabric)
     plan.inband = inband
     tops = set(inband.real) if inband is not None else set()
+    access = {
+        s
+        for name, network in fabric.loaded.networks.items()
+        if network.spec.role == "oob" and name in fabric.networks
+        for s in fabric.networks[name].switches.get("leaf", [])
+    }
     uplinks_of: dict[str, list[str]] = {}  # one pass over the links, not one per switch
     for link in fabric.links:
-        if link.kind == UPLINK and link.b in tops:
+        # into the in-band top tier, or to its parent in its management tree (synth/oob.py)
+        if link.kind == UPLINK and (link.b in tops or (link.a in access and link.b in access)):
             uplinks_of.setdefault(link.a, []).append(link.a_port)
+    plan.server, plan.server_device = _server(fabric)
+    gateways = oob_gateways(fabric)
     number = 0
+    server_taken = False
     for name, network in fabric.loaded.networks.items():
         topology = fabric.networks.get(name)
         if network.spec.role != "oob" or topology is None:
@@ -187,8 +213,15 @@ def _compute(fabric: Fabric) -> ManagementNet:
             continue
         stride = oob_stride(fabric, switches)
         prefixlen = 32 - (stride.bit_length() - 1)
+        root, server_port, server_link = _server_port(
+            fabric, name, switches, plan, prefixlen, server_taken
+        )
+        server_taken = server_taken or server_port is not None
+        # the tree reaches the server through the in-band network it uplinks into, or through
+        # its root's server port
+        reaches = network.spec.uplink_to is not None or server_port is not None
         for switch in switches:
-            address = ipaddress.IPv4Address(devices[switch].mgmt_ip)
+            address = ipaddress.IPv4Address(gateways.get(switch) or devices[switch].mgmt_ip)
             subnet = ipaddress.IPv4Network(f"{address}/{prefixlen}", strict=False)
             ports = access_ports(catalog.switches[devices[switch].model])
             first_free = int(address) + ports + 1
@@ -199,23 +232,59 @@ def _compute(fabric: Fabric) -> ManagementNet:
                 else None
             )
             uplinks = tuple(uplinks_of.get(switch, ()))
+            port = server_port if switch == root else None
+            if port is not None:
+                uplinks = (port, *uplinks)
             number += 1
             plan.subnets[switch] = AccessSubnet(
                 switch,
                 subnet,
                 str(address),
                 pool,
-                MGMT_ASN + number if uplinks else None,
+                MGMT_ASN + number if uplinks or switch == root else None,
                 uplinks,
+                port,
+                server_link if port is not None else None,
+                reaches,
             )
     if inband is not None:
         plan.inband = _routed_leaves(fabric, inband, number)
     for link in fabric.links:
         if link.kind == MGMT and link.b in plan.subnets:
             plan.served_by[link.a] = link.b
-    plan.server, plan.server_device = _server(fabric)
     plan.seeds = _seeds(fabric, plan)
     return plan
+
+
+def _server_port(
+    fabric: Fabric,
+    network: str,
+    switches: list[str],
+    plan: ManagementNet,
+    prefixlen: int,
+    taken: bool,
+) -> tuple[str, str | None, ipaddress.IPv4Interface | None]:
+    """The root of a network's management tree (synth/oob.py tree_order) and, where the
+    provisioning server is the site's (no server node of the design), the root's port to that
+    server - the uplink cage synth/oob.py keeps (server_cage) - and the root's own
+    address there: a /30 with the server's address (the OOB pool's last host), routed and
+    announced to the tree. None where another network's root has the server already, or where
+    the /30 would overlap an access switch's subnet (a full pool)."""
+    root = tree_order(fabric, switches)[0]
+    resolved = fabric.loaded.networks[network]
+    if plan.server_device is not None or taken:
+        return root, None, None
+    model = fabric.loaded.catalog.catalog.switches[fabric.devices[root].model]
+    port = uplink_cage(model, server_cage(resolved))
+    server = ipaddress.IPv4Address(plan.server)
+    link = ipaddress.IPv4Interface(f"{server - 1}/30")
+    if port is None or link.network.broadcast_address == server - 1 or server not in link.network:
+        return root, None, None
+    for gateway in oob_gateways(fabric).values():
+        subnet = ipaddress.IPv4Network(f"{gateway}/{prefixlen}", strict=False)
+        if subnet.overlaps(link.network):
+            return root, None, None
+    return root, port, link
 
 
 def _inband_gateway(fabric: Fabric) -> InbandGateway | None:
@@ -255,6 +324,8 @@ def _routed_leaves(fabric: Fabric, inband: InbandGateway, number: int) -> Inband
     if not groups:
         return inband
     uplinks = routed_ports(fabric, inband.network)
+    end = int(inband.prefix.broadcast_address)
+    place = {s: k for k, s in enumerate(loopback_switches(fabric, inband.network))}
     leaves: dict[str, LeafGateway] = {}
     for group in groups:
         for leaf in group.leaves:
@@ -265,9 +336,8 @@ def _routed_leaves(fabric: Fabric, inband: InbandGateway, number: int) -> Inband
                 group.leaf_address(leaf),
                 MGMT_ASN + number,
                 tuple(uplinks.get(leaf, ())),
+                str(ipaddress.IPv4Address(end - 1 - place[leaf])),
             )
-    end = int(inband.prefix.broadcast_address)
-    place = {s: k for k, s in enumerate(loopback_switches(fabric, inband.network))}
     spines: dict[str, PodSpine] = {}
     for pod, members in enumerate(spine_pods(fabric, inband.network)):
         number += 1
@@ -295,13 +365,14 @@ def _server(fabric: Fabric) -> tuple[str, str | None]:
 
 
 def _seeds(fabric: Fabric, plan: ManagementNet) -> list[str]:
-    """Switches to bootstrap by hand (ZTP-USB), in order: the access switches (no cabled
-    management port of their own, or one behind another access switch that is not up yet),
+    """Switches to bootstrap by hand (ZTP-USB), in order: the access switches whose management
+    port is cabled to no other access switch (the roots of the management trees, synth/oob.py),
     the in-band top tier, under a core tier the spines above the server's leaves (the relays'
     path down from the cores), the in-band leaves the provisioning server is cabled to; last,
-    every Ethernet switch managed through an access switch that has no path to the provisioning
-    server (no uplink: it cannot relay), since no DHCP request of theirs reaches Kea."""
-    seeds = list(plan.subnets)
+    every Ethernet switch (an access switch too) managed through an access switch that has no
+    path to the provisioning server (it cannot relay), since no DHCP request of theirs reaches
+    Kea. Every other access switch provisions itself by DHCP through its parent's relay."""
+    seeds = [s for s in plan.subnets if s not in plan.served_by]
     if plan.inband is not None:
         seeds += list(plan.inband.real)
         if plan.server_device is not None:

@@ -2,7 +2,9 @@
 
 Consumes the placed design (racks with their devices) and the oob network spec; produces access
 switches, one copper link from every BMC, switch management port, NVLink tray, power shelf and
-PDU to an access switch, and the access switches' uplinks into another network's top tier
+PDU to an access switch, the access switches' management trees (connect_tree: each one's own
+management port on a neighbouring access switch's relayed port; where the network uplinks
+nowhere, a tree of their uplink cages too) and their uplinks into another network's top tier
 (uplink_to). Access switches serve runs of neighbouring racks (at most max_racks_per_switch),
 so that patch cords stay short, and sit at the top of a network rack or the first rack they
 serve. Runs and ports count the ports racks reserve for nodes to come, so growing a design keeps
@@ -77,6 +79,7 @@ def build_oob(
         return
     capacity = access_ports(switch)
     runs = _runs(fabric, racks, capacity, spec.max_racks_per_switch or 1_000_000)
+    free: dict[str, list[str]] = {}  # access switch -> its ports no run keeps, from the top
 
     topology = NetworkTopology(
         name=network.name,
@@ -96,7 +99,7 @@ def build_oob(
     written = "leaf" in spec.hostnames.model_fields_set
     collided = False
     floor = Floor(racks)
-    for owner, index, run_racks, ports in runs:
+    for owner, index, run_racks, ports, spare in runs:
         pattern = spec.hostnames.leaf if written else default_pattern("leaf", owner, None)
         name = format_name(
             pattern, network=network.name, role="leaf", group=owner or CENTRAL, n=index + 1, i=index
@@ -141,6 +144,7 @@ def build_oob(
             continue
         fabric.add(device)
         names.append(name)
+        free[name] = [str(port + 1) for port in spare]
         device.rack = home.name
         device.su = home.su
         fabric.rack_by_name[home.name].devices.append(name)
@@ -149,8 +153,149 @@ def build_oob(
                 fabric.links.append(
                     Link(network.name, MGMT, managed_device.name, port, name, str(position + 1), 1)
                 )
+    connect_tree(fabric, network, names, book, free)
     if spec.uplink_to is not None:
         connect_uplinks(fabric, network, names, book, problems, region_order(fabric, names))
+
+
+# Access switches between a management tree's root and its deepest member: each level is one
+# more round of ZTP before the last switches of the tree are up (and what the twin boots in
+# its rounds of DHCP: fabricc/twin/provisioning.py)
+MAX_TREE_DEPTH = 3
+# A parent is one of the access switches just before it in its region (their racks neighbour),
+# at most this far along the floor: the cable is a Cat6 patch cord (100 m channel, TIA-568),
+# with room for the drops to the tray and the slack
+TREE_WINDOW = 8
+TREE_SPAN_M = 60.0
+# Uplink cages of an access switch in its network's routing tree, where the network uplinks
+# nowhere (an SN2201's four QSFP28): towards its parent (on a region's first switch: the
+# previous region's first switch; on the network's first switch: the provisioning server), to
+# two children of its region, and to the next region's first switch
+UP_CAGE, CHILD_CAGES, NEXT_REGION_CAGE = 0, (1, 2), 3
+
+
+def uplink_cage(switch: SwitchModel, k: int) -> str | None:
+    """The name of the k-th cage of the switch's uplink group; None where it has no such cage."""
+    groups = [g for g in switch.port_groups if g.use == "uplink"]
+    if not groups or k >= sum(g.count for g in groups):
+        return None
+    first = sum(g.count for g in switch.port_groups[: switch.port_groups.index(groups[0])])
+    return switch_port(first, k, 1)
+
+
+def server_cage(network: ResolvedNetwork) -> int:
+    """Which uplink cage of a management tree's root is kept for a provisioning server the site
+    provides: the first one its own uplinks into another network leave free."""
+    spec = network.spec
+    return UP_CAGE if spec.uplink_to is None else spec.uplinks_per_switch
+
+
+def tree_regions(fabric: Fabric, switches: list[str]) -> list[list[str]]:
+    """A network's access switches by floor region (region_order), each region's by number:
+    a region's switches only ever grow at its end, and a new region comes last."""
+    regions = region_order(fabric, switches)
+    devices = fabric.devices
+    by_region: dict[int, list[str]] = {}
+    for name in switches:
+        by_region.setdefault(regions[devices[name].series], []).append(name)
+    return [
+        sorted(members, key=lambda name: devices[name].index)
+        for _, members in sorted(by_region.items())
+    ]
+
+
+def tree_order(fabric: Fabric, switches: list[str]) -> list[str]:
+    """A network's access switches region after region: the first is the network's root."""
+    return [name for region in tree_regions(fabric, switches) for name in region]
+
+
+def connect_tree(
+    fabric: Fabric,
+    network: ResolvedNetwork,
+    switches: list[str],
+    book: PortBook,
+    free: dict[str, list[str]],
+) -> None:
+    """The management tree of a network's access switches (issue 41: no USB drive per access
+    switch), one per floor region, so that a region's growth moves nothing of another's.
+
+    Management ports: an access switch's own management port is cabled to a free access port
+    (one no run keeps for devices or racks to come, from the top) of a neighbouring access
+    switch before it in its region (_cable_management_ports), in that switch's relayed VLAN,
+    so that it provisions itself by DHCP through that switch's relay once that one is up. A
+    switch that finds no parent is a root (a seed, bootstrapped from USB): the first of each
+    region, and one whose neighbours keep every port (central racks) or are deep or far.
+
+    Routing, where the network uplinks nowhere (no uplink_to): the uplink cages join every
+    region's switches in a binary tree (UP_CAGE to a parent's CHILD_CAGES, by number) and the
+    regions' first switches in a chain (UP_CAGE to the previous one's NEXT_REGION_CAGE), BGP
+    unnumbered (synth/mgmtnet.py). The network's first switch keeps an uplink cage
+    (server_cage) for a provisioning server the site provides."""
+    if not switches:
+        return
+    catalog = fabric.loaded.catalog.catalog
+    devices = fabric.devices
+    regions = tree_regions(fabric, switches)
+    model = catalog.switches[devices[regions[0][0]].model]
+    server_port = uplink_cage(model, server_cage(network))
+    if server_port is not None:
+        book.take(regions[0][0], server_port)  # the provisioning server's port (synth/mgmtnet.py)
+    for region in regions:
+        _cable_management_ports(fabric, network, region, book, free)
+    if network.spec.uplink_to is not None:
+        return
+    speed = next((g.cage_speed for g in model.port_groups if g.use == "uplink"), 0)
+
+    def cable(child: str, parent: str, cage: int) -> None:
+        up, down = uplink_cage(model, UP_CAGE), uplink_cage(model, cage)
+        if up and down and book.take(child, up) and book.take(parent, down):
+            fabric.links.append(Link(network.name, UPLINK, child, up, parent, down, speed))
+
+    for before, region in itertools.pairwise(regions):
+        cable(region[0], before[0], NEXT_REGION_CAGE)
+    for region in regions:
+        for position, child in enumerate(region[1:], 1):
+            parent = region[(position - 1) // len(CHILD_CAGES)]
+            cable(child, parent, CHILD_CAGES[(position - 1) % len(CHILD_CAGES)])
+
+
+def _cable_management_ports(
+    fabric: Fabric,
+    network: ResolvedNetwork,
+    region: list[str],
+    book: PortBook,
+    free: dict[str, list[str]],
+) -> None:
+    """The management-port trees of one region's access switches (connect_tree): each switch's
+    parent is, of the TREE_WINDOW switches before it in the region, one with a free port, fewer
+    than MAX_TREE_DEPTH levels below its root and racks at most TREE_SPAN_M apart (a patch cord,
+    not a fiber) - the shallowest, the nearest of those. Only switches before it count, so a
+    region that grows keeps every existing cable; none found: a root."""
+    devices = fabric.devices
+    racks = fabric.rack_by_name
+    depth: dict[str, int] = {}
+    for position, child in enumerate(region):
+        own = mgmt_ports(fabric, devices[child])
+        here = racks.get(devices[child].rack or "")
+        best: tuple[int, int, str, str] | None = None
+        for back in range(1, min(position, TREE_WINDOW) + 1):
+            candidate = region[position - back]
+            there = racks.get(devices[candidate].rack or "")
+            if depth[candidate] >= MAX_TREE_DEPTH or here is None or there is None:
+                continue
+            if abs(here.x_m - there.x_m) + abs(here.y_m - there.y_m) > TREE_SPAN_M:
+                continue
+            used = book.used.get(candidate, set())
+            port = next((q for q in free[candidate] if q not in used), None)
+            if port is not None and (best is None or (depth[candidate], back) < best[:2]):
+                best = (depth[candidate], back, candidate, port)
+        if best is None or not own or not book.take(child, own[0]):
+            depth[child] = 0  # a root of its own
+            continue
+        _, _, parent, port = best
+        book.take(parent, port)
+        depth[child] = depth[parent] + 1
+        fabric.links.append(Link(network.name, MGMT, child, own[0], parent, port, 1))
 
 
 def region_order(fabric: Fabric, switches: list[str]) -> dict[str | None, int]:
@@ -166,8 +311,9 @@ def region_order(fabric: Fabric, switches: list[str]) -> dict[str | None, int]:
 
 
 # an access switch's region (its node group, None for central racks), its number there, the
-# racks it serves and the ports: (port offset, managed device, its management port)
-Run = tuple[str | None, int, list[RackPlan], list[tuple[int, Device, str]]]
+# racks it serves, the ports: (port offset, managed device, its management port), and the
+# ports it keeps (for devices and racks to come): its ports above these are free
+Run = tuple[str | None, int, list[RackPlan], list[tuple[int, Device, str]], list[int]]
 
 
 def _managed(
@@ -193,6 +339,20 @@ def _managed(
     nodes = [d for d in rack.devices if d.kind == "node"]
     per_node = len(mgmt_ports(fabric, nodes[0])) if nodes else 0
     return placed, len(ports) + max(0, rack.capacity - len(nodes)) * per_node
+
+
+def _spare(
+    racks: list[RackPlan], ports: list[tuple[int, Device, str]], used: int, capacity: int
+) -> list[int]:
+    """The port offsets of a run that nothing keeps, in the order other access switches'
+    management ports take them: above the ports it keeps for devices and racks to come, from
+    the top. A central rack keeps every port (_managed: its devices and its switches count
+    towards each other, and a design that grows may fill the gap from either side), so its
+    access switch has none."""
+    if racks and racks[0].role == "central" and used >= capacity:
+        return []
+    kept = max(used, *(offset + 1 for offset, _, _ in ports), 0)
+    return list(range(capacity - 1, kept - 1, -1))
 
 
 def _runs(fabric: Fabric, racks: list[RackPlan], capacity: int, max_racks: int) -> list[Run]:
@@ -223,7 +383,15 @@ def _runs(fabric: Fabric, racks: list[RackPlan], capacity: int, max_racks: int) 
         if places:
             index = number(owner)
             if run_racks:
-                runs.append((owner, index, run_racks, run_ports))
+                runs.append(
+                    (
+                        owner,
+                        index,
+                        run_racks,
+                        run_ports,
+                        _spare(run_racks, run_ports, used, capacity),
+                    )
+                )
         run_racks, run_ports, places, used = [], [], 0, 0
 
     for rack in racks:
@@ -237,7 +405,8 @@ def _runs(fabric: Fabric, racks: list[RackPlan], capacity: int, max_racks: int) 
             for i in range(0, len(ports), share):
                 chunk = ports[i : i + share]
                 chunk_ports = [(k, d, p) for k, (_, d, p) in enumerate(chunk)]
-                runs.append((rack.owner, number(rack.owner), [rack], chunk_ports))
+                spare = list(range(capacity - 1, len(chunk) - 1, -1))
+                runs.append((rack.owner, number(rack.owner), [rack], chunk_ports, spare))
             owner = rack.owner
             continue
         if rack.role == "compute":

@@ -10,7 +10,10 @@ none of them; the top tier owns the in-band gateway (an SVI with VRR) and routes
 in-band top tier is more than two spines, or cores, the network routes at its leaves instead
 (synth/inbandleaves.py): every leaf pair is bridged only to its hosts and owns its subnet's
 gateway (VRR), every leaf-spine and spine-core link is a routed port with BGP unnumbered at
-both ends, each spine (and core) has a loopback and no in-band SVI. Every OOB
+both ends, each spine (and core) has a loopback and no in-band SVI; each leaf of an MLAG pair
+has a loopback too, routes across the peer link (BGP unnumbered on peerlink.4094) and backs up
+on its peer's loopback (Cumulus Linux "Multi-Chassis Link Aggregation - MLAG": Peer Link
+Routing, Backup IP). Every OOB
 access switch is the router of its own subnet: its devices on access ports of its VLAN (default
 20), the gateway address on that VLAN's SVI, a DHCP relay towards the provisioning server and
 BGP unnumbered on its uplinks into the in-band top tier. Every port is described with its far
@@ -225,11 +228,14 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
             # a border link: a routed port and an eBGP session with the site network
             interfaces[name], key, session = site_port(ctx, device, end, mtu, nvue)
             neighbors[key] = session
-        elif (end.kind == UPLINK and (end.far if end.upward else device.name) in routers) or (
-            end.link.network == routed_network and end.kind in (LEAF_SPINE, SPINE_CORE)
+        elif (
+            (end.kind == UPLINK and (end.far if end.upward else device.name) in routers)
+            or (end.link.network == routed_network and end.kind in (LEAF_SPINE, SPINE_CORE))
+            or (end.kind == UPLINK and access is not None and end.far in net.subnets)
         ):
-            # routed, BGP unnumbered: an access switch's uplink into the in-band top tier, or a
-            # leaf-spine or spine-core link of an in-band network routed at its leaves
+            # routed, BGP unnumbered: an access switch's uplink into the in-band top tier, a
+            # leaf-spine or spine-core link of an in-band network routed at its leaves, or a
+            # link of an OOB network's management tree (synth/oob.py connect_tree)
             interfaces[name] = swp(ctx, device, end, mtu)
             neighbors[name] = {"type": "unnumbered", "remote-as": "external"}
         elif end.kind == UPLINK and end.upward:
@@ -291,6 +297,7 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
     tree: Tree = {"system": {"hostname": device.name}}
     routes: Tree = {}
     announce = ""  # the prefix this switch routes for (BGP)
+    extra: list[str] = []  # and its loopback, where it has one besides
     router_id = None
     if access is not None:
         # the router of its subnet: the gateway of every device cabled to it
@@ -300,6 +307,16 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
             **nvue.addresses([f"{access.gateway}/{access.network.prefixlen}"]),
         }
         announce, router_id = str(access.network), access.gateway
+        if access.server_port is not None and access.server_link is not None:
+            # the root of a management tree that uplinks nowhere: the provisioning server on a
+            # routed port of its own, announced to the tree
+            interfaces[cumulus_name(access.server_port)] = {
+                "type": "swp",
+                "description": f"provisioning server {net.server}",
+                "link": {"mtu": mtu, "speed": f"{_cage_speed(ctx, device)}G", "state": {"up": {}}},
+                **nvue.addresses([str(access.server_link)]),
+            }
+            extra = [str(access.server_link.network)]
     elif mgmt is None and device.mgmt_ip is not None:
         prefixlen, via = mgmt_subnet(fabric, device.name)
         interfaces[f"vlan{vlan}"] = {
@@ -333,6 +350,15 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
             ),
         }
         announce, router_id = str(own.subnet), own.real
+        if own.loopback:
+            # its own /32: what its MLAG peer's backup IP names, reached over the routed uplinks
+            interfaces["lo"] = {"type": "loopback", **nvue.addresses([f"{own.loopback}/32"])}
+            extra, router_id = [f"{own.loopback}/32"], own.loopback
+        if pair is not None and neighbors:
+            # Peer Link Routing (Cumulus Linux "Multi-Chassis Link Aggregation - MLAG"): a
+            # routed adjacency across the peer link, so that a leaf whose uplinks are all down
+            # still routes its hosts' traffic through its peer; each leaf has its own ASN
+            neighbors["peerlink.4094"] = {"type": "unnumbered", "remote-as": "external"}
     elif loopback is not None:
         # a spine or core of a network routed at its leaves: its own address on the loopback
         interfaces["lo"] = {"type": "loopback", **nvue.addresses([f"{loopback}/32"])}
@@ -347,8 +373,15 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
             "priority": MLAG_PRIORITY[0 if device.name == pair.primary else 1],
             "init-delay": MLAG_INIT_DELAY_S,
         }
+        peer_own = routed.get(peer)
         peer_ip = ctx.devices[peer].mgmt_ip
-        if peer_ip is not None:
+        if peer_own is not None and peer_own.loopback:
+            # routed uplinks: the backup IP is the peer's loopback in the default VRF (Cumulus
+            # Linux "Multi-Chassis Link Aggregation - MLAG", Backup IP: the loopback where the
+            # uplinks are routed), not its eth0 behind an OOB network that may itself run over
+            # these spines
+            mlag["backup"] = {peer_own.loopback: {"vrf": "default"}}
+        elif peer_ip is not None:
             mlag["backup"] = {peer_ip: {"vrf": "mgmt"}}
         tree["mlag"] = mlag
     if pair is not None or any("bridge" in entry for entry in interfaces.values()):
@@ -361,9 +394,10 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
                 }
             }
         }
-    if access is not None and access.uplinks:
+    if access is not None and access.relays:
         tree["service"] = {"dhcp-relay": {"default": _relay(access, vlan, net.server, nvue)}}
     if neighbors and router_id is not None:
+        uplink_neighbors = [n for n in neighbors if n != "peerlink.4094"]
         asn = (
             access.asn
             if access is not None
@@ -381,9 +415,10 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
             "address-family": {
                 "ipv4-unicast": {
                     **nvue.enabled,
-                    "network": {announce: {}},
-                    # a path per neighbor, up to the ECMP width FRR builds support
-                    "multipaths": {"ebgp": min(len(neighbors), MAXIMUM_PATHS)},
+                    "network": {prefix: {} for prefix in [announce, *extra]},
+                    # a path per uplink, up to the ECMP width FRR builds support (the peer
+                    # link's path is one AS longer: never one of them)
+                    "multipaths": {"ebgp": min(len(uplink_neighbors), MAXIMUM_PATHS)},
                 }
             },
             "neighbor": neighbors,
@@ -435,6 +470,12 @@ def _relay(access: AccessSubnet, vlan: int, server: str, nvue: Nvue) -> Tree:
             "agent": agent,
         }
     return {"interface": {svi: {}, **uplinks}, "server": {server: {}}, "agent": agent}
+
+
+def _cage_speed(ctx: ConfigContext, device: Device) -> int:
+    """The speed of the switch's uplink cages (its provisioning server port is one)."""
+    groups = [g for g in ctx.switch_model(device).port_groups if g.use == "uplink"]
+    return groups[0].cage_speed if groups else 1
 
 
 def _stp_priority(ctx: ConfigContext, device: Device) -> int:

@@ -23,9 +23,10 @@ from dataclasses import dataclass, field
 from fabricc.emit import Artifact
 from fabricc.emit.configs import avd
 from fabricc.emit.configs.eos_files import STARTUP
+from fabricc.emit.configs.ports import cumulus_name
 from fabricc.emit.tables import json_text
 from fabricc.ir import Fabric
-from fabricc.synth.mgmtnet import management_net
+from fabricc.synth.mgmtnet import ManagementNet, management_net
 from fabricc.synth.switchos import has_config
 
 ROOT = "fabricc"  # where the server publishes this output folder
@@ -245,6 +246,18 @@ def cumulus_ztp(switch: str, ztp: SwitchZtp, server_root: str, release: str) -> 
     )
 
 
+def _site_server(net: ManagementNet) -> str:
+    """Where the site's provisioning server goes: on the port a management tree's root keeps for
+    it (synth/mgmtnet.py), else anywhere routed to the relays."""
+    for switch, access in net.subnets.items():
+        if access.server_port is not None and access.server_link is not None:
+            return (
+                f"/{access.server_link.network.prefixlen} (yours: cable it to {switch}"
+                f" {cumulus_name(access.server_port)}, gateway {access.server_link.ip})"
+            )
+    return " (yours: route it)"
+
+
 def seeds_text(fabric: Fabric) -> str:
     """The switches to bootstrap first, in order, and why (synth/mgmtnet.py); where an access
     switch has no path to the provisioning server (no uplink, so no relay), it says so and lists
@@ -271,15 +284,17 @@ def seeds_text(fabric: Fabric) -> str:
         f"# (SONiC: its ztp.json as {SONIC_LOCAL_ZTP_JSON});",
         dhcp,
         f"# Provisioning server (Kea, HTTP for {ROOT}/): {net.server}"
-        + (f" on {net.server_device}" if net.server_device else " (yours: route it)"),
+        + (f" on {net.server_device}" if net.server_device else _site_server(net)),
     ]
     for switch in net.seeds:
-        if switch in net.subnets:
+        if switch in net.subnets and switch not in net.served_by:
             subnet = net.subnets[switch].network
             why = (
-                f"access switch: router and DHCP relay of {subnet}"
+                "access switch: a root of its network's management tree (its management port"
+                " is cabled to no relay: the first of its floor region, or no access switch"
+                f" before it has a free port), router and DHCP relay of {subnet}"
                 if net.subnets[switch].relays
-                else f"access switch: router of {subnet}; no uplink toward the provisioning"
+                else f"access switch: router of {subnet}; no path toward the provisioning"
                 " server, so no DHCP relay"
             )
         elif net.served_by.get(switch) in stranded:
