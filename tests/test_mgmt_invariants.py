@@ -28,6 +28,7 @@ import io
 import ipaddress
 import itertools
 import json
+import re
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -282,11 +283,18 @@ def layer2(out: Outputs) -> dict[str, int]:
 def _unconfigured_switches(out: Outputs) -> dict[Address, str]:
     """Management address -> switch, for the switches of the inventory with no config file."""
     rows = csv.DictReader(io.StringIO(out.files.get("inventory/devices.csv", "")))
-    return {
+    owned = {
         Address(row["mgmt_ip"]): row["name"]
         for row in rows
         if row["kind"] == "switch" and row["mgmt_ip"] and row["name"] not in out.switches
     }
+    # and the gateway addresses seeds.txt tells the site to set on them by hand
+    for line in out.files.get("provisioning/ztp/seeds.txt", "").splitlines():
+        name, _, what = line.partition("\tby hand: ")
+        if what and name not in out.switches:
+            for gateway in re.findall(r" of \S+ at (\S+)", what):
+                owned[Address(gateway)] = name
+    return owned
 
 
 def gateway_problems(out: Outputs) -> list[str]:
@@ -346,7 +354,11 @@ def _reservations(out: Outputs) -> dict[str, list[dict[str, Any]]]:
 
 def _seeds(out: Outputs) -> set[str]:
     text = out.files.get("provisioning/ztp/seeds.txt", "")
-    return {line.split("\t")[0] for line in text.splitlines() if line and line[0] != "#"}
+    return {
+        line.split("\t")[0]
+        for line in text.splitlines()
+        if line and line[0] != "#" and "\tby hand: " not in line
+    }
 
 
 def _management_address(out: Outputs, switch: str) -> str | None:
@@ -438,6 +450,13 @@ def relay_problems(out: Outputs) -> list[str]:
             problems.append(f"{switch}: boots by DHCP without one cable and one reservation")
             continue
         access, port = cable["b_device"], cumulus_port(cable["b_port"])
+        if access not in out.switches:
+            # no config of fabricc's (its model names no OS): seeds.txt has the site set it up
+            # as the relay by hand
+            seeds_txt = out.files.get("provisioning/ztp/seeds.txt", "")
+            if not re.search(rf"^{re.escape(access)}\tby hand: .*DHCP relay", seeds_txt, re.M):
+                problems.append(f"{switch}: {access} has no config and no by-hand relay")
+            continue
         tree = out.nvue.get(access, {})
         relay = tree.get("service", {}).get("dhcp-relay", {}).get("default", {})
         groups = relay.get("server-group", {})

@@ -287,6 +287,8 @@ def seeds_text(fabric: Fabric) -> str:
         + (f" on {net.server_device}" if net.server_device else _site_server(net)),
     ]
     for switch in net.seeds:
+        if not has_config(fabric, fabric.devices[switch]):
+            continue  # no file to put on a USB drive: listed below, configured by hand
         if switch in net.subnets and switch not in net.served_by:
             subnet = net.subnets[switch].network
             why = (
@@ -310,7 +312,38 @@ def seeds_text(fabric: Fabric) -> str:
         else:
             why = f"in-band leaf of the provisioning server {net.server_device}"
         lines.append(f"{switch}\t{why}")
+    lines.extend(_by_hand(fabric, net))
     return "\n".join(lines) + "\n"
+
+
+def _by_hand(fabric: Fabric, net: ManagementNet) -> list[str]:
+    """The switches fabricc writes no config for (their model names no OS): what the site must
+    set on them by hand for the others to come up - the addresses this design gave them."""
+    manual = [
+        d
+        for d in fabric.devices.values()
+        if d.kind == "switch"
+        and d.network is not None
+        and fabric.loaded.catalog.catalog.switches[d.model].fabric == "ethernet"
+        and not has_config(fabric, d)
+    ]
+    if not manual:
+        return []
+    lines = [
+        "# Switches fabricc writes no config for (their model names no operating system):",
+        "# configure them by hand with these addresses before the switches behind them boot.",
+    ]
+    for device in sorted(manual, key=lambda d: d.name):
+        what = [f"management address {device.mgmt_ip}" if device.mgmt_ip else "no address"]
+        access = net.subnets.get(device.name)
+        if access is not None:
+            role = "router and DHCP relay" if access.relays else "router"
+            what.append(
+                f"{role} of {access.network} at {access.gateway}"
+                + (f" (relay to {net.server.split('/')[0]})" if access.relays else "")
+            )
+        lines.append(f"{device.name}\tby hand: " + ", ".join(what))
+    return lines
 
 
 def emit(fabric: Fabric) -> list[Artifact]:
