@@ -46,10 +46,16 @@ def _set(lab: Lab, booted: Booted, wires: list[Wire], state: str) -> None:
 
 
 def _drill(
-    lab: Lab, booted: Booted, name: str, wires: list[Wire], down: set[str]
+    lab: Lab,
+    booted: Booted,
+    name: str,
+    wires: list[Wire],
+    down: set[str],
+    pairs: list[tuple[Router, Router]] | None = None,
 ) -> dict[str, object]:
+    """`pairs`: the (from, to) pings to make; every pair of leaves still up by default."""
     cut = {wire.cable for wire in wires}
-    pairs = _pairs(booted, down)
+    pairs = _pairs(booted, down) if pairs is None else pairs
     _set(lab, booted, wires, "down")
     try:
         end = time.monotonic() + min(SETTLE, lab.remaining())

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fabricc.twin import drills, provisioning, routing
+from fabricc.twin import drills, mlag, provisioning, routing, scope
 from fabricc.twin.folder import BuildFolder, load
 from fabricc.twin.lab import lab
 from fabricc.twin.names import Namer
@@ -41,11 +41,7 @@ def twin(root: Path, seconds: float, *, drill: bool = True) -> Report:
         with lab(seconds) as the_lab:
             booted = routing.boot(the_lab, folder, namer, network)
             if not booted.routers:
-                report.networks[network] = {
-                    "booted": False,
-                    "reason": "no switch of it has an frr.conf (InfiniBand, management-only, or "
-                    "NVUE-only routing, which this version does not render)",
-                }
+                report.networks[network] = scope.not_booted(folder, network)
                 continue
             designed, failures = routing.wait_sessions(the_lab, folder, booted)
             checks: dict[str, object] = {
@@ -60,6 +56,6 @@ def twin(root: Path, seconds: float, *, drill: bool = True) -> Report:
             checked, failures = routing.mtu(the_lab, booted)
             checks["mtu"] = {"checked": checked, "failures": failures}
             if drill:
-                checks["drills"] = drills.run(the_lab, booted)
+                checks["drills"] = drills.run(the_lab, booted) + mlag.run(the_lab, booted)
             report.networks[network] = checks
     return report
