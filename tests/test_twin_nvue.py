@@ -101,6 +101,11 @@ def test_a_network_that_cannot_boot_fails_unless_out_of_scope(
     folder = load(_built("superpod-h100-4su", tmp_path_factory))
     compute = not_booted(folder, "compute")  # InfiniBand: no Ethernet switch config
     assert "out_of_scope" in compute and "failures" not in compute
+    # the out-of-band access switches route only through their uplinks into the in-band spines
+    assert "boot with network inband" in str(not_booted(folder, "oob").get("out_of_scope"))
+    spectrum = load(_built("spectrum-x-2plane", tmp_path_factory))
+    # management cables to the compute switches only manage them: the oob network only bridges
+    assert "layer 2 only" in str(not_booted(spectrum, "oob").get("out_of_scope"))
     inband = not_booted(folder, "inband")  # it routes: not booting it is a failure
     assert "out_of_scope" not in inband
     assert "inband-spine001" in json.dumps(inband["failures"])

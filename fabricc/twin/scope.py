@@ -9,7 +9,7 @@ whose routing configuration the twin could not boot. A network is never silently
 
 from __future__ import annotations
 
-from fabricc.twin.folder import BuildFolder
+from fabricc.twin.folder import SWITCH_KINDS, BuildFolder
 from fabricc.twin.names import os_of
 from fabricc.twin.nvue import nvue_set
 
@@ -26,29 +26,59 @@ def _routes(folder: BuildFolder, switch: str) -> bool:
     return False
 
 
+def _core(folder: BuildFolder) -> dict[str, str]:
+    """Switch -> the network whose switch-to-switch cables it is on (where it boots)."""
+    return {
+        row[end]: row["network"]
+        for row in folder.cables
+        if row["kind"] in SWITCH_KINDS
+        for end in ("a_device", "b_device")
+    }
+
+
 def not_booted(folder: BuildFolder, network: str) -> Entry:
-    switches = sorted(
-        {
-            device
-            for row in folder.cables
-            if row["network"] == network
-            for device in (row["a_device"], row["b_device"])
-            if os_of(folder, device) != "linux"
-        }
-    )
-    if not switches:
+    rows = [row for row in folder.cables if row["network"] == network]
+    if not any(os_of(folder, d) != "linux" for r in rows for d in (r["a_device"], r["b_device"])):
         return {
             "booted": False,
             "out_of_scope": "no Ethernet switch config (InfiniBand or unmanaged switches): "
             "not part of the routing stage",
         }
-    routed = [s for s in switches if _routes(folder, s)]
-    if not routed:
-        return {
-            "booted": False,
-            "out_of_scope": "layer 2 only: none of its switches routes; its access switches "
-            "boot in the management-plane stage",
+    core = _core(folder)
+    # switches this network cables to other switches (management cables only manage)
+    candidates = sorted(
+        {
+            d
+            for r in rows
+            if r["kind"] in (*SWITCH_KINDS, "uplink")
+            for d in (r["a_device"], r["b_device"])
+            if os_of(folder, d) != "linux" and core.get(d, network) == network
         }
+    )
+    routed = [s for s in candidates if _routes(folder, s)]
+    elsewhere = sorted(
+        {
+            core[far]
+            for r in rows
+            if r["kind"] == "uplink"
+            for me, far in ((r["a_device"], r["b_device"]), (r["b_device"], r["a_device"]))
+            if me in routed and far in core and core[far] != network
+        }
+    )
+    if elsewhere:
+        routed = [
+            s
+            for s in routed
+            if not any(r["kind"] == "uplink" and s in (r["a_device"], r["b_device"]) for r in rows)
+        ]
+    if not routed:
+        reason = (
+            f"its switches route through their uplinks and boot with network {', '.join(elsewhere)}"
+            if elsewhere
+            else "layer 2 only: none of its switches routes; its access switches boot in the "
+            "management-plane stage"
+        )
+        return {"booted": False, "out_of_scope": reason}
     return {
         "booted": False,
         "failures": [
