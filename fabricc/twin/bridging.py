@@ -99,13 +99,7 @@ def apply(lab: Lab, ns: str, found: Bundles, cabled: set[str], mtu: int | None) 
     if uncabled:
         # ports to devices this stage does not boot (a PDU's management port, ...): one
         # stand-in port, so that the bridge and its SVIs have carrier as with anything plugged in
-        lab.run("ip", "-n", ns, "link", "add", STAND_IN, "type", "veth", "peer", "name",
-                STAND_IN + "p")  # fmt: skip
-        for end in (STAND_IN, STAND_IN + "p"):
-            if mtu is not None:
-                lab.run("ip", "-n", ns, "link", "set", end, "mtu", str(mtu))
-        lab.run("ip", "-n", ns, "link", "set", STAND_IN + "p", "up")
-        lab.run("ip", "-n", ns, "link", "set", STAND_IN, "up")
+        lab.stand_in(ns, STAND_IN, mtu)
         ports.append(STAND_IN)
     for port in ports:
         lab.run("ip", "-n", ns, "link", "set", port, "master", BRIDGE)

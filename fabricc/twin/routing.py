@@ -209,23 +209,8 @@ def _start(lab: Lab, booted: Booted) -> None:
     for router in booted.routers.values():
         router.ns = lab.namespace()
         if "\ninterface Loopback0" in router.frr:
-            # SONiC keeps the router id on Loopback0; a veth pair inside the namespace stands in
-            # for it (the dummy driver is not always there)
-            lab.run(
-                "ip",
-                "-n",
-                router.ns,
-                "link",
-                "add",
-                "Loopback0",
-                "type",
-                "veth",
-                "peer",
-                "name",
-                "Loopback0p",
-            )
-            lab.run("ip", "-n", router.ns, "link", "set", "Loopback0p", "up")
-            lab.run("ip", "-n", router.ns, "link", "set", "Loopback0", "up")
+            # SONiC keeps the router id on Loopback0
+            lab.stand_in(router.ns, "Loopback0")
     for wire in booted.wires:
         a, b = booted.routers[wire.a].ns, booted.routers[wire.b].ns
         lab.cable(a, wire.a_if, b, wire.b_if)
@@ -251,26 +236,23 @@ def _start(lab: Lab, booted: Booted) -> None:
                 )
             )
     for router in booted.routers.values():
-        folder = FRR_RUN / router.ns
-        folder.mkdir(parents=True, exist_ok=True)
-        lab.frr_dirs.append(folder)
-        (folder / "frr.conf").write_text(router.frr)
-        shutil.chown(folder, "frr", "frr")
-        shutil.chown(folder / "frr.conf", "frr", "frr")
-        for daemon in ("zebra", "bgpd"):
-            pid = folder / f"{daemon}.pid"
-            lab.pid_files.append(pid)
-            lab.exec(
-                router.ns,
-                str(FRR_LIB / daemon),
-                "-d",
-                "-N",
-                router.ns,
-                "-f",
-                str(folder / "frr.conf"),
-                "-i",
-                str(pid),
-            )
+        start_frr(lab, router.ns, router.frr)
+
+
+def start_frr(lab: Lab, ns: str, frr: str) -> None:
+    """zebra and bgpd in `ns` on `frr` (they drop to user frr: the config lives in their -N run
+    folder, which frr owns)."""
+    folder = FRR_RUN / ns
+    folder.mkdir(parents=True, exist_ok=True)
+    lab.frr_dirs.append(folder)
+    (folder / "frr.conf").write_text(frr)
+    shutil.chown(folder, "frr", "frr")
+    shutil.chown(folder / "frr.conf", "frr", "frr")
+    for daemon in ("zebra", "bgpd"):
+        pid = folder / f"{daemon}.pid"
+        lab.pid_files.append(pid)
+        lab.exec(ns, str(FRR_LIB / daemon), "-d", "-N", ns, "-f", str(folder / "frr.conf"),
+                 "-i", str(pid))  # fmt: skip
 
 
 # -- checks -----------------------------------------------------------------------------------
