@@ -113,7 +113,7 @@ def test_a_network_that_cannot_boot_fails_unless_out_of_scope(
     report.networks = {"compute": compute}
     assert report.holds
     report.networks["inband"] = inband
-    assert not report.holds and report.failures() == len(inband["failures"])  # type: ignore[arg-type]
+    assert not report.holds and report.failures() == len(inband["failures"])
 
 
 def _no_neighbour(text: str) -> str:
@@ -185,11 +185,13 @@ def test_nvue_only_network_boots_with_mlag_drills(
     assert {"one MLAG peer down", "one MLAG peer's uplinks down"} <= set(drills)
     down = drills["one MLAG peer down"]
     assert down["mlag_pair"] == ["inband-spine001", "inband-spine002"]
-    assert down["pairs"] > 0
+    assert isinstance(down["pairs"], int) and down["pairs"] > 0
     uplinks = drills["one MLAG peer's uplinks down"]
     # losses that are not the injected fault's (oob-leaf001 has one BGP uplink left, to the
     # spine whose uplinks are down)
-    named = [f for f in uplinks["failures"] if "oob-leaf001" not in (f["from"], f["to"])]
+    lost = uplinks["failures"]
+    assert isinstance(lost, list)
+    named = [f for f in lost if "oob-leaf001" not in (f["from"], f["to"])]
     if peerlink_routed:
         assert named == [], uplinks
     else:  # spine001 keeps its hosts but has no path out: each loss is named

@@ -44,6 +44,7 @@ class Wire:
     b_if: str
     kind: str = ""
     bundled: bool = False  # a bond member other than the one that stands for the bond
+    a_port: str = ""  # the cabling plan's name of the a end (a host's NIC port)
 
 
 @dataclass(slots=True)
@@ -171,6 +172,8 @@ def boot(lab: Lab, folder: BuildFolder, namer: Namer, network: str) -> Booted:
                 namer.interface(device, row["a_port"]),
                 leaf,
                 namer.interface(leaf, row["b_port"]),
+                row["kind"],
+                a_port=row["a_port"],
             )
             booted.edge.append(wire)
     booted.wires = _mark_bundled(booted)

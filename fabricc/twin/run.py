@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fabricc.twin import drills, mlag, provisioning, routing, scope
+from fabricc.twin import drills, hosts, mlag, provisioning, routing, scope
 from fabricc.twin.folder import BuildFolder, load
 from fabricc.twin.lab import lab
 from fabricc.twin.names import Namer
@@ -55,6 +55,9 @@ def twin(root: Path, seconds: float, *, drill: bool = True) -> Report:
             checks["reachability"] = {"checked": checked, "failures": failures}
             checked, failures = routing.mtu(the_lab, booted)
             checks["mtu"] = {"checked": checked, "failures": failures}
+            host_check = hosts.check(the_lab, folder, booted)
+            if host_check["nics"]:
+                checks["hosts"] = host_check
             if drill:
                 checks["drills"] = drills.run(the_lab, booted) + mlag.run(the_lab, booted)
             report.networks[network] = checks
