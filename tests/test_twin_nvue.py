@@ -105,7 +105,7 @@ def test_a_network_that_cannot_boot_fails_unless_out_of_scope(
     assert "boot with network inband" in str(not_booted(folder, "oob").get("out_of_scope"))
     spectrum = load(_built("spectrum-x-2plane", tmp_path_factory))
     # management cables to the compute switches only manage them: the oob network only bridges
-    assert "layer 2 only" in str(not_booted(spectrum, "oob").get("out_of_scope"))
+    assert "no switch of it runs BGP" in str(not_booted(spectrum, "oob").get("out_of_scope"))
     inband = not_booted(folder, "inband")  # it routes: not booting it is a failure
     assert "out_of_scope" not in inband
     assert "inband-spine001" in json.dumps(inband["failures"])

@@ -22,6 +22,9 @@ NOT_MODELLED = [
     "link speeds and FEC (veth pairs have neither)",
     "the routed path between DHCP relays and the provisioning server (joined directly; "
     "see docs/twin.md)",
+    "MLAG's control plane (clagd), bonds (one member stands for each) and VLAN separation "
+    "inside br_default (see docs/twin.md)",
+    "netplan files (host scripts are applied; see docs/twin.md)",
 ]
 
 

@@ -12,17 +12,17 @@ from __future__ import annotations
 from fabricc.twin.folder import SWITCH_KINDS, BuildFolder
 from fabricc.twin.names import os_of
 from fabricc.twin.nvue import nvue_set
+from fabricc.twin.nvue_frr import render
 
 Entry = dict[str, object]
 
 
 def _routes(folder: BuildFolder, switch: str) -> bool:
-    """The switch's config asks for routing (BGP or static routes)."""
+    """The switch runs BGP: an frr.conf, or NVUE from which Cumulus renders one."""
     if folder.has(f"configs/{switch}/frr.conf"):
         return True
     if os_of(folder, switch) == "cumulus":
-        tree = nvue_set(folder, switch)
-        return "router" in tree or "router" in str(tree.get("vrf", ""))
+        return render(nvue_set(folder, switch)) is not None
     return False
 
 
@@ -75,8 +75,8 @@ def not_booted(folder: BuildFolder, network: str) -> Entry:
         reason = (
             f"its switches route through their uplinks and boot with network {', '.join(elsewhere)}"
             if elsewhere
-            else "layer 2 only: none of its switches routes; its access switches boot in the "
-            "management-plane stage"
+            else "no switch of it runs BGP (layer 2, or static routes only); its access "
+            "switches boot in the management-plane stage"
         )
         return {"booted": False, "out_of_scope": reason}
     return {
