@@ -198,3 +198,66 @@ def test_nvue_only_network_boots_with_mlag_drills(
         assert named, uplinks
         assert all("inband-spine001" in (f["from"], f["to"]) for f in named), uplinks
     assert not leftovers(f"ftw{tag}")  # (other runs on this machine may hold their own)
+
+
+def test_render_covers_the_nvue_bgp_settings() -> None:
+    tree: dict[str, object] = {
+        "system": {"hostname": "sw1"},
+        "interface": {
+            "lo": {"type": "loopback", "ipv4": {"address": {"10.0.0.9/32": {}}}},
+            "eth0": {"type": "eth", "ipv4": {"address": {"192.0.2.9/24": {}}}, "vrf": "mgmt"},
+            "swp1": {"type": "swp", "ipv4": {"address": {"10.1.0.0/31": {}}}},
+        },
+        "router": {
+            "bgp": {"state": "enabled", "autonomous-system": 65009, "router-id": "10.0.0.9"}
+        },
+        "vrf": {
+            "default": {
+                "router": {
+                    "bgp": {
+                        "state": "enabled",
+                        "path-selection": {"multipath": {"aspath-ignore": "on"}},
+                        "peer-group": {
+                            "UP": {"remote-as": "external", "timers": {"keepalive": 3, "hold": 9}}
+                        },
+                        "neighbor": {
+                            "swp2": {"type": "unnumbered", "peer-group": "UP"},
+                            "10.1.0.1": {"type": "numbered", "remote-as": 65010},
+                            "peerlink.4094": {
+                                "type": "unnumbered",
+                                "remote-as": "internal",
+                                "address-family": {"ipv4-unicast": {"nexthop-setting": "self"}},
+                            },
+                        },
+                        "address-family": {
+                            "ipv4-unicast": {
+                                "state": "enabled",
+                                "redistribute": {"connected": {"enable": "on"}},
+                                "multipaths": {"ebgp": 16, "ibgp": 4},
+                            },
+                            "ipv6-unicast": {"state": "enabled", "network": {"fd00::9/128": {}}},
+                        },
+                    }
+                }
+            }
+        },
+    }
+    frr = render(tree)
+    assert frr is not None
+    for line in (
+        "interface lo\n ip address 10.0.0.9/32\n",
+        "interface swp1\n ip address 10.1.0.0/31\n",
+        "router bgp 65009\n bgp router-id 10.0.0.9\n",
+        " bgp bestpath as-path multipath-relax\n",
+        " neighbor UP peer-group\n neighbor UP remote-as external\n neighbor UP timers 3 9\n",
+        " neighbor swp2 interface peer-group UP\n",
+        " neighbor 10.1.0.1 remote-as 65010\n",
+        " neighbor peerlink.4094 interface remote-as internal\n",
+        "  redistribute connected\n  maximum-paths 16\n  maximum-paths ibgp 4\n",
+        "  neighbor peerlink.4094 next-hop-self\n",
+        " address-family ipv6 unicast\n  network fd00::9/128\n  neighbor UP activate\n",
+    ):
+        assert line in frr, line
+    assert "192.0.2.9" not in frr  # the management port is in VRF mgmt, outside the fabric
+    tree["router"] = {}
+    assert render(tree) is None
