@@ -59,10 +59,12 @@ def _drill(
     _set(lab, booted, wires, "down")
     try:
         end = time.monotonic() + min(SETTLE, lab.remaining())
+        pending = list(pairs)  # both ends lose carrier at once: a pair reached stays reached
         while True:
-            jobs = [(a.ns, str(a.loopback), str(b.loopback)) for a, b in pairs]
+            jobs = [(a.ns, str(a.loopback), str(b.loopback)) for a, b in pending]
             reached = _pings(lab, jobs)
-            lost = [(a.name, b.name) for (a, b), ok in zip(pairs, reached, strict=True) if not ok]
+            pending = [pair for pair, ok in zip(pending, reached, strict=True) if not ok]
+            lost = [(a.name, b.name) for a, b in pending]
             healable = [p for p in lost if _connected(booted, down, cut, *p)]
             if not healable or time.monotonic() > end:
                 break
