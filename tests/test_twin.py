@@ -25,7 +25,7 @@ from click.testing import CliRunner
 from fabricc.cli import cli
 from fabricc.twin import requirements
 from fabricc.twin.folder import load
-from fabricc.twin.lab import RUN, lab, leftovers
+from fabricc.twin.lab import RUN, lab, leftovers, own_leftovers
 from fabricc.twin.names import Namer
 from fabricc.twin.provisioning import provision
 from fabricc.twin.run import twin
@@ -154,7 +154,7 @@ def test_roce_lab_routes_as_designed(tmp_path_factory: pytest.TempPathFactory) -
     assert report["provisioning"]["by_usb"] == ["oob-leaf001", "oob-gpu-leaf001"]
     assert report["provisioning"]["by_dhcp"] == []
     assert "runs no DHCP relay" in str(report["provisioning"]["failures"])
-    assert not leftovers()
+    assert not own_leftovers()
 
 
 def _frr(folder: Path, switch: str) -> Path:
@@ -224,7 +224,7 @@ def test_routing_faults_are_named(
     failures = _checks(report, "fabric", check)
     text = json.dumps(failures)
     assert any(all(w in json.dumps(f) for w in words) for f in failures), text
-    assert not leftovers()
+    assert not own_leftovers()
 
 
 def _no_relay(text: str) -> str:
@@ -269,4 +269,4 @@ def test_switches_provision_through_the_designed_relay(
     else:
         assert "inband-leaf003" in str(result["not_provisioned"])
         assert any(all(w in json.dumps(f) for w in words) for f in failures), failures
-    assert not leftovers()
+    assert not own_leftovers()

@@ -23,6 +23,8 @@ from types import FrameType
 
 RUN = Path("/run/fabricc-twin")  # tmp_path is not always visible through `ip netns exec`
 PREFIX = "ftw"  # every namespace of a twin run: ftw<tag><n>
+TAG_LENGTH = 5
+_OPENED: set[str] = set()  # tags of the labs this process opened
 IFNAMSIZ = 16  # linux/if.h: names are at most 15 characters
 NEIGHBOR_TABLE = Path("/proc/sys/net/ipv6/neigh/default")
 
@@ -197,6 +199,12 @@ def leftovers(prefix: str = PREFIX) -> list[str]:
     return sorted(line.split()[0] for line in result.stdout.splitlines() if line.startswith(prefix))
 
 
+def own_leftovers() -> list[str]:
+    """Namespaces of the labs this process opened that are still present (other twin runs on the
+    same machine are not this process's leak)."""
+    return [ns for ns in leftovers() if ns[len(PREFIX) : len(PREFIX) + TAG_LENGTH] in _OPENED]
+
+
 def make_room_for_neighbors(links: int) -> None:
     """BGP unnumbered keeps an IPv6 neighbour entry at both ends of every link, and the kernel's
     IPv6 neighbour table is shared by all namespaces (gc_thresh3, 1024 by default: sessions stay
@@ -218,7 +226,8 @@ def _interrupt(signum: int, frame: FrameType | None) -> None:
 @contextlib.contextmanager
 def lab(seconds: float) -> Iterator[Lab]:
     """A Lab bounded to `seconds`; everything it made is removed when the block ends."""
-    tag = uuid.uuid4().hex[:5]
+    tag = uuid.uuid4().hex[:TAG_LENGTH]
+    _OPENED.add(tag)
     workdir = RUN / tag
     workdir.mkdir(parents=True, mode=0o755)
     RUN.chmod(0o755)
