@@ -16,13 +16,14 @@ from pathlib import Path
 
 import pytest
 
-from fabricc.twin import mlag, routing
+from fabricc.twin import drills, mlag, routing
 from fabricc.twin.folder import load
 from fabricc.twin.lab import lab, leftovers
 from fabricc.twin.names import Namer
 from fabricc.twin.nvue import nvue_set
 from fabricc.twin.nvue_frr import render
 from fabricc.twin.report import Report
+from fabricc.twin.routing import Booted, Router, Wire
 from fabricc.twin.scope import not_booted
 from tests.frr_support import frr_readable_folder, require_root, write_readable
 from tests.support import require_tool
@@ -261,3 +262,24 @@ def test_render_covers_the_nvue_bgp_settings() -> None:
     assert "192.0.2.9" not in frr  # the management port is in VRF mgmt, outside the fabric
     tree["router"] = {}
     assert render(tree) is None
+
+
+def test_leaf_uplink_drill_never_takes_the_mlag_peer_link(monkeypatch: pytest.MonkeyPatch) -> None:
+    booted = Booted("net")
+    for name, role in (("leaf1", "leaf"), ("leaf2", "leaf"), ("spine1", "spine")):
+        booted.routers[name] = Router(name, "ns", "", "10.0.0.1", role)
+    peer = Wire("P1", "leaf1", "swp63", "leaf2", "swp63", "peer")
+    spare = Wire("U0", "leaf1", "swp49", "spine1", "swp1", "leaf-spine", bundled=True)
+    uplink = Wire("U1", "leaf1", "swp50", "spine1", "swp2", "leaf-spine")
+    booted.wires = [peer, spare, uplink]
+    taken: dict[str, list[Wire]] = {}
+
+    def record(
+        lab: object, booted: object, name: str, wires: list[Wire], *_: object
+    ) -> dict[str, object]:
+        taken[name] = wires
+        return {"drill": name}
+
+    monkeypatch.setattr(drills, "_drill", record)
+    drills.run(None, booted)  # type: ignore[arg-type]
+    assert taken["one leaf uplink down"] == [uplink]

@@ -93,7 +93,12 @@ def run(lab: Lab, booted: Booted) -> list[dict[str, object]]:
         results.append(_drill(lab, booted, "one spine down", wires, {spine}))
     leaves = sorted(leaf.name for leaf in _leaves(booted))
     if leaves:
-        uplinks = [w for w in booted.wires if leaves[0] in (w.a, w.b)]
+        # an uplink: not the MLAG peer link, nor a bond member standing behind another
+        uplinks = [
+            w
+            for w in booted.wires
+            if leaves[0] in (w.a, w.b) and w.kind != "peer" and not w.bundled
+        ]
         if uplinks:
             results.append(_drill(lab, booted, "one leaf uplink down", uplinks[:1], set()))
     return results
