@@ -12,9 +12,10 @@ from __future__ import annotations
 import time
 
 from fabricc.twin.lab import Lab
-from fabricc.twin.routing import Booted, Router, Wire, _leaves, _pings
+from fabricc.twin.routing import Booted, Router, Wire, _leaves, _peers, _pings
 
 SETTLE = 12.0  # s: bgpd sees the link go down at once; a hold timer (9 s) bounds the rest
+RECOVER = 30.0  # s: sessions back after a drill (connect retry 10 s, FRR datacenter default)
 
 
 def _connected(booted: Booted, down: set[str], cut: set[str], a: str, b: str) -> bool:
@@ -39,10 +40,37 @@ def _pairs(booted: Booted, down: set[str]) -> list[tuple[Router, Router]]:
     return [(a, b) for a in leaves for b in leaves if a is not b and a.component == b.component]
 
 
-def _set(lab: Lab, booted: Booted, wires: list[Wire], state: str) -> None:
+def _established(lab: Lab, booted: Booted, names: set[str]) -> dict[str, int]:
+    return {
+        name: sum(1 for info in _peers(lab, booted.routers[name]).values()
+                  if info.get("state") == "Established")
+        for name in sorted(names)
+    }  # fmt: skip
+
+
+def _links(lab: Lab, booted: Booted, wires: list[Wire], state: str) -> None:
     for wire in wires:
         for device, interface in ((wire.a, wire.a_if), (wire.b, wire.b_if)):
             lab.run("ip", "-n", booted.routers[device].ns, "link", "set", interface, state)
+
+
+def take_down(lab: Lab, booted: Booted, wires: list[Wire]) -> dict[str, int]:
+    """Takes the wires down; returns the sessions their switches had Established before."""
+    before = _established(lab, booted, {d for w in wires for d in (w.a, w.b)})
+    _links(lab, booted, wires, "down")
+    return before
+
+
+def bring_up(lab: Lab, booted: Booted, wires: list[Wire], before: dict[str, int]) -> None:
+    """Brings the wires up and waits (bounded) until their switches have their sessions
+    Established again, so that the next drill starts from the whole fabric."""
+    _links(lab, booted, wires, "up")
+    end = time.monotonic() + min(RECOVER, lab.remaining())
+    while before and time.monotonic() < end:
+        now = _established(lab, booted, set(before))
+        if all(now[name] >= count for name, count in before.items()):
+            return
+        time.sleep(1.0)
 
 
 def _drill(
@@ -56,7 +84,7 @@ def _drill(
     """`pairs`: the (from, to) pings to make; every pair of leaves still up by default."""
     cut = {wire.cable for wire in wires}
     pairs = _pairs(booted, down) if pairs is None else pairs
-    _set(lab, booted, wires, "down")
+    before = take_down(lab, booted, wires)
     try:
         end = time.monotonic() + min(SETTLE, lab.remaining())
         pending = list(pairs)  # both ends lose carrier at once: a pair reached stays reached
@@ -70,7 +98,7 @@ def _drill(
                 break
             time.sleep(1.0)
     finally:
-        _set(lab, booted, wires, "up")
+        bring_up(lab, booted, wires, before)
     return {
         "drill": name,
         "down": sorted(down) or sorted(cut),

@@ -12,7 +12,8 @@ answer from every other leaf.
 
 from __future__ import annotations
 
-from fabricc.twin.drills import _connected, _drill, _set
+from fabricc.twin import drills
+from fabricc.twin.drills import _connected, _drill
 from fabricc.twin.lab import Lab
 from fabricc.twin.nvue_frr import vrr_addresses
 from fabricc.twin.routing import Booted, _leaves, _pings
@@ -52,14 +53,14 @@ def _gateway_check(lab: Lab, booted: Booted, down: str, survivor: str) -> list[d
     jobs = [(s.ns, str(s.loopback), g) for s in sources for g in _gateways(booted, survivor)]
     if not jobs:
         return []
-    _set(lab, booted, wires, "down")
+    before = drills.take_down(lab, booted, wires)
     try:
         reached = _pings(lab, jobs)
         again = [k for k, ok in enumerate(reached) if not ok]
         for k, ok in zip(again, _pings(lab, [jobs[k] for k in again]), strict=True):
             reached[k] = ok
     finally:
-        _set(lab, booted, wires, "up")
+        drills.bring_up(lab, booted, wires, before)
     return [
         {"from": s.name, "to": f"VRR {g} of {down}+{survivor}", "problem": "gateway lost"}
         for (ns, _src, g), ok in zip(jobs, reached, strict=True)
