@@ -17,21 +17,21 @@ import re
 import shutil
 import subprocess
 import tempfile
-import time
-import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
+from fabricc.twin.lab import lab as twin_lab
 from fabricc.twin.lab import make_room_for_neighbors
 from fabricc.twin.names import cumulus_port as cumulus_port  # re-exported for the tests
 from fabricc.twin.names import sonic_alias
+from fabricc.twin.routing import start_frr
 
 FRR_LIB = Path("/usr/lib/frr")
-RUN_DIR = Path("/var/run/frr")
 SWITCH_KINDS = ("leaf-spine", "spine-core")
+LAB_SECONDS = 600  # bound on one boot (the twin's lab removes everything when it is reached)
 
 
 def require_root() -> None:
@@ -80,7 +80,6 @@ class Switch:
 class Lab:
     switches: dict[str, Switch]
     cables: list[tuple[str, str, str, str]]  # a switch, a interface, b switch, b interface
-    started: list[Path] = field(default_factory=list)  # pid files
     hosts: dict[str, str] = field(default_factory=dict)  # host -> namespace
 
     def vtysh(self, switch: str, command: str) -> str:
@@ -178,16 +177,15 @@ def booted(
     """`hosts`: host -> (its port -> the interface name the host sees): each gets a namespace
     cabled to its leaves like the cabling plan, unconfigured (the test configures it)."""
     names, cables = lab_switches(artifacts, network)
-    tag = uuid.uuid4().hex[:6]
     switches: dict[str, Switch] = {}
-    for i, name in enumerate(names):
+    for name in names:
         frr = artifacts[f"configs/{name}/frr.conf"]
         assert isinstance(frr, str)
         db_text = artifacts.get(f"configs/{name}/config_db.json")
         config_db = json.loads(db_text) if isinstance(db_text, str) else None
         switches[name] = Switch(
             name=name,
-            ns=f"fc{tag}s{i}",
+            ns="",  # given when booted
             os="sonic" if config_db is not None else "cumulus",
             frr=frr,
             loopback=_loopback(frr),
@@ -202,98 +200,22 @@ def booted(
 
     links = [(a, interface(a, ap), b, interface(b, bp)) for a, ap, b, bp in cables]
     make_room_for_neighbors(len(links))
-    lab = Lab(switches, links)
-    created: list[str] = []
-    try:
+    # namespaces, cables, daemons and their removal are the twin's (fabricc.twin.lab, routing)
+    with twin_lab(LAB_SECONDS) as the_lab:
         for sw in switches.values():
-            run("ip", "netns", "add", sw.ns)
-            created.append(sw.ns)
-            run("ip", "-n", sw.ns, "link", "set", "lo", "up")
-            run(
-                "ip", "netns", "exec", sw.ns, "sysctl", "-qw", "net.ipv4.ip_forward=1",
-                "net.ipv6.conf.all.forwarding=1", "net.ipv6.conf.default.disable_ipv6=0",
-                "net.ipv6.conf.all.disable_ipv6=0",
-            )  # fmt: skip
+            sw.ns = the_lab.namespace()
             if sw.os == "sonic":
-                # SONiC keeps the loopback address on Loopback0. The CI kernel may lack the
-                # dummy driver, so a veth pair local to the namespace stands in for it.
-                run(
-                    "ip",
-                    "-n",
-                    sw.ns,
-                    "link",
-                    "add",
-                    "Loopback0",
-                    "type",
-                    "veth",
-                    "peer",
-                    "name",
-                    "Loopback0p",
-                )
-                run("ip", "-n", sw.ns, "link", "set", "Loopback0p", "up")
-                run("ip", "-n", sw.ns, "link", "set", "Loopback0", "up")
+                the_lab.stand_in(sw.ns, "Loopback0")  # SONiC keeps the loopback on Loopback0
         for a, a_if, b, b_if in links:
-            na, nb = switches[a].ns, switches[b].ns
-            run(
-                "ip",
-                "link",
-                "add",
-                "name",
-                a_if,
-                "netns",
-                na,
-                "type",
-                "veth",
-                "peer",
-                "name",
-                b_if,
-                "netns",
-                nb,
-            )
-            run("ip", "-n", na, "link", "set", a_if, "up")
-            run("ip", "-n", nb, "link", "set", b_if, "up")
-        for h, (host, ports) in enumerate(sorted((hosts or {}).items())):
-            ns = f"fc{tag}h{h}"
-            run("ip", "netns", "add", ns)
-            created.append(ns)
-            lab.hosts[host] = ns
-            run("ip", "-n", ns, "link", "set", "lo", "up")
+            the_lab.cable(switches[a].ns, a_if, switches[b].ns, b_if)
+        lab = Lab(switches, links)
+        for host, ports in sorted((hosts or {}).items()):
+            lab.hosts[host] = ns = the_lab.namespace()
             for port, leaf, leaf_port in host_cables(artifacts, network, host):
-                leaf_if, leaf_ns = interface(leaf, leaf_port), switches[leaf].ns
-                run(
-                    "ip", "link", "add", "name", ports[port], "netns", ns, "type", "veth",
-                    "peer", "name", leaf_if, "netns", leaf_ns,
-                )  # fmt: skip
-                run("ip", "-n", ns, "link", "set", ports[port], "up")
-                run("ip", "-n", leaf_ns, "link", "set", leaf_if, "up")
+                the_lab.cable(ns, ports[port], switches[leaf].ns, interface(leaf, leaf_port))
         for sw in switches.values():
-            # the daemons drop to user frr: configs live in their -N run folder, which frr owns
-            folder = RUN_DIR / sw.ns
-            folder.mkdir(parents=True)
-            (folder / "frr.conf").write_text(sw.frr)
-            shutil.chown(folder, "frr", "frr")
-            shutil.chown(folder / "frr.conf", "frr", "frr")
-            for daemon in ("zebra", "bgpd"):
-                pid = folder / f"{daemon}.pid"
-                run(
-                    "ip", "netns", "exec", sw.ns, str(FRR_LIB / daemon), "-d", "-N", sw.ns,
-                    "-f", str(folder / "frr.conf"), "-i", str(pid),
-                )  # fmt: skip
-                lab.started.append(pid)
+            start_frr(the_lab, sw.ns, sw.frr)
         yield lab
-    finally:
-        for pid_file in lab.started:
-            with contextlib.suppress(FileNotFoundError, ValueError, ProcessLookupError):
-                os.kill(int(pid_file.read_text().strip()), 15)
-        deadline = time.monotonic() + 5
-        for pid_file in lab.started:
-            with contextlib.suppress(FileNotFoundError, ValueError):
-                number = int(pid_file.read_text().strip())
-                while time.monotonic() < deadline and Path(f"/proc/{number}").exists():
-                    time.sleep(0.05)
-        for ns in created:
-            run("ip", "netns", "del", ns, check=False)
-            shutil.rmtree(RUN_DIR / ns, ignore_errors=True)
 
 
 @contextlib.contextmanager

@@ -12,9 +12,10 @@ from __future__ import annotations
 import time
 
 from fabricc.twin.lab import Lab
-from fabricc.twin.routing import Booted, Router, Wire, _leaves, _pings
+from fabricc.twin.routing import Booted, Router, Wire, _leaves, _peers, _pings
 
 SETTLE = 12.0  # s: bgpd sees the link go down at once; a hold timer (9 s) bounds the rest
+RECOVER = 30.0  # s: sessions back after a drill (connect retry 10 s, FRR datacenter default)
 
 
 def _connected(booted: Booted, down: set[str], cut: set[str], a: str, b: str) -> bool:
@@ -39,30 +40,65 @@ def _pairs(booted: Booted, down: set[str]) -> list[tuple[Router, Router]]:
     return [(a, b) for a in leaves for b in leaves if a is not b and a.component == b.component]
 
 
-def _set(lab: Lab, booted: Booted, wires: list[Wire], state: str) -> None:
+def _established(lab: Lab, booted: Booted, names: set[str]) -> dict[str, int]:
+    return {
+        name: sum(1 for info in _peers(lab, booted.routers[name]).values()
+                  if info.get("state") == "Established")
+        for name in sorted(names)
+    }  # fmt: skip
+
+
+def _links(lab: Lab, booted: Booted, wires: list[Wire], state: str) -> None:
     for wire in wires:
         for device, interface in ((wire.a, wire.a_if), (wire.b, wire.b_if)):
             lab.run("ip", "-n", booted.routers[device].ns, "link", "set", interface, state)
 
 
+def take_down(lab: Lab, booted: Booted, wires: list[Wire]) -> dict[str, int]:
+    """Takes the wires down; returns the sessions their switches had Established before."""
+    before = _established(lab, booted, {d for w in wires for d in (w.a, w.b)})
+    _links(lab, booted, wires, "down")
+    return before
+
+
+def bring_up(lab: Lab, booted: Booted, wires: list[Wire], before: dict[str, int]) -> None:
+    """Brings the wires up and waits (bounded) until their switches have their sessions
+    Established again, so that the next drill starts from the whole fabric."""
+    _links(lab, booted, wires, "up")
+    end = time.monotonic() + min(RECOVER, lab.remaining())
+    while before and time.monotonic() < end:
+        now = _established(lab, booted, set(before))
+        if all(now[name] >= count for name, count in before.items()):
+            return
+        time.sleep(1.0)
+
+
 def _drill(
-    lab: Lab, booted: Booted, name: str, wires: list[Wire], down: set[str]
+    lab: Lab,
+    booted: Booted,
+    name: str,
+    wires: list[Wire],
+    down: set[str],
+    pairs: list[tuple[Router, Router]] | None = None,
 ) -> dict[str, object]:
+    """`pairs`: the (from, to) pings to make; every pair of leaves still up by default."""
     cut = {wire.cable for wire in wires}
-    pairs = _pairs(booted, down)
-    _set(lab, booted, wires, "down")
+    pairs = _pairs(booted, down) if pairs is None else pairs
+    before = take_down(lab, booted, wires)
     try:
         end = time.monotonic() + min(SETTLE, lab.remaining())
+        pending = list(pairs)  # both ends lose carrier at once: a pair reached stays reached
         while True:
-            jobs = [(a.ns, str(a.loopback), str(b.loopback)) for a, b in pairs]
+            jobs = [(a.ns, str(a.loopback), str(b.loopback)) for a, b in pending]
             reached = _pings(lab, jobs)
-            lost = [(a.name, b.name) for (a, b), ok in zip(pairs, reached, strict=True) if not ok]
+            pending = [pair for pair, ok in zip(pending, reached, strict=True) if not ok]
+            lost = [(a.name, b.name) for a, b in pending]
             healable = [p for p in lost if _connected(booted, down, cut, *p)]
             if not healable or time.monotonic() > end:
                 break
             time.sleep(1.0)
     finally:
-        _set(lab, booted, wires, "up")
+        bring_up(lab, booted, wires, before)
     return {
         "drill": name,
         "down": sorted(down) or sorted(cut),
@@ -85,7 +121,12 @@ def run(lab: Lab, booted: Booted) -> list[dict[str, object]]:
         results.append(_drill(lab, booted, "one spine down", wires, {spine}))
     leaves = sorted(leaf.name for leaf in _leaves(booted))
     if leaves:
-        uplinks = [w for w in booted.wires if leaves[0] in (w.a, w.b)]
+        # an uplink: not the MLAG peer link, nor a bond member standing behind another
+        uplinks = [
+            w
+            for w in booted.wires
+            if leaves[0] in (w.a, w.b) and w.kind != "peer" and not w.bundled
+        ]
         if uplinks:
             results.append(_drill(lab, booted, "one leaf uplink down", uplinks[:1], set()))
     return results

@@ -122,6 +122,15 @@ class Lab:
                 self.run("ip", "-n", ns, "link", "set", name, "mtu", str(mtu))
             self.run("ip", "-n", ns, "link", "set", name, "up")
 
+    def stand_in(self, ns: str, name: str, mtu: int | None = None) -> None:
+        """An interface with carrier that leads nowhere: one end of a veth pair whose other end
+        (`<name>p`) stays in the same namespace (neither the dummy driver nor a cable needed)."""
+        self.run("ip", "-n", ns, "link", "add", name, "type", "veth", "peer", "name", name + "p")
+        for end in (name + "p", name):
+            if mtu is not None:
+                self.run("ip", "-n", ns, "link", "set", end, "mtu", str(mtu))
+            self.run("ip", "-n", ns, "link", "set", end, "up")
+
     def start(self, ns: str, *args: str, log: str, env: dict[str, str] | None = None) -> None:
         """A daemon in the foreground inside `ns`, its output in the scratch folder."""
         with (self.workdir / log).open("wb") as out:

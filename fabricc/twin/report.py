@@ -22,6 +22,7 @@ class Report:
     def failures(self) -> int:
         count = len(_list(self.provisioning.get("failures")))
         for network in self.networks.values():
+            count += len(_list(network.get("failures")))  # a network that could not boot
             for check in network.values():
                 if isinstance(check, dict):
                     count += len(_list(check.get("failures")))

@@ -16,13 +16,16 @@ import shutil
 import subprocess
 import time
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from fabricc.twin.bridging import BRIDGE, Bundles, bundles
+from fabricc.twin.bridging import apply as apply_bridging
 from fabricc.twin.folder import SWITCH_KINDS, BuildFolder
 from fabricc.twin.lab import Lab, make_room_for_neighbors
 from fabricc.twin.names import Namer, os_of
-from fabricc.twin.nvue import switch_config
+from fabricc.twin.nvue import nvue_set, switch_config
+from fabricc.twin.nvue_frr import render
 
 FRR_LIB = Path("/usr/lib/frr")
 FRR_RUN = Path("/var/run/frr")
@@ -39,6 +42,9 @@ class Wire:
     a_if: str
     b: str
     b_if: str
+    kind: str = ""
+    bundled: bool = False  # a bond member other than the one that stands for the bond
+    a_port: str = ""  # the cabling plan's name of the a end (a host's NIC port)
 
 
 @dataclass(slots=True)
@@ -50,6 +56,27 @@ class Router:
     role: str
     component: int = 0
     networks: list[str] = field(default_factory=list)  # prefixes it announces (host subnets)
+    bundles: Bundles | None = None  # NVUE bonds, peer link, SVIs (Cumulus)
+    rendered: bool = False  # frr.conf rendered from startup.yaml (no frr.conf in the build)
+    bridged: set[str] = field(default_factory=set)  # cabled ports in br_default
+
+    def l3(self, port: str) -> str:
+        """The interface that holds the port's addresses: the bridge for a bridged port."""
+        return BRIDGE if port in self.bridged else port
+
+    @property
+    def host_route(self) -> bool:
+        """The router id is a /32 of its loopback (ECMP is counted towards it)."""
+        return bool(self.loopback) and bool(
+            re.search(
+                rf"^interface (?:lo|Loopback0)\n(?: .*\n)*? ip address {re.escape(str(self.loopback))}/32$",
+                self.frr,
+                re.M,
+            )
+        )
+
+    def session_interface(self, port: str) -> str:
+        return self.bundles.session_interface(port) if self.bundles else port
 
 
 @dataclass(slots=True)
@@ -95,16 +122,35 @@ def boot(lab: Lab, folder: BuildFolder, namer: Namer, network: str) -> Booted:
     edge_rows = [
         r for r in folder.cables if r["network"] == network and r["kind"] == "endpoint-leaf"
     ]
+    core = {row[end] for row in switch_rows for end in ("a_device", "b_device")}
+    # access switches of another network (out-of-band) that route into this one's switches
+    switch_rows += [
+        r
+        for r in folder.cables
+        if r["kind"] == "uplink"
+        and r["network"] != network
+        and (r["a_device"] in core or r["b_device"] in core)
+    ]
     names: dict[str, None] = {}
     for row in switch_rows:
         names.setdefault(row["a_device"])
         names.setdefault(row["b_device"])
     for name in names:
-        if not folder.has(f"configs/{name}/frr.conf"):
+        tree = nvue_set(folder, name) if folder.has(f"configs/{name}/startup.yaml") else None
+        rendered = False
+        if folder.has(f"configs/{name}/frr.conf"):
+            frr: str | None = folder.text(f"configs/{name}/frr.conf")
+        elif tree is not None:
+            frr, rendered = render(tree), True  # Cumulus renders frr.conf from NVUE
+        else:
+            frr = None
+        if frr is None:
             continue
-        frr = folder.text(f"configs/{name}/frr.conf")
         role = folder.devices.get(name, {}).get("role", "")
-        booted.routers[name] = Router(name, "", frr, _loopback(frr), role, 0, _networks(frr))
+        router = Router(name, "", frr, _loopback(frr), role, 0, _networks(frr))
+        router.bundles = bundles(tree) if tree is not None else None
+        router.rendered = rendered
+        booted.routers[name] = router
     for row in switch_rows:
         a, b = row["a_device"], row["b_device"]
         if a in booted.routers and b in booted.routers:
@@ -114,6 +160,7 @@ def boot(lab: Lab, folder: BuildFolder, namer: Namer, network: str) -> Booted:
                 namer.interface(a, row["a_port"]),
                 b,
                 namer.interface(b, row["b_port"]),
+                row["kind"],
             )
             booted.wires.append(wire)
     for row in edge_rows:
@@ -126,6 +173,8 @@ def boot(lab: Lab, folder: BuildFolder, namer: Namer, network: str) -> Booted:
                 namer.interface(device, row["a_port"]),
                 leaf,
                 namer.interface(leaf, row["b_port"]),
+                row["kind"],
+                a_port=row["a_port"],
             )
             booted.edge.append(wire)
     for row in folder.left_out:  # a slice's cut cables: their neighbours are not expected up
@@ -136,6 +185,7 @@ def boot(lab: Lab, folder: BuildFolder, namer: Namer, network: str) -> Booted:
             ):
                 if device in booted.routers:
                     booted.outside.add((device, namer.interface(device, port)))
+    booted.wires = _mark_bundled(booted)
     for name, component in _components(list(booted.routers), booted.wires).items():
         booted.routers[name].component = component
     for name in booted.routers:
@@ -147,28 +197,32 @@ def boot(lab: Lab, folder: BuildFolder, namer: Namer, network: str) -> Booted:
     return booted
 
 
+def cabled_ports(booted: Booted, device: str) -> set[str]:
+    ports = {w.a_if for w in [*booted.wires, *booted.edge] if w.a == device}
+    return ports | {w.b_if for w in [*booted.wires, *booted.edge] if w.b == device}
+
+
+def _mark_bundled(booted: Booted) -> list[Wire]:
+    """Bond members other than the bond's carrier are cabled but carry no session of their own
+    (the twin has no bonding driver: one member stands for the bond)."""
+
+    def spare(device: str, port: str) -> bool:
+        found = booted.routers[device].bundles
+        bond = found.bond_of(port) if found else None
+        if found is None or bond is None:
+            return False
+        return found.carrier(bond, cabled_ports(booted, device)) != port
+
+    return [replace(w, bundled=spare(w.a, w.a_if) or spare(w.b, w.b_if)) for w in booted.wires]
+
+
 def _start(lab: Lab, booted: Booted) -> None:
     make_room_for_neighbors(len(booted.wires) + len(booted.edge))
     for router in booted.routers.values():
         router.ns = lab.namespace()
         if "\ninterface Loopback0" in router.frr:
-            # SONiC keeps the router id on Loopback0; a veth pair inside the namespace stands in
-            # for it (the dummy driver is not always there)
-            lab.run(
-                "ip",
-                "-n",
-                router.ns,
-                "link",
-                "add",
-                "Loopback0",
-                "type",
-                "veth",
-                "peer",
-                "name",
-                "Loopback0p",
-            )
-            lab.run("ip", "-n", router.ns, "link", "set", "Loopback0p", "up")
-            lab.run("ip", "-n", router.ns, "link", "set", "Loopback0", "up")
+            # SONiC keeps the router id on Loopback0
+            lab.stand_in(router.ns, "Loopback0")
     for wire in booted.wires:
         a, b = booted.routers[wire.a].ns, booted.routers[wire.b].ns
         lab.cable(a, wire.a_if, b, wire.b_if)
@@ -179,28 +233,38 @@ def _start(lab: Lab, booted: Booted) -> None:
     for wire in booted.edge:
         if wire.a not in booted.endpoints:
             booted.endpoints[wire.a] = lab.namespace()
-        lab.cable(booted.endpoints[wire.a], wire.a_if, booted.routers[wire.b].ns, wire.b_if)
+        # the host end as the leaf port: a bridge is as large as its smallest port
+        mtu = booted.mtu.get((wire.b, wire.b_if))
+        lab.cable(booted.endpoints[wire.a], wire.a_if, booted.routers[wire.b].ns, wire.b_if, mtu)
     for router in booted.routers.values():
-        folder = FRR_RUN / router.ns
-        folder.mkdir(parents=True, exist_ok=True)
-        lab.frr_dirs.append(folder)
-        (folder / "frr.conf").write_text(router.frr)
-        shutil.chown(folder, "frr", "frr")
-        shutil.chown(folder / "frr.conf", "frr", "frr")
-        for daemon in ("zebra", "bgpd"):
-            pid = folder / f"{daemon}.pid"
-            lab.pid_files.append(pid)
-            lab.exec(
-                router.ns,
-                str(FRR_LIB / daemon),
-                "-d",
-                "-N",
-                router.ns,
-                "-f",
-                str(folder / "frr.conf"),
-                "-i",
-                str(pid),
+        if router.bundles is not None:
+            router.bridged = set(
+                apply_bridging(
+                    lab,
+                    router.ns,
+                    router.bundles,
+                    cabled_ports(booted, router.name),
+                    max((m for (d, _), m in booted.mtu.items() if d == router.name), default=None),
+                )
             )
+    for router in booted.routers.values():
+        start_frr(lab, router.ns, router.frr)
+
+
+def start_frr(lab: Lab, ns: str, frr: str) -> None:
+    """zebra and bgpd in `ns` on `frr` (they drop to user frr: the config lives in their -N run
+    folder, which frr owns)."""
+    folder = FRR_RUN / ns
+    folder.mkdir(parents=True, exist_ok=True)
+    lab.frr_dirs.append(folder)
+    (folder / "frr.conf").write_text(frr)
+    shutil.chown(folder, "frr", "frr")
+    shutil.chown(folder / "frr.conf", "frr", "frr")
+    for daemon in ("zebra", "bgpd"):
+        pid = folder / f"{daemon}.pid"
+        lab.pid_files.append(pid)
+        lab.exec(ns, str(FRR_LIB / daemon), "-d", "-N", ns, "-f", str(folder / "frr.conf"),
+                 "-i", str(pid))  # fmt: skip
 
 
 # -- checks -----------------------------------------------------------------------------------
@@ -240,13 +304,22 @@ def _session_failures(lab: Lab, folder: BuildFolder, booted: Booted) -> tuple[in
     designed = 0
     cabled: set[tuple[str, str]] = set()
     for wire in booted.wires:
-        for me, my_if, other in ((wire.a, wire.a_if, wire.b), (wire.b, wire.b_if, wire.a)):
+        if wire.bundled:
+            continue
+        for me, port, other in ((wire.a, wire.a_if, wire.b), (wire.b, wire.b_if, wire.a)):
             designed += 1
+            my_if = booted.routers[me].session_interface(port)
             cabled.add((me, my_if))
             where: Failure = {"switch": me, "interface": my_if, "peer": other, "cable": wire.cable}
             info = peers[me].get(my_if)
             if info is None:
-                failures.append({**where, "problem": "no BGP neighbour on this interface"})
+                problem = "no BGP neighbour on this interface"
+                if wire.kind == "peer":
+                    problem += (
+                        " (MLAG peer link not routed: a peer that loses its uplinks has no "
+                        "path; Cumulus MLAG, Peer Link Routing)"
+                    )
+                failures.append({**where, "problem": problem})
                 continue
             state = str(info.get("state", "?"))
             if state != "Established":
@@ -397,6 +470,8 @@ def designed_ecmp(booted: Booted, leaf: str, remote: str) -> int:
     eBGP Clos keeps every shortest AS path: one per such cable)."""
     adjacent: dict[str, list[str]] = {}
     for wire in booted.wires:
+        if wire.bundled:
+            continue
         adjacent.setdefault(wire.a, []).append(wire.b)
         adjacent.setdefault(wire.b, []).append(wire.a)
     distance = {remote: 0}
@@ -421,6 +496,8 @@ def ecmp(lab: Lab, booted: Booted) -> tuple[int, list[Failure]]:
             for other in _leaves(booted):
                 if other is leaf or other.component != leaf.component:
                     continue
+                if not (leaf.host_route and other.host_route):
+                    continue  # no loopback /32 to count paths to (router id on an SVI)
                 checked += 1
                 want = designed_ecmp(booted, leaf.name, other.name)
                 found = table.get(f"{other.loopback}/32", 0)
@@ -462,10 +539,11 @@ def mtu(lab: Lab, booted: Booted) -> tuple[int, list[Failure]]:
             (wire.b, wire.b_if, wire.a, wire.a_if),
         ):
             size = booted.mtu.get((me, my_if))
-            target = _link_local(lab, booted.routers[other].ns, other_if)
+            far = booted.routers[other]
+            target = _link_local(lab, far.ns, far.l3(other_if))
             if size is None or target is None:
                 continue
-            jobs.append((booted.routers[me].ns, "", f"{target}%{my_if}"))
+            jobs.append((booted.routers[me].ns, "", f"{target}%{booted.routers[me].l3(my_if)}"))
             labels.append(
                 {
                     "switch": me,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fabricc.twin import clab, drills, ib, provisioning, routing
+from fabricc.twin import clab, drills, hosts, ib, mlag, provisioning, routing, scope
 from fabricc.twin.folder import BuildFolder, load
 from fabricc.twin.lab import lab
 from fabricc.twin.names import Namer
@@ -23,6 +23,9 @@ NOT_MODELLED = [
     "link speeds and FEC (veth pairs have neither)",
     "the routed path between DHCP relays and the provisioning server (joined directly; "
     "see docs/twin.md)",
+    "MLAG's control plane (clagd), bonds (one member stands for each) and VLAN separation "
+    "inside br_default (see docs/twin.md)",
+    "netplan files (host scripts are applied; see docs/twin.md)",
 ]
 
 
@@ -55,8 +58,8 @@ def twin(
     whole = load(root)
     ethernet = ethernet_networks(whole)
     # a design larger than the machine boots is sliced: one SU with every spine and core
-    folder, scope = choose(whole, ethernet, su, limit)
-    report = Report(_design(whole), scope=scope.text(), not_modelled=list(NOT_MODELLED))
+    folder, boots = choose(whole, ethernet, su, limit)
+    report = Report(_design(whole), scope=boots.text(), not_modelled=list(NOT_MODELLED))
     namer = Namer(folder)
     with lab(seconds) as the_lab:
         report.provisioning = provisioning.provision(the_lab, folder, namer)
@@ -67,11 +70,7 @@ def twin(
         with lab(seconds) as the_lab:
             booted = routing.boot(the_lab, folder, namer, network)
             if not booted.routers:
-                report.networks[network] = {
-                    "booted": False,
-                    "reason": "no switch of it has an frr.conf (InfiniBand, management-only, or "
-                    "NVUE-only routing, which this version does not render)",
-                }
+                report.networks[network] = scope.not_booted(folder, network)
                 continue
             designed, failures = routing.wait_sessions(the_lab, folder, booted)
             checks: dict[str, object] = {
@@ -85,7 +84,10 @@ def twin(
             checks["reachability"] = {"checked": checked, "failures": failures}
             checked, failures = routing.mtu(the_lab, booted)
             checks["mtu"] = {"checked": checked, "failures": failures}
+            host_check = hosts.check(the_lab, folder, booted)
+            if host_check["nics"]:
+                checks["hosts"] = host_check
             if drill:
-                checks["drills"] = drills.run(the_lab, booted)
+                checks["drills"] = drills.run(the_lab, booted) + mlag.run(the_lab, booted)
             report.networks[network] = checks
     return report

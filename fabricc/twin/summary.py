@@ -56,7 +56,13 @@ def summary_text(report: Report) -> str:
     lines.extend(_lines("provisioning", p)[1:])
     for network, checks in sorted(report.networks.items()):
         if checks.get("booted") is False:
-            lines.append(f"network {network}: not booted ({checks.get('reason')})")
+            if "out_of_scope" in checks:
+                lines.append(
+                    f"network {network}: not booted, out of scope: {checks['out_of_scope']}"
+                )
+            else:
+                lines.append(f"network {network}: NOT BOOTED")
+                lines.extend(_lines("routing", checks))
             continue
         lines.append(f"network {network}:")
         for name, check in checks.items():
