@@ -23,11 +23,12 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from fabricc.catalog.models import FEEDS, OUTLET_OF, physical_of
+from fabricc.catalog.models import OUTLET_OF, physical_of
 from fabricc.errors import Diagnostic, error
 from fabricc.ir import ENDPOINT_LEAF, PEER, Device, Fabric, Rack
 from fabricc.spec.yamlsource import DataPath, format_path
 from fabricc.synth.nodes import GroupPlan
+from fabricc.synth.power import cord_feeds, feed_count, pdus_for_load
 
 TOP_OF_RACK_U = 2  # kept free in node racks by default (OOB access switch, patch panel)
 # held at the top of a switch rack (central or a unit's network rack) for its out-of-band
@@ -93,8 +94,9 @@ class RackPlan:
     # outlets a device's cords take ((feed, outlet type), count), and those held for the access
     # switch
     outlets: list[dict[str, int]] = field(default_factory=list)
-    cords: Callable[[Device], tuple[tuple[tuple[int, str], int], ...]] | None = None
+    cords: Callable[[Device, int], tuple[tuple[tuple[int, str], int], ...]] | None = None
     held_outlets: list[tuple[int, str]] = field(default_factory=list)
+    dealt: int = 0  # cords dealt so far (synth/power.cord_feeds rotates them over the feeds)
 
     def release(self) -> None:
         """Free the units (and outlets) held at the top for the access switch about to be placed."""
@@ -131,15 +133,19 @@ class RackPlan:
         if not self.outlets or self.cords is None:
             return True
         need: Counter[tuple[int, str]] = Counter()
+        dealt = self.dealt
         for one in (device, mate):
-            for key, n in self.cords(one):
+            for key, n in self.cords(one, dealt):
                 need[key] += n
+                dealt += n
         return all(self.outlets[feed][outlet] >= n for (feed, outlet), n in need.items())
 
     def _outlets_free(self, device: Device) -> bool:
         if not self.outlets or self.cords is None:
             return True
-        return all(self.outlets[feed][outlet] >= n for (feed, outlet), n in self.cords(device))
+        return all(
+            self.outlets[feed][outlet] >= n for (feed, outlet), n in self.cords(device, self.dealt)
+        )
 
     def _slot(self, height: int, *, top: bool) -> int | None:
         usable = len(self.used)
@@ -181,8 +187,9 @@ class RackPlan:
         self.devices.append(device)
         self.power_w += device.power_w
         if self.outlets and self.cords is not None:
-            for (feed, outlet), n in self.cords(device):
+            for (feed, outlet), n in self.cords(device, self.dealt):
                 self.outlets[feed][outlet] -= n
+                self.dealt += n
 
 
 class _Layout:
@@ -197,9 +204,10 @@ class _Layout:
         rack = self.spec.site.rack
         self.usable_u = rack.height_u - rack.reserved_u
         self.budget_w = int(rack.power_kw * 1000)
-        # outlets per feed of a rack with the site's PDUs (pdu1 feed A, pdu2 B, pdu3 A, ...)
+        # outlets per feed of a rack with the site's PDUs (each PDU its own feed while the site
+        # has feeds: synth/power.feed_count); a rack given more PDUs for its load only gains
         pdu = fabric.loaded.catalog.catalog.parts.get(rack.pdu_model)
-        feeds = min(rack.pdus, rack.feeds, len(FEEDS)) if pdu is not None else 0
+        feeds = feed_count(rack.pdus, rack.feeds) if pdu is not None else 0
         self.feed_outlets = [
             {
                 "c13": len(range(k, rack.pdus, feeds)) * pdu.outlets_c13,
@@ -208,7 +216,8 @@ class _Layout:
             for k in range(feeds)
             if pdu is not None
         ]
-        self.cord_cache: dict[tuple[str, str], tuple[tuple[tuple[int, str], int], ...]] = {}
+        self.switch_room_w = switch_room_w(fabric)
+        self.cord_cache: dict[tuple[str, str, int], tuple[tuple[tuple[int, str], int], ...]] = {}
 
     def fail(self, message: str, path: DataPath, hint: str | None = None) -> None:
         self.problems.append(
@@ -229,7 +238,7 @@ class _Layout:
             # within the room's air cooling per rack, and keep units for cable managers
             rack.outlets = [dict(feed) for feed in self.feed_outlets]
             rack.cords = self.cords
-            rack.air_limit_w = int(site.rack.air_cooled_kw * 1000)
+            rack.air_limit_w = self.switch_room_w
             keep = min(site.rack.cable_u, max(0, self.usable_u - CENTRAL_HELD_U - 1))
             rack.used = [False] * (self.usable_u - keep)
         if role in ("central", "network") and self.usable_u > CENTRAL_HELD_U:
@@ -243,17 +252,17 @@ class _Layout:
                 rack.outlets[feed][outlet] -= 1
         return rack
 
-    def cords(self, device: Device) -> tuple[tuple[tuple[int, str], int], ...]:
-        """The outlets a device's power cords take, as ((feed, outlet type), count): PSU i on
-        feed i mod feeds, as checks/power.py counts them; busbar-fed and PDU-less devices take
-        none."""
-        key = (device.kind, device.model)
+    def cords(self, device: Device, dealt: int) -> tuple[tuple[tuple[int, str], int], ...]:
+        """The outlets a device's power cords take, as ((feed, outlet type), count), when the
+        rack has `dealt` cords already: the power plan's rotation (synth/power.cord_feeds), so
+        both count the same outlets per feed; busbar-fed and PDU-less devices take none."""
+        feeds = len(self.feed_outlets)
+        key = (device.kind, device.model, dealt % feeds if feeds else 0)
         found = self.cord_cache.get(key)
         if found is None:
             facts = physical_of(self.fabric.loaded.catalog.catalog, device.kind, device.model)
-            feeds = len(self.feed_outlets)
             cords = (
-                [(psu % feeds, OUTLET_OF[facts.inlet]) for psu in range(facts.psus)]
+                [(k, OUTLET_OF[facts.inlet]) for k in cord_feeds(dealt, facts.psus, feeds)]
                 if facts is not None and feeds and facts.inlet in OUTLET_OF
                 else []
             )
@@ -767,11 +776,14 @@ def layout(
 
 
 def pdus_for(fabric: Fabric, plan: RackPlan) -> int:
-    """PDUs of a rack: site.rack.pdus (over site.rack.feeds feeds), or more when a node's power
-    supplies must be spread wider to survive the loss of one PDU (DGX H100, 4 + 2 supplies: 3);
-    none in a rack-scale system's rack whose power shelves feed all it holds. Whether the PDUs
-    left after losing a feed carry the rack is checked (checks/power.py), not sized here: a
-    PDU count that followed the load would move every later device as a rack fills."""
+    """PDUs of a rack: site.rack.pdus, or more where a node's power supplies must be spread
+    wider to survive the loss of one PDU (DGX H100, 4 + 2 supplies: 3), or where the PDUs left
+    after losing one would not carry the rack (synth/power.pdus_for_load: 1 + ceil(power /
+    rating)); none in a rack-scale system's rack whose power shelves feed all it holds. A
+    compute rack counts its nodes when full (within site.rack.power_kw), so it keeps its PDUs
+    as it fills; a switch rack counts what it holds (a switch rack of 44.8 kW on 34.6 kW PDUs:
+    3), and its PDUs' management ports are kept for the most it may get (most_pdus), so one
+    added as it fills moves no other device's port."""
     rack = fabric.loaded.spec.site.rack
     if not rack.pdus:
         return 0
@@ -779,9 +791,36 @@ def pdus_for(fabric: Fabric, plan: RackPlan) -> int:
         _on_busbar(fabric, d) for d in plan.devices
     ):
         return 0  # a rack-scale system's rack: its shelves feed everything in it, SN2201s too
-    nodes = fabric.loaded.catalog.catalog.nodes
-    counts = [rack.pdus, *(nodes[d.model].power_feeds for d in plan.devices if d.kind == "node")]
+    catalog = fabric.loaded.catalog.catalog
+    nodes = [d for d in plan.devices if d.kind == "node"]
+    counts = [rack.pdus, *(catalog.nodes[d.model].power_feeds for d in nodes)]
+    part = catalog.parts.get(rack.pdu_model)
+    if part is not None and rack.feeds > 1:
+        fed = [d for d in plan.devices if not _on_busbar(fabric, d)]
+        load = sum(d.power_w for d in fed)
+        if plan.role not in ("central", "network"):
+            full = max((d.power_w for d in nodes if d in fed), default=0)
+            load += full * max(0, plan.capacity - len(nodes))
+            load = min(load, int(rack.power_kw * 1000))
+        counts.append(pdus_for_load(load, part.rating_w))
     return max(counts)
+
+
+def most_pdus(fabric: Fabric, plan: RackPlan) -> int:
+    """The most PDUs a rack may get as it fills: a switch rack's for its room
+    (switch_room_w); any other rack's count does not grow with what it holds (pdus_for)."""
+    rack = fabric.loaded.spec.site.rack
+    part = fabric.loaded.catalog.catalog.parts.get(rack.pdu_model)
+    if plan.role not in ("central", "network") or not rack.pdus or part is None:
+        return 0
+    if rack.feeds < 2:
+        return rack.pdus
+    return max(rack.pdus, pdus_for_load(switch_room_w(fabric), part.rating_w))
+
+
+def switch_room_w(fabric: Fabric) -> int:
+    """The most a switch rack takes (W): the room's air cooling per rack (air_cooled_kw)."""
+    return int(fabric.loaded.spec.site.rack.air_cooled_kw * 1000)
 
 
 def _on_busbar(fabric: Fabric, device: Device) -> bool:
