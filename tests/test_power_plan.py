@@ -211,6 +211,52 @@ def test_liquid_cooled_racks_are_covered_by_n_plus_1_cdus(example: str) -> None:
         assert "(N+1)" in files["diagrams/floorplan.svg"]
 
 
+@pytest.mark.parametrize("example", EXAMPLE_NAMES)
+def test_liquid_cooled_racks_and_cdus_get_their_cooling_parts(example: str) -> None:
+    """Every liquid-cooled rack lists and the BOM orders its manifold, rack-level leak detection,
+    two hoses and two quick-disconnect pairs, and a tray-level leak sensor per liquid-cooled
+    tray (an NVL72 rack: 18 compute + 9 NVLink switch trays = 27); every CDU two hoses and two
+    quick-disconnect pairs; air-cooled racks none (gb200-nvl72-su once had CDUs and nothing
+    between them and the racks)."""
+    fabric, artifacts = compiled(example)
+    files = by_path(artifacts)
+    rows = table(files, "bom/cooling.csv")
+    bom = {
+        r["part_number"]: int(r["quantity"])
+        for r in table(files, "bom/bom.csv")
+        if r["category"] == "cooling"
+    }
+    expected: dict[str, int] = {}
+
+    def add(cell: str) -> None:
+        for item in filter(None, cell.split("; ")):
+            part, n = item.split(" x ")
+            expected[part] = expected.get(part, 0) + int(n)
+
+    for row in rows:
+        parts = dict(item.split(" x ") for item in filter(None, row["cooling_parts"].split("; ")))
+        if row["rack"] and int(row["liquid_w"]):
+            trays = sum(
+                fabric.devices[n].kind in ("tray", "nvlink-switch")
+                for n in fabric.rack_by_name[row["rack"]].devices
+            )
+            assert parts == {
+                "MGX-44RU-MANIFOLD": "1",
+                "LEAK-DET-RACK": "1",
+                "LEAK-SENSOR-TRAY": str(trays),
+                "HOSE-RACK-SEC": "2",
+                "UQD-PAIR-RACK": "2",
+            }
+            assert trays == 27
+        elif row["rack"]:
+            assert parts == {}
+        else:
+            cdus = int(row["cdus"])
+            assert parts == {"HOSE-CDU-SEC": str(2 * cdus), "UQD-PAIR-CDU": str(2 * cdus)}
+        add(row["cooling_parts"])
+    assert bom == expected
+
+
 def test_inter_rack_runs_carry_a_routing_allowance_and_runs_at_reach_are_warned() -> None:
     """A cable leaving its rack is at least both drops' tray height, the slack and the route to
     each rack's vertical manager (0.5 m) long; gb200-nvl72-su orders some 5 m ACC splitters,
