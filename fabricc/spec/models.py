@@ -146,7 +146,9 @@ class CoolingSpec(SpecModel):
         gt=0,
         le=30,
         description="facility water temperature rise across the CDUs (K): sets the water flow. "
-        "Default assumed: 10 K, a common design rise for warm-water cooling; set per site",
+        "Default assumed: 10 K, a common design rise for warm-water cooling (searched: NVIDIA's "
+        "NVL72 RA, DGX GB200 user guide and DSX Exchange rack metadata name supply and return "
+        "temperature signals, not a design rise); set per site",
     )
 
 
