@@ -317,3 +317,34 @@ def test_a_site_catalog_cdu_replaces_the_default(tmp_path: Path) -> None:
     with pytest.raises(SpecError) as refused:
         compile_text(spec, tmp_path)
     assert "cat.yaml:3:5" in str(refused.value) and "needs cooling_w" in str(refused.value)
+
+
+def test_a_site_catalog_replaces_or_drops_a_cooling_part(tmp_path: Path) -> None:
+    """A site catalog entry under a cooling part's key replaces it (4 hoses per rack instead of
+    2) or drops it (per_quantity: 0: no tray sensors); a cooling part without `per` is refused
+    at its catalog line."""
+    spec = (
+        "metadata: {name: x}\ncatalog: [cat.yaml]\n"
+        "site: {rack: {power_kw: 140}}\n"
+        "nodes:\n  g: {model: gb200-nvl72, count: 1}\n"
+        "networks:\n  c: {role: compute, fabric: infiniband}\n"
+    )
+    head = '    category: cooling\n    description: x\n    source: "site: test"\n'
+    (tmp_path / "cat.yaml").write_text(
+        "parts:\n  hose-rack-secondary:\n"
+        + head
+        + "    part_number: SITE-HOSE\n    per: liquid-rack\n    per_quantity: 4\n"
+        "  leak-sensor-tray:\n"
+        + head
+        + "    part_number: LEAK-SENSOR-TRAY\n    per: liquid-tray\n    per_quantity: 0\n"
+    )
+    _, artifacts = compile_text(spec, tmp_path)
+    bom = {r["part_number"]: r["quantity"] for r in table(by_path(artifacts), "bom/bom.csv")}
+    assert bom["SITE-HOSE"] == "4" and "HOSE-RACK-SEC" not in bom
+    assert "LEAK-SENSOR-TRAY" not in bom and bom["LEAK-DET-RACK"] == "1"
+    (tmp_path / "cat.yaml").write_text(
+        "parts:\n  hose-rack-secondary:\n" + head + "    part_number: SITE-HOSE\n"
+    )
+    with pytest.raises(SpecError) as refused:
+        compile_text(spec, tmp_path)
+    assert "cat.yaml:3:5" in str(refused.value) and "needs `per`" in str(refused.value)
