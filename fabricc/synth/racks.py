@@ -807,11 +807,14 @@ def pdus_for(fabric: Fabric, plan: RackPlan) -> int:
 
 
 def most_pdus(fabric: Fabric, plan: RackPlan) -> int:
-    """The most PDUs a rack may get as it fills: a switch rack's for its room
-    (switch_room_w); any other rack's count does not grow with what it holds (pdus_for)."""
+    """The PDU management ports a central rack keeps: as many as it may get as it fills (for
+    its room, switch_room_w), so one added moves no node's port (a central rack takes an access
+    switch of its own, so the ports it keeps move no other rack's). 0 for other racks: a compute
+    rack's count does not grow with what it holds (pdus_for), and a unit's network rack shares
+    its access switch, whose runs the kept ports would reshape."""
     rack = fabric.loaded.spec.site.rack
     part = fabric.loaded.catalog.catalog.parts.get(rack.pdu_model)
-    if plan.role not in ("central", "network") or not rack.pdus or part is None:
+    if plan.role != "central" or not rack.pdus or part is None:
         return 0
     if rack.feeds < 2:
         return rack.pdus
