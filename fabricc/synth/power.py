@@ -16,12 +16,12 @@ The rack's cords are dealt over its feeds in one rotation, in the order the devi
 (cord_feeds: the rack's n-th cord on feed n mod feeds), so a device's supplies land on as many
 feeds as it has supplies and a rack's 1+1 switches fill three feeds evenly (A+B, C+A, B+C);
 within a feed each cord goes to the PDU with the most free outlets of its kind. The rack layout
-(synth/racks.py) packs switch racks by the same rotation, so both count the same outlets per
-feed. Power shelves alternate over feeds A and B (shelf 1 A, shelf 2 B, ...) and share the
-busbar load evenly (N+N: either feed's shelves carry the rack); the management switches of a
-rack-scale system's rack hang on its busbar (NVIDIA Enterprise Reference Architecture for NVL72
-AI factories, "System Hardware & Components": the in-rack SN2201 switches are fed from the
-rack's DC busbar).
+(synth/racks.py: pdu_count, outlets_hold) packs switch racks with the PDUs this plan gives them
+and the same rotation, so both count the same outlets per feed. Power shelves alternate over
+feeds A and B (shelf 1 A, shelf 2 B, ...) and share the busbar load evenly (N+N: either feed's
+shelves carry the rack); the management switches of a rack-scale system's rack hang on its
+busbar (NVIDIA Enterprise Reference Architecture for NVL72 AI factories, "System Hardware &
+Components": the in-rack SN2201 switches are fed from the rack's DC busbar).
 """
 
 from __future__ import annotations
