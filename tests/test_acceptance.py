@@ -94,10 +94,17 @@ def test_ra_11333_4su_bill_of_materials() -> None:
     assert networks["inband"]["switches"] == {"leaf": 6, "spine": 2, "core": 0}
     assert networks["inband"]["links"]["leaf-spine"] == 24
     assert result["racks"] == 38  # RA Table 7
-    # RA Table 7: 108 PDUs = 96 (32 DGX racks x 3: 6 supplies, 4 + 2 redundant) + 12 (6 x 2)
+    # RA Table 7: 108 PDUs = 96 (32 DGX racks x 3: 6 supplies, 4 + 2 redundant) + 12 (6 x 2).
+    # fabricc: 109 - the example's 8 storage arrays (19.2 kW, not in Table 7) with the spines
+    # fill central rack A01 to 44.8 kW, which one 34.6 kW PDU cannot carry when the other is
+    # lost, so A01 gets a third (docs/outputs.md, "Power plan")
     fabric = compiled("superpod-h100-4su")[0]
     pdus = [d for d in fabric.devices.values() if d.kind == "pdu"]
-    assert len(pdus) == 108
+    per_rack = Counter(str(d.rack) for d in pdus)
+    compute = [r.name for r in fabric.racks if r.role == "compute"]
+    assert len(compute) == 32 and all(per_rack[r] == 3 for r in compute)
+    others = sorted(per_rack[r.name] for r in fabric.racks if r.role != "compute")
+    assert others == [2, 2, 2, 2, 2, 3] and len(pdus) == 109
     managed = {link.a for link in fabric.links if link.kind == "mgmt"}
     assert all(pdu.name in managed for pdu in pdus)
 

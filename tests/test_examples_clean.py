@@ -48,17 +48,10 @@ KNOWN = {
 }
 
 
-# every example: its racks keep RA-11333's PDUs (2 per rack, 3 per DGX H100 rack, the catalog's
-# generic 34.6 kW PDU) on two feeds, so losing a feed leaves a DGX H100 3 of the 4 supplies it
-# needs and overloads the PDU left in a rack above 34.6 kW - the failover check says so; the
-# site's feeds and PDUs (site.rack.feeds, pdu_model, pdus) are its answer
-EVERY_EXAMPLE = ("losing one feed or PDU",)
-
-
 @pytest.mark.parametrize("example", EXAMPLE_NAMES)
 def test_examples_validate_without_warnings(example: str) -> None:
     fabric, _ = compiled(example)
-    allowed = (*KNOWN.get(example, ()), *EVERY_EXAMPLE)
+    allowed = KNOWN.get(example, ())
     unexpected = [w.render() for w in fabric.warnings if not w.message.startswith(allowed)]
     assert not unexpected, unexpected
 

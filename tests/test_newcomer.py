@@ -147,7 +147,7 @@ def test_catalog_model_prints_an_entry_a_site_catalog_takes(tmp_path: Path) -> N
     assert "host_topologies:" in result.output
     (tmp_path / "site.yaml").write_text(result.output.replace("dgx-h200", "site-h200"))
     fabric, artifacts = compile_text(
-        "metadata: {name: x}\ncatalog: [site.yaml]\nsite: {rack: {feeds: 3}}\n"
+        "metadata: {name: x}\ncatalog: [site.yaml]\n"
         "nodes:\n  g: {model: site-h200, count: 4}\n"
         "networks:\n  c: {role: compute, fabric: infiniband}\n",
         tmp_path,
@@ -275,7 +275,6 @@ def test_storage_network_on_one_leaf_is_a_single_point_of_failure(tmp_path: Path
 # out-of-band access switches uplinked into the in-band network, as its text suggests.
 MINIMAL = """\
 metadata: {name: minimal}
-site: {rack: {feeds: 3}}
 nodes:
   dgx: {model: dgx-h100, count: 63}
   ufm: {model: ufm-3.1, count: 2}

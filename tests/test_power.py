@@ -65,16 +65,17 @@ def test_busbar_trays_take_no_cord() -> None:
 
 
 def test_power_csv_counts_outlets_per_feed() -> None:
-    """Each DGX rack: 4 DGX x 6 PSUs split 3 + 3 over the A and B feeds, so 12 C19 outlets per
-    feed, and half of 4 x 10.2 kW on each (plus half of the rack's 1+1 OOB switch, if any)."""
+    """Each DGX rack on the default three feeds: 4 DGX x 6 PSUs split 2 + 2 + 2 over A, B and
+    C, so 8 C19 outlets per feed, and a third of 4 x 10.2 kW on each (plus half of the rack's
+    1+1 OOB switch, if any, on two of them)."""
     _, artifacts = compiled("superpod-h100-4su")
     rows = list(csv.DictReader(io.StringIO(text_files(artifacts)["bom/power.csv"])))
-    dgx_racks = {r["rack"] for r in rows if r["c19_used"] == "12" and r["kind"] == "pdu"}
+    dgx_racks = {r["rack"] for r in rows if r["c19_used"] == "8" and r["kind"] == "pdu"}
     assert len(dgx_racks) >= 31
     for row in rows:
         if row["rack"] in dgx_racks:
-            assert row["supply"] in ("A", "B") and int(row["c19_available"]) >= 12
-            assert int(row["load_w"]) - 4 * 10200 // 2 in (0, 100 // 2)
+            assert row["supply"] in ("A", "B", "C") and int(row["c19_available"]) >= 8
+            assert int(row["load_w"]) - 4 * 10200 // 3 in (0, 100 // 2)
             assert int(row["load_w"]) <= int(row["rating_w"])
 
 
@@ -111,16 +112,19 @@ def test_pdu_outlets_are_checked_per_feed(tmp_path: Path) -> None:
     assert "feed B needs 4 C19 outlets, its PDUs have 3" in message
 
 
-def test_failover_rating_is_checked_per_pdu(tmp_path: Path) -> None:
-    """4 x 3.5 kW = 14 kW in the lab rack, 2 PDUs (A, B): each carries 7 kW in normal
-    operation and the whole rack when the other feed is lost, so a 14 kW PDU holds and a
-    13.999 kW one is warned about with the figure."""
-    assert pdu_warnings(tmp_path, 8, 50_000) == ""
-    fabric, _ = compile_text(small_pdu_spec(tmp_path, 8, 14_500), tmp_path)
-    assert not [d for d in fabric.warnings if "losing" in d.message]
-    fabric, _ = compile_text(small_pdu_spec(tmp_path, 8, 13_999), tmp_path)
-    found = [d.message for d in fabric.warnings if "losing" in d.message]
-    assert any("losing feed A puts 14.0 kW on b01-pdu2, rated 14.0 kW" in m for m in found)
+def test_pdus_follow_the_load_a_lost_one_leaves(tmp_path: Path) -> None:
+    """The lab's compute rack holds 5 servers of 3.5 kW when full (its 20 kW budget), 17.5 kW
+    (4 today): 2 PDUs while one alone carries 17.5 kW; a 17.499 kW PDU gets a third (1 +
+    ceil(17.5 / 17.499)), and the servers' two supplies rotate over the three feeds, so losing any one
+    leaves every PDU within its rating and no warning. A 6.999 kW PDU gets four: two share
+    feed A, and losing it puts more on a PDU than its rating - a warning with the figure."""
+    for rating, count in ((50_000, 2), (17_500, 2), (17_499, 3), (6_999, 4)):
+        fabric, _ = compile_text(small_pdu_spec(tmp_path, 8, rating), tmp_path)
+        rack = fabric.rack_by_name[str(fabric.devices["gpu01"].rack)]
+        assert sum(fabric.devices[n].kind == "pdu" for n in rack.devices) == count, rating
+        found = [d.message for d in fabric.warnings if "losing" in d.message]
+        assert bool(found) == (rating == 6_999), (rating, found)
+    assert "losing feed A puts" in found[0] and "rated 7.0 kW" in found[0]
 
 
 def test_floor_loading(tmp_path: Path) -> None:

@@ -66,31 +66,62 @@ def test_nvl72_racks_list_eight_shelves_with_their_feeds(example: str) -> None:
         assert 100_000 < busbar <= SHELVES // 2 * 33000
 
 
-def test_losing_any_feed_or_pdu_keeps_every_device_running_or_says_so() -> None:
-    """Each example, each rack, each feed and each PDU removed in turn: every device keeps its
-    minimum supplies and every PDU left carries its load - or the build warns about that rack.
-    The DGX H100 racks on two feeds cannot hold (6 supplies, 4 needed, 3 per feed) and say so."""
-    for example in EXAMPLE_NAMES:
-        fabric, _ = compiled(example)
-        losing = [d.message for d in fabric.warnings if "losing" in d.message]
-        for power in rack_power(fabric):
-            ratings = {p.name: p.rating_w for f in power.feeds for p in f.pdus}
-            for lost in [f.name for f in power.feeds] + list(ratings):
-                short, load = lost_supplies(power, lost)
-                over = [n for n, w in load.items() if ratings[n] and w > ratings[n]]
-                if short or over:
-                    assert losing, (example, power.rack, lost)
-    fabric, _ = compiled("superpod-h100-4su")
-    assert any("leaves dgx" in d.message and "of the 4 power" in d.message for d in fabric.warnings)
+@pytest.mark.parametrize("example", EXAMPLE_NAMES)
+def test_losing_any_feed_or_pdu_keeps_every_device_running(example: str) -> None:
+    """Each rack of each example, each feed and each PDU removed in turn: every device keeps its
+    minimum supplies and every PDU left carries its load, and the build has no failover warning
+    (with A/B feeds the DGX H100 racks of superpod-h100-4su kept 3 of the 4 supplies they need,
+    and A01 put 44.8 kW on one 34.6 kW PDU)."""
+    fabric, _ = compiled(example)
+    assert not [d for d in fabric.warnings if d.message.startswith("losing one feed")]
+    for power in rack_power(fabric):
+        ratings = {p.name: p.rating_w for f in power.feeds for p in f.pdus}
+        for lost in [f.name for f in power.feeds] + list(ratings):
+            short, load = lost_supplies(power, lost)
+            assert short == [], (power.rack, lost)
+            assert all(w <= ratings[n] for n, w in load.items()), (power.rack, lost, load)
+
+
+def test_dgx_h100_on_two_feeds_cannot_hold_and_says_so(tmp_path: Path) -> None:
+    """A site with only A/B feeds (site.rack.feeds: 2): a DGX H100's 6 supplies, 4 needed,
+    3 per feed - one warning for the design with the rack count and the worst rack's figure."""
+    text = (EXAMPLES / "superpod-h100-4su.yaml").read_text().replace("count: 127", "count: 31")
+    text = text.replace("    power_kw: 45", "    power_kw: 45\n    feeds: 2")
+    fabric, _ = compile_text(text, tmp_path)
+    found = [d.message for d in fabric.warnings if "short of power supplies" in d.message]
+    assert len(found) == 1, found
+    assert "in 8 racks; the worst: rack B01: losing feed A leaves dgx001 3 of the 4" in found[0]
+
+
+def test_an_overloaded_pdu_is_warned_with_its_figure(tmp_path: Path) -> None:
+    """PDUs sized for a lost PDU but not for a lost feed: a 20 kW PDU model (site catalog) gives
+    the 40.8 kW DGX racks 1 + ceil(40.8 / 20) = 4 PDUs on the three feeds, A holding two; losing
+    feed A leaves 40.8 kW on the two PDUs of B and C, 20.4 kW each - the check names the PDU
+    and both figures."""
+    (tmp_path / "pdu.yaml").write_text(
+        "parts:\n  pdu-small:\n    category: pdu\n    description: small PDU\n"
+        "    part_number: PDU-SMALL\n    source: test\n    outlets_c13: 36\n"
+        "    outlets_c19: 18\n    rating_w: 20000\n"
+    )
+    text = (EXAMPLES / "superpod-h100-4su.yaml").read_text().replace("count: 127", "count: 31")
+    text = text.replace("    power_kw: 45", "    power_kw: 45\n    pdu_model: pdu-small")
+    fabric, _ = compile_text(text.replace("site:\n", "catalog: [pdu.yaml]\nsite:\n", 1), tmp_path)
+    found = [d.message for d in fabric.warnings if "overloads a PDU" in d.message]
+    assert len(found) == 1, [d.message for d in fabric.warnings]
+    assert "the worst: rack A01: losing feed A puts 23.5 kW on a01-pdu2, rated 20.0 kW" in found[0]
+    plan = {p.rack: p for p in rack_power(fabric)}["B01"]
+    assert sum(len(f.pdus) for f in plan.feeds) == 4
+    _, load = lost_supplies(plan, "A")
+    assert sorted(round(w) for w in load.values()) == [0, 0, 20400, 20400]
 
 
 def test_three_feeds_hold_dgx_h100(tmp_path: Path) -> None:
-    """site.rack.feeds: 3 puts each of a DGX H100's three PDUs on a feed of its own, two
-    supplies each: losing any feed or PDU leaves every DGX 4 of 6 (the network rack's PDU
-    rating under failover is a warning of its own);
-    the cord map lists every supply once, on an outlet of its PDU."""
+    """The default three feeds put each of a DGX H100's three PDUs on a feed of its own, two
+    supplies each: losing any feed or PDU leaves every DGX 4 of 6; the cord map lists every
+    supply once, on an outlet of its PDU; a switch rack's 1+1 switches rotate over the feed
+    pairs so no feed is left idle."""
     text = (EXAMPLES / "superpod-h100-4su.yaml").read_text().replace("count: 127", "count: 31")
-    text = text.replace("    power_kw: 45", "    power_kw: 45\n    feeds: 3")
+    assert "feeds:" not in text  # the default is the rule
     fabric, artifacts = compile_text(text, tmp_path)
     assert not [d for d in fabric.warnings if "power supplies it needs" in d.message]
     cords = table(by_path(artifacts), "bom/power-cords.csv")
@@ -98,6 +129,8 @@ def test_three_feeds_hold_dgx_h100(tmp_path: Path) -> None:
         for lost in [f.name for f in power.feeds] + [p.name for f in power.feeds for p in f.pdus]:
             short, _ = lost_supplies(power, lost)
             assert short == []
+        if len(power.feeds) == 3:
+            assert all(feed.load_w > 0 for feed in power.feeds), power.rack
     dgx = [r for r in cords if r["device"] == "dgx001"]
     assert sorted(int(r["psu"]) for r in dgx) == [1, 2, 3, 4, 5, 6]
     assert sorted(r["feed"] for r in dgx) == ["A", "A", "B", "B", "C", "C"]
@@ -178,6 +211,52 @@ def test_liquid_cooled_racks_are_covered_by_n_plus_1_cdus(example: str) -> None:
         assert "(N+1)" in files["diagrams/floorplan.svg"]
 
 
+@pytest.mark.parametrize("example", EXAMPLE_NAMES)
+def test_liquid_cooled_racks_and_cdus_get_their_cooling_parts(example: str) -> None:
+    """Every liquid-cooled rack lists and the BOM orders its manifold, rack-level leak detection,
+    two hoses and two quick-disconnect pairs, and a tray-level leak sensor per liquid-cooled
+    tray (an NVL72 rack: 18 compute + 9 NVLink switch trays = 27); every CDU two hoses and two
+    quick-disconnect pairs; air-cooled racks none (gb200-nvl72-su once had CDUs and nothing
+    between them and the racks)."""
+    fabric, artifacts = compiled(example)
+    files = by_path(artifacts)
+    rows = table(files, "bom/cooling.csv")
+    bom = {
+        r["part_number"]: int(r["quantity"])
+        for r in table(files, "bom/bom.csv")
+        if r["category"] == "cooling"
+    }
+    expected: dict[str, int] = {}
+
+    def add(cell: str) -> None:
+        for item in filter(None, cell.split("; ")):
+            part, n = item.split(" x ")
+            expected[part] = expected.get(part, 0) + int(n)
+
+    for row in rows:
+        parts = dict(item.split(" x ") for item in filter(None, row["cooling_parts"].split("; ")))
+        if row["rack"] and int(row["liquid_w"]):
+            trays = sum(
+                fabric.devices[n].kind in ("tray", "nvlink-switch")
+                for n in fabric.rack_by_name[row["rack"]].devices
+            )
+            assert parts == {
+                "MGX-44RU-MANIFOLD": "1",
+                "LEAK-DET-RACK": "1",
+                "LEAK-SENSOR-TRAY": str(trays),
+                "HOSE-RACK-SEC": "2",
+                "UQD-PAIR-RACK": "2",
+            }
+            assert trays == 27
+        elif row["rack"]:
+            assert parts == {}
+        else:
+            cdus = int(row["cdus"])
+            assert parts == {"HOSE-CDU-SEC": str(2 * cdus), "UQD-PAIR-CDU": str(2 * cdus)}
+        add(row["cooling_parts"])
+    assert bom == expected
+
+
 def test_inter_rack_runs_carry_a_routing_allowance_and_runs_at_reach_are_warned() -> None:
     """A cable leaving its rack is at least both drops' tray height, the slack and the route to
     each rack's vertical manager (0.5 m) long; gb200-nvl72-su orders some 5 m ACC splitters,
@@ -238,3 +317,34 @@ def test_a_site_catalog_cdu_replaces_the_default(tmp_path: Path) -> None:
     with pytest.raises(SpecError) as refused:
         compile_text(spec, tmp_path)
     assert "cat.yaml:3:5" in str(refused.value) and "needs cooling_w" in str(refused.value)
+
+
+def test_a_site_catalog_replaces_or_drops_a_cooling_part(tmp_path: Path) -> None:
+    """A site catalog entry under a cooling part's key replaces it (4 hoses per rack instead of
+    2) or drops it (per_quantity: 0: no tray sensors); a cooling part without `per` is refused
+    at its catalog line."""
+    spec = (
+        "metadata: {name: x}\ncatalog: [cat.yaml]\n"
+        "site: {rack: {power_kw: 140}}\n"
+        "nodes:\n  g: {model: gb200-nvl72, count: 1}\n"
+        "networks:\n  c: {role: compute, fabric: infiniband}\n"
+    )
+    head = '    category: cooling\n    description: x\n    source: "site: test"\n'
+    (tmp_path / "cat.yaml").write_text(
+        "parts:\n  hose-rack-secondary:\n"
+        + head
+        + "    part_number: SITE-HOSE\n    per: liquid-rack\n    per_quantity: 4\n"
+        "  leak-sensor-tray:\n"
+        + head
+        + "    part_number: LEAK-SENSOR-TRAY\n    per: liquid-tray\n    per_quantity: 0\n"
+    )
+    _, artifacts = compile_text(spec, tmp_path)
+    bom = {r["part_number"]: r["quantity"] for r in table(by_path(artifacts), "bom/bom.csv")}
+    assert bom["SITE-HOSE"] == "4" and "HOSE-RACK-SEC" not in bom
+    assert "LEAK-SENSOR-TRAY" not in bom and bom["LEAK-DET-RACK"] == "1"
+    (tmp_path / "cat.yaml").write_text(
+        "parts:\n  hose-rack-secondary:\n" + head + "    part_number: SITE-HOSE\n"
+    )
+    with pytest.raises(SpecError) as refused:
+        compile_text(spec, tmp_path)
+    assert "cat.yaml:3:5" in str(refused.value) and "needs `per`" in str(refused.value)

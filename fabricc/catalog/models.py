@@ -660,7 +660,7 @@ class ShelfInput(CatalogModel):
 
 
 class PartModel(CatalogModel):
-    category: Literal["rack", "pdu", "power-shelf", "power-cord", "cdu", "other"]
+    category: Literal["rack", "pdu", "power-shelf", "power-cord", "cdu", "cooling", "other"]
     description: Text
     part_number: PartNumber
     source: Source
@@ -686,6 +686,14 @@ class PartModel(CatalogModel):
     input: ShelfInput | None = Field(
         None, description="power shelf: the facility circuit each shelf is wired to"
     )
+    per: Literal["liquid-rack", "liquid-tray", "cdu"] | None = Field(
+        None,
+        description="cooling parts: what each is ordered for - every liquid-cooled rack, every "
+        "liquid-cooled tray (a device with a liquid_share) or every CDU",
+    )
+    per_quantity: int = Field(
+        1, ge=0, le=100, description="cooling parts: how many for each rack, tray or CDU"
+    )
 
     @property
     def shelf_w(self) -> int:
@@ -696,6 +704,10 @@ class PartModel(CatalogModel):
     def _sized(self) -> PartModel:
         if self.category == "cdu" and not self.cooling_w:
             raise ValueError("a cdu part needs cooling_w (its capacity in W, from its datasheet)")
+        if (self.category == "cooling") != (self.per is not None):
+            raise ValueError(
+                "a cooling part needs `per` (liquid-rack, liquid-tray or cdu), and only it"
+            )
         return self
 
 

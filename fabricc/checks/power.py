@@ -203,7 +203,7 @@ def check_power(fabric: Fabric) -> list[Diagnostic]:
             f"{FAILURE_LEADS[kind]} in {len(racks)} rack{'s' if len(racks) != 1 else ''}; "
             f"the worst: {message}",
             ("site", "rack", "pdus"),
-            "a third feed (site.rack.feeds: 3) where one feed holds more of a device's "
+            "three feeds (site.rack.feeds: 3) where one feed holds more of a device's "
             "supplies than may fail, more PDUs per rack (site.rack.pdus) or a PDU model with "
             "a higher rating; a device short of supplies caps its power or stops",
         )

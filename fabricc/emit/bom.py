@@ -14,6 +14,7 @@ bom.csv/json/md only (summary.json and the report count what is built); bom.md s
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 
 from fabricc.emit import Artifact
@@ -28,7 +29,7 @@ from fabricc.synth.bom import (
     spare_lines,
     spare_policy,
 )
-from fabricc.synth.cooling import rack_heat, row_cooling
+from fabricc.synth.cooling import rack_cooling_parts, rack_heat, row_cooling, row_cooling_parts
 from fabricc.synth.power import rack_power
 
 POWER_HEADER = (
@@ -62,14 +63,42 @@ RACK_POWER_HEADER = (
     "optics_w",
 )
 CORD_HEADER = ("rack", "device", "psu", "feed", "pdu", "outlet")
-COOLING_HEADER = ("row", "rack", "liquid_w", "air_w", "cdus", "cdu_model", "cdu_w", "water_lpm")
+COOLING_HEADER = (
+    "row",
+    "rack",
+    "liquid_w",
+    "air_w",
+    "cdus",
+    "cdu_model",
+    "cdu_w",
+    "water_lpm",
+    "cooling_parts",
+)
+
+
+def _parts_cell(fabric: Fabric, parts: Counter[str]) -> str:
+    """Cooling parts as 'PART-NUMBER x N' joined by '; ', by part number."""
+    catalog = fabric.loaded.catalog.catalog.parts
+    return "; ".join(sorted(f"{catalog[key].part_number} x {n}" for key, n in parts.items()))
 
 
 def _cooling_rows(fabric: Fabric) -> Iterable[tuple[Cell, ...]]:
     """Each rack's heat split liquid/air, then per row of liquid-cooled racks its CDUs (N+1,
-    their capacity) and the facility water flow at the design rise."""
+    their capacity) and the facility water flow at the design rise; each with the cooling parts
+    it takes (a rack's manifold, leak detection, hoses and quick disconnects; a row's per CDU)."""
     for heat in rack_heat(fabric):
-        yield (heat.row + 1, heat.rack, round(heat.liquid_w), round(heat.air_w), "", "", "", "")
+        parts = _parts_cell(fabric, rack_cooling_parts(fabric, heat.rack))
+        yield (
+            heat.row + 1,
+            heat.rack,
+            round(heat.liquid_w),
+            round(heat.air_w),
+            "",
+            "",
+            "",
+            "",
+            parts,
+        )
     for row in row_cooling(fabric):
         yield (
             row.row + 1,
@@ -80,6 +109,7 @@ def _cooling_rows(fabric: Fabric) -> Iterable[tuple[Cell, ...]]:
             row.cdu_model,
             row.cdu_w,
             round(row.water_lpm, 1),
+            _parts_cell(fabric, row_cooling_parts(fabric, row)),
         )
 
 

@@ -105,8 +105,9 @@ class RackSpec(SpecModel):
         2,
         ge=0,
         le=8,
-        description="PDUs per rack (A/B feeds); more where a node's power supplies need more feeds "
-        "to survive losing one PDU (DGX H100: 3)",
+        description="PDUs per rack, each on a feed of its own while the site has feeds; more "
+        "where a node's power supplies need more to survive losing one PDU (DGX H100: 3) or "
+        "where those left after losing one would not carry the rack's load",
     )
     pdu_model: str = Field("pdu-3ph-vertical", description="catalog PDU model")
     air_cooled_kw: float = Field(
@@ -126,11 +127,14 @@ class RackSpec(SpecModel):
         "horizontal cable managers, on top of reserved_u. Default assumed: two 1U managers",
     )
     feeds: int = Field(
-        2,
+        3,
         ge=1,
         le=3,
-        description="independent power feeds per rack (A/B; 3 where supplies such as DGX H100's "
-        "4+2 must survive losing a whole feed); a rack's PDUs take them in turn",
+        description="independent power feeds the room brings to a rack: a rack's PDUs take them "
+        "in turn (pdu1 A, pdu2 B, pdu3 C), so a rack of two PDUs uses two. Default 3: a DGX "
+        "H100's six supplies, 4 + 2 redundant (DGX H100 user guide), keep four only when its "
+        "three PDUs (RA-11333 Table 7: 3 per DGX rack) are on three feeds; set 2 for an A/B "
+        "room (the failover check then says which devices a lost feed leaves short)",
     )
 
 
@@ -143,7 +147,9 @@ class CoolingSpec(SpecModel):
         gt=0,
         le=30,
         description="facility water temperature rise across the CDUs (K): sets the water flow. "
-        "Default assumed: 10 K, a common design rise for warm-water cooling; set per site",
+        "Default assumed: 10 K, a common design rise for warm-water cooling (searched: NVIDIA's "
+        "NVL72 RA, DGX GB200 user guide and DSX Exchange rack metadata name supply and return "
+        "temperature signals, not a design rise); set per site",
     )
 
 

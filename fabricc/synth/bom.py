@@ -19,7 +19,7 @@ from operator import attrgetter
 
 from fabricc.catalog.models import ordering_numbers
 from fabricc.ir import EXTERNAL, Cable, Device, Fabric, Link
-from fabricc.synth.cooling import row_cooling
+from fabricc.synth.cooling import cooling_parts, row_cooling
 from fabricc.synth.power import on_busbar, physical
 
 CATEGORY_ORDER = (
@@ -32,6 +32,7 @@ CATEGORY_ORDER = (
     "pdu",
     "power-cord",
     "cdu",
+    "cooling",
     "spare",
 )
 CORDS = {"c14": "cord-c13-c14", "c20": "cord-c19-c20"}  # PSU inlet -> catalog cord
@@ -237,6 +238,7 @@ def _bom_lines(fabric: Fabric) -> list[Line]:
     cdus = sum(row.cdus for row in row_cooling(fabric))
     if cdus:
         entries.append((items.part(fabric.loaded.spec.site.cooling.cdu_model), cdus))
+    entries.extend((items.part(key), n) for key, n in sorted(cooling_parts(fabric).items()))
     return _tally(entries)
 
 

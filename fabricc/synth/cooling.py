@@ -6,13 +6,16 @@ carry to liquid); produces each rack's heat split liquid/air and, per row holdin
 racks, the CDUs (site.cooling.cdu_model, a catalog part of category cdu) that carry the row's
 liquid heat with one more than that needs (N+1) and the facility water flow at the design
 temperature rise (site.cooling.water_delta_t_c: flow = heat / (c_p x dT), water at 4.186 kJ/kg K
-and 1 kg per litre). Read by the BOM (a line per CDU model), bom/cooling.csv, the air-cooling
-check (checks/power.py) and the report.
+and 1 kg per litre), and the cooling parts (catalog parts of category cooling: manifolds, leak
+detection, hoses, quick disconnects) each liquid-cooled rack, tray and CDU takes (cooling_parts).
+Read by the BOM (a line per CDU model and cooling part), bom/cooling.csv, the air-cooling check
+(checks/power.py) and the report.
 """
 
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass
 
 from fabricc.ir import Fabric
@@ -85,3 +88,55 @@ def _row_cooling(fabric: Fabric) -> list[RowCooling]:
     for row in rows.values():
         row.cdus = (math.ceil(row.liquid_w / capacity) if capacity else 0) + 1
     return [rows[k] for k in sorted(rows)]
+
+
+def liquid_trays(fabric: Fabric, rack: str) -> int:
+    """Devices in a rack whose cold plates carry heat to liquid (a liquid_share)."""
+    count = 0
+    for name in fabric.rack_by_name[rack].devices:
+        facts = physical(fabric, fabric.devices[name])
+        count += facts is not None and facts.liquid_share > 0
+    return count
+
+
+def rack_cooling_parts(fabric: Fabric, rack: str) -> Counter[str]:
+    """The cooling parts (catalog key -> quantity) one rack takes: each `per: liquid-rack` part
+    when it gives heat to liquid, each `per: liquid-tray` part per liquid-cooled tray in it."""
+    parts = fabric.loaded.catalog.catalog.parts
+    trays = liquid_trays(fabric, rack)
+    out: Counter[str] = Counter()
+    liquid: set[str] = fabric.derived(
+        "cooling.liquid_racks", lambda: {h.rack for h in rack_heat(fabric) if h.liquid_w > 0}
+    )
+    if not trays and rack not in liquid:
+        return out
+    for key in sorted(parts):
+        part = parts[key]
+        if part.per == "liquid-rack":
+            out[key] += part.per_quantity
+        elif part.per == "liquid-tray":
+            out[key] += part.per_quantity * trays
+    return +out
+
+
+def row_cooling_parts(fabric: Fabric, row: RowCooling) -> Counter[str]:
+    """The cooling parts of a row's CDUs: each `per: cdu` part for every CDU (N+1 included)."""
+    parts = fabric.loaded.catalog.catalog.parts
+    out: Counter[str] = Counter(
+        {key: part.per_quantity * row.cdus for key, part in parts.items() if part.per == "cdu"}
+    )
+    return +out
+
+
+def cooling_parts(fabric: Fabric) -> Counter[str]:
+    """Every cooling part of the design (catalog key -> quantity): racks, trays and CDUs."""
+
+    def count() -> Counter[str]:
+        total: Counter[str] = Counter()
+        for heat in rack_heat(fabric):
+            total += rack_cooling_parts(fabric, heat.rack)
+        for row in row_cooling(fabric):
+            total += row_cooling_parts(fabric, row)
+        return total
+
+    return fabric.derived("cooling.parts", count)

@@ -24,7 +24,7 @@ from fabricc.spec.resolve import ResolvedNetwork, best_speed, switch_port_speeds
 from fabricc.spec.yamlsource import format_path
 from fabricc.synth.naming import PDU_PORT, POWER_SHELF_PORT, format_name, switch_port
 from fabricc.synth.portbook import PortBook
-from fabricc.synth.racks import RackPlan
+from fabricc.synth.racks import RackPlan, most_pdus
 from fabricc.synth.switches import default_pattern
 
 UPLINK_PORTS = "uplink-ports"  # diagnostic code: a target tier ran out of ports for uplinks
@@ -325,20 +325,27 @@ def _managed(
     A central rack takes a whole switch: PDUs and nodes count up from its first port, switches
     down from its last, so what either side adds later keeps the ports of what is there now.
     Other racks number PDUs and switches first, then nodes, and reserve a port for every node
-    still to come into their free places."""
+    still to come into their free places. The PDUs' ports come first, as many kept as the rack
+    may get (racks.most_pdus)."""
     ports = [(d, p) for d in rack.devices for p in mgmt_ports(fabric, d)]
     ports.sort(key=lambda port: (port[0].kind == "switch", port[0].kind == "node"))
-    if rack.role == "central" and len(ports) <= capacity:
-        up = [port for port in ports if port[0].kind != "switch"]
-        down = [port for port in ports if port[0].kind == "switch"]
-        placed = [(k, d, p) for k, (d, p) in enumerate(up)]
+    # the PDUs first, at ports kept for as many as the rack may get, so a switch rack that
+    # gains one as it fills (synth/racks.pdus_for) moves no other device's port
+    pdus = [(d, p) for d, p in ports if d.kind == "pdu"]
+    keep = max(len(pdus), most_pdus(fabric, rack))
+    others = [(d, p) for d, p in ports if d.kind != "pdu"]
+    placed = [(k, d, p) for k, (d, p) in enumerate(pdus)]
+    if rack.role == "central" and keep + len(others) <= capacity:
+        up = [port for port in others if port[0].kind != "switch"]
+        down = [port for port in others if port[0].kind == "switch"]
+        placed += [(keep + k, d, p) for k, (d, p) in enumerate(up)]
         placed += [(capacity - 1 - k, d, p) for k, (d, p) in enumerate(down)]
         return sorted(placed, key=lambda port: port[0]), capacity
-    ports.sort(key=lambda port: port[0].kind == "node")
-    placed = [(k, d, p) for k, (d, p) in enumerate(ports)]
+    others.sort(key=lambda port: port[0].kind == "node")
+    placed += [(keep + k, d, p) for k, (d, p) in enumerate(others)]
     nodes = [d for d in rack.devices if d.kind == "node"]
     per_node = len(mgmt_ports(fabric, nodes[0])) if nodes else 0
-    return placed, len(ports) + max(0, rack.capacity - len(nodes)) * per_node
+    return placed, keep + len(others) + max(0, rack.capacity - len(nodes)) * per_node
 
 
 def _spare(

@@ -10,18 +10,23 @@ the rack's total, which adds up to the devices' power. Read by the power check
 bom/power-cords.csv), the capacity analysis and the rack diagrams and report, so that each
 layer reads the same numbers from below rather than from another.
 
-Cords: a rack's PDUs alternate over the feeds (pdu1 A, pdu2 B, pdu3 A, ...). A device's supplies
-are dealt over the feeds first (PSU i on feed i mod feeds, as the rack layout counts outlets)
-and, within a feed, each to the PDU with the most free outlets of its kind, so that losing one
-feed or one PDU loses as few supplies of any device as the PDUs allow. Power shelves alternate
-over the feeds the same way (shelf 1 A, shelf 2 B, ...) and share the busbar load evenly; the
-management switches of a rack-scale system's rack hang on its busbar (NVIDIA Enterprise
-Reference Architecture for NVL72 AI factories, "System Hardware & Components": the in-rack
-SN2201 switches are fed from the rack's DC busbar).
+Cords: a rack's PDUs take the feeds in turn, each PDU its own feed while the site has feeds
+left (site.rack.feeds, default 3: pdu1 A, pdu2 B, pdu3 C; a rack of two PDUs uses A and B).
+The rack's cords are dealt over its feeds in one rotation, in the order the devices were placed
+(cord_feeds: the rack's n-th cord on feed n mod feeds), so a device's supplies land on as many
+feeds as it has supplies and a rack's 1+1 switches fill three feeds evenly (A+B, C+A, B+C);
+within a feed each cord goes to the PDU with the most free outlets of its kind. The rack layout
+(synth/racks.py: pdu_count, outlets_hold) packs switch racks with the PDUs this plan gives them
+and the same rotation, so both count the same outlets per feed. Power shelves alternate over
+feeds A and B (shelf 1 A, shelf 2 B, ...) and share the busbar load evenly (N+N: either feed's
+shelves carry the rack); the management switches of a rack-scale system's rack hang on its
+busbar (NVIDIA Enterprise Reference Architecture for NVL72 AI factories, "System Hardware &
+Components": the in-rack SN2201 switches are fed from the rack's DC busbar).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from fabricc.catalog.models import FEEDS, OUTLET_OF, Physical, ShelfInput, physical_of
@@ -41,6 +46,30 @@ def physical(fabric: Fabric, device: Device) -> Physical | None:
 def rack_device_power_w(fabric: Fabric, rack: Rack) -> int:
     """The power of a rack's devices, each at its catalog maximum (W)."""
     return sum(fabric.devices[name].power_w for name in rack.devices)
+
+
+# power shelves are fed N+N: half of them on A, half on B, so either feed alone carries the
+# rack (8 x 33 kW: 132 kW on one feed for a GB200 NVL72 rack of up to about 132 kW)
+SHELF_FEEDS = 2
+
+
+def feed_count(pdus: int, feeds: int) -> int:
+    """Feeds a rack of `pdus` PDUs uses: one per PDU while the site has feeds (site.rack.feeds)."""
+    return min(pdus, feeds, len(FEEDS))
+
+
+def cord_feeds(dealt: int, psus: int, feeds: int) -> list[int]:
+    """The feed (0-based) of each supply of a device whose rack has `dealt` cords already: the
+    rack's cords rotate over its feeds, so a device's supplies spread over as many feeds as
+    they can and two-supply devices take the feed pairs in turn. The one rule of the power plan
+    and the rack layout's outlet count."""
+    return [(dealt + psu) % feeds for psu in range(psus)] if feeds else []
+
+
+def pdus_for_load(load_w: float, rating_w: int) -> int:
+    """PDUs enough that, with one lost, those left carry `load_w` with the cords rotated over
+    them (each carries at most load / (PDUs - 1)): 1 + ceil(load / rating); 0 without a rating."""
+    return 1 + math.ceil(load_w / rating_w) if rating_w and load_w else 0
 
 
 def minimum_psus(facts: Physical) -> int:
@@ -157,7 +186,7 @@ def rack_power(fabric: Fabric) -> list[RackPower]:
 
 def _feeds(fabric: Fabric, pdus: list[Device]) -> list[Feed]:
     catalog = fabric.loaded.catalog.catalog
-    count = min(len(pdus), fabric.loaded.spec.site.rack.feeds, len(FEEDS))
+    count = feed_count(len(pdus), fabric.loaded.spec.site.rack.feeds)
     feeds = []
     for k in range(count):
         members = []
@@ -188,12 +217,12 @@ def _busbar_fed(fabric: Fabric, device: Device, facts: Physical, shelves: bool) 
     return shelves and network is not None and network.spec.role == "oob"
 
 
-def _plug(device: Device, facts: Physical, feeds: list[Feed]) -> Supplied:
+def _plug(device: Device, facts: Physical, feeds: list[Feed], dealt: int) -> Supplied:
     outlet = OUTLET_OF[facts.inlet]
     share = device.power_w / facts.psus
     cords = []
-    for psu in range(facts.psus):
-        feed = feeds[psu % len(feeds)]
+    for psu, k in enumerate(cord_feeds(dealt, facts.psus, len(feeds))):
+        feed = feeds[k]
         pdu = max(feed.pdus, key=lambda p: (p.outlets[outlet] - p.used[outlet], -p.load_w))
         pdu.used[outlet] += 1
         pdu.load_w += share
@@ -211,7 +240,7 @@ def _rack(fabric: Fabric, rack: Rack) -> RackPower:
     shelves = []
     for k, device in enumerate(shelf_devices):
         part = catalog.parts[device.model]
-        feed = FEEDS[k % max(2, min(site.rack.feeds, len(FEEDS)))]
+        feed = FEEDS[k % SHELF_FEEDS]
         shelves.append(Shelf(device.name, feed, part.shelf_w, part.input))
     power = RackPower(rack.name, feeds, 0.0, site.rack_width_m * site.rack_depth_m, shelves=shelves)
     weight = catalog.parts[rack.part].weight_kg if rack.part in catalog.parts else 0.0
@@ -232,7 +261,7 @@ def _rack(fabric: Fabric, rack: Rack) -> RackPower:
         elif not feeds or facts.psus == 0:
             power.unfed_w += device.power_w
         else:
-            power.supplied.append(_plug(device, facts, feeds))
+            power.supplied.append(_plug(device, facts, feeds, len(power.cords)))
     for shelf in shelves:
         shelf.load_w = power.busbar_w / len(shelves)
     power.weight_kg = weight

@@ -23,11 +23,12 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from fabricc.catalog.models import FEEDS, OUTLET_OF, physical_of
+from fabricc.catalog.models import OUTLET_OF, physical_of
 from fabricc.errors import Diagnostic, error
 from fabricc.ir import ENDPOINT_LEAF, PEER, Device, Fabric, Rack
 from fabricc.spec.yamlsource import DataPath, format_path
 from fabricc.synth.nodes import GroupPlan
+from fabricc.synth.power import cord_feeds, feed_count, pdus_for_load
 
 TOP_OF_RACK_U = 2  # kept free in node racks by default (OOB access switch, patch panel)
 # held at the top of a switch rack (central or a unit's network rack) for its out-of-band
@@ -89,21 +90,18 @@ class RackPlan:
     air_limit_w: int = (
         0  # switch racks: the most air-cooled power they take (site.rack.air_cooled_kw)
     )
-    # PDU outlets still free per feed and outlet type (central racks; empty: not counted), the
-    # outlets a device's cords take ((feed, outlet type), count), and those held for the access
-    # switch
-    outlets: list[dict[str, int]] = field(default_factory=list)
-    cords: Callable[[Device], tuple[tuple[tuple[int, str], int], ...]] | None = None
-    held_outlets: list[tuple[int, str]] = field(default_factory=list)
+    # switch racks: whether the rack's PDU outlets hold its devices and the given ones (the
+    # power plan's count: synth/power.rack_outlets), and whether a C13 per feed is held for the
+    # access switch; None: outlets not counted
+    outlets_fit: Callable[[RackPlan, list[Device]], bool] | None = None
+    held_outlets: bool = False
 
     def release(self) -> None:
         """Free the units (and outlets) held at the top for the access switch about to be placed."""
         if self.held:
             self.used[-self.held :] = [False] * self.held
             self.held = 0
-        for feed, outlet in self.held_outlets:
-            self.outlets[feed][outlet] += 1
-        self.held_outlets = []
+        self.held_outlets = False
 
     def room_w(self, budget_w: int) -> int:
         """The rack's power budget: the site's, or less in a switch rack of air-cooled gear."""
@@ -128,18 +126,10 @@ class RackPlan:
             return False
         if self.used.count(False) < device.height_u + mate.height_u:
             return False
-        if not self.outlets or self.cords is None:
-            return True
-        need: Counter[tuple[int, str]] = Counter()
-        for one in (device, mate):
-            for key, n in self.cords(one):
-                need[key] += n
-        return all(self.outlets[feed][outlet] >= n for (feed, outlet), n in need.items())
+        return self.outlets_fit is None or self.outlets_fit(self, [device, mate])
 
     def _outlets_free(self, device: Device) -> bool:
-        if not self.outlets or self.cords is None:
-            return True
-        return all(self.outlets[feed][outlet] >= n for (feed, outlet), n in self.cords(device))
+        return self.outlets_fit is None or self.outlets_fit(self, [device])
 
     def _slot(self, height: int, *, top: bool) -> int | None:
         usable = len(self.used)
@@ -180,9 +170,6 @@ class RackPlan:
         device.u = start + 1
         self.devices.append(device)
         self.power_w += device.power_w
-        if self.outlets and self.cords is not None:
-            for (feed, outlet), n in self.cords(device):
-                self.outlets[feed][outlet] -= n
 
 
 class _Layout:
@@ -197,18 +184,8 @@ class _Layout:
         rack = self.spec.site.rack
         self.usable_u = rack.height_u - rack.reserved_u
         self.budget_w = int(rack.power_kw * 1000)
-        # outlets per feed of a rack with the site's PDUs (pdu1 feed A, pdu2 B, pdu3 A, ...)
-        pdu = fabric.loaded.catalog.catalog.parts.get(rack.pdu_model)
-        feeds = min(rack.pdus, rack.feeds, len(FEEDS)) if pdu is not None else 0
-        self.feed_outlets = [
-            {
-                "c13": len(range(k, rack.pdus, feeds)) * pdu.outlets_c13,
-                "c19": len(range(k, rack.pdus, feeds)) * pdu.outlets_c19,
-            }
-            for k in range(feeds)
-            if pdu is not None
-        ]
-        self.cord_cache: dict[tuple[str, str], tuple[tuple[tuple[int, str], int], ...]] = {}
+        self.switch_room_w = switch_room_w(fabric)
+        self.physical: dict[tuple[str, str], tuple[int, str] | None] = {}
 
     def fail(self, message: str, path: DataPath, hint: str | None = None) -> None:
         self.problems.append(
@@ -227,9 +204,8 @@ class _Layout:
         if role in ("central", "network"):
             # switch racks are packed by their PDUs' outlets too (checks/power.py counts them),
             # within the room's air cooling per rack, and keep units for cable managers
-            rack.outlets = [dict(feed) for feed in self.feed_outlets]
-            rack.cords = self.cords
-            rack.air_limit_w = int(site.rack.air_cooled_kw * 1000)
+            rack.outlets_fit = self.outlets_fit
+            rack.air_limit_w = self.switch_room_w
             keep = min(site.rack.cable_u, max(0, self.usable_u - CENTRAL_HELD_U - 1))
             rack.used = [False] * (self.usable_u - keep)
         if role in ("central", "network") and self.usable_u > CENTRAL_HELD_U:
@@ -238,27 +214,29 @@ class _Layout:
             # feed waits with it
             rack.held = CENTRAL_HELD_U
             rack.used[-CENTRAL_HELD_U:] = [True] * CENTRAL_HELD_U
-            rack.held_outlets = [(feed, "c13") for feed in range(len(rack.outlets))]
-            for feed, outlet in rack.held_outlets:
-                rack.outlets[feed][outlet] -= 1
+            rack.held_outlets = True
         return rack
 
-    def cords(self, device: Device) -> tuple[tuple[tuple[int, str], int], ...]:
-        """The outlets a device's power cords take, as ((feed, outlet type), count): PSU i on
-        feed i mod feeds, as checks/power.py counts them; busbar-fed and PDU-less devices take
-        none."""
+    def cords_of(self, device: Device) -> tuple[int, str] | None:
+        """A device's supplies and the outlet kind their cords take; None for busbar-fed and
+        PDU-less devices."""
         key = (device.kind, device.model)
-        found = self.cord_cache.get(key)
-        if found is None:
+        if key not in self.physical:
             facts = physical_of(self.fabric.loaded.catalog.catalog, device.kind, device.model)
-            feeds = len(self.feed_outlets)
-            cords = (
-                [(psu % feeds, OUTLET_OF[facts.inlet]) for psu in range(facts.psus)]
-                if facts is not None and feeds and facts.inlet in OUTLET_OF
-                else []
-            )
-            found = self.cord_cache[key] = tuple(sorted(Counter(cords).items()))
-        return found
+            ok = facts is not None and facts.psus and facts.inlet in OUTLET_OF
+            self.physical[key] = (facts.psus, OUTLET_OF[facts.inlet]) if ok and facts else None
+        return self.physical[key]
+
+    def outlets_fit(self, rack: RackPlan, extra: list[Device]) -> bool:
+        """Whether a switch rack's PDUs, as many as the power plan gives it with `extra` placed
+        (pdu_count), have an outlet of its kind for every cord on every feed, the cords dealt
+        as the plan deals them (synth/power.rack_outlets) and a C13 per feed held while the
+        access switch waits: one model of the outlets for the layout and the power plan."""
+        devices = [*rack.devices, *extra]
+        count = pdu_count(self.fabric, devices, rack.role, rack.capacity)
+        cords = [c for c in map(self.cords_of, devices) if c is not None]
+        held = 1 if rack.held_outlets else 0
+        return outlets_hold(self.fabric, count, cords, held)
 
     def nodes_per_rack(self, group: str, plan: GroupPlan) -> int:
         spec = self.spec.nodes[group]
@@ -767,29 +745,95 @@ def layout(
 
 
 def pdus_for(fabric: Fabric, plan: RackPlan) -> int:
-    """PDUs of a rack: site.rack.pdus (over site.rack.feeds feeds), or more when a node's power
-    supplies must be spread wider to survive the loss of one PDU (DGX H100, 4 + 2 supplies: 3);
-    none in a rack-scale system's rack whose power shelves feed all it holds. Whether the PDUs
-    left after losing a feed carry the rack is checked (checks/power.py), not sized here: a
-    PDU count that followed the load would move every later device as a rack fills."""
-    rack = fabric.loaded.spec.site.rack
-    if not rack.pdus:
-        return 0
+    """PDUs of a rack (pdu_count of its devices); none in a rack-scale system's rack whose
+    power shelves feed all it holds."""
     if any(d.kind == "power-shelf" for d in plan.devices) and all(
         _on_busbar(fabric, d) for d in plan.devices
     ):
         return 0  # a rack-scale system's rack: its shelves feed everything in it, SN2201s too
-    nodes = fabric.loaded.catalog.catalog.nodes
-    counts = [rack.pdus, *(nodes[d.model].power_feeds for d in plan.devices if d.kind == "node")]
+    return pdu_count(fabric, plan.devices, plan.role, plan.capacity)
+
+
+def pdu_count(fabric: Fabric, devices: list[Device], role: str, capacity: int) -> int:
+    """PDUs of a rack holding `devices`: site.rack.pdus, or more where a node's power supplies
+    must be spread wider to survive the loss of one PDU (DGX H100, 4 + 2 supplies: 3), or where
+    the PDUs left after losing one would not carry the rack (synth/power.pdus_for_load: 1 +
+    ceil(power / rating)). A compute rack counts its nodes when full (`capacity`, within
+    site.rack.power_kw), so it keeps its PDUs as it fills; a switch rack counts what it holds
+    (a switch rack of 44.8 kW on 34.6 kW PDUs: 3), and its PDUs' management ports are kept for
+    the most it may get (most_pdus), so one added as it fills moves no other device's port. The
+    layout packs switch racks by the same count (outlets_hold)."""
+    rack = fabric.loaded.spec.site.rack
+    if not rack.pdus:
+        return 0
+    catalog = fabric.loaded.catalog.catalog
+    nodes = [d for d in devices if d.kind == "node"]
+    counts = [rack.pdus, *(catalog.nodes[d.model].power_feeds for d in nodes)]
+    part = catalog.parts.get(rack.pdu_model)
+    if part is not None and rack.feeds > 1:
+        fed = [d for d in devices if not _on_busbar(fabric, d)]
+        load = sum(d.power_w for d in fed)
+        if role not in ("central", "network"):
+            full = max((d.power_w for d in nodes if d in fed), default=0)
+            load += full * max(0, capacity - len(nodes))
+            load = min(load, int(rack.power_kw * 1000))
+        counts.append(pdus_for_load(load, part.rating_w))
     return max(counts)
+
+
+def outlets_hold(fabric: Fabric, pdus: int, cords: list[tuple[int, str]], held: int) -> bool:
+    """Whether `pdus` of the site's PDU model, each on a feed of its own while the site has
+    feeds, hold the cords (a device's supplies and outlet kind, in the order they are dealt:
+    synth/power.cord_feeds) with `held` C13 outlets kept free on every feed."""
+    rack = fabric.loaded.spec.site.rack
+    part = fabric.loaded.catalog.catalog.parts.get(rack.pdu_model)
+    feeds = feed_count(pdus, rack.feeds)
+    if part is None or not feeds:
+        return True
+    used = [{"c13": held, "c19": 0} for _ in range(feeds)]
+    dealt = 0
+    for psus, outlet in cords:
+        for k in cord_feeds(dealt, psus, feeds):
+            used[k][outlet] += 1
+        dealt += psus
+    per_kind = {"c13": part.outlets_c13, "c19": part.outlets_c19}
+    return all(
+        used[k][kind] <= len(range(k, pdus, feeds)) * per_kind[kind]
+        for k in range(feeds)
+        for kind in ("c13", "c19")
+    )
+
+
+def most_pdus(fabric: Fabric, plan: RackPlan) -> int:
+    """The PDU management ports a central rack keeps: as many as it may get as it fills (for
+    its room, switch_room_w), so one added moves no node's port (a central rack takes an access
+    switch of its own, so the ports it keeps move no other rack's). 0 for other racks: a compute
+    rack's count does not grow with what it holds (pdus_for), and a unit's network rack shares
+    its access switch, whose runs the kept ports would reshape."""
+    rack = fabric.loaded.spec.site.rack
+    part = fabric.loaded.catalog.catalog.parts.get(rack.pdu_model)
+    if plan.role != "central" or not rack.pdus or part is None:
+        return 0
+    if rack.feeds < 2:
+        return rack.pdus
+    return max(rack.pdus, pdus_for_load(switch_room_w(fabric), part.rating_w))
+
+
+def switch_room_w(fabric: Fabric) -> int:
+    """The most a switch rack takes (W): the room's air cooling per rack (air_cooled_kw)."""
+    return int(fabric.loaded.spec.site.rack.air_cooled_kw * 1000)
 
 
 def _on_busbar(fabric: Fabric, device: Device) -> bool:
     """A rack-scale system's trays and switch trays draw from its power shelves, not a PDU."""
     if device.kind == "power-shelf":
         return True
-    facts = physical_of(fabric.loaded.catalog.catalog, device.kind, device.model)
-    return facts is None or facts.inlet == "busbar"
+    known: dict[tuple[str, str], bool] = fabric.derived("racks.on_busbar", dict)
+    key = (device.kind, device.model)
+    if key not in known:
+        facts = physical_of(fabric.loaded.catalog.catalog, device.kind, device.model)
+        known[key] = facts is None or facts.inlet == "busbar"
+    return known[key]
 
 
 def add_pdus(fabric: Fabric, plans: list[RackPlan]) -> None:
