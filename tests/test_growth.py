@@ -21,7 +21,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from fabricc.change.compare import ADDED, CHANGED, IDENTITY_FIELDS, RENUMBERED, Diff, diff
@@ -408,6 +408,15 @@ def reserved_growths(draw: st.DrawFn) -> tuple[ThreeTierCase, ThreeTierCase]:
 
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(reserved_growths())
+# 9 -> 33 storage arrays: 17 storage leaves under 16 spines give each spine 17 uplinks beside
+# the GPU groups' spines' 32, which share no divisor a 64-port core fits (32 + 32 + 17 ports):
+# the storage spines take an 18th uplink from a free port (two cores per group, 41 ports each)
+@example(
+    (
+        ThreeTierCase(3, "infiniband", "dgx-h100", 1, 1, 9, 4, 4, None),
+        ThreeTierCase(3, "infiniband", "dgx-h100", 1, 1, 33, 4, 4, None),
+    )
+)
 def test_growth_within_the_reserved_size_moves_nothing(
     pair: tuple[ThreeTierCase, ThreeTierCase],
 ) -> None:

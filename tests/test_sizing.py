@@ -81,6 +81,16 @@ def test_tree_width_raises_uplinks_from_spare_ports_for_two_tiers() -> None:
     assert tree_width([LeafRow(64, 24, 8), LeafRow(4, 16, 32)], 64, 2, minimum=2) is None
 
 
+def test_tree_width_raises_spine_uplinks_for_a_core() -> None:
+    """The core above three spine-leaf groups (one each): two GPU groups' spines with 32
+    uplinks and no free port, a storage group's 16 spines over 17 leaves with 17 uplinks (29
+    free). 17 shares no divisor with 32, and one core would need 81 of its 64 ports; with an
+    18th uplink two cores per group take 16 + 16 + 9 = 41 ports each."""
+    rows = [LeafRow(1, 32, 0), LeafRow(1, 32, 0), LeafRow(1, 17, 29)]
+    assert symmetric_width([(r.leaves, r.uplinks) for r in rows], 64, 2) is None
+    assert tree_width(rows, 64, 2) == TreeWidth(2, (32, 32, 18))
+
+
 @given(
     st.lists(st.tuples(st.integers(1, 40), st.integers(1, 32), st.integers(0, 32)), max_size=3),
     st.integers(1, 128),

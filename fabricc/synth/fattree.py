@@ -1001,8 +1001,27 @@ class FatTreeBuilder(NetworkBuilder):
         spine_up = {id(b): -(-b.spine_up * self.net.fabric_speed // core_speed) for b in blocks}
         group_uplinks = [(b.target, spine_up[id(b)]) for b in blocks]
         guest_ports = self._guest_ports(core_model, groups, core_speed)
-        group_size = symmetric_width(group_uplinks, core_ports, core_breakout, guest_ports)
+        # Where the classes' spine uplinks share no divisor that fits a core (17 storage leaves
+        # under 16 spines give each spine 17 uplinks, beside 32 from a GPU group's spines), a
+        # spine may run better than non-blocking: its free ports add uplinks (sizing.tree_width).
+        spine_cages = general_cages(spine_model)
+        rows = [
+            LeafRow(
+                b.target,
+                spine_up[id(b)],
+                max(
+                    0,
+                    (spine_cages - -(-b.spine_up // spine_breakout)) * spine_up_breakout
+                    - spine_up[id(b)],
+                ),
+            )
+            for b in blocks
+        ]
+        width = tree_width(rows, core_ports, core_breakout, guest_ports)
+        group_size = None if width is None else width.switches
         fixed = self.spec.core_groups.cores
+        if width is not None and fixed is None:
+            spine_up = {id(b): up for b, up in zip(blocks, width.uplinks, strict=True)}
         if fixed is not None:
             needed = ports_needed(group_uplinks, fixed, core_breakout, guest_ports)
             if not fits(group_uplinks, fixed, core_ports, core_breakout, guest_ports):
