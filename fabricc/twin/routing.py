@@ -177,7 +177,9 @@ def boot(lab: Lab, folder: BuildFolder, namer: Namer, network: str) -> Booted:
                 a_port=row["a_port"],
             )
             booted.edge.append(wire)
-    for row in folder.left_out:  # a slice's cut cables: their neighbours are not expected up
+    # a slice's cut cables and the border links to the site network (nothing boots at their far
+    # end): their neighbours are not expected up
+    for row in [*folder.left_out, *folder.site_cables]:
         if row["network"] == network:
             for device, port in (
                 (row["a_device"], row["a_port"]),
