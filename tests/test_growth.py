@@ -71,8 +71,17 @@ def growths(draw: st.DrawFn) -> tuple[Case, Case]:
     return case, grown
 
 
+# a switch rack holds its access switch's power as well as its top unit: spines that growth
+# adds must not take the power the access switch needs (it moved to another rack, or down)
+HGX_B300 = Case(
+    "hgx-b300", 49, "infiniband", 1, (1, 1), "auto", None, 0, True, True, None, 0, False
+)
+
+
 @settings(max_examples=16, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(growths(), st.booleans())
+@example((HGX_B300, dataclasses.replace(HGX_B300, storage=9)), False)
+@example((HGX_B300, dataclasses.replace(HGX_B300, storage=9)), True)
 def test_growth_keeps_identities(pair: tuple[Case, Case], keep: bool) -> None:
     small, large = pair
     # On a top-of-rack (in-band) network, groups outside units come first so that the growing
@@ -268,6 +277,9 @@ def storage_growths(draw: st.DrawFn) -> tuple[StorageCase, StorageCase]:
 
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(storage_growths(), st.booleans())
+# a central rack near its air-cooling limit: a new spine took the access switch's power
+@example((StorageCase("infiniband", 1, 24, True), StorageCase("infiniband", 53, 24, True)), True)
+@example((StorageCase("ethernet", 1, 24, True), StorageCase("ethernet", 53, 24, True)), True)
 def test_growth_of_one_leaf_class_keeps_the_others(
     pair: tuple[StorageCase, StorageCase], keep: bool
 ) -> None:

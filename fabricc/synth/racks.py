@@ -87,6 +87,7 @@ class RackPlan:
     capacity: int = 0  # nodes a compute rack holds when full (its places to come)
     gap_before: int = 0  # reserved places of compute racks to come just before this rack
     held: int = 0  # units held free at the top for an out-of-band access switch
+    held_w: int = 0  # and its power, so that switches joining later leave it room
     air_limit_w: int = (
         0  # switch racks: the most air-cooled power they take (site.rack.air_cooled_kw)
     )
@@ -101,6 +102,7 @@ class RackPlan:
         if self.held:
             self.used[-self.held :] = [False] * self.held
             self.held = 0
+        self.held_w = 0
         self.held_outlets = False
 
     def room_w(self, budget_w: int) -> int:
@@ -109,7 +111,7 @@ class RackPlan:
 
     def fits(self, device: Device, budget_w: int) -> bool:
         return (
-            self.power_w + device.power_w <= self.room_w(budget_w)
+            self.power_w + self.held_w + device.power_w <= self.room_w(budget_w)
             and self.used.count(False) >= device.height_u  # a full rack is passed over at once
             and self._slot(device.height_u, top=True) is not None
             and self._outlets_free(device)
@@ -122,7 +124,7 @@ class RackPlan:
             return self.fits(device, budget_w)
         if not self.fits(device, budget_w):
             return False
-        if self.power_w + device.power_w + mate.power_w > self.room_w(budget_w):
+        if self.power_w + self.held_w + device.power_w + mate.power_w > self.room_w(budget_w):
             return False
         if self.used.count(False) < device.height_u + mate.height_u:
             return False
@@ -147,7 +149,7 @@ class RackPlan:
             start < 0
             or end > len(self.used)
             or any(self.used[start:end])
-            or self.power_w + device.power_w > self.room_w(budget_w)
+            or self.power_w + self.held_w + device.power_w > self.room_w(budget_w)
             or not self._outlets_free(device)
         ):
             return False
@@ -185,6 +187,7 @@ class _Layout:
         self.usable_u = rack.height_u - rack.reserved_u
         self.budget_w = int(rack.power_kw * 1000)
         self.switch_room_w = switch_room_w(fabric)
+        self.access_w = access_switch_w(fabric)
         self.physical: dict[tuple[str, str], tuple[int, str] | None] = {}
 
     def fail(self, message: str, path: DataPath, hint: str | None = None) -> None:
@@ -213,6 +216,7 @@ class _Layout:
             # network rack gains in-band leaves as the nodes they serve grow); a C13 outlet per
             # feed waits with it
             rack.held = CENTRAL_HELD_U
+            rack.held_w = self.access_w
             rack.used[-CENTRAL_HELD_U:] = [True] * CENTRAL_HELD_U
             rack.held_outlets = True
         return rack
@@ -817,6 +821,20 @@ def most_pdus(fabric: Fabric, plan: RackPlan) -> int:
     if rack.feeds < 2:
         return rack.pdus
     return max(rack.pdus, pdus_for_load(switch_room_w(fabric), part.rating_w))
+
+
+def access_switch_w(fabric: Fabric) -> int:
+    """The power (W) a switch rack holds for its out-of-band access switch: the most that an
+    oob network's access switch model draws (catalog power_w), 0 without an oob network."""
+    switches = fabric.loaded.catalog.catalog.switches
+    return max(
+        (
+            switches[network.switch_models["leaf"]].power_w
+            for network in fabric.loaded.networks.values()
+            if network.spec.role == "oob" and network.switch_models.get("leaf") in switches
+        ),
+        default=0,
+    )
 
 
 def switch_room_w(fabric: Fabric) -> int:
