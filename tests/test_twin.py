@@ -162,6 +162,15 @@ def test_roce_lab_routes_as_designed(tmp_path_factory: pytest.TempPathFactory) -
     ]
     assert report["provisioning"]["not_provisioned"] == []
     assert report["provisioning"]["failures"] == []
+    # the management tree routes too: BGP unnumbered on the uplink between its two access
+    # switches (FRR rendered from NVUE), each reaching the other's SVI and announced prefixes
+    # (the root's provisioning-server /30 among them)
+    for check in ("sessions", "reachability", "mtu"):
+        assert _checks(report, "oob", check) == [], check
+    oob = report["networks"]["oob"]
+    assert oob["switches"] == 2
+    assert oob["sessions"]["designed"] == 2
+    assert oob["reachability"]["checked"] == 5
     assert not own_leftovers()
 
 

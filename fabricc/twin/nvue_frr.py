@@ -35,6 +35,11 @@ def _addresses(entry: Tree, family: str = "ipv4") -> list[str]:
     return sorted(_map(_map(entry.get(family)).get("address")))
 
 
+def addresses(entry: Tree) -> list[str]:
+    """The IPv4 and IPv6 addresses an interface entry holds."""
+    return _addresses(entry) + _addresses(entry, "ipv6")
+
+
 def vrr_addresses(entry: Tree) -> list[str]:
     """The VRR (virtual router) addresses of an SVI entry, empty when VRR is off."""
     vrr = _map(_map(entry.get("ipv4")).get("vrr"))

@@ -21,11 +21,11 @@ from pathlib import Path
 
 from fabricc.twin.bridging import BRIDGE, Bundles, bundles
 from fabricc.twin.bridging import apply as apply_bridging
-from fabricc.twin.folder import SWITCH_KINDS, BuildFolder
+from fabricc.twin.folder import SWITCH_KINDS, BuildFolder, Row
 from fabricc.twin.lab import Lab, make_room_for_neighbors
 from fabricc.twin.names import Namer, os_of
 from fabricc.twin.nvue import nvue_set, switch_config
-from fabricc.twin.nvue_frr import render
+from fabricc.twin.nvue_frr import Tree, addresses, render
 
 FRR_LIB = Path("/usr/lib/frr")
 FRR_RUN = Path("/var/run/frr")
@@ -88,6 +88,7 @@ class Booted:
     edge: list[Wire] = field(default_factory=list)  # endpoint to leaf
     mtu: dict[tuple[str, str], int] = field(default_factory=dict)  # (device, if) -> MTU
     outside: set[tuple[str, str]] = field(default_factory=set)  # (switch, if) cabled off-slice
+    uncabled: set[tuple[str, str]] = field(default_factory=set)  # (switch, if) to no plan device
 
 
 def _loopback(frr: str) -> str | None:
@@ -114,10 +115,22 @@ def _components(routers: list[str], wires: list[Wire]) -> dict[str, int]:
     return {name: roots.setdefault(find(name), len(roots)) for name in sorted(routers)}
 
 
+def _own_uplink(folder: BuildFolder, row: Row, network: str) -> bool:
+    """An uplink between two switches of the network itself: the routed links of a management
+    tree (out-of-band access switches without `uplink_to` peer with each other)."""
+    return row["kind"] == "uplink" and all(
+        folder.devices.get(row[end], {}).get("network") == network
+        for end in ("a_device", "b_device")
+    )
+
+
 def boot(lab: Lab, folder: BuildFolder, namer: Namer, network: str) -> Booted:
     booted = Booted(network)
     switch_rows = [
-        r for r in folder.cables if r["network"] == network and r["kind"] in SWITCH_KINDS
+        r
+        for r in folder.cables
+        if r["network"] == network
+        and (r["kind"] in SWITCH_KINDS or _own_uplink(folder, r, network))
     ]
     edge_rows = [
         r for r in folder.cables if r["network"] == network and r["kind"] == "endpoint-leaf"
@@ -135,8 +148,11 @@ def boot(lab: Lab, folder: BuildFolder, namer: Namer, network: str) -> Booted:
     for row in switch_rows:
         names.setdefault(row["a_device"])
         names.setdefault(row["b_device"])
+    trees: dict[str, Tree] = {}
     for name in names:
         tree = nvue_set(folder, name) if folder.has(f"configs/{name}/startup.yaml") else None
+        if tree is not None:
+            trees[name] = tree
         rendered = False
         if folder.has(f"configs/{name}/frr.conf"):
             frr: str | None = folder.text(f"configs/{name}/frr.conf")
@@ -187,6 +203,7 @@ def boot(lab: Lab, folder: BuildFolder, namer: Namer, network: str) -> Booted:
             ):
                 if device in booted.routers:
                     booted.outside.add((device, namer.interface(device, port)))
+    booted.uncabled = _uncabled_routed_ports(folder, namer, booted, trees)
     booted.wires = _mark_bundled(booted)
     for name, component in _components(list(booted.routers), booted.wires).items():
         booted.routers[name].component = component
@@ -197,6 +214,34 @@ def boot(lab: Lab, folder: BuildFolder, namer: Namer, network: str) -> Booted:
                 booted.mtu[(name, interface)] = mtu
     _start(lab, booted)
     return booted
+
+
+def _uncabled_routed_ports(
+    folder: BuildFolder, namer: Namer, booted: Booted, trees: dict[str, Tree]
+) -> set[tuple[str, str]]:
+    """(switch, port) of every addressed routed port (NVUE) that no cable of the plan reaches: it
+    leads to equipment outside the plan that the operator cables (the provisioning server on a
+    management tree's root, ZTP notes), so the twin gives it carrier for its connected prefix."""
+    planned = {
+        (row[device], namer.interface(row[device], row[port]))
+        for row in [*folder.cables, *folder.left_out, *folder.site_cables]
+        for device, port in (("a_device", "a_port"), ("b_device", "b_port"))
+    }
+    found: set[tuple[str, str]] = set()
+    for name, tree in trees.items():
+        if name not in booted.routers:
+            continue
+        interfaces = tree.get("interface")
+        for port, entry in interfaces.items() if isinstance(interfaces, dict) else ():
+            if (
+                isinstance(entry, dict)
+                and entry.get("type") == "swp"
+                and "bridge" not in entry
+                and addresses(entry)
+                and (name, port) not in planned
+            ):
+                found.add((name, str(port)))
+    return found
 
 
 def cabled_ports(booted: Booted, device: str) -> set[str]:
@@ -225,6 +270,8 @@ def _start(lab: Lab, booted: Booted) -> None:
         if "\ninterface Loopback0" in router.frr:
             # SONiC keeps the router id on Loopback0
             lab.stand_in(router.ns, "Loopback0")
+    for device, port in sorted(booted.uncabled):
+        lab.stand_in(booted.routers[device].ns, port, booted.mtu.get((device, port)))
     for wire in booted.wires:
         a, b = booted.routers[wire.a].ns, booted.routers[wire.b].ns
         lab.cable(a, wire.a_if, b, wire.b_if)
