@@ -584,7 +584,7 @@ def connect_uplinks(
     claimed: dict[tuple[str, int], str] = {}
     # per (target, lanes per cage): its ports free before any uplink, from the top - where the
     # places count
-    places: dict[tuple[str, int], list[str]] = {}
+    places: dict[tuple[str, int], tuple[list[str], Iterator[str]]] = {}
     for name in switches if oob else []:
         model_name = fabric.devices[name].model
         for k in range(spec.uplinks_per_switch):
@@ -594,13 +594,18 @@ def connect_uplinks(
             speed = speed_between(model_name, fabric.devices[target].model)
             if speed is not None:
                 breakout = switch_port_speeds(target_model)[speed]
-                free = places.get((target, breakout))
-                if free is None:
+                place = places.get((target, breakout))
+                if place is None:
                     used = book.used.get(target, set())
                     cages = range(_cages(target_model), 0, -1)
-                    free = places[(target, breakout)] = [
-                        port for cage in cages for port in _cage_free(used, cage, breakout)
-                    ]
+                    # listed lazily: only as far down as the uplinks reach
+                    place = places[(target, breakout)] = (
+                        [],
+                        (port for cage in cages for port in _cage_free(used, cage, breakout)),
+                    )
+                free, more = place
+                while len(free) <= nth and (port := next(more, None)) is not None:
+                    free.append(port)
                 port = free[nth] if nth < len(free) else None
                 if port is not None and book.take(target, port):
                     claimed[(name, k)] = port
