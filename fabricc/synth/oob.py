@@ -596,9 +596,11 @@ def connect_uplinks(
                 breakout = switch_port_speeds(target_model)[speed]
                 place = places.get((target, breakout))
                 if place is None:
-                    used = book.used.get(target, set())
+                    # the ports free before any uplink (a copy: claims through another
+                    # breakout's list must not change this one), listed lazily: only as far
+                    # down as the uplinks reach
+                    used = set(book.used.get(target, ()))
                     cages = range(_cages(target_model), 0, -1)
-                    # listed lazily: only as far down as the uplinks reach
                     place = places[(target, breakout)] = (
                         [],
                         (port for cage in cages for port in _cage_free(used, cage, breakout)),
