@@ -1,6 +1,6 @@
-"""pytest configuration: a deterministic hash seed check, shared markers, and Hypothesis
-derandomized in CI (CI=true): the property tests there run the same examples every time, so a
-failure is reproducible from the commit alone; locally they search with fresh seeds."""
+"""pytest configuration: Hypothesis derandomized in CI (CI=true): the property tests there run
+the same examples every time, so a failure is reproducible from the commit alone; locally they
+search with fresh seeds."""
 
 from __future__ import annotations
 

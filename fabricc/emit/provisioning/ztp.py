@@ -321,10 +321,10 @@ def _by_hand(fabric: Fabric, net: ManagementNet) -> list[str]:
     set on them by hand for the others to come up - the addresses this design gave them."""
     manual = [
         d
-        for d in fabric.devices.values()
+        for _, d in sorted(fabric.devices.items())
         if d.kind == "switch"
         and d.network is not None
-        and fabric.loaded.catalog.catalog.switches[d.model].fabric == "ethernet"
+        and fabric.loaded.networks[d.network].fabric == "ethernet"
         and not has_config(fabric, d)
     ]
     if not manual:
@@ -333,7 +333,7 @@ def _by_hand(fabric: Fabric, net: ManagementNet) -> list[str]:
         "# Switches fabricc writes no config for (their model names no operating system):",
         "# configure them by hand with these addresses before the switches behind them boot.",
     ]
-    for device in sorted(manual, key=lambda d: d.name):
+    for device in manual:
         what = [f"management address {device.mgmt_ip}" if device.mgmt_ip else "no address"]
         access = net.subnets.get(device.name)
         if access is not None:
