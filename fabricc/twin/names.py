@@ -1,10 +1,11 @@
 """Twin interface names: a cabling-plan port as the device's OS names it, fitted to IFNAMSIZ.
 
 Consumes a build folder (SONiC config_db PORT tables, which switches run Cumulus); produces the
-Linux interface name of each cable end: SONiC `EthernetN` (found through the PORT table's front-panel
-`index` and, on a split cage, the ports' order within it: whatever alias style the platform uses,
-Mellanox `etp1a` or Arista `Ethernet1/5`), Cumulus `swp<cage>[s<lane-1>]`, `eth0` for management ports, and for any other name a short
-stable one (`p<n>`) when the plan's name is not a valid Linux interface name.
+Linux interface name of each cable end: SONiC `EthernetN` (found through the PORT table's
+front-panel `index` and, on a split cage, the ports' order within it: whatever alias style the
+platform uses, Mellanox `etp1a` or Arista `Ethernet1/5`), Cumulus `swp<cage>[s<lane-1>]`, `eth0`
+for management ports, and for any other name a short stable one (`p<n>`) when the plan's name
+is not a valid Linux interface name.
 """
 
 from __future__ import annotations
