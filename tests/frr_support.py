@@ -26,7 +26,7 @@ import pytest
 from fabricc.twin.lab import lab as twin_lab
 from fabricc.twin.lab import make_room_for_neighbors
 from fabricc.twin.names import cumulus_port as cumulus_port  # re-exported for the tests
-from fabricc.twin.names import sonic_alias
+from fabricc.twin.names import sonic_ports
 from fabricc.twin.routing import start_frr
 
 FRR_LIB = Path("/usr/lib/frr")
@@ -55,13 +55,10 @@ def run(*args: str, check: bool = True, timeout: float = 30) -> subprocess.Compl
 
 
 def sonic_port(config_db: dict[str, object], port: str) -> str:
-    """SONiC port name of a front-panel port, found through its alias etp<cage>[a-h]."""
-    alias = sonic_alias(port)
-    ports = config_db["PORT"]
-    assert isinstance(ports, dict)
-    names = [str(name) for name, entry in ports.items() if entry["alias"] == alias]
-    assert len(names) == 1, f"no single SONiC port with alias {alias}: {names}"
-    return names[0]
+    """SONiC port name of a front-panel port (the twin's own mapping: fabricc.twin.names)."""
+    name = sonic_ports(config_db["PORT"]).get(port)
+    assert name is not None, f"no SONiC port for front-panel port {port}"
+    return name
 
 
 @dataclass(slots=True)

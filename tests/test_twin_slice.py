@@ -12,6 +12,8 @@ from click.testing import CliRunner
 from fabricc.cli import cli
 from fabricc.errors import SpecError
 from fabricc.twin.folder import load
+from fabricc.twin.names import Namer
+from fabricc.twin.routing import outside
 from fabricc.twin.run import ethernet_networks
 from fabricc.twin.slice import MAX_CABLES, choose, cut, routed_cables, units
 from tests.support import EXAMPLES
@@ -67,6 +69,9 @@ def test_a_large_design_boots_its_first_su_with_every_spine(superpod: Path) -> N
     assert all(r["a_device"] not in kept or r["b_device"] not in kept for r in booted.left_out)
     spines = {n for n in cabled if rows[n]["role"] in ("spine", "core")}
     assert spines and spines <= kept
+    # the border links to the site network stay known to the slice (their neighbours are not
+    # expected up either)
+    assert folder.site_cables and booted.site_cables == folder.site_cables
 
 
 def test_a_named_su_and_an_unknown_one(superpod: Path) -> None:
@@ -112,3 +117,25 @@ def test_a_design_of_one_large_su_keeps_its_first_leaves(tmp_path: Path) -> None
     for row in booted.cables:
         if row["kind"] == "endpoint-leaf":
             assert row["b_device"] in kept
+
+
+def test_every_cut_end_of_a_kept_router_is_outside(superpod: Path) -> None:
+    """A slice that cuts an out-of-band access switch's uplink on an in-band spine (a cable of
+    network oob, booted with in-band: mixed-gb200-gb300's SU 2 switches) and keeps the site
+    uplinks: the spines' sessions on both are not expected up."""
+    folder = load(superpod)
+    booted, _ = choose(folder, ethernet_networks(folder), "2")
+    spines = {
+        n for n, r in folder.devices.items() if r["network"] == "inband" and r["role"] == "spine"
+    }
+    cut_one = next(r for r in booted.cables if r["kind"] == "uplink" and r["b_device"] in spines)
+    booted.cables.remove(cut_one)
+    booted.left_out.append(cut_one)
+    namer = Namer(booted)
+    site = {
+        (r["a_device"], namer.interface(r["a_device"], r["a_port"])) for r in folder.site_cables
+    }
+    assert cut_one["network"] == "oob" and site
+    assert outside(booted, namer, spines) == site | {
+        (cut_one["b_device"], namer.interface(cut_one["b_device"], cut_one["b_port"]))
+    }

@@ -1,9 +1,11 @@
 """Twin interface names: a cabling-plan port as the device's OS names it, fitted to IFNAMSIZ.
 
-Consumes a build folder (SONiC config_db PORT aliases, which switches run Cumulus); produces the
-Linux interface name of each cable end: SONiC `EthernetN` (found through its alias etp<cage>[a-h]),
-Cumulus `swp<cage>[s<lane-1>]`, `eth0` for management ports, and for any other name a short
-stable one (`p<n>`) when the plan's name is not a valid Linux interface name.
+Consumes a build folder (SONiC config_db PORT tables, which switches run Cumulus); produces the
+Linux interface name of each cable end: SONiC `EthernetN` (found through the PORT table's
+front-panel `index` and, on a split cage, the ports' order within it: whatever alias style the
+platform uses, Mellanox `etp1a` or Arista `Ethernet1/5`), Cumulus `swp<cage>[s<lane-1>]`, `eth0`
+for management ports, and for any other name a short stable one (`p<n>`) when the plan's name
+is not a valid Linux interface name.
 """
 
 from __future__ import annotations
@@ -24,9 +26,25 @@ def cumulus_port(port: str) -> str:
     return f"swp{cage}" if not sub else f"swp{cage}s{int(sub) - 1}"
 
 
-def sonic_alias(port: str) -> str:
-    cage, _, sub = port.partition("/")
-    return f"etp{cage}" + (chr(ord("a") + int(sub) - 1) if sub else "")
+def sonic_ports(ports: object) -> dict[str, str]:
+    """SONiC port name of each front-panel port of a config_db PORT table: `<cage>` for a cage
+    that carries one port, `<cage>/<n>` for the n-th port of a split one. The cage is the
+    entry's `index` (platform.json's front-panel index, which sonic-cfggen writes into PORT);
+    the ports of a split cage come in the order of their names' numbers (`Ethernet0` before
+    `Ethernet4`: SONiC numbers a port by its first lane slot)."""
+    cages: dict[str, list[tuple[int, str]]] = {}
+    for name, entry in ports.items() if isinstance(ports, dict) else ():
+        number = re.search(r"\d+$", str(name))
+        if isinstance(entry, dict) and "index" in entry and number is not None:
+            cages.setdefault(str(entry["index"]), []).append((int(number.group()), str(name)))
+    found: dict[str, str] = {}
+    for cage, members in cages.items():
+        members.sort()
+        if len(members) == 1:
+            found[cage] = members[0][1]
+        for n, (_, name) in enumerate(members, 1):
+            found[f"{cage}/{n}"] = name
+    return found
 
 
 def os_of(folder: BuildFolder, device: str) -> str:
@@ -41,19 +59,14 @@ def os_of(folder: BuildFolder, device: str) -> str:
 @dataclass(slots=True)
 class Namer:
     folder: BuildFolder
-    _aliases: dict[str, dict[str, str]] = field(default_factory=dict)
+    _ports: dict[str, dict[str, str]] = field(default_factory=dict)
     _short: dict[tuple[str, str], str] = field(default_factory=dict)
 
     def _sonic(self, device: str) -> dict[str, str]:
-        if device not in self._aliases:
+        if device not in self._ports:
             db = self.folder.json(f"configs/{device}/config_db.json")
-            ports = db.get("PORT", {}) if isinstance(db, dict) else {}
-            self._aliases[device] = {
-                str(entry.get("alias")): str(name)
-                for name, entry in sorted(ports.items())
-                if isinstance(entry, dict)
-            }
-        return self._aliases[device]
+            self._ports[device] = sonic_ports(db.get("PORT") if isinstance(db, dict) else None)
+        return self._ports[device]
 
     def interface(self, device: str, port: str) -> str:
         if port in MGMT_PORTS:
@@ -62,7 +75,7 @@ class Namer:
         name: str | None = None
         if re.fullmatch(r"\d+(/\d+)?", port):
             if kind == "sonic":
-                name = self._sonic(device).get(sonic_alias(port))
+                name = self._sonic(device).get(port)
             elif kind == "cumulus":
                 name = cumulus_port(port)
         if name is None and _VALID.fullmatch(port) and len(port) < IFNAMSIZ:

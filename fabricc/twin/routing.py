@@ -193,16 +193,7 @@ def boot(lab: Lab, folder: BuildFolder, namer: Namer, network: str) -> Booted:
                 a_port=row["a_port"],
             )
             booted.edge.append(wire)
-    # a slice's cut cables and the border links to the site network (nothing boots at their far
-    # end): their neighbours are not expected up
-    for row in [*folder.left_out, *folder.site_cables]:
-        if row["network"] == network:
-            for device, port in (
-                (row["a_device"], row["a_port"]),
-                (row["b_device"], row["b_port"]),
-            ):
-                if device in booted.routers:
-                    booted.outside.add((device, namer.interface(device, port)))
+    booted.outside = outside(folder, namer, set(booted.routers))
     booted.uncabled = _uncabled_routed_ports(folder, namer, booted, trees)
     booted.wires = _mark_bundled(booted)
     for name, component in _components(list(booted.routers), booted.wires).items():
@@ -214,6 +205,19 @@ def boot(lab: Lab, folder: BuildFolder, namer: Namer, network: str) -> Booted:
                 booted.mtu[(name, interface)] = mtu
     _start(lab, booted)
     return booted
+
+
+def outside(folder: BuildFolder, namer: Namer, routers: set[str]) -> set[tuple[str, str]]:
+    """(router, interface) of every end of a slice's cut cables and of the border links to the
+    site network (nothing boots at their far end): their neighbours are not expected up,
+    whichever network the cable belongs to (an out-of-band access switch's uplink into this
+    network's spines is the out-of-band network's cable)."""
+    return {
+        (device, namer.interface(device, row[port]))
+        for row in [*folder.left_out, *folder.site_cables]
+        for end, port in (("a_device", "a_port"), ("b_device", "b_port"))
+        if (device := row[end]) in routers
+    }
 
 
 def _uncabled_routed_ports(

@@ -147,6 +147,9 @@ def cut(
     for row in folder.cables:
         inside = row["a_device"] in kept and row["b_device"] in kept
         (sliced.cables if inside else sliced.left_out).append(row)
+    sliced.site_cables = [
+        row for row in folder.site_cables if kept & {row["a_device"], row["b_device"]}
+    ]
     return sliced, Scope(su, len(units(folder)), len(kept), len(booted), leaves)
 
 
