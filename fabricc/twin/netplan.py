@@ -33,6 +33,7 @@ GENERATE_BATCH = 8
 # CLI's Python start-up, a tenth of a second per host
 GENERATOR = Path("/usr/lib/netplan/generate")
 _NAME = re.compile(r'NAME="([^"]+)"')
+_PORT = re.compile(r"^# (?P<port>[^\s:]+)(?::|$)")
 
 
 def has_files(root: Path) -> bool:
@@ -46,6 +47,23 @@ class Host:
     ns: str
     ports: dict[str, str]  # interface in the namespace -> the cabling plan's port
     leaves: dict[str, str]  # interface in the namespace -> the leaf it is cabled to
+    renames: dict[str, str]  # the twin's name of a cabled port -> the udev rules' name
+
+
+def udev_names(rules: str) -> dict[str, str]:
+    """Port -> the name the model's udev rules give it: each rule's NAME= (also in the comment
+    that asks the operator to write a rule) under the comment naming its port."""
+    names: dict[str, str] = {}
+    port: str | None = None
+    for line in rules.splitlines():
+        comment = _PORT.match(line)
+        if comment:
+            port = comment["port"]
+        name = _NAME.search(line)
+        if name and port is not None:
+            names.setdefault(port, name.group(1))
+            port = None
+    return names
 
 
 def _hosts(folder: BuildFolder, booted: Booted) -> list[Host]:
@@ -54,18 +72,17 @@ def _hosts(folder: BuildFolder, booted: Booted) -> list[Host]:
     for host, ns in sorted(booted.endpoints.items()):
         if not folder.has(f"{NETPLAN}/{host}.yaml"):
             continue
-        wires = [wire for wire in booted.edge if wire.a == host]
         model = folder.devices.get(host, {}).get("model", "")
         rules = f"{NETPLAN}/{model}.rules"
-        names = _NAME.findall(folder.text(rules)) if model and folder.has(rules) else []
-        names = list(dict.fromkeys(names))
+        names = udev_names(folder.text(rules)) if model and folder.has(rules) else {}
         ports: dict[str, str] = {}
         leaves: dict[str, str] = {}
-        for k, wire in enumerate(wires):
-            name = names[k] if k < len(names) else wire.a_if
-            ports[name] = wire.a_port
-            leaves[name] = wire.b
-        out.append(Host(host, ns, ports, leaves))
+        renames: dict[str, str] = {}
+        for wire in booted.edge:
+            if wire.a == host:
+                name = renames[wire.a_if] = names.get(wire.a_port, wire.a_if)
+                ports[name], leaves[name] = wire.a_port, wire.b
+        out.append(Host(host, ns, ports, leaves, renames))
     return out
 
 
@@ -144,13 +161,12 @@ def _has_bonding(lab: Lab, ns: str) -> bool:
     return True
 
 
-def _rename(lab: Lab, booted: Booted, host: Host) -> None:
+def _rename(lab: Lab, host: Host) -> None:
     """Names the host's cabled ports as its udev rules do (before networkd starts)."""
-    wires = [wire for wire in booted.edge if wire.a == host.name]
-    for wire, name in zip(wires, host.ports, strict=False):
-        if wire.a_if != name:
-            lab.run("ip", "-n", host.ns, "link", "set", wire.a_if, "down", check=False)
-            lab.run("ip", "-n", host.ns, "link", "set", wire.a_if, "name", name, check=False)
+    for old, new in sorted(host.renames.items()):
+        if old != new:
+            lab.run("ip", "-n", host.ns, "link", "set", old, "down", check=False)
+            lab.run("ip", "-n", host.ns, "link", "set", old, "name", new, check=False)
 
 
 def _state(lab: Lab, ns: str) -> tuple[dict[str, dict[str, object]], set[str], set[str]]:
@@ -224,7 +240,7 @@ def check(lab: Lab, folder: BuildFolder, booted: Booted) -> dict[str, object]:
         if "error" in found:
             failures.append({"host": host.name, "problem": f"netplan generate: {found['error']}"})
             continue
-        _rename(lab, booted, host)
+        _rename(lab, host)
         plan = translate(found, _links(lab, host.ns), bonding=bonding)
         errors = _apply(lab, host, plan)
         failures += [{"host": host.name, "problem": problem} for problem in plan.problems]
