@@ -5,9 +5,10 @@ plan) and each endpoint's provisioning/netplan/<host>.yaml with its model's udev
 (<model>.rules) from the build folder. netplan's own generator renders each file into a scratch
 root (`netplan generate --root-dir`: DIR/etc/netplan/ in, systemd-networkd units under
 DIR/run/systemd/network/ out), and the twin applies those units in the host's namespace with the
-real `ip` (fabricc.twin.networkd), after naming the host's cabled ports as its udev rules do:
-the k-th name the rules give is the k-th port of the host the cabling plan cables into the
-network. Produces the findings, per host and interface the units configure: its addresses,
+real `ip` (fabricc.twin.networkd), after naming the host's cabled ports as its udev rules do
+(each rule follows a comment naming its port; the rules match by PCI address or RDMA device,
+which a veth has not). Without the kernel's bonding driver one member stands for each bond.
+Produces the findings, per host and interface the units configure: its addresses,
 MTU, bond master, routes (the default via its gateway) and policy rules present; and from each
 addressed interface with a gateway, pings from its address to the gateway and to a host on
 other leaves of the same plane.

@@ -183,11 +183,11 @@ def translate(units: dict[str, str], links: dict[str, str], *, bonding: bool = T
     devices: dict[str, list[Section]] = {}
     for unit, sections in parsed.items():
         if unit.endswith(".netdev"):
-            name, kind = first(sections, "NetDev", "Name"), first(sections, "NetDev", "Kind")
-            if name is None or kind not in KINDS:
-                plan.problems.append(f"{unit}: Kind={kind} is not applied by the twin")
+            device, what = first(sections, "NetDev", "Name"), first(sections, "NetDev", "Kind")
+            if device is None or what not in KINDS:
+                plan.problems.append(f"{unit}: Kind={what} is not applied by the twin")
                 continue
-            devices[name] = sections
+            devices[device] = sections
     networks: dict[str, list[Section]] = {}
     for unit, sections in parsed.items():
         if not unit.endswith(".network"):
@@ -219,9 +219,9 @@ def translate(units: dict[str, str], links: dict[str, str], *, bonding: bool = T
             for value in values(sections, "Bond", key):
                 command += [option, value.replace(" ", ",")]
         for key, option in BOND_TIMES.items() if kind == "bond" else ():
-            value = first(sections, "Bond", key)
-            if value is not None:
-                command += [option, str(milliseconds(value))]
+            span = first(sections, "Bond", key)
+            if span is not None:
+                command += [option, str(milliseconds(span))]
         plan.commands.append(tuple(command))
         links[name] = ""
     for carrier in plan.stood_in.values():  # now the bond: the bond's unit configures it
@@ -262,17 +262,17 @@ def translate(units: dict[str, str], links: dict[str, str], *, bonding: bool = T
         routes = [dict(keys) for section, keys in sections if section == "Route"]
         routes += [{"Gateway": g} for g in values(sections, "Network", "Gateway")]
         for keys in routes:
-            command, route = _route(keys, name)
-            plan.commands.append(command)
+            add, route = _route(keys, name)
+            plan.commands.append(add)
             expected.routes.append(route)
         for keys in (dict(k) for s, k in sections if s == "RoutingPolicyRule"):
-            command, rule = _rule(keys)
-            plan.commands.append(command)
+            add, rule = _rule(keys)
+            plan.commands.append(add)
             expected.rules.append(rule)
         for key in ("DHCP", "IPv6AcceptRA"):
-            value = first(sections, "Network", key)
-            if value not in (None, "no", "false", "0", "off"):
-                plan.problems.append(f"{name}: {key}={value} is not applied by the twin")
+            setting = first(sections, "Network", key)
+            if setting not in (None, "no", "false", "0", "off"):
+                plan.problems.append(f"{name}: {key}={setting} is not applied by the twin")
     return plan
 
 
