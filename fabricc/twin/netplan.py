@@ -177,14 +177,16 @@ def _state(lab: Lab, ns: str) -> tuple[dict[str, dict[str, object]], set[str], s
     for link in json.loads(result.stdout or "[]"):
         links[str(link.get("ifname"))] = link
     routes: set[str] = set()
-    result = lab.run("ip", "-j", "-n", ns, "-4", "route", "show", "table", "all", check=False)
-    for route in json.loads(result.stdout or "[]"):
-        table = str(route.get("table", "main"))
-        routes.add(f"{table} {route.get('dst')} {route.get('gateway', '')} {route.get('dev')}")
     rules: set[str] = set()
-    result = lab.run("ip", "-j", "-n", ns, "-4", "rule", "show", check=False)
-    for rule in json.loads(result.stdout or "[]"):
-        rules.add(f"{rule.get('src', 'all')} {rule.get('table')}")
+    for family in ("-4", "-6"):
+        result = lab.run("ip", "-j", "-n", ns, family, "route", "show", "table", "all", check=False)
+        for route in json.loads(result.stdout or "[]"):
+            table = str(route.get("table", "main"))
+            to, via = route.get("dst"), route.get("gateway", "")
+            routes.add(f"{table} {to} {via} {route.get('dev')}")
+        result = lab.run("ip", "-j", "-n", ns, family, "rule", "show", check=False)
+        for rule in json.loads(result.stdout or "[]"):
+            rules.add(f"{rule.get('src', 'all')} {rule.get('table')}")
     return links, routes, rules
 
 
