@@ -13,8 +13,10 @@ import shutil
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
-from fabricc.twin import netplan, routing
+from fabricc.cli import cli
+from fabricc.twin import netplan, requirements, routing
 from fabricc.twin.folder import load
 from fabricc.twin.lab import lab, leftovers
 from fabricc.twin.names import Namer
@@ -147,6 +149,23 @@ def test_udev_rules_name_each_port() -> None:
         '# ETH2: no RDMA device in the catalog - name it inband2 yourself, e.g. NAME="inband2"\n'
     )
     assert netplan.udev_names(rules) == {"BF3-1/P2": "inband1", "ETH2": "inband2"}
+
+
+def test_netplan_is_required_only_for_a_build_with_netplan_files(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(requirements, "_found", lambda program: program != "netplan")
+    assert not any("netplan" in line for line in requirements.missing(infiniband=False))
+    lines = requirements.missing(infiniband=False, netplan=True)
+    assert [line for line in lines if "netplan" in line] == [
+        "netplan not found: install the Debian package netplan.io"
+    ]
+    assert not netplan.has_files(tmp_path)
+    (tmp_path / "provisioning/netplan").mkdir(parents=True)
+    (tmp_path / "provisioning/netplan/host01.yaml").write_text("network: {version: 2}\n")
+    assert netplan.has_files(tmp_path)
+    result = CliRunner().invoke(cli, ["twin", str(tmp_path)])
+    assert result.exit_code == 2 and "netplan.io" in result.output, result.output
 
 
 # nvl72-01-c01's address moved into a /30 that leaves out its gateway 10.64.0.1
