@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 from fabricc.cli import cli
 from fabricc.twin import netplan, requirements, routing
-from fabricc.twin.folder import load
+from fabricc.twin.folder import BuildFolder, load
 from fabricc.twin.lab import lab, leftovers
 from fabricc.twin.names import Namer
 from fabricc.twin.networkd import milliseconds, parse, translate
@@ -166,6 +166,22 @@ def test_netplan_is_required_only_for_a_build_with_netplan_files(
     assert netplan.has_files(tmp_path)
     result = CliRunner().invoke(cli, ["twin", str(tmp_path)])
     assert result.exit_code == 2 and "netplan.io" in result.output, result.output
+
+
+def test_hosts_under_leaves_the_twin_does_not_boot_are_named(tmp_path: Path) -> None:
+    (tmp_path / "provisioning/netplan").mkdir(parents=True)
+    for host in ("dgx01", "dgx02"):
+        (tmp_path / f"provisioning/netplan/{host}.yaml").write_text("network: {version: 2}\n")
+    row = {"network": "inband", "kind": "endpoint-leaf"}
+    cables = [
+        {**row, "a_device": "dgx01", "b_device": "leaf1"},  # booted
+        {**row, "a_device": "dgx02", "b_device": "leaf2"},  # a layer-2 leaf
+        {**row, "a_device": "dgx02", "b_device": "leaf3"},
+        {**row, "a_device": "ufm01", "b_device": "leaf2"},  # no netplan file
+    ]
+    booted = routing.Booted("inband", endpoints={"dgx01": "ns1"})
+    entry = netplan._not_booted(BuildFolder(tmp_path, cables=cables), booted)
+    assert (entry["hosts"], entry["leaves"]) == (1, ["leaf2", "leaf3"])
 
 
 # nvl72-01-c01's address moved into a /30 that leaves out its gateway 10.64.0.1

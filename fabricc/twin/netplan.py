@@ -314,7 +314,7 @@ def check(lab: Lab, folder: BuildFolder, booted: Booted) -> dict[str, object]:
         for label, ok in zip(labels, reached, strict=True)
         if not ok
     )
-    return {
+    entry: dict[str, object] = {
         "bonds": "kernel bonding driver"
         if bonding
         else "one member stands for each bond (no bonding driver in this kernel)",
@@ -322,4 +322,27 @@ def check(lab: Lab, folder: BuildFolder, booted: Booted) -> dict[str, object]:
         "nics": len(nics),
         "checked": len(jobs),
         "failures": failures,
+    }
+    unbooted = _not_booted(folder, booted)
+    if unbooted:
+        entry["not_booted"] = unbooted
+    return entry
+
+
+def _not_booted(folder: BuildFolder, booted: Booted) -> dict[str, object]:
+    """Hosts with a netplan file cabled into the network whose leaves the routing stage did not
+    boot (they run no BGP: layer-2 leaves under routed spines); not failures, but not silent."""
+    leaves: dict[str, set[str]] = {}
+    for row in folder.cables:
+        if row["network"] == booted.network and row["kind"] == "endpoint-leaf":
+            host, leaf = row["a_device"], row["b_device"]
+            if host not in booted.endpoints and folder.has(f"{NETPLAN}/{host}.yaml"):
+                leaves.setdefault(host, set()).add(leaf)
+    if not leaves:
+        return {}
+    return {
+        "hosts": len(leaves),
+        "leaves": sorted(set().union(*leaves.values())),
+        "reason": "their leaves run no routing the twin boots (layer 2 only): no namespace "
+        "to apply the netplan files in",
     }
