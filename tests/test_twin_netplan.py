@@ -170,17 +170,23 @@ def test_netplan_is_required_only_for_a_build_with_netplan_files(
 
 def test_hosts_under_leaves_the_twin_does_not_boot_are_named(tmp_path: Path) -> None:
     (tmp_path / "provisioning/netplan").mkdir(parents=True)
-    for host in ("dgx01", "dgx02"):
+    for host in ("dgx01", "dgx02", "dgx03"):
         (tmp_path / f"provisioning/netplan/{host}.yaml").write_text("network: {version: 2}\n")
-    row = {"network": "inband", "kind": "endpoint-leaf"}
+    (tmp_path / "provisioning/netplan/m.rules").write_text(
+        '# P1\nNAME="inband1"\n# P2\nNAME="inband2"\n'
+    )
+    row = {"network": "inband", "kind": "endpoint-leaf", "a_port": "P1"}
     cables = [
         {**row, "a_device": "dgx01", "b_device": "leaf1"},  # booted
         {**row, "a_device": "dgx02", "b_device": "leaf2"},  # a layer-2 leaf
-        {**row, "a_device": "dgx02", "b_device": "leaf3"},
+        {**row, "a_device": "dgx02", "b_device": "leaf3", "a_port": "P2"},
+        {**row, "a_device": "dgx03", "b_device": "leaf4", "a_port": "S1"},  # a storage port
         {**row, "a_device": "ufm01", "b_device": "leaf2"},  # no netplan file
     ]
+    devices = {host: {"model": "m"} for host in ("dgx01", "dgx02", "dgx03", "ufm01")}
     booted = routing.Booted("inband", endpoints={"dgx01": "ns1"})
-    entry = netplan._not_booted(BuildFolder(tmp_path, cables=cables), booted)
+    folder = BuildFolder(tmp_path, devices=devices, cables=cables)
+    entry = netplan._not_booted(folder, booted)
     assert (entry["hosts"], entry["leaves"]) == (1, ["leaf2", "leaf3"])
 
 

@@ -67,15 +67,23 @@ def udev_names(rules: str) -> dict[str, str]:
     return names
 
 
+def _names(folder: BuildFolder, host: str) -> dict[str, str]:
+    """Port -> its name, by the udev rules of the host's model; empty without a netplan file."""
+    model = folder.devices.get(host, {}).get("model", "")
+    rules = f"{NETPLAN}/{model}.rules"
+    if not folder.has(f"{NETPLAN}/{host}.yaml") or not model or not folder.has(rules):
+        return {}
+    return udev_names(folder.text(rules))
+
+
 def _hosts(folder: BuildFolder, booted: Booted) -> list[Host]:
-    """The booted network's endpoints with a netplan file, their ports named as udev names them."""
+    """The booted network's endpoints with a netplan file for it (its udev rules name a port the
+    host has cabled into the network), their ports named as udev names them."""
     out: list[Host] = []
     for host, ns in sorted(booted.endpoints.items()):
-        if not folder.has(f"{NETPLAN}/{host}.yaml"):
-            continue
-        model = folder.devices.get(host, {}).get("model", "")
-        rules = f"{NETPLAN}/{model}.rules"
-        names = udev_names(folder.text(rules)) if model and folder.has(rules) else {}
+        names = _names(folder, host)
+        if not any(wire.a == host and wire.a_port in names for wire in booted.edge):
+            continue  # the file configures ports of another network of the host
         ports: dict[str, str] = {}
         leaves: dict[str, str] = {}
         renames: dict[str, str] = {}
@@ -336,7 +344,7 @@ def _not_booted(folder: BuildFolder, booted: Booted) -> dict[str, object]:
     for row in folder.cables:
         if row["network"] == booted.network and row["kind"] == "endpoint-leaf":
             host, leaf = row["a_device"], row["b_device"]
-            if host not in booted.endpoints and folder.has(f"{NETPLAN}/{host}.yaml"):
+            if host not in booted.endpoints and row["a_port"] in _names(folder, host):
                 leaves.setdefault(host, set()).add(leaf)
     if not leaves:
         return {}
