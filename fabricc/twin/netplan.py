@@ -331,9 +331,7 @@ def check(lab: Lab, folder: BuildFolder, booted: Booted) -> dict[str, object]:
         "checked": len(jobs),
         "failures": failures,
     }
-    unbooted = _not_booted(folder, booted)
-    if unbooted:
-        entry["not_booted"] = unbooted
+    entry.update(_not_booted(folder, booted))
     return entry
 
 
@@ -348,9 +346,9 @@ def _not_booted(folder: BuildFolder, booted: Booted) -> dict[str, object]:
                 leaves.setdefault(host, set()).add(leaf)
     if not leaves:
         return {}
+    under = ", ".join(sorted(set().union(*leaves.values())))
     return {
-        "hosts": len(leaves),
-        "leaves": sorted(set().union(*leaves.values())),
-        "reason": "their leaves run no routing the twin boots (layer 2 only): no namespace "
-        "to apply the netplan files in",
+        "not_booted": len(leaves),
+        "not_booted_because": f"their leaves ({under}) run no routing the twin boots (layer 2 "
+        "only): no namespace to apply the netplan files in",
     }

@@ -87,7 +87,7 @@ def twin(
             if host_check["nics"]:
                 checks["hosts"] = host_check
             netplan_check = netplan.check(the_lab, folder, booted)
-            if netplan_check["hosts"] or "not_booted" in netplan_check:
+            if netplan_check["hosts"] or netplan_check.get("not_booted"):
                 checks["netplan"] = netplan_check
             if drill:
                 checks["drills"] = drills.run(the_lab, booted) + mlag.run(the_lab, booted)
