@@ -284,6 +284,25 @@ def check(lab: Lab, folder: BuildFolder, booted: Booted) -> dict[str, object]:
                         leaves,
                     )
                 )
+    checked, unreachable = _reach(lab, booted, hosts, nics)
+    entry: dict[str, object] = {
+        "bonds": "kernel bonding driver"
+        if bonding
+        else "one member stands for each bond (no bonding driver in this kernel)",
+        "hosts": len(hosts),
+        "nics": len(nics),
+        "checked": checked,
+        "failures": failures + unreachable,
+    }
+    entry.update(_not_booted(folder, booted))
+    return entry
+
+
+def _reach(
+    lab: Lab, booted: Booted, hosts: list[Host], nics: list[Nic]
+) -> tuple[int, list[Failure]]:
+    """Pings from each addressed interface with a gateway to the gateway and to a host on other
+    leaves of the same plane; a miss is tried once more."""
     jobs: list[tuple[str, str, str]] = []
     labels: list[Failure] = []
     plane = {name: router.component for name, router in booted.routers.items()}
@@ -317,22 +336,11 @@ def check(lab: Lab, folder: BuildFolder, booted: Booted) -> dict[str, object]:
     again = [k for k, ok in enumerate(reached) if not ok]
     for k, ok in zip(again, _pings(lab, [jobs[k] for k in again]), strict=True):
         reached[k] = ok
-    failures.extend(
+    return len(jobs), [
         {**label, "problem": "unreachable"}
         for label, ok in zip(labels, reached, strict=True)
         if not ok
-    )
-    entry: dict[str, object] = {
-        "bonds": "kernel bonding driver"
-        if bonding
-        else "one member stands for each bond (no bonding driver in this kernel)",
-        "hosts": len(hosts),
-        "nics": len(nics),
-        "checked": len(jobs),
-        "failures": failures,
-    }
-    entry.update(_not_booted(folder, booted))
-    return entry
+    ]
 
 
 def _not_booted(folder: BuildFolder, booted: Booted) -> dict[str, object]:
