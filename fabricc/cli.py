@@ -521,16 +521,17 @@ def twin(out: Path, seconds: int, no_drills: bool, su: str | None) -> None:
     """Boot the build folder OUT in network namespaces, as it would be deployed (the files on
     disk), and report what comes up in OUT/twin/report.json. Exits 1 when anything fails, 2
     when a requirement (root, FRR, Kea, isc-dhcp-relay/client; ibsim and OpenSM when the build
-    has InfiniBand subnets) is missing. Needs root."""
+    has InfiniBand subnets; netplan when it has netplan files) is missing. Needs root."""
     from fabricc.twin.html import write_page
     from fabricc.twin.ib import has_infiniband
     from fabricc.twin.lab import Interrupted, TwinTimeout
+    from fabricc.twin.netplan import has_files
     from fabricc.twin.requirements import missing
     from fabricc.twin.run import export
     from fabricc.twin.run import twin as run_twin
     from fabricc.twin.summary import summary_text, write_report
 
-    lacking = missing(infiniband=has_infiniband(out))
+    lacking = missing(infiniband=has_infiniband(out), netplan=has_files(out))
     if lacking:
         for line in lacking:
             click.echo(f"fabricc twin: {line}", err=True)

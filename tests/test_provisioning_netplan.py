@@ -14,6 +14,7 @@ import yaml
 
 from fabricc.ir import ENDPOINT_LEAF, Fabric
 from fabricc.synth.mgmtnet import management_net
+from fabricc.twin.netplan import udev_names
 from tests.configs_support import ipv4, nvue
 from tests.provisioning_support import provisioning
 from tests.support import EXAMPLES, compile_text, compiled, require_tool
@@ -44,6 +45,8 @@ def test_every_dual_homed_host_has_its_bond() -> None:
         assert bond["parameters"]["transmit-hash-policy"] == "layer3+4"
     rules = files["netplan/dgx-h100.rules"]
     assert 'RESULT=="mlx5_2", NAME="inband1"' in rules  # SLOT1/P2, the catalog's RDMA device
+    # each rule under the comment naming its port (the twin names its veths from it)
+    assert udev_names(rules) == {"SLOT1/P2": "inband1", "SLOT2/P2": "inband2"}, rules
 
 
 def netplan_generate(root: Path, text: str) -> Path:

@@ -93,7 +93,7 @@ def test_infiniband_tools_are_required_only_with_infiniband(
     assert ib.has_infiniband(tmp_path)
     seen: list[bool] = []
 
-    def missing(*, infiniband: bool) -> list[str]:
+    def missing(*, infiniband: bool, netplan: bool = False) -> list[str]:
         seen.append(infiniband)
         return ["ibsim not found: install the Debian package ibsim-utils"]
 

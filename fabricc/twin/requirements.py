@@ -27,6 +27,7 @@ IB_TOOLS: tuple[tuple[str, str], ...] = (
     ("opensm", "opensm"),
     ("ibnetdiscover", "infiniband-diags"),
 )
+NETPLAN_TOOLS: tuple[tuple[str, str], ...] = (("netplan", "netplan.io"),)
 UMAD2SIM = Path("/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so")
 CAP_NET_ADMIN = 12  # linux/capability.h
 
@@ -47,14 +48,14 @@ def _found(program: str) -> bool:
     return shutil.which(program, path=os.environ.get("PATH", "") + ":/usr/sbin:/sbin") is not None
 
 
-def missing(*, infiniband: bool) -> list[str]:
+def missing(*, infiniband: bool, netplan: bool = False) -> list[str]:
     """One line per missing requirement (empty when the twin can run)."""
     if not sys.platform.startswith("linux"):
         return ["the twin needs Linux (network namespaces); this is " + sys.platform]
     lines: list[str] = []
     if os.geteuid() != 0 and not _has_cap_net_admin():
         lines.append("the twin needs root or CAP_NET_ADMIN to create network namespaces")
-    tools = TOOLS + (IB_TOOLS if infiniband else ())
+    tools = TOOLS + (IB_TOOLS if infiniband else ()) + (NETPLAN_TOOLS if netplan else ())
     for program, package in tools:
         if not _found(program):
             lines.append(f"{program} not found: install the Debian package {package}")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fabricc.twin import clab, drills, hosts, ib, mlag, provisioning, routing, scope
+from fabricc.twin import clab, drills, hosts, ib, mlag, netplan, provisioning, routing, scope
 from fabricc.twin.folder import BuildFolder, load
 from fabricc.twin.lab import lab
 from fabricc.twin.names import Namer
@@ -25,7 +25,6 @@ NOT_MODELLED = [
     "see docs/twin.md)",
     "MLAG's control plane (clagd), bonds (one member stands for each) and VLAN separation "
     "inside br_default (see docs/twin.md)",
-    "netplan files (host scripts are applied; see docs/twin.md)",
 ]
 
 
@@ -87,6 +86,9 @@ def twin(
             host_check = hosts.check(the_lab, folder, booted)
             if host_check["nics"]:
                 checks["hosts"] = host_check
+            netplan_check = netplan.check(the_lab, folder, booted)
+            if netplan_check["hosts"] or netplan_check.get("not_booted"):
+                checks["netplan"] = netplan_check
             if drill:
                 checks["drills"] = drills.run(the_lab, booted) + mlag.run(the_lab, booted)
             report.networks[network] = checks

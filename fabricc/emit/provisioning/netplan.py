@@ -19,7 +19,8 @@ and the RDMA devices of their in-band ports (catalog); produces provisioning/net
   PCI address of its function where the catalog gives one, else by its RDMA device, as
   provisioning/k8s/udev names the rails - so the netplan files name the same interfaces on
   every host of a model. A port with neither in the catalog is listed for the operator to name
-  (by MAC address).
+  (by MAC address). Each rule follows a comment naming its port (`# <port>`, or
+  `# <port>: ...`), which the twin reads to name the cabled ports as udev would.
 The MTU is the network's, capped at 9000, the host MTU of NVIDIA's cluster networks (BCM
 internalnet); the switches run the network's own (9216) so every host frame fits.
 """
@@ -189,7 +190,7 @@ def udev_rules(fabric: Fabric, hosts: dict[str, list[str]]) -> list[Artifact]:
         for k, port in enumerate(ports):
             address = model.port_pci(port)
             if address is not None:  # the function itself: no reliance on probe order
-                lines.append(rename_rule(f'KERNELS=="{address}"', interface(k)))
+                lines += [f"# {port}", rename_rule(f'KERNELS=="{address}"', interface(k))]
                 continue
             rdma = by_name[port].rdma_device if port in by_name else None
             if rdma is None:
@@ -198,7 +199,7 @@ def udev_rules(fabric: Fabric, hosts: dict[str, list[str]]) -> list[Artifact]:
                     f'e.g. SUBSYSTEM=="net", ATTR{{address}}=="<its MAC>", NAME="{interface(k)}"'
                 )
                 continue
-            lines.append(rename_rule(by_rdma_device(rdma), interface(k)))
+            lines += [f"# {port}", rename_rule(by_rdma_device(rdma), interface(k))]
         out.append((f"provisioning/netplan/{model_name}.rules", "\n".join(lines) + "\n"))
     return out
 
