@@ -14,6 +14,7 @@ from fabricc.ir import Fabric
 from fabricc.spec.loader import load_spec
 from fabricc.synth import pipeline
 from fabricc.synth.appliances import reserve_for_sm_hosts
+from fabricc.synth.portbook import PortBook
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
@@ -52,3 +53,17 @@ def test_a_later_pass_from_the_prefix_is_a_pass_from_nothing(
     loaded = reserve_for_sm_hosts(load_spec(path, path.name))
     fresh = original(loaded, pipeline.quiet, calls[-1][0], None, last=True)
     assert _state(fabric) == _state(fresh)
+
+
+def test_the_port_book_rewinds_to_its_mark() -> None:
+    book = PortBook()
+    book.take("leaf1", "1")
+    book.scan_from[("leaf1", 1)] = 30
+    book.mark()
+    assert book.take("leaf1", "2") and book.take("spine1", "1")
+    assert not book.take("leaf1", "1")  # taken before the mark: still refused, not listed
+    book.scan_from[("leaf1", 1)] = 10
+    book.rewind()
+    assert book.used == {"leaf1": {"1"}}
+    assert book.scan_from == {("leaf1", 1): 30}
+    assert book.journal is None and book.take("leaf1", "2")

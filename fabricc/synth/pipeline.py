@@ -49,7 +49,7 @@ class _Prefix:
     networks before it in spec order), taken as that network starts: none of it depends on
     the guests, so the next pass starts from here instead of from nothing. The later stages
     add devices, links and ports and place every device (its rack and unit), so this keeps
-    copies of the containers, the port book's sets and each device's place."""
+    copies of the containers and each device's place, and marks the port book."""
 
     plans: dict[str, GroupPlan]
     devices: dict[str, Device]
@@ -62,8 +62,7 @@ class _Prefix:
     duplicates: list[Device]
     warnings: list[Diagnostic]
     memo: dict[str, object]
-    used: dict[str, set[str]]
-    scan_from: dict[tuple[str, int], int]
+    book: PortBook  # the pass's own, marked here: rewound on restore
     problems: list[Diagnostic]
     built: int  # networks of the pass already built (spec order, out-of-band left out)
 
@@ -78,6 +77,7 @@ class _Prefix:
         if fabric.racks or fabric.modules or fabric.cables:  # not made before the racks stage
             return None
         devices = fabric.devices
+        book.mark()
         return _Prefix(
             plans,
             dict(devices),
@@ -90,8 +90,7 @@ class _Prefix:
             list(fabric.duplicates),
             list(fabric.warnings),
             dict(fabric.memo),
-            {device: set(ports) for device, ports in book.used.items()},
-            dict(book.scan_from),
+            book,
             list(problems),
             built,
         )
@@ -110,8 +109,8 @@ class _Prefix:
         fabric.duplicates = self.duplicates
         fabric.warnings = self.warnings
         fabric.memo = self.memo
-        book.used = self.used
-        book.scan_from = self.scan_from
+        self.book.rewind()
+        book.used, book.scan_from = self.book.used, self.book.scan_from
         problems.extend(self.problems)
 
 
