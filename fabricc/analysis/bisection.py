@@ -13,9 +13,6 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-import networkx as nx
-from networkx.algorithms.flow import shortest_augmenting_path
-
 from fabricc.analysis.graph import Attachment, PlaneGraph
 from fabricc.analysis.refine import Weighted, refine
 
@@ -107,6 +104,11 @@ def max_flow(
             capacity[(SOURCE, colour)] = capacity.get((SOURCE, colour), 0) + first[v]
         if second[v]:
             capacity[(colour, SINK)] = capacity.get((colour, SINK), 0) + second[v]
+    # networkx loads here, not at import: 0.2 s a build whose analysis runs in its worker
+    # process (fabricc.analysis.worker) would otherwise pay for nothing
+    import networkx as nx
+    from networkx.algorithms.flow import shortest_augmenting_path
+
     network = nx.DiGraph()
     network.add_nodes_from((SOURCE, SINK))
     for (a, b), gbps in sorted(capacity.items()):

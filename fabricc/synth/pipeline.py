@@ -8,16 +8,17 @@ explained beside each call.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from fabricc.collector import fewer_collections
 from fabricc.errors import DesignError, Diagnostic, error, raise_if_errors
-from fabricc.ir import EXTERNAL, Fabric
+from fabricc.ir import EXTERNAL, Device, Fabric, Link, NetworkTopology, NvlinkDomain
 from fabricc.spec.loader import LoadedSpec
 from fabricc.spec.yamlsource import format_path
 from fabricc.synth.addressing import assign_addresses
 from fabricc.synth.appliances import reserve_for_sm_hosts
 from fabricc.synth.cabling import cable_design
-from fabricc.synth.nodes import expand_nodes, plan_groups
+from fabricc.synth.nodes import GroupPlan, expand_nodes, plan_groups
 from fabricc.synth.oob import UPLINK_PORTS, build_oob, connect_uplinks, uplink_speed
 from fabricc.synth.portbook import PortBook
 from fabricc.synth.racks import layout
@@ -42,10 +43,82 @@ def quiet(_: str) -> None:
 MAX_PASSES = 4
 
 
+@dataclass(slots=True)
+class _Prefix:
+    """What a pass built before the first network that others uplink into (the nodes and the
+    networks before it in spec order), taken as that network starts: none of it depends on
+    the guests, so the next pass starts from here instead of from nothing. The later stages
+    add devices, links and ports and place every device (its rack and unit), so this keeps
+    copies of the containers and each device's place, and marks the port book."""
+
+    plans: dict[str, GroupPlan]
+    devices: dict[str, Device]
+    places: list[tuple[Device, str | None, int | None]]
+    links: list[Link]  # the pass's own list, which grows after the prefix: cut on restore
+    link_count: int
+    networks: dict[str, NetworkTopology]
+    nvlink_domains: list[NvlinkDomain]
+    su_labels: list[int]
+    duplicates: list[Device]
+    warnings: list[Diagnostic]
+    memo: dict[str, object]
+    book: PortBook  # the pass's own, marked here: rewound on restore
+    problems: list[Diagnostic]
+    built: int  # networks of the pass already built (spec order, out-of-band left out)
+
+    @staticmethod
+    def take(
+        fabric: Fabric,
+        plans: dict[str, GroupPlan],
+        book: PortBook,
+        problems: list[Diagnostic],
+        built: int,
+    ) -> _Prefix | None:
+        if fabric.racks or fabric.modules or fabric.cables:  # not made before the racks stage
+            return None
+        devices = fabric.devices
+        book.mark()
+        return _Prefix(
+            plans,
+            dict(devices),
+            [(d, d.rack, d.u) for d in devices.values()],
+            fabric.links,
+            len(fabric.links),
+            dict(fabric.networks),
+            list(fabric.nvlink_domains),
+            list(fabric.su_labels),
+            list(fabric.duplicates),
+            list(fabric.warnings),
+            dict(fabric.memo),
+            book,
+            list(problems),
+            built,
+        )
+
+    def restore(self, fabric: Fabric, book: PortBook, problems: list[Diagnostic]) -> None:
+        """Set the empty `fabric`, `book` and `problems` of a new pass to this prefix (once:
+        the prefix's objects become the new pass's). The links before the prefix's end are
+        the previous pass's own objects: nothing changes a link before cable selection."""
+        for device, rack, u in self.places:
+            device.rack, device.u = rack, u
+        fabric.devices = self.devices
+        fabric.links = self.links[: self.link_count]
+        fabric.networks = self.networks
+        fabric.nvlink_domains = self.nvlink_domains
+        fabric.su_labels = self.su_labels
+        fabric.duplicates = self.duplicates
+        fabric.warnings = self.warnings
+        fabric.memo = self.memo
+        self.book.rewind()
+        book.used, book.scan_from = self.book.used, self.book.scan_from
+        problems.extend(self.problems)
+
+
 class _MoreGuests(Exception):
-    def __init__(self, guests: dict[str, Guests]) -> None:
+    def __init__(self, guests: dict[str, Guests], prefix: _Prefix | None) -> None:
         super().__init__("more uplinks than reserved")
         self.guests = guests
+        self.prefix = prefix
 
 
 def synthesize(loaded: LoadedSpec, stage: Stage = quiet) -> Fabric:
@@ -55,20 +128,22 @@ def synthesize(loaded: LoadedSpec, stage: Stage = quiet) -> Fabric:
     sized before the uplinking switches exist (out-of-band switches follow the racks). When a
     first design leaves too few free ports, the design is made again with the demand it showed
     reserved in the target before that tier is sized, so the tier grows (more switches, or a
-    tier) instead of failing.
+    tier) instead of failing. The pass again starts where the first target network does: the
+    nodes and the networks before it are the same in every pass (_Prefix).
     """
     # border links to the site network take ports of the in-band top tier from the first pass
     guests: dict[str, Guests] = site_guests(loaded)
     # SM appliances onto the first unit's reserved leaf ports (RA-11333) before units are
     # planned: the reservation changes how many nodes the first unit holds
     loaded = reserve_for_sm_hosts(loaded)
+    prefix: _Prefix | None = None
     with fewer_collections():
         for _ in range(MAX_PASSES):
             try:
-                return _synthesize(loaded, stage, guests)
+                return _synthesize(loaded, stage, guests, prefix)
             except _MoreGuests as more:
-                guests = more.guests
-        return _synthesize(loaded, stage, guests, last=True)
+                guests, prefix = more.guests, more.prefix
+        return _synthesize(loaded, stage, guests, prefix, last=True)
 
 
 def _guest_demand(fabric: Fabric) -> dict[str, Guests]:
@@ -132,24 +207,42 @@ def _duplicate_names(fabric: Fabric) -> list[Diagnostic]:
 
 
 def _synthesize(
-    loaded: LoadedSpec, stage: Stage, guests: dict[str, Guests], *, last: bool = False
+    loaded: LoadedSpec,
+    stage: Stage,
+    guests: dict[str, Guests],
+    prefix: _Prefix | None = None,
+    *,
+    last: bool = False,
 ) -> Fabric:
     fabric = Fabric(loaded)
     problems: list[Diagnostic] = []
     book = PortBook()
     networks = loaded.networks
+    # the data and in-band networks in build order; those before the first that others uplink
+    # into are the same in every pass (the prefix a later pass starts from)
+    order = [network for network in networks.values() if network.spec.role != "oob"]
+    targets = {network.spec.uplink_to for network in networks.values()}
+    boundary = next((i for i, n in enumerate(order) if n.name in targets), len(order))
 
-    stage("nodes")
-    # 1. Scalable units and nodes first: every network wires node ports by unit and slot.
-    plans = plan_groups(fabric, problems)
-    expand_nodes(fabric, plans)
-    _raise(problems + _duplicate_names(fabric))
+    if prefix is None:
+        stage("nodes")
+        # 1. Scalable units and nodes first: every network wires node ports by unit and slot.
+        plans = plan_groups(fabric, problems)
+        expand_nodes(fabric, plans)
+        _raise(problems + _duplicate_names(fabric))
+        start = 0
+    else:
+        prefix.restore(fabric, book, problems)
+        plans, start = prefix.plans, prefix.built
+    kept: _Prefix | None = None
 
     stage("networks")
     # 2. Data and in-band networks. Out-of-band waits: it manages every switch built here.
-    for network in networks.values():
-        if network.spec.role != "oob":
-            build_network(fabric, network, plans, book, problems, guests.get(network.name))
+    for index in range(start, len(order)):
+        network = order[index]
+        if index == boundary and not last:
+            kept = _Prefix.take(fabric, plans, book, problems, index)
+        build_network(fabric, network, plans, book, problems, guests.get(network.name))
     # a name generated twice wires two switches' links to one: report the cause, not the ports
     _raise(_duplicate_names(fabric) or problems)
 
@@ -186,7 +279,7 @@ def _synthesize(
             for name, g in demand.items()
         }
         if grown != guests:
-            raise _MoreGuests(grown)
+            raise _MoreGuests(grown, kept if kept is not None else prefix)
     _raise(problems)
 
     stage("cables")

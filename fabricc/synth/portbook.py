@@ -1,7 +1,8 @@
 """Synthesis helper: the book of used switch and node ports, shared by every pass that cables.
 
 Consumes (device, port) claims from the fat-tree, out-of-band and uplink passes; answers whether a
-port is still free, so that no port is ever cabled twice.
+port is still free, so that no port is ever cabled twice. A synthesis pass made again starts from
+the book as it was at a mark (mark, rewind).
 """
 
 from __future__ import annotations
@@ -16,13 +17,37 @@ class PortBook:
         # cage), the highest cage that may still have a free port. A book never frees a port it
         # gave, so a cage found full stays full and the next search starts below it.
         self.scan_from: dict[tuple[str, int], int] = {}
+        # the ports taken since mark(), in order, and scan_from as it was then
+        self.journal: list[tuple[str, str]] | None = None
+        self.marked_scan: dict[tuple[str, int], int] = {}
 
     def take(self, device: str, port: str) -> bool:
         ports = self.used.get(device)
         if ports is None:  # no empty set made per call: fabrics take a million ports
             self.used[device] = {port}
-            return True
-        if port in ports:
+        elif port in ports:
             return False
-        ports.add(port)
+        else:
+            ports.add(port)
+        if self.journal is not None:
+            self.journal.append((device, port))
         return True
+
+    def mark(self) -> None:
+        """Remember this state: rewind() returns to it (the ports taken from here on are
+        listed, which costs far less than copying the book)."""
+        self.journal = []
+        self.marked_scan = dict(self.scan_from)
+
+    def rewind(self) -> None:
+        """Give back every port taken since mark() (the book is then as it was there: a
+        device first seen since has no entry) and stop listing."""
+        assert self.journal is not None, "rewind() without mark()"
+        used = self.used
+        for device, port in reversed(self.journal):
+            ports = used[device]
+            ports.discard(port)
+            if not ports:
+                del used[device]
+        self.scan_from = self.marked_scan
+        self.journal, self.marked_scan = None, {}

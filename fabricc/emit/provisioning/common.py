@@ -12,8 +12,6 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-import networkx as nx
-
 from fabricc.ir import ENDPOINT_LEAF, Device, Fabric, Link, NvlinkDomain
 
 HOST_KINDS = ("node", "tray")
@@ -110,24 +108,41 @@ def groups(fabric: Fabric, network: str) -> list[Group]:
     return fabric.derived(f"provisioning.groups.{network}", lambda: _groups(fabric, network))
 
 
+def _components(attached: dict[str, list[str]]) -> list[tuple[list[str], list[str]]]:
+    """The connected components of the graph of hosts and the leaves each is cabled to, as
+    (hosts, leaves), in the order of their first host: a breadth-first walk from each host not
+    yet reached."""
+    hosts_of: dict[str, list[str]] = {}
+    for host, leaves in attached.items():
+        for leaf in leaves:
+            hosts_of.setdefault(leaf, []).append(host)
+    reached: set[str] = set()
+    found: list[tuple[list[str], list[str]]] = []
+    for first in attached:
+        if first in reached:
+            continue
+        reached.add(first)
+        hosts, leaves = [first], []
+        for host in hosts:  # grows while it is walked
+            for leaf in attached[host]:
+                if leaf not in reached:
+                    reached.add(leaf)
+                    leaves.append(leaf)
+                    for other in hosts_of[leaf]:
+                        if other not in reached:
+                            reached.add(other)
+                            hosts.append(other)
+        found.append((hosts, leaves))
+    return found
+
+
 def _groups(fabric: Fabric, network: str) -> list[Group]:
     attached = host_leaves(fabric, network)
-    graph: nx.Graph[str] = nx.Graph()
-    # every host and an edge to each of its leaves, in two calls (add_path per host was a tenth
-    # of the slurm and ansible emitters at 100k GPUs); the components are the same
-    graph.add_nodes_from(attached)
-    graph.add_edges_from((host, leaf) for host, leaves in attached.items() for leaf in leaves)
-    found: list[tuple[list[str], list[str]]] = []
-    seen: set[str] = set()
     order = device_order(fabric)
-    for host in attached:
-        if host in seen:
-            continue
-        members = nx.node_connected_component(graph, host)
-        seen |= members
-        hosts = sorted((m for m in members if m in attached), key=order.__getitem__)
-        leaves = sorted((m for m in members if m not in attached), key=order.__getitem__)
-        found.append((hosts, leaves))
+    found = [
+        (sorted(hosts, key=order.__getitem__), sorted(leaves, key=order.__getitem__))
+        for hosts, leaves in _components(attached)
+    ]
     sus = [_common(fabric.devices[leaf].su for leaf in leaves) for _, leaves in found]
     unique_su = len(set(sus)) == len(sus) and None not in sus
     out = []
