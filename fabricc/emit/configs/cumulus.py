@@ -87,12 +87,18 @@ def eth0(ctx: ConfigContext, device: Device, end: End) -> Tree:
 
 
 def breakouts(ctx: ConfigContext, device: Device) -> Tree:
-    """Parent interfaces of split cages: `nv set interface swpN link breakout <k>x`."""
-    return {
-        cumulus_cage(cage): {"type": "swp", "link": {"breakout": {f"{ways}x": {}}}}
-        for cage, ways in sorted(ctx.cage_ways(device).items())
-        if ways > 1
-    }
+    """Parent interfaces of split cages: `nv set interface swpN link breakout <k>x` (one
+    shared object per split, never changed: spelled once for every switch)."""
+    tree: Tree = {}
+    for cage, ways in sorted(ctx.cage_ways(device).items()):
+        if ways > 1:
+            key = ("breakout", ways)
+            parent = ctx.subtrees.get(key)
+            if parent is None:
+                parent = {"type": "swp", "link": {"breakout": {f"{ways}x": {}}}}
+                parent = ctx.subtrees[key] = ctx.shared.share(parent)
+            tree[cumulus_cage(cage)] = parent
+    return tree
 
 
 def swp(ctx: ConfigContext, device: Device, end: End, mtu: int) -> Tree:
