@@ -30,7 +30,7 @@ from fabricc.emit.configs.index import End, point_to_point
 from fabricc.emit.configs.nvue_release import Nvue
 from fabricc.emit.configs.ports import cumulus_cage, cumulus_name
 from fabricc.emit.configs.qos import DSCPS, PRIORITIES, QosPlan
-from fabricc.emit.templating import SharedTrees, render, yaml_block
+from fabricc.emit.templating import SharedTrees, render_framed, yaml_block
 from fabricc.ir import ENDPOINT_LEAF, LEAF_SPINE, SPINE_CORE, Device
 from fabricc.spec.models import CUMULUS_RELEASE
 from fabricc.synth.mgmtnet import mgmt_subnet
@@ -54,12 +54,11 @@ def nvue_text(
     `shared`: the subtrees other switches' trees hold too (ConfigContext.shared); `release`: the
     Cumulus Linux release whose object model the tree follows, named in the header."""
     body = yaml_block(tree, 4, shared)
-    return render(
+    return render_framed(
         "cumulus/startup.yaml.j2",
+        {"design": design, "release": release},
         hostname=device.name,
-        design=design,
         body=body,
-        release=release,
     )
 
 

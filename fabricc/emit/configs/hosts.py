@@ -24,7 +24,7 @@ from fabricc.emit.configs.context import ConfigContext
 from fabricc.emit.configs.index import point_to_point
 from fabricc.emit.configs.qos import QosPlan
 from fabricc.emit.provisioning.common import port_devices
-from fabricc.emit.templating import render
+from fabricc.emit.templating import render, render_framed
 from fabricc.ir import ENDPOINT_LEAF, Device, Fabric
 
 # NCCL_SOCKET_IFNAME without an in-band network: exact names NCCL must not bootstrap over (the
@@ -142,14 +142,16 @@ def host_file(ctx: ConfigContext, device: Device, nics: list[HostNic]) -> Artifa
     nccl_tc = sorted({n.qos.roce_tos for n in compute})
     networks = ctx.fabric.loaded.networks
     inband = any(networks[e.link.network].spec.role == "inband" for e in ctx.ends(device.name))
-    text = render(
+    text = render_framed(
         "host/roce.sh.j2",
-        design=ctx.fabric.name,
+        {
+            "design": ctx.fabric.name,
+            "nccl": gpus and bool(compute),
+            "nccl_tc": nccl_tc[0] if nccl_tc else None,
+            "socket_exclude": None if inband else SOCKET_EXCLUDE,
+        },
         host=device.name,
         qos_functions="".join(qos_function(plan, number[plan]) for plan in plans),
         rows="".join(nic.row(number[nic.qos]) for nic in nics),
-        nccl=gpus and bool(compute),
-        nccl_tc=nccl_tc[0] if nccl_tc else None,
-        socket_exclude=None if inband else SOCKET_EXCLUDE,
     )
     return f"configs/hosts/{device.name}.sh", text
