@@ -151,13 +151,15 @@ def roce_tree(ctx: ConfigContext, device: Device) -> Tree:
             continue
         name = cumulus_name(end.port)
         kind = link.kind
-        if link.cable is not None:
-            longest = max(longest, link.cable.length_m)
+        cable = link.cable
+        if cable is not None and cable.length_m > longest:
+            longest = cable.length_m
         if kind == ENDPOINT_LEAF and not end.upward:
             entry = swp(ctx, device, end, mtu)
             if end.local_ip is not None:
                 address, prefix = point_to_point(end.local_ip)
-                entry.update(nvue.addresses([address]))
+                # nvue.addresses([address]), without a list and a dict per port
+                entry[nvue.family(address)] = {"address": {address: {}}}
                 networks[prefix] = {}
             entry["qos"] = watchdog
             interfaces[name] = entry
@@ -166,7 +168,8 @@ def roce_tree(ctx: ConfigContext, device: Device) -> Tree:
             far = ctx.devices[end.far]
             description = f"{ctx.far_end(end)} AS{far.asn}"
             if end.local_ip is not None and end.far_ip is not None:
-                entry.update(nvue.addresses([f"{end.local_ip}/31"]))
+                address = f"{end.local_ip}/31"
+                entry[nvue.family(address)] = {"address": {address: {}}}
                 neighbors[end.far_ip] = {
                     "type": "numbered",
                     "peer-group": PEER_GROUP,

@@ -62,11 +62,17 @@ class Nvue:
             return {"ip": {"address": {p: {} for p in prefixes}}}
         tree: Tree = {}
         for prefix in prefixes:
-            # the prefixes are fabricc's own (ipaddress wrote them): an IPv6 one has a colon,
-            # an IPv4 one none - parsing each again was a tenth of the configs stage at scale
-            family = "ipv6" if ":" in prefix else "ipv4"
-            tree.setdefault(family, {"address": {}})["address"][prefix] = {}
+            tree.setdefault(self.family(prefix), {"address": {}})["address"][prefix] = {}
         return tree
+
+    def family(self, prefix: str) -> str:
+        """The key of an interface's addresses that holds `prefix`: `ip` (5.14), else `ipv4` or
+        `ipv6`; addresses(prefixes) of one prefix is {family(prefix): {"address": {prefix: {}}}}.
+        The prefixes are fabricc's own (ipaddress wrote them): an IPv6 one has a colon, an IPv4
+        one none - parsing each again was a tenth of the configs stage at scale."""
+        if self.legacy:
+            return "ip"
+        return "ipv6" if ":" in prefix else "ipv4"
 
     def management(self, prefix: str, gateway: str, vrf: str) -> Tree:
         """eth0's address, gateway and VRF."""
