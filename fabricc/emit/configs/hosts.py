@@ -141,9 +141,9 @@ def host_nics(ctx: ConfigContext, device: Device) -> list[HostNic]:
 
 def host_file(ctx: ConfigContext, device: Device, nics: list[HostNic]) -> Artifact:
     gpus = ctx.catalog.nodes[device.model].gpus > 0
-    # by identity: a QoS plan's dataclass hash reads every field (one object per network)
-    plans = list({id(n.qos): n.qos for n in nics}.values())
-    number = {id(plan): i for i, plan in enumerate(plans, 1)}
+    # by value: networks with equal plans share one shell function
+    plans = list(dict.fromkeys(n.qos for n in nics))
+    number = {plan: i for i, plan in enumerate(plans, 1)}
     compute = [n for n in nics if n.compute]
     nccl_tc = sorted({n.qos.roce_tos for n in compute})
     networks = ctx.fabric.loaded.networks
@@ -160,7 +160,7 @@ def host_file(ctx: ConfigContext, device: Device, nics: list[HostNic]) -> Artifa
             "socket_exclude": None if inband else SOCKET_EXCLUDE,
         },
         host=device.name,
-        qos_functions="".join(qos_function(plan, number[id(plan)]) for plan in plans),
-        rows="".join([nic.row(number[id(nic.qos)]) for nic in nics]),
+        qos_functions="".join(qos_function(plan, number[plan]) for plan in plans),
+        rows="".join([nic.row(number[nic.qos]) for nic in nics]),
     )
     return f"configs/hosts/{device.name}.sh", text
