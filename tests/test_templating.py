@@ -10,7 +10,7 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fabricc.emit.templating import SharedTrees, yaml_block
+from fabricc.emit.templating import SharedTrees, render, render_framed, yaml_block
 
 # Text that looks like YAML of another type ("10", "on", "null", "1e3", ": x") must stay a string.
 TEXT = st.one_of(
@@ -86,3 +86,22 @@ def test_a_shared_tree_is_spelled_once_per_indent() -> None:
     _, texts = registry.held[id(qos)]
     assert sorted(texts) == [" " * 6, " " * 8]
     assert texts[" " * 6] == '      roce:\n        enable: "on"\n        mode: lossless\n'
+
+
+@given(
+    st.text(max_size=30),
+    st.text(max_size=300),
+    st.booleans(),
+    st.sampled_from([None, 104, 106]),
+    st.sampled_from([None, "lo,docker0"]),
+)
+def test_render_framed_is_render(
+    host: str, rows: str, nccl: bool, tc: int | None, exclude: str | None
+) -> None:
+    """A framed render gives render's text for any slot text (markers, braces and line breaks
+    included) and whatever the fixed values the template branches on."""
+    fixed = {"design": "d", "nccl": nccl, "nccl_tc": tc, "socket_exclude": exclude}
+    slots = {"host": host, "qos_functions": "qos1() { :; }\n", "rows": rows}
+    assert render_framed("host/roce.sh.j2", fixed, **slots) == render(
+        "host/roce.sh.j2", **fixed, **slots
+    )

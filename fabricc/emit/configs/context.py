@@ -110,10 +110,14 @@ class ConfigContext:
 
     def port_name(self, device_name: str, port: str) -> str:
         """The port as the device's own OS names it (IR name for hosts and InfiniBand)."""
-        device = self.devices[device_name]
-        os = self._os.get(device_name) or self.os_of(device)
+        os = self._os.get(device_name)
+        if os is None:
+            os = self.os_of(self.devices[device_name])
+        if os == "host":
+            return port
         if os == "cumulus":
             return cumulus_name(port)
+        device = self.devices[device_name]
         if os == "sonic":
             model = self.switch_model(device)
             if is_mgmt_port(model, port):

@@ -30,7 +30,7 @@ from fabricc.emit.configs.index import End, point_to_point
 from fabricc.emit.configs.nvue_release import Nvue
 from fabricc.emit.configs.ports import cumulus_cage, cumulus_name
 from fabricc.emit.configs.qos import DSCPS, PRIORITIES, QosPlan
-from fabricc.emit.templating import SharedTrees, render, yaml_block
+from fabricc.emit.templating import SharedTrees, render_framed, yaml_block
 from fabricc.ir import ENDPOINT_LEAF, LEAF_SPINE, SPINE_CORE, Device
 from fabricc.spec.models import CUMULUS_RELEASE
 from fabricc.synth.mgmtnet import mgmt_subnet
@@ -54,12 +54,11 @@ def nvue_text(
     `shared`: the subtrees other switches' trees hold too (ConfigContext.shared); `release`: the
     Cumulus Linux release whose object model the tree follows, named in the header."""
     body = yaml_block(tree, 4, shared)
-    return render(
+    return render_framed(
         "cumulus/startup.yaml.j2",
+        {"design": design, "release": release},
         hostname=device.name,
-        design=design,
         body=body,
-        release=release,
     )
 
 
@@ -87,12 +86,18 @@ def eth0(ctx: ConfigContext, device: Device, end: End) -> Tree:
 
 
 def breakouts(ctx: ConfigContext, device: Device) -> Tree:
-    """Parent interfaces of split cages: `nv set interface swpN link breakout <k>x`."""
-    return {
-        cumulus_cage(cage): {"type": "swp", "link": {"breakout": {f"{ways}x": {}}}}
-        for cage, ways in sorted(ctx.cage_ways(device).items())
-        if ways > 1
-    }
+    """Parent interfaces of split cages: `nv set interface swpN link breakout <k>x` (one
+    shared object per split, never changed: spelled once for every switch)."""
+    tree: Tree = {}
+    for cage, ways in sorted(ctx.cage_ways(device).items()):
+        if ways > 1:
+            key = ("breakout", ways)
+            parent = ctx.subtrees.get(key)
+            if parent is None:
+                parent = {"type": "swp", "link": {"breakout": {f"{ways}x": {}}}}
+                parent = ctx.subtrees[key] = ctx.shared.share(parent)
+            tree[cumulus_cage(cage)] = parent
+    return tree
 
 
 def swp(ctx: ConfigContext, device: Device, end: End, mtu: int) -> Tree:
@@ -146,13 +151,15 @@ def roce_tree(ctx: ConfigContext, device: Device) -> Tree:
             continue
         name = cumulus_name(end.port)
         kind = link.kind
-        if link.cable is not None:
-            longest = max(longest, link.cable.length_m)
+        cable = link.cable
+        if cable is not None and cable.length_m > longest:
+            longest = cable.length_m
         if kind == ENDPOINT_LEAF and not end.upward:
             entry = swp(ctx, device, end, mtu)
             if end.local_ip is not None:
                 address, prefix = point_to_point(end.local_ip)
-                entry.update(nvue.addresses([address]))
+                # nvue.addresses([address]), without a list and a dict per port
+                entry[nvue.family(address)] = {"address": {address: {}}}
                 networks[prefix] = {}
             entry["qos"] = watchdog
             interfaces[name] = entry
@@ -161,7 +168,8 @@ def roce_tree(ctx: ConfigContext, device: Device) -> Tree:
             far = ctx.devices[end.far]
             description = f"{ctx.far_end(end)} AS{far.asn}"
             if end.local_ip is not None and end.far_ip is not None:
-                entry.update(nvue.addresses([f"{end.local_ip}/31"]))
+                address = f"{end.local_ip}/31"
+                entry[nvue.family(address)] = {"address": {address: {}}}
                 neighbors[end.far_ip] = {
                     "type": "numbered",
                     "peer-group": PEER_GROUP,

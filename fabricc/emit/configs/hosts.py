@@ -24,7 +24,7 @@ from fabricc.emit.configs.context import ConfigContext
 from fabricc.emit.configs.index import point_to_point
 from fabricc.emit.configs.qos import QosPlan
 from fabricc.emit.provisioning.common import port_devices
-from fabricc.emit.templating import render
+from fabricc.emit.templating import render, render_framed
 from fabricc.ir import ENDPOINT_LEAF, Device, Fabric
 
 # NCCL_SOCKET_IFNAME without an in-band network: exact names NCCL must not bootstrap over (the
@@ -53,27 +53,24 @@ class HostNic:
     @property
     def variable(self) -> str:
         """The environment variable that names the NIC's netdev by hand: IF_<port>."""
-        return "IF_" + "".join(c if c.isalnum() else "_" for c in self.port)
+        return port_variable(self.port)
 
     def row(self, plan: int) -> str:
         """The NIC's line of the script's table (formatted here, not by a template per NIC:
         thousands of hosts, several NICs each)."""
-        fields = (
-            self.port,
-            self.variable,
-            self.pci or UNKNOWN,
-            self.rdma_device or UNKNOWN,
-            self.netdev or UNKNOWN,
-            self.address,
-            self.source,
-            self.gateway,
-            str(self.table),
-            str(self.mtu),
-            str(plan),
-            "yes" if self.compute else "no",
-            self.leaf,
+        return (
+            f"{self.port} {port_variable(self.port)} {self.pci or UNKNOWN} "
+            f"{self.rdma_device or UNKNOWN} {self.netdev or UNKNOWN} {self.address} "
+            f"{self.source} {self.gateway} {self.table} {self.mtu} {plan} "
+            f"{'yes' if self.compute else 'no'} {self.leaf}\n"
         )
-        return " ".join(fields) + "\n"
+
+
+@functools.lru_cache(maxsize=1 << 10)
+def port_variable(port: str) -> str:
+    """IF_<port>, the port's name with every character but letters and digits as `_` (a few
+    names per node model, asked per NIC)."""
+    return "IF_" + "".join(c if c.isalnum() else "_" for c in port)
 
 
 @functools.lru_cache(maxsize=64)
@@ -99,8 +96,10 @@ def host_nics(ctx: ConfigContext, device: Device) -> list[HostNic]:
     A port's devices come from the fabric's port_devices, a network's QoS plan and MTU from the
     context: each is looked up once, not per NIC."""
     of_port = port_devices(ctx.fabric)
-    pci = pci_addresses(ctx.fabric, device.model)
-    model = ctx.catalog.nodes[device.model]
+    # (model, port) -> (RDMA device, netdev, PCI address): the same few per node model
+    functions: dict[tuple[str, str], tuple[str | None, str | None, str | None]] = (
+        ctx.fabric.derived("hosts.functions", dict)
+    )
     nics: list[HostNic] = []
     routed = ctx.routed_switch
     networks = ctx.fabric.loaded.networks
@@ -110,7 +109,15 @@ def host_nics(ctx: ConfigContext, device: Device) -> list[HostNic]:
             continue
         if end.far_ip is None or not routed(end.far):
             continue
-        rdma, netdev = of_port[(device.model, end.port)]
+        port = (device.model, end.port)
+        found = functions.get(port)
+        if found is None:
+            rdma, netdev = of_port[port]
+            model = ctx.catalog.nodes[device.model]
+            pci = model.port_pci(end.port) or (
+                pci_addresses(ctx.fabric, device.model).get(rdma) if rdma is not None else None
+            )
+            found = functions[port] = (rdma, netdev, pci)
         network = end.link.network
         plan = plans.get(network)
         if plan is None:
@@ -120,9 +127,7 @@ def host_nics(ctx: ConfigContext, device: Device) -> list[HostNic]:
             HostNic(
                 network,
                 end.port,
-                rdma,
-                netdev,
-                model.port_pci(end.port) or (pci.get(rdma) if rdma is not None else None),
+                *found,
                 point_to_point(end.local_ip)[0],
                 end.local_ip,
                 end.far_ip,
@@ -136,20 +141,26 @@ def host_nics(ctx: ConfigContext, device: Device) -> list[HostNic]:
 
 def host_file(ctx: ConfigContext, device: Device, nics: list[HostNic]) -> Artifact:
     gpus = ctx.catalog.nodes[device.model].gpus > 0
+    # by value: networks with equal plans share one shell function
     plans = list(dict.fromkeys(n.qos for n in nics))
     number = {plan: i for i, plan in enumerate(plans, 1)}
     compute = [n for n in nics if n.compute]
     nccl_tc = sorted({n.qos.roce_tos for n in compute})
     networks = ctx.fabric.loaded.networks
-    inband = any(networks[e.link.network].spec.role == "inband" for e in ctx.ends(device.name))
-    text = render(
+    inband_networks = ctx.fabric.derived(
+        "hosts.inband", lambda: {n for n, net in networks.items() if net.spec.role == "inband"}
+    )
+    inband = any(e.link.network in inband_networks for e in ctx.ends(device.name))
+    text = render_framed(
         "host/roce.sh.j2",
-        design=ctx.fabric.name,
+        {
+            "design": ctx.fabric.name,
+            "nccl": gpus and bool(compute),
+            "nccl_tc": nccl_tc[0] if nccl_tc else None,
+            "socket_exclude": None if inband else SOCKET_EXCLUDE,
+        },
         host=device.name,
         qos_functions="".join(qos_function(plan, number[plan]) for plan in plans),
-        rows="".join(nic.row(number[nic.qos]) for nic in nics),
-        nccl=gpus and bool(compute),
-        nccl_tc=nccl_tc[0] if nccl_tc else None,
-        socket_exclude=None if inband else SOCKET_EXCLUDE,
+        rows="".join([nic.row(number[nic.qos]) for nic in nics]),
     )
     return f"configs/hosts/{device.name}.sh", text

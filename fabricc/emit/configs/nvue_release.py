@@ -17,7 +17,7 @@ Relays": "In Cumulus Linux 5.13 and earlier, DHCP relay does not use server grou
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 Tree = dict[str, Any]
@@ -33,19 +33,18 @@ def release(text: str) -> tuple[int, int]:
 
 @dataclass(frozen=True, slots=True)
 class Nvue:
-    """The object model of one Cumulus Linux release."""
+    """The object model of one Cumulus Linux release. `legacy`: 5.14 and earlier (`enable
+    on`, `ip address`); `relay_server_groups`: 5.14 and later, the DHCP relay is configured as
+    server groups. Both read once from the release (asked per interface)."""
 
     release: str
+    legacy: bool = field(init=False, repr=False, compare=False)
+    relay_server_groups: bool = field(init=False, repr=False, compare=False)
 
-    @property
-    def legacy(self) -> bool:
-        """5.14 and earlier: `enable on`, `ip address`."""
-        return release(self.release) < RENAMED_IN
-
-    @property
-    def relay_server_groups(self) -> bool:
-        """5.14 and later: the DHCP relay is configured as server groups."""
-        return release(self.release) >= SERVER_GROUPS_IN
+    def __post_init__(self) -> None:
+        number = release(self.release)
+        object.__setattr__(self, "legacy", number < RENAMED_IN)
+        object.__setattr__(self, "relay_server_groups", number >= SERVER_GROUPS_IN)
 
     @property
     def on(self) -> str:
@@ -63,11 +62,17 @@ class Nvue:
             return {"ip": {"address": {p: {} for p in prefixes}}}
         tree: Tree = {}
         for prefix in prefixes:
-            # the prefixes are fabricc's own (ipaddress wrote them): an IPv6 one has a colon,
-            # an IPv4 one none - parsing each again was a tenth of the configs stage at scale
-            family = "ipv6" if ":" in prefix else "ipv4"
-            tree.setdefault(family, {"address": {}})["address"][prefix] = {}
+            tree.setdefault(self.family(prefix), {"address": {}})["address"][prefix] = {}
         return tree
+
+    def family(self, prefix: str) -> str:
+        """The key of an interface's addresses that holds `prefix`: `ip` (5.14), else `ipv4` or
+        `ipv6`; addresses(prefixes) of one prefix is {family(prefix): {"address": {prefix: {}}}}.
+        The prefixes are fabricc's own (ipaddress wrote them): an IPv6 one has a colon, an IPv4
+        one none - parsing each again was a tenth of the configs stage at scale."""
+        if self.legacy:
+            return "ip"
+        return "ipv6" if ":" in prefix else "ipv4"
 
     def management(self, prefix: str, gateway: str, vrf: str) -> Tree:
         """eth0's address, gateway and VRF."""
