@@ -166,6 +166,11 @@ MAX_TREE_DEPTH = 3
 # at most this far along the floor: the cable is a Cat6 patch cord (100 m channel, TIA-568),
 # with room for the drops to the tray and the slack
 TREE_WINDOW = 8
+# Ports a central rack's access switch keeps (at its top) for the management ports of the access
+# switches after it, one per switch of the window: without them the central racks' access
+# switches, keeping every port for the devices to come, were each a root (594 of the 831 seeds
+# of a 100k-GPU design)
+TREE_PORTS = TREE_WINDOW
 TREE_SPAN_M = 60.0
 # Uplink cages of an access switch in its network's routing tree, where the network uplinks
 # nowhere (an SN2201's four QSFP28): towards its parent (on a region's first switch: the
@@ -377,11 +382,12 @@ def _managed(
     keep = max(len(pdus), most_pdus(fabric, rack))
     others = [(d, p) for d, p in ports if d.kind != "pdu"]
     placed = [(k, d, p) for k, (d, p) in enumerate(pdus)]
-    if rack.role == "central" and keep + len(others) <= capacity:
+    if rack.role == "central" and keep + len(others) <= capacity - TREE_PORTS:
         up = [port for port in others if port[0].kind != "switch"]
         down = [port for port in others if port[0].kind == "switch"]
+        top = capacity - 1 - TREE_PORTS  # the ports above are the management tree's (_spare)
         placed += [(keep + k, d, p) for k, (d, p) in enumerate(up)]
-        placed += [(capacity - 1 - k, d, p) for k, (d, p) in enumerate(down)]
+        placed += [(top - k, d, p) for k, (d, p) in enumerate(down)]
         return sorted(placed, key=lambda port: port[0]), capacity
     others.sort(key=lambda port: port[0].kind == "node")
     placed += [(keep + k, d, p) for k, (d, p) in enumerate(others)]
@@ -396,10 +402,13 @@ def _spare(
     """The port offsets of a run that nothing keeps, in the order other access switches'
     management ports take them: above the ports it keeps for devices and racks to come, from
     the top. A central rack keeps every port (_managed: its devices and its switches count
-    towards each other, and a design that grows may fill the gap from either side), so its
-    access switch has none."""
+    towards each other, and a design that grows may fill the gap from either side) but the
+    TREE_PORTS at the top, for the management ports of the access switches after its own
+    (where its devices leave them: else none)."""
     if racks and racks[0].role == "central" and used >= capacity:
-        return []
+        if max((offset for offset, _, _ in ports), default=0) >= capacity - TREE_PORTS:
+            return []
+        return list(range(capacity - 1, capacity - 1 - TREE_PORTS, -1))
     kept = max(used, *(offset + 1 for offset, _, _ in ports), 0)
     return list(range(capacity - 1, kept - 1, -1))
 
