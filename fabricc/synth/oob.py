@@ -225,11 +225,12 @@ def connect_tree(
     switch), one per floor region, so that a region's growth moves nothing of another's.
 
     Management ports: an access switch's own management port is cabled to a free access port
-    (one no run keeps for devices or racks to come, from the top) of a neighbouring access
-    switch before it in its region (_cable_management_ports), in that switch's relayed VLAN,
-    so that it provisions itself by DHCP through that switch's relay once that one is up. A
-    switch that finds no parent is a root (a seed, bootstrapped from USB): the first of each
-    region, and one whose neighbours keep every port (central racks) or are deep or far.
+    (one no run keeps for devices or racks to come, from the top; a central rack's switch keeps
+    TREE_PORTS for this) of a neighbouring access switch before it in its region
+    (_cable_management_ports), in that switch's relayed VLAN, so that it provisions itself by
+    DHCP through that switch's relay once that one is up. A switch that finds no parent is a
+    root (a seed, bootstrapped from USB): the first of each region, and one whose neighbours
+    have no port for it or are deep or far.
 
     Routing, where the network uplinks nowhere (no uplink_to): the uplink cages join every
     region's switches in a binary tree (UP_CAGE to a parent's CHILD_CAGES, by number) and the
