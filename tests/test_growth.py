@@ -280,6 +280,10 @@ def storage_growths(draw: st.DrawFn) -> tuple[StorageCase, StorageCase]:
 # a central rack near its air-cooling limit: a new spine took the access switch's power
 @example((StorageCase("infiniband", 1, 24, True), StorageCase("infiniband", 53, 24, True)), True)
 @example((StorageCase("ethernet", 1, 24, True), StorageCase("ethernet", 53, 24, True)), True)
+# an access switch whose number a run of racks to come kept free (oob-dgx-leaf004) comes between
+# existing ones: it took its parent's first free port and uplink cage, moving its successors'
+@example((StorageCase("ethernet", 65, 1, True), StorageCase("ethernet", 69, 1, True)), False)
+@example((StorageCase("ethernet", 67, 17, True), StorageCase("ethernet", 76, 17, True)), True)
 def test_growth_of_one_leaf_class_keeps_the_others(
     pair: tuple[StorageCase, StorageCase], keep: bool
 ) -> None:

@@ -10,8 +10,9 @@ systems (OOB-GB200-NVLINK-SWITCH), so that one group's growth renumbers no other
 any other device (PDU); plus the plane from the second plane on (-P2). Serials count links, not cables - a
 splitter or twin-port cable takes the serial of its first link and leaves the others unused, so
 whether a run ends up on one cable or two never shifts the rest - in the order of the lower end's
-index within its group or tier (by name for trays), then its port; PDUs and the uplinks of
-access switches take serials from their rack's place and the switch's number. Adding
+index within its group or tier (by name for trays), then its port; PDUs, the uplinks of
+access switches and their own management ports take serials from their rack's place and the
+switch's number. Adding
 nodes, SUs, leaves, a node group or a plane appends to a series or opens a new one, so every
 existing cable keeps its ID; only cables whose ends move (a topology change) change.
 """
@@ -22,7 +23,7 @@ import re
 from collections import defaultdict
 from operator import itemgetter
 
-from fabricc.ir import PEER, SITE, UPLINK, Cable, Device, Fabric, Link
+from fabricc.ir import MGMT, PEER, SITE, UPLINK, Cable, Device, Fabric, Link
 
 _DIGITS = re.compile(r"(\d+)")
 _TOKEN = re.compile(r"[^A-Z0-9]+")
@@ -109,7 +110,8 @@ def _fixed_serials(fabric: Fabric) -> dict[int, int]:
     """Serials (by link) that come from a place rather than a count, where a count would shift
     when a design grows: a PDU's from its rack's place on the floor (row by row) and its number
     in the rack - a rack may fill a place reserved before existing racks (a partial unit
-    growing); an access switch's uplinks from the switch's number in its floor region's series."""
+    growing); an access switch's uplinks and its own management port's cable from the switch's
+    number in its floor region's series."""
     loaded = fabric.loaded
     site = loaded.spec.site
     nodes = loaded.catalog.catalog.nodes.values()
@@ -133,4 +135,8 @@ def _fixed_serials(fabric: Fabric) -> dict[int, int]:
         elif link.kind == UPLINK and link.a in uplinks:
             serials[id(link)] = device.index * uplinks[link.a] + taken[link.a] + 1
             taken[link.a] += 1
+        elif link.kind == MGMT and link.a in uplinks:
+            # an access switch's own management port on its parent (synth/oob.py connect_tree):
+            # a switch whose number was kept free comes between existing ones
+            serials[id(link)] = device.index + 1
     return serials

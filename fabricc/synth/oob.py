@@ -166,6 +166,11 @@ MAX_TREE_DEPTH = 3
 # at most this far along the floor: the cable is a Cat6 patch cord (100 m channel, TIA-568),
 # with room for the drops to the tray and the slack
 TREE_WINDOW = 8
+# Ports a central rack's access switch keeps (at its top) for the management ports of the access
+# switches after it, one per switch of the window: without them the central racks' access
+# switches, keeping every port for the devices to come, were each a root (594 of the 831 seeds
+# of a 100k-GPU design)
+TREE_PORTS = TREE_WINDOW
 TREE_SPAN_M = 60.0
 # Uplink cages of an access switch in its network's routing tree, where the network uplinks
 # nowhere (an SN2201's four QSFP28): towards its parent (on a region's first switch: the
@@ -220,11 +225,12 @@ def connect_tree(
     switch), one per floor region, so that a region's growth moves nothing of another's.
 
     Management ports: an access switch's own management port is cabled to a free access port
-    (one no run keeps for devices or racks to come, from the top) of a neighbouring access
-    switch before it in its region (_cable_management_ports), in that switch's relayed VLAN,
-    so that it provisions itself by DHCP through that switch's relay once that one is up. A
-    switch that finds no parent is a root (a seed, bootstrapped from USB): the first of each
-    region, and one whose neighbours keep every port (central racks) or are deep or far.
+    (one no run keeps for devices or racks to come, from the top; a central rack's switch keeps
+    TREE_PORTS for this) of a neighbouring access switch before it in its region
+    (_cable_management_ports), in that switch's relayed VLAN, so that it provisions itself by
+    DHCP through that switch's relay once that one is up. A switch that finds no parent is a
+    root (a seed, bootstrapped from USB): the first of each region, and one whose neighbours
+    have no port for it or are deep or far.
 
     Routing, where the network uplinks nowhere (no uplink_to): the uplink cages join every
     region's switches in a binary tree (UP_CAGE to a parent's CHILD_CAGES, by number) and the
@@ -246,17 +252,43 @@ def connect_tree(
         return
     speed = next((g.cage_speed for g in model.port_groups if g.use == "uplink"), 0)
 
-    def cable(child: str, parent: str, cage: int) -> None:
+    def cable(child: str, parent: str, cage: int) -> bool:
         up, down = uplink_cage(model, UP_CAGE), uplink_cage(model, cage)
-        if up and down and book.take(child, up) and book.take(parent, down):
+        if not (up and down) or down in book.used.get(parent, set()):
+            return False
+        if book.take(child, up) and book.take(parent, down):
             fabric.links.append(Link(network.name, UPLINK, child, up, parent, down, speed))
+        return True
 
     for before, region in itertools.pairwise(regions):
         cable(region[0], before[0], NEXT_REGION_CAGE)
     for region in regions:
-        for position, child in enumerate(region[1:], 1):
-            parent = region[(position - 1) // len(CHILD_CAGES)]
-            cable(child, parent, CHILD_CAGES[(position - 1) % len(CHILD_CAGES)])
+        by_number = {devices[name].index: name for name in region}
+        for child in region[1:]:
+            for parent, cage in _tree_parents(devices[child].index, by_number, region):
+                if cable(child, parent, cage):
+                    break
+
+
+def _tree_parents(
+    number: int, by_number: dict[int, str], region: list[str]
+) -> Iterator[tuple[str, int]]:
+    """Where the uplink of the access switch numbered `number` may go in its region's binary
+    tree (connect_tree), best first: its parent by number (number n under (n - 1) // 2, a
+    CHILD_CAGE each), so a switch whose number was kept free takes its own place when it comes;
+    where that number is kept free, the next ancestor up, in the cage of the branch it leads
+    down; last, any switch before it with a child cage free (the region stays connected)."""
+    below = number
+    while below > 0:
+        above = (below - 1) // len(CHILD_CAGES)
+        if above in by_number:
+            yield by_number[above], CHILD_CAGES[(below - 1) % len(CHILD_CAGES)]
+        below = above
+    for name in region:
+        if name == by_number[number]:
+            return
+        for cage in CHILD_CAGES:
+            yield name, cage
 
 
 def _cable_management_ports(
@@ -267,26 +299,33 @@ def _cable_management_ports(
     free: dict[str, list[str]],
 ) -> None:
     """The management-port trees of one region's access switches (connect_tree): each switch's
-    parent is, of the TREE_WINDOW switches before it in the region, one with a free port, fewer
-    than MAX_TREE_DEPTH levels below its root and racks at most TREE_SPAN_M apart (a patch cord,
-    not a fiber) - the shallowest, the nearest of those. Only switches before it count, so a
-    region that grows keeps every existing cable; none found: a root."""
+    parent is, of the access switches numbered at most TREE_WINDOW before it in the region, one
+    with a free port kept for it, fewer than MAX_TREE_DEPTH levels below its root and racks at
+    most TREE_SPAN_M apart (a patch cord, not a fiber) - the shallowest, the nearest of those.
+
+    Every choice is keyed by switch numbers, not by the switches there are: a parent's k-th free
+    port (from the top) is kept for the switch numbered k + 1 after it (_tree_port), so a switch
+    whose number a run of racks to come kept free takes, when it comes, the port kept for it and
+    moves no other switch's cable or address; and only switches before it count, so a region
+    that grows at its end keeps every existing cable. None found: a root."""
     devices = fabric.devices
     racks = fabric.rack_by_name
     depth: dict[str, int] = {}
+    number = {name: devices[name].index for name in region}
     for position, child in enumerate(region):
         own = mgmt_ports(fabric, devices[child])
         here = racks.get(devices[child].rack or "")
         best: tuple[int, int, str, str] | None = None
-        for back in range(1, min(position, TREE_WINDOW) + 1):
-            candidate = region[position - back]
+        for candidate in reversed(region[max(0, position - TREE_WINDOW) : position]):
+            back = number[child] - number[candidate]
+            if back > TREE_WINDOW:
+                break
             there = racks.get(devices[candidate].rack or "")
             if depth[candidate] >= MAX_TREE_DEPTH or here is None or there is None:
                 continue
             if abs(here.x_m - there.x_m) + abs(here.y_m - there.y_m) > TREE_SPAN_M:
                 continue
-            used = book.used.get(candidate, set())
-            port = next((q for q in free[candidate] if q not in used), None)
+            port = _tree_port(free[candidate], back, book.used.get(candidate, set()))
             if port is not None and (best is None or (depth[candidate], back) < best[:2]):
                 best = (depth[candidate], back, candidate, port)
         if best is None or not own or not book.take(child, own[0]):
@@ -296,6 +335,15 @@ def _cable_management_ports(
         book.take(parent, port)
         depth[child] = depth[parent] + 1
         fabric.links.append(Link(network.name, MGMT, child, own[0], parent, port, 1))
+
+
+def _tree_port(free: list[str], back: int, used: set[str]) -> str | None:
+    """The port of an access switch kept for the management port of the switch numbered `back`
+    after it in its region: the back-th of its free ports from the top; None where it has not
+    that many, or the port is taken."""
+    if back > len(free) or free[back - 1] in used:
+        return None
+    return free[back - 1]
 
 
 def region_order(fabric: Fabric, switches: list[str]) -> dict[str | None, int]:
@@ -335,11 +383,12 @@ def _managed(
     keep = max(len(pdus), most_pdus(fabric, rack))
     others = [(d, p) for d, p in ports if d.kind != "pdu"]
     placed = [(k, d, p) for k, (d, p) in enumerate(pdus)]
-    if rack.role == "central" and keep + len(others) <= capacity:
+    if rack.role == "central" and keep + len(others) <= capacity - TREE_PORTS:
         up = [port for port in others if port[0].kind != "switch"]
         down = [port for port in others if port[0].kind == "switch"]
+        top = capacity - 1 - TREE_PORTS  # the ports above are the management tree's (_spare)
         placed += [(keep + k, d, p) for k, (d, p) in enumerate(up)]
-        placed += [(capacity - 1 - k, d, p) for k, (d, p) in enumerate(down)]
+        placed += [(top - k, d, p) for k, (d, p) in enumerate(down)]
         return sorted(placed, key=lambda port: port[0]), capacity
     others.sort(key=lambda port: port[0].kind == "node")
     placed += [(keep + k, d, p) for k, (d, p) in enumerate(others)]
@@ -354,10 +403,13 @@ def _spare(
     """The port offsets of a run that nothing keeps, in the order other access switches'
     management ports take them: above the ports it keeps for devices and racks to come, from
     the top. A central rack keeps every port (_managed: its devices and its switches count
-    towards each other, and a design that grows may fill the gap from either side), so its
-    access switch has none."""
+    towards each other, and a design that grows may fill the gap from either side) but the
+    TREE_PORTS at the top, for the management ports of the access switches after its own
+    (where its devices leave them: else none)."""
     if racks and racks[0].role == "central" and used >= capacity:
-        return []
+        if max((offset for offset, _, _ in ports), default=0) >= capacity - TREE_PORTS:
+            return []
+        return list(range(capacity - 1, capacity - 1 - TREE_PORTS, -1))
     kept = max(used, *(offset + 1 for offset, _, _ in ports), 0)
     return list(range(capacity - 1, kept - 1, -1))
 

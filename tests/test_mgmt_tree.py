@@ -1,0 +1,100 @@
+"""Issue 41 at scale: the access switches' management trees (synth/oob.py connect_tree) leave a
+handful of seed switches in a large design, every other access switch provisioning itself by
+DHCP through another's relay (synth/mgmtnet.py). A 16k-GPU design of bench/bench.py's family
+(the smallest that showed one root per central rack: 108 of its 175 seeds were central racks'
+access switches, each keeping every port for the devices to come)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from fabricc.build import design
+from fabricc.ir import MGMT, Fabric
+from fabricc.spec.loader import load_spec
+from fabricc.synth.mgmtnet import management_net
+from fabricc.synth.oob import (
+    MAX_TREE_DEPTH,
+    TREE_SPAN_M,
+    TREE_WINDOW,
+    access_ports,
+    tree_regions,
+)
+
+# 2,048 HGX B300 (16,384 GPUs) on Quantum-X800: three tiers in-band (cores), central racks
+# for the spines and cores, the OOB network uplinked into the in-band top tier
+SPEC = """\
+metadata: {name: tree-16k}
+site: {racks_per_row: 40, rack: {power_kw: 60}}
+nodes:
+  gpu: {model: hgx-b300, count: 2048, nodes_per_rack: 4}
+  mgmt: {model: mgmt-server, count: 8}
+networks:
+  compute: {role: compute, fabric: infiniband, switches: {leaf: q3400}}
+  inband: {role: inband, dual_homed: true, oversubscription: "4:1"}
+  oob: {role: oob, uplink_to: inband, max_racks_per_switch: 6}
+"""
+
+
+def _distance(fabric: Fabric, a: str, b: str) -> float:
+    here = fabric.rack_by_name[fabric.devices[a].rack or ""]
+    there = fabric.rack_by_name[fabric.devices[b].rack or ""]
+    return abs(here.x_m - there.x_m) + abs(here.y_m - there.y_m)
+
+
+def test_a_large_design_needs_a_handful_of_seeds(tmp_path: Path) -> None:
+    path = tmp_path / "tree.yaml"
+    path.write_text(SPEC)
+    fabric = design(load_spec(path, "tree.yaml"))
+    plan = management_net(fabric)
+    devices = fabric.devices
+    access = fabric.networks["oob"].switches["leaf"]
+    catalog = fabric.loaded.catalog.catalog
+    parent: dict[str, tuple[str, str]] = {
+        link.a: (link.b, link.b_port)
+        for link in fabric.links
+        if link.kind == MGMT and link.a in plan.subnets and link.b in plan.subnets
+    }
+
+    def depth(name: str) -> int:
+        return 0 if name not in parent else 1 + depth(parent[name][0])
+
+    # every access switch but a root provisions itself by DHCP: its management port is on an
+    # access port of another access switch that relays, its address that port's reservation,
+    # at most MAX_TREE_DEPTH relays below a root, on a patch cord
+    for child, (up, port) in parent.items():
+        assert plan.subnets[up].relays, f"{child}: its parent {up} relays nothing"
+        assert 1 <= int(port) <= access_ports(catalog.switches[devices[up].model]), (child, port)
+        assert devices[child].mgmt_ip == plan.port_address(up, port), child
+        assert depth(child) <= MAX_TREE_DEPTH, child
+        assert _distance(fabric, child, up) <= TREE_SPAN_M, child
+
+    regions = tree_regions(fabric, access)
+    roots = [name for name in access if name not in parent]
+
+    # the bound the rule gives: a tree holds a root, TREE_WINDOW switches under it and as many
+    # under each of the last of those, MAX_TREE_DEPTH levels down, where every access switch
+    # keeps ports for the next ones (the central racks' TREE_PORTS) and their racks neighbour;
+    # the regions whose runs fill an access switch's ports get at least a chain
+    central = [region for region in regions if devices[region[0]].series is None]
+    assert central
+    for region in central:
+        in_region = [name for name in region if name not in parent]
+        assert len(in_region) <= math.ceil(len(region) / (MAX_TREE_DEPTH * TREE_WINDOW + 1)), (
+            f"{len(in_region)} roots among {len(region)} central access switches"
+        )
+    for region in regions:
+        in_region = [name for name in region if name not in parent]
+        assert len(in_region) <= math.ceil(len(region) / (MAX_TREE_DEPTH + 1)), region[0]
+
+    # the seeds: the trees' roots, the in-band top tier, the spines above the provisioning
+    # server's leaves and those leaves - none left to a USB drive for want of a relay
+    inband = plan.inband
+    assert inband is not None and plan.server_device is not None
+    server_leaves = {
+        link.b for link in fabric.links if link.a == plan.server_device and link.network == "inband"
+    }
+    above = {link.b for link in fabric.links if link.a in server_leaves and link.b in inband.spines}
+    expected = set(roots) | set(inband.real) | server_leaves | above
+    assert set(plan.seeds) == expected
+    assert len(roots) < len(access) // 10
