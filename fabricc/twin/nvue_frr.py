@@ -130,13 +130,13 @@ def _rule_ids(entry: Tree) -> list[str]:
     return sorted(rules, key=lambda r: int(r) if r.isdecimal() else 0)
 
 
-def _policy(tree: Tree) -> list[str]:
+def policy(tree: Tree) -> list[str]:
     """`router policy`: prefix lists (`match` PREFIX `max-prefix-len`/`min-prefix-len` as
     `le`/`ge`), AS-path lists (`aspath-exp`) and route maps (`match ip-prefix-list`,
     `as-path-list`; `action permit|deny`), as FRR spells them."""
-    policy = _map(_map(tree.get("router")).get("policy"))
+    found = _map(_map(tree.get("router")).get("policy"))
     lines: list[str] = []
-    prefix_lists = _map(policy.get("prefix-list"))
+    prefix_lists = _map(found.get("prefix-list"))
     for name in sorted(prefix_lists):
         entry = _map(prefix_lists[name])
         word = "ipv6" if entry.get("type") == "ipv6" else "ip"
@@ -154,7 +154,7 @@ def _policy(tree: Tree) -> list[str]:
                 if isinstance(le, int) and le > length:
                     extra += f" le {le}"
                 lines.append(f"{word} prefix-list {name} seq {rule} {action} {prefix}{extra}")
-    as_paths = _map(policy.get("as-path-list"))
+    as_paths = _map(found.get("as-path-list"))
     for name in sorted(as_paths):
         entry = _map(as_paths[name])
         rules = _map(entry.get("rule"))
@@ -165,7 +165,7 @@ def _policy(tree: Tree) -> list[str]:
             lines.append(f"bgp as-path access-list {name} seq {rule} {action} {expression}")
     if lines:
         lines.append("!")
-    route_maps = _map(policy.get("route-map"))
+    route_maps = _map(found.get("route-map"))
     for name in sorted(route_maps):
         entry = _map(route_maps[name])
         rules = _map(entry.get("rule"))
@@ -254,5 +254,5 @@ def render(tree: Tree) -> str | None:
             lines.extend(_family(name, family, members, activate))
             lines[-1:-1] = _per_neighbor(name, neighbors, key)
     lines.extend(["exit", "!"])
-    lines.extend(_policy(tree))
+    lines.extend(policy(tree))
     return "\n".join(lines) + "\n"

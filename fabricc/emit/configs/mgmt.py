@@ -349,6 +349,16 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
             ),
         }
         announce, router_id = str(gateway.prefix), gateway.real[device.name]
+        if pair is not None and neighbors:
+            # an MLAG spine pair that routes (the access switches' uplinks, the site's border
+            # links): Peer Link Routing across the peer link as on routed leaves, iBGP here (the
+            # tier shares its ASN) with next hop self, so that the pair's peer can resolve the
+            # routes its peer learned over BGP unnumbered on its own ports
+            neighbors["peerlink.4094"] = {
+                "type": "unnumbered",
+                "remote-as": "internal",
+                "address-family": {"ipv4-unicast": {"nexthop-setting": "self"}},
+            }
     if own is not None and net.inband is not None:
         # the gateway of its leaf group's subnet: VRR on both MLAG peers, as on the spine pair
         prefixlen = own.subnet.prefixlen
