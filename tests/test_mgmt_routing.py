@@ -32,7 +32,9 @@ def frr_conf(name: str, tree: dict[str, Any]) -> str:
     vrf = tree["vrf"]["default"]["router"]["bgp"]
     family = vrf["address-family"]["ipv4-unicast"]
     lines = ["frr defaults datacenter", f"hostname {name}", "!"]
-    for port in vrf["neighbor"]:
+    # (the MLAG peer link's session: this lab cables no peer link; the twin tests boot it)
+    neighbors = {p: n for p, n in vrf["neighbor"].items() if p != "peerlink.4094"}
+    for port in neighbors:
         lines += [f"interface {port}", " ipv6 nd ra-interval 3", " no ipv6 nd suppress-ra", "exit"]
     lines += [
         "!",
@@ -43,7 +45,7 @@ def frr_conf(name: str, tree: dict[str, Any]) -> str:
         " neighbor FABRIC remote-as external",
     ]
     valley: list[str] = []  # a top-tier switch's sessions with the tier below
-    for port, neighbor in vrf["neighbor"].items():
+    for port, neighbor in neighbors.items():
         session = neighbor.get("address-family", {}).get("ipv4-unicast", {})
         assert {**neighbor, "address-family": {}} == {
             "type": "unnumbered",
