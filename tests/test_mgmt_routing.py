@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from fabricc.synth.mgmtnet import management_net
+from fabricc.twin.nvue_frr import policy
 from tests.configs_support import by_path, cables, ipv4, nvue
 from tests.frr_support import FRR_LIB, Lab, booted, cumulus_port, require_root, run
 from tests.support import compiled, require_tool
@@ -31,7 +32,9 @@ def frr_conf(name: str, tree: dict[str, Any]) -> str:
     vrf = tree["vrf"]["default"]["router"]["bgp"]
     family = vrf["address-family"]["ipv4-unicast"]
     lines = ["frr defaults datacenter", f"hostname {name}", "!"]
-    for port in vrf["neighbor"]:
+    # (the MLAG peer link's session: this lab cables no peer link; the twin tests boot it)
+    neighbors = {p: n for p, n in vrf["neighbor"].items() if p != "peerlink.4094"}
+    for port in neighbors:
         lines += [f"interface {port}", " ipv6 nd ra-interval 3", " no ipv6 nd suppress-ra", "exit"]
     lines += [
         "!",
@@ -41,12 +44,26 @@ def frr_conf(name: str, tree: dict[str, Any]) -> str:
         " neighbor FABRIC peer-group",
         " neighbor FABRIC remote-as external",
     ]
-    for port, neighbor in vrf["neighbor"].items():
-        assert neighbor == {"type": "unnumbered", "remote-as": "external"}
+    valley: list[str] = []  # a top-tier switch's sessions with the tier below
+    for port, neighbor in neighbors.items():
+        session = neighbor.get("address-family", {}).get("ipv4-unicast", {})
+        assert {**neighbor, "address-family": {}} == {
+            "type": "unnumbered",
+            "remote-as": "external",
+            "address-family": {},
+        }
         lines.append(f" neighbor {port} interface peer-group FABRIC")
+        if session:
+            occurrences = session["aspath"]["allow-my-asn"]["occurrences"]
+            route_map = session["policy"]["inbound"]["route-map"]
+            valley += [
+                f"  neighbor {port} allowas-in {occurrences}",
+                f"  neighbor {port} route-map {route_map} in",
+            ]
     lines += [" !", " address-family ipv4 unicast"]
     lines += [f"  network {prefix}" for prefix in family["network"]]
-    lines += [f"  maximum-paths {family['multipaths']['ebgp']}", " exit-address-family", "!"]
+    lines += [f"  maximum-paths {family['multipaths']['ebgp']}", *valley]
+    lines += [" exit-address-family", "!", *policy(tree)]
     return "\n".join(lines) + "\n"
 
 

@@ -12,6 +12,7 @@ import json
 import re
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -126,7 +127,10 @@ def _no_neighbour(text: str) -> str:
 
 def _routed_peer_link(text: str) -> str:
     """Cumulus MLAG "Peer Link Routing": an iBGP session over peerlink.4094 (the MLAG peers
-    share an AS), next hop self, as the fix of issue 41 configures it."""
+    share an AS), next hop self, as the fix of issue 41 configures it (unchanged where the build
+    routes it already)."""
+    if "peerlink.4094:" in text:
+        return text
     return re.sub(
         r"^( +)neighbor:\n",
         lambda m: (
@@ -285,3 +289,118 @@ def test_leaf_uplink_drill_never_takes_the_mlag_peer_link(monkeypatch: pytest.Mo
     monkeypatch.setattr(drills, "_drill", record)
     drills.run(None, booted)  # type: ignore[arg-type]
     assert taken["one leaf uplink down"] == [uplink]
+
+
+def test_render_covers_the_valley_policy_of_the_top_tier() -> None:
+    """The in-band top tier's sessions with the tier below (emit/configs/mgmt.py): NVUE's
+    allow-my-asn is FRR's allowas-in, the inbound route map and the prefix and AS-path lists
+    it matches are rendered as FRR spells them (`le 32` only where the prefix is shorter)."""
+    session = {
+        "ipv4-unicast": {
+            "aspath": {"allow-my-asn": {"enable": "on", "occurrences": 1}},
+            "policy": {"inbound": {"route-map": "IN"}},
+        }
+    }
+    tree: dict[str, object] = {
+        "system": {"hostname": "spine1"},
+        "interface": {"lo": {"type": "loopback", "ipv4": {"address": {"10.0.0.9/32": {}}}}},
+        "router": {
+            "bgp": {"enable": "on", "autonomous-system": 4290000000, "router-id": "10.0.0.9"},
+            "policy": {
+                "prefix-list": {
+                    "PL": {
+                        "type": "ipv4",
+                        "rule": {
+                            "10": {
+                                "action": "permit",
+                                "match": {"10.128.0.0/16": {"max-prefix-len": 32}},
+                            },
+                            "20": {"action": "permit", "match": {"10.0.0.9/32": {}}},
+                        },
+                    }
+                },
+                "as-path-list": {
+                    "OWN": {"rule": {"10": {"action": "permit", "aspath-exp": "_4290000000_"}}}
+                },
+                "route-map": {
+                    "IN": {
+                        "rule": {
+                            "10": {"match": {"ip-prefix-list": "PL"}, "action": {"permit": {}}},
+                            "20": {"match": {"as-path-list": "OWN"}, "action": {"deny": {}}},
+                            "30": {"action": {"permit": {}}},
+                        }
+                    }
+                },
+            },
+        },
+        "vrf": {
+            "default": {
+                "router": {
+                    "bgp": {
+                        "enable": "on",
+                        "neighbor": {
+                            "swp1": {
+                                "type": "unnumbered",
+                                "remote-as": "external",
+                                "address-family": session,
+                            },
+                            "swp2": {"type": "unnumbered", "remote-as": "external"},
+                        },
+                        "address-family": {"ipv4-unicast": {"enable": "on"}},
+                    }
+                }
+            }
+        },
+    }
+    frr = render(tree)
+    assert frr is not None
+    for line in (
+        "  neighbor swp1 allowas-in 1\n  neighbor swp1 route-map IN in\n",
+        "ip prefix-list PL seq 10 permit 10.128.0.0/16 le 32\n",
+        "ip prefix-list PL seq 20 permit 10.0.0.9/32\n",
+        "bgp as-path access-list OWN seq 10 permit _4290000000_\n",
+        "route-map IN permit 10\n match ip address prefix-list PL\nexit\n",
+        "route-map IN deny 20\n match as-path OWN\nexit\n",
+        "route-map IN permit 30\nexit\n",
+    ):
+        assert line in frr, line
+    assert "swp2 allowas-in" not in frr and "swp2 route-map" not in frr
+
+
+def test_a_drill_counts_a_pair_lost_only_after_the_settle_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A first round of pings longer than the settle time (a large fabric, a loaded machine) is
+    followed by another: a pair that failed while the fabric converged is not reported lost
+    (gb200-nvl72-su's "one MLAG peer's uplinks down" named 28 such pairs)."""
+    booted = Booted("net")
+    for name, address in (("leaf1", "10.0.0.1"), ("leaf2", "10.0.0.2"), ("spine1", "10.0.0.3")):
+        booted.routers[name] = Router(
+            name, "ns", "", address, "spine" if "spine" in name else "leaf"
+        )
+    booted.wires = [
+        Wire("U1", "leaf1", "swp1", "spine1", "swp1", "leaf-spine"),
+        Wire("U2", "leaf2", "swp1", "spine1", "swp2", "leaf-spine"),
+        Wire("P1", "leaf1", "swp63", "leaf2", "swp63", "peer"),
+    ]
+    clock = [0.0]
+    rounds: list[int] = []
+
+    def pings(lab: object, jobs: list[tuple[str, str, str]], v6: bool = False) -> list[bool]:
+        rounds.append(len(jobs))
+        clock[0] += drills.SETTLE + 5  # the round outlasts the settle time
+        return [len(rounds) > 1] * len(jobs)  # converged by the second round
+
+    class FakeLab:
+        def remaining(self) -> float:
+            return 600.0
+
+    monkeypatch.setattr(drills, "_pings", pings)
+    monkeypatch.setattr(time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(time, "sleep", lambda s: None)
+    monkeypatch.setattr(drills, "take_down", lambda *a: {})
+    monkeypatch.setattr(drills, "bring_up", lambda *a: None)
+    uplink = booted.wires[0]
+    drill = drills._drill(FakeLab(), booted, "one MLAG peer's uplinks down", [uplink], set())  # type: ignore[arg-type]
+    assert rounds == [2, 2]
+    assert drill["failures"] == [] and drill["still_reach"] == 2

@@ -118,6 +118,10 @@ class InbandGateway:
     leaves: dict[str, LeafGateway] = field(default_factory=dict)
     spines: dict[str, PodSpine] = field(default_factory=dict)
     host_prefixlen: int = 0  # the leaf groups' subnets' length, where leaves route
+    # where leaves route and access switches uplink into the top tier: the prefixes the top
+    # tier accepts from the tier below it with its own ASN in the path once (a valley path:
+    # the OOB pool and the top tier's loopbacks, summarised), each `le 32`; empty elsewhere
+    valley: tuple[str, ...] = ()
 
     def host_gateway(self, address: str) -> tuple[int, str]:
         """The prefix length and gateway of a host's in-band address: its leaf group's subnet
@@ -196,10 +200,12 @@ def _compute(fabric: Fabric) -> ManagementNet:
         for s in fabric.networks[name].switches.get("leaf", [])
     }
     uplinks_of: dict[str, list[str]] = {}  # one pass over the links, not one per switch
+    into_top = False  # an access switch uplinks into the in-band top tier
     for link in fabric.links:
         # into the in-band top tier, or to its parent in its management tree (synth/oob.py)
         if link.kind == UPLINK and (link.b in tops or (link.a in access and link.b in access)):
             uplinks_of.setdefault(link.a, []).append(link.a_port)
+            into_top = into_top or (link.b in tops and link.a in access)
     plan.server, plan.server_device = _server(fabric)
     gateways = oob_gateways(fabric)
     number = 0
@@ -249,6 +255,8 @@ def _compute(fabric: Fabric) -> ManagementNet:
             )
     if inband is not None:
         plan.inband = _routed_leaves(fabric, inband, number)
+        if into_top and plan.inband.leaves:
+            plan.inband = replace(plan.inband, valley=_valley(fabric, plan.inband))
     for link in fabric.links:
         if link.kind == MGMT and link.b in plan.subnets:
             plan.served_by[link.a] = link.b
@@ -349,6 +357,22 @@ def _routed_leaves(fabric: Fabric, inband: InbandGateway, number: int) -> Inband
                 tuple(uplinks.get(spine, ())),
             )
     return replace(inband, leaves=leaves, spines=spines, host_prefixlen=groups[0].subnet.prefixlen)
+
+
+def _valley(fabric: Fabric, inband: InbandGateway) -> tuple[str, ...]:
+    """The prefixes the in-band top tier must learn through the tier below it although the
+    path carries the tier's own ASN: the OOB pool's subnets (an access switch's subnet reaches
+    the top-tier switches it is not cabled to only down through a leaf or pod spine and up
+    again) and the tier's own loopbacks (which an access switch reaches the same way); the
+    loopbacks count down from the in-band pool's end, so a few summaries cover them."""
+    values = sorted(int(ipaddress.IPv4Address(a)) for a in inband.real.values())
+    loopbacks = ipaddress.summarize_address_range(
+        ipaddress.IPv4Address(values[0]), ipaddress.IPv4Address(values[-1])
+    )
+    if values[-1] - values[0] + 1 != len(values):  # not one run: each its own /32
+        loopbacks = iter(ipaddress.IPv4Network(v) for v in values)
+    pool = ipaddress.IPv4Network(fabric.loaded.spec.addressing.oob)
+    return (str(pool), *(str(n) for n in loopbacks))
 
 
 def _server(fabric: Fabric) -> tuple[str, str | None]:

@@ -89,12 +89,15 @@ def _drill(
         end = time.monotonic() + min(SETTLE, lab.remaining())
         pending = list(pairs)  # both ends lose carrier at once: a pair reached stays reached
         while True:
+            # a pair is lost only if a ping sent after the settle time fails: a round that
+            # began before it (a long first round) is followed by another
+            settled = time.monotonic() > end
             jobs = [(a.ns, str(a.loopback), str(b.loopback)) for a, b in pending]
             reached = _pings(lab, jobs)
             pending = [pair for pair, ok in zip(pending, reached, strict=True) if not ok]
             lost = [(a.name, b.name) for a, b in pending]
             healable = [p for p in lost if _connected(booted, down, cut, *p)]
-            if not healable or time.monotonic() > end:
+            if not healable or settled:
                 break
             time.sleep(1.0)
     finally:

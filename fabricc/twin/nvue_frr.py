@@ -11,7 +11,9 @@ neighbors or numbered addresses, description, peer group), the IPv4 and IPv6 uni
 `nexthop-setting self` as `next-hop-self`), `path-selection multipath
 aspath-ignore` as `bgp bestpath as-path multipath-relax`, and the addresses of the loopback, the
 routed ports, the SVIs and their VRR (`<svi>-v0`, the name Cumulus gives the VRR interface) as
-`interface` stanzas, which zebra installs.
+`interface` stanzas, which zebra installs; a neighbor's `aspath allow-my-asn` as `allowas-in`
+and its inbound/outbound `policy route-map`, and the `router policy` prefix lists, AS-path lists
+and route maps they name.
 """
 
 from __future__ import annotations
@@ -104,12 +106,79 @@ def _neighbor(name: str, entry: Tree) -> list[str]:
 
 
 def _per_neighbor(name: str, neighbors: Tree, key: str) -> list[str]:
-    """Per-neighbor settings of one family: `nexthop-setting self` is `next-hop-self`."""
+    """Per-neighbor settings of one family: `nexthop-setting self` is `next-hop-self`,
+    `aspath allow-my-asn` (on, `occurrences` N) `allowas-in N`, `policy inbound|outbound
+    route-map` `route-map ... in|out`."""
     lines: list[str] = []
     for neighbor in sorted(neighbors, key=natural):
         family = _map(_map(_map(neighbors[neighbor]).get("address-family")).get(key))
         if family.get("nexthop-setting") == "self":
             lines.append(f"  neighbor {neighbor} next-hop-self")
+        allow = _map(_map(family.get("aspath")).get("allow-my-asn"))
+        if allow and (_on(allow.get("enable")) or _on(allow.get("state"))):
+            lines.append(f"  neighbor {neighbor} allowas-in {allow.get('occurrences', 1)}")
+        policy = _map(family.get("policy"))
+        for direction, word in (("inbound", "in"), ("outbound", "out")):
+            route_map = _map(policy.get(direction)).get("route-map")
+            if route_map:
+                lines.append(f"  neighbor {neighbor} route-map {route_map} {word}")
+    return lines
+
+
+def _rule_ids(entry: Tree) -> list[str]:
+    rules = _map(entry.get("rule"))
+    return sorted(rules, key=lambda r: int(r) if r.isdecimal() else 0)
+
+
+def policy(tree: Tree) -> list[str]:
+    """`router policy`: prefix lists (`match` PREFIX `max-prefix-len`/`min-prefix-len` as
+    `le`/`ge`), AS-path lists (`aspath-exp`) and route maps (`match ip-prefix-list`,
+    `as-path-list`; `action permit|deny`), as FRR spells them."""
+    found = _map(_map(tree.get("router")).get("policy"))
+    lines: list[str] = []
+    prefix_lists = _map(found.get("prefix-list"))
+    for name in sorted(prefix_lists):
+        entry = _map(prefix_lists[name])
+        word = "ipv6" if entry.get("type") == "ipv6" else "ip"
+        rules = _map(entry.get("rule"))
+        for rule in _rule_ids(entry):
+            body = _map(rules[rule])
+            action = body.get("action", "permit")
+            for prefix, bound in sorted(_map(body.get("match")).items()):
+                length = int(prefix.partition("/")[2] or 32)
+                limits = _map(bound)
+                extra = ""
+                ge, le = limits.get("min-prefix-len"), limits.get("max-prefix-len")
+                if isinstance(ge, int) and ge > length:
+                    extra += f" ge {ge}"
+                if isinstance(le, int) and le > length:
+                    extra += f" le {le}"
+                lines.append(f"{word} prefix-list {name} seq {rule} {action} {prefix}{extra}")
+    as_paths = _map(found.get("as-path-list"))
+    for name in sorted(as_paths):
+        entry = _map(as_paths[name])
+        rules = _map(entry.get("rule"))
+        for rule in _rule_ids(entry):
+            body = _map(rules[rule])
+            expression = body.get("aspath-exp")
+            action = body.get("action", "permit")
+            lines.append(f"bgp as-path access-list {name} seq {rule} {action} {expression}")
+    if lines:
+        lines.append("!")
+    route_maps = _map(found.get("route-map"))
+    for name in sorted(route_maps):
+        entry = _map(route_maps[name])
+        rules = _map(entry.get("rule"))
+        for rule in _rule_ids(entry):
+            body = _map(rules[rule])
+            action = _map(body.get("action"))
+            lines.append(f"route-map {name} {'deny' if 'deny' in action else 'permit'} {rule}")
+            match = _map(body.get("match"))
+            if match.get("ip-prefix-list"):
+                lines.append(f" match ip address prefix-list {match['ip-prefix-list']}")
+            if match.get("as-path-list"):
+                lines.append(f" match as-path {match['as-path-list']}")
+            lines.extend(["exit", "!"])
     return lines
 
 
@@ -185,4 +254,5 @@ def render(tree: Tree) -> str | None:
             lines.extend(_family(name, family, members, activate))
             lines[-1:-1] = _per_neighbor(name, neighbors, key)
     lines.extend(["exit", "!"])
+    lines.extend(policy(tree))
     return "\n".join(lines) + "\n"

@@ -67,6 +67,9 @@ MLAG_PRIORITY = (1000, 2000)  # primary, secondary
 # "Multi-Chassis Link Aggregation - MLAG" (init-delay, default 180 s) recommends 300 s at scale.
 MLAG_INIT_DELAY_S = 300
 RELAY_SERVER_GROUP = "provisioning"  # the one DHCP server group of an access switch (5.14+)
+# the top tier's inbound policy towards the tier below it (a route map and its two lists; NVUE
+# names start with a letter: Cumulus Linux "Route Filtering and Redistribution")
+VALLEY_MAP, VALLEY_PREFIXES, VALLEY_OWN_AS = "MGMT-VALLEY-IN", "MGMT-VALLEY", "MGMT-OWN-AS"
 
 
 def network_vlan(fabric: Fabric, network: str) -> int:
@@ -199,6 +202,10 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
     # the in-band top tier, which the access switches route into
     routers = set(net.inband.real) if net.inband is not None else set()
     neighbors: Tree = {}
+    # a top-tier switch of a routed network that access switches uplink into: accepts the OOB
+    # subnets and the tier's loopbacks through the tier below with its own ASN once
+    valley = net.inband.valley if net.inband is not None and top is not None and routed else ()
+    valley_session = _valley_session(nvue) if valley else {}
     mgmt = mgmt_port_end(ctx, device)
     if mgmt is not None:
         interfaces["eth0"] = eth0(ctx, device, mgmt)
@@ -238,6 +245,9 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
             # link of an OOB network's management tree (synth/oob.py connect_tree)
             interfaces[name] = swp(ctx, device, end, mtu)
             neighbors[name] = {"type": "unnumbered", "remote-as": "external"}
+            if valley and end.kind in (LEAF_SPINE, SPINE_CORE):
+                # the top tier's session with the tier below it: the valley paths
+                neighbors[name]["address-family"] = valley_session
         elif end.kind == UPLINK and end.upward:
             # this switch uplinks into another network: its own VLAN, untagged
             interfaces[name] = {
@@ -339,6 +349,16 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
             ),
         }
         announce, router_id = str(gateway.prefix), gateway.real[device.name]
+        if pair is not None and neighbors:
+            # an MLAG spine pair that routes (the access switches' uplinks, the site's border
+            # links): Peer Link Routing across the peer link as on routed leaves, iBGP here (the
+            # tier shares its ASN) with next hop self, so that the pair's peer can resolve the
+            # routes its peer learned over BGP unnumbered on its own ports
+            neighbors["peerlink.4094"] = {
+                "type": "unnumbered",
+                "remote-as": "internal",
+                "address-family": {"ipv4-unicast": {"nexthop-setting": "self"}},
+            }
     if own is not None and net.inband is not None:
         # the gateway of its leaf group's subnet: VRR on both MLAG peers, as on the spine pair
         prefixlen = own.subnet.prefixlen
@@ -409,7 +429,10 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
             if top is not None
             else None
         )
-        tree["router"] = {"bgp": {**nvue.enabled, "autonomous-system": asn, "router-id": router_id}}
+        router: Tree = {"bgp": {**nvue.enabled, "autonomous-system": asn, "router-id": router_id}}
+        if valley and asn is not None:
+            router["policy"] = _valley_policy(valley, asn)
+        tree["router"] = router
         routes_bgp: Tree = {
             **nvue.enabled,
             "address-family": {
@@ -427,6 +450,45 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
     elif routes:
         tree["vrf"] = {"default": {"router": {"static": routes}}}
     return tree
+
+
+def _valley_session(nvue: Nvue) -> Tree:
+    """The top tier's session with a leaf (or a pod's spine): a path with the tier's own ASN in
+    it once is accepted (Cumulus Linux "Border Gateway Protocol - BGP": allow-my-asn, FRR's
+    `allowas-in 1`), and the inbound route map keeps it for the valley prefixes only."""
+    return {
+        "ipv4-unicast": {
+            "aspath": {"allow-my-asn": {**nvue.enabled, "occurrences": 1}},
+            "policy": {"inbound": {"route-map": VALLEY_MAP}},
+        }
+    }
+
+
+def _valley_policy(valley: tuple[str, ...], asn: int) -> Tree:
+    """The route map of the top tier's sessions with the tier below (Cumulus Linux "Route
+    Filtering and Redistribution"): permit the valley prefixes (the OOB pool's subnets and the
+    tier's loopbacks, any length to /32), deny any other path that carries the tier's own ASN
+    (RFC 7938 section 5.2.1: no valley path for a leaf's prefix, so no path hunting), permit
+    the rest."""
+    rules: Tree = {}
+    for k, prefix in enumerate(valley):
+        bound: Tree = {"max-prefix-len": 32} if not prefix.endswith("/32") else {}
+        rules[str(10 * (k + 1))] = {"action": "permit", "match": {prefix: bound}}
+    return {
+        "as-path-list": {
+            VALLEY_OWN_AS: {"rule": {"10": {"action": "permit", "aspath-exp": f"_{asn}_"}}}
+        },
+        "prefix-list": {VALLEY_PREFIXES: {"type": "ipv4", "rule": rules}},
+        "route-map": {
+            VALLEY_MAP: {
+                "rule": {
+                    "10": {"match": {"ip-prefix-list": VALLEY_PREFIXES}, "action": {"permit": {}}},
+                    "20": {"match": {"as-path-list": VALLEY_OWN_AS}, "action": {"deny": {}}},
+                    "30": {"action": {"permit": {}}},
+                }
+            }
+        },
+    }
 
 
 def site_port(
