@@ -39,8 +39,8 @@ from fabricc.twin.eos import Block, Interface, interfaces, section
 from fabricc.twin.names import eos_linux
 from fabricc.twin.nvue_frr import natural
 
-_PEER_SETTINGS = ("send-community", "next-hop-self")  # per family in FRR
-_FAMILIES = {"ipv4": "ipv4", "ipv6": "ipv6"}
+_PER_FAMILY = ("send-community", "next-hop-self")  # neighbour settings FRR keeps per family
+_FAMILIES = ("ipv4", "ipv6")  # EOS `address-family ipv4|ipv6` is FRR's `... unicast`
 
 
 @dataclass(slots=True)
@@ -107,7 +107,7 @@ def _neighbor_line(
         entry.multihop = rest[1] if len(rest) > 1 else "255"
     elif rest[:1] == ["update-source"] and len(rest) == 2:
         entry.update_source = eos_linux(rest[1])
-    elif rest[:1] == ["send-community"] or rest == ["next-hop-self"]:
+    elif rest[:1] and rest[0] in _PER_FAMILY:
         entry.settings.append(rest[0])
 
 
@@ -236,7 +236,7 @@ def render(blocks: list[Block], hostname: str = "") -> str | None:
         router.extend(_settings(neighbors[name]))
     for key in sorted(families):
         family = families[key]
-        router.extend([" !", f" address-family {_FAMILIES[key]} unicast"])
+        router.extend([" !", f" address-family {key} unicast"])
         router.extend(f"  network {prefix}" for prefix in family.networks)
         router.extend(f"  redistribute {source}" for source in family.redistribute)
         if maximum_paths is not None:
@@ -256,7 +256,8 @@ def render(blocks: list[Block], hostname: str = "") -> str | None:
         "service integrated-vtysh-config",
         "!",
     ]
-    if not any(b.words()[:2] == ["ip", "routing"] for b in blocks):
+    if not any(b.words()[:2] == ["ip", "routing"] and "vrf" not in b.words() for b in blocks):
+        # `ip routing vrf X` routes only that VRF; the fabric is the default one
         lines.extend(["no ip forwarding", "!"])
     lines.extend(_interface_lines(ports))
     lines.extend([*router, "exit", "!"])
