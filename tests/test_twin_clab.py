@@ -29,7 +29,7 @@ from tests.support import EXAMPLES
 SCHEMA = json.loads(
     (Path(__file__).parent / "data" / "containerlab" / "clab.schema.json").read_text()
 )
-EXAMPLE_LIST = ("roce-lab", "superpod-h100-4su", "spectrum-x-2plane")
+EXAMPLE_LIST = ("roce-lab", "roce-lab-eos", "superpod-h100-4su", "spectrum-x-2plane")
 
 
 @pytest.fixture(scope="module", params=EXAMPLE_LIST)
@@ -60,8 +60,7 @@ def test_each_ethernet_network_exports_a_valid_topology(built: Path) -> None:
         mine = [r for r in rows if r["network"] == network]
         assert set(nodes) == {r[e] for r in mine for e in ("a_device", "b_device")}
         management = sum(
-            "eth0" in (r["a_port"], r["b_port"]) or "mgmt0" in (r["a_port"], r["b_port"])
-            for r in mine
+            bool({"eth0", "mgmt0", "Management1"} & {r["a_port"], r["b_port"]}) for r in mine
         )
         links = document["topology"]["links"]
         assert len(links) == len(mine) - management
@@ -72,11 +71,14 @@ def test_each_ethernet_network_exports_a_valid_topology(built: Path) -> None:
             expected = {
                 "cumulus": "nvidia_cumulusvx",
                 "sonic": "sonic-vs",
+                "eos": "arista_ceos",
             }.get(
                 "sonic"
                 if (built / f"configs/{name}/config_db.json").is_file()
                 else "cumulus"
                 if (built / f"configs/{name}/startup.yaml").is_file()
+                else "eos"
+                if (built / f"configs/{name}/startup-config").is_file()
                 else "",
                 "linux",
             )
@@ -85,6 +87,8 @@ def test_each_ethernet_network_exports_a_valid_topology(built: Path) -> None:
             files += [bind.split(":")[0] for bind in node.get("binds", [])]
             for file in files:
                 assert (path.parent / file).resolve().is_file(), file
+            if expected == "arista_ceos":
+                assert node["startup-config"] == f"../configs/{name}/startup-config"
             if expected == "sonic-vs":
                 assert (
                     f"../configs/{name}/config_db.json:/etc/sonic/config_db.json:ro"
@@ -115,6 +119,27 @@ def test_switch_ports_carry_the_image_interface_names(tmp_path: Path) -> None:
     assert any(expected in link["endpoints"] for link in links), expected
     assert left_out == 0
     assert "gpu01:NIC0" in {e for link in links for e in link["endpoints"]}
+
+
+def test_eos_ports_carry_the_ceos_interface_names(tmp_path: Path) -> None:
+    """cEOS with INTFTYPE=et reads et<cage>_<lane> as Ethernet<cage>/<lane> (containerlab ceos
+    kind doc): a split port is named by its first lane, as the startup-config names it."""
+    out = tmp_path / "out"
+    spec = EXAMPLES / "roce-lab-eos.yaml"
+    result = CliRunner().invoke(cli, ["build", str(spec), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    folder = load(out)
+    text, left_out = clab.topology(folder, Namer(folder), "fabric", "roce-lab-eos")
+    document = yaml.safe_load(text)
+    links = {tuple(link["endpoints"]) for link in document["topology"]["links"]}
+    config = (out / "configs/fabric-leaf001/startup-config").read_text()
+    # gpu02's NIC0 is on the second 400G half of cage 1: Ethernet1/5 in the config
+    assert "interface Ethernet1/5\n   description gpu02:NIC0\n" in config
+    assert ("gpu02:NIC0", "fabric-leaf001:et1_5") in links
+    assert ("fabric-leaf001:et5_1", "fabric-spine001:et1_1") in links
+    node = document["topology"]["nodes"]["fabric-leaf001"]
+    assert node["kind"] == "arista_ceos" and node["env"] == {"INTFTYPE": "et"}
+    assert left_out == 0  # the Management1 cables are in the oob network
 
 
 def test_a_device_name_containerlab_refuses_is_an_error(tmp_path: Path) -> None:

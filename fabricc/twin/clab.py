@@ -1,11 +1,12 @@
 """Twin export: one containerlab topology per Ethernet network, for vendor images (Cumulus VX,
-SONiC-VS) where the namespaces of the twin run the open daemons.
+SONiC-VS, cEOS) where the namespaces of the twin run the open daemons.
 
 Consumes the build folder (cabling plan, which OS each switch's config is for, config_db PORT
 tables); produces OUT/twin/<network>.clab.yml: a node per device the network cables (kind
 `nvidia_cumulusvx` for a switch with a startup.yaml, `sonic-vs` for one with a config_db.json,
-`linux` for the rest), the generated files given to it by paths relative to the topology file,
-and a link per cable with the interface names each image uses. Kinds, keys and patterns follow
+`arista_ceos` for one with an EOS startup-config, `linux` for the rest), the generated files
+given to it by paths relative to the topology file, and a link per cable with the interface
+names each image uses. Kinds, keys and patterns follow
 containerlab's JSON schema (schemas/clab.schema.json, github.com/srl-labs/containerlab).
 """
 
@@ -19,13 +20,22 @@ from pathlib import Path
 import yaml
 
 from fabricc.errors import Location, SpecError, error
+from fabricc.twin import eos
 from fabricc.twin.folder import BuildFolder
 from fabricc.twin.lab import IFNAMSIZ
 from fabricc.twin.names import MGMT_PORTS, Namer, os_of
 
 # containerlab kind names (schema definitions/node-config/properties/kind/enum): the container
 # `cvx` kind is unmaintained and absent from the schema; nvidia_cumulusvx boots the VX image
-KINDS = {"cumulus": "nvidia_cumulusvx", "sonic": "sonic-vs", "linux": "linux"}
+KINDS = {
+    "cumulus": "nvidia_cumulusvx",
+    "sonic": "sonic-vs",
+    "eos": "arista_ceos",
+    "linux": "linux",
+}
+# cEOS reads its data ports as `et<cage>_<lane>` (Ethernet<cage>/<lane>, the twin's own names)
+# when INTFTYPE is `et` (containerlab ceos kind doc, "Additional interface naming considerations")
+CEOS_ENV = {"INTFTYPE": "et"}
 SONIC_FILES = (  # what SONiC reads at boot (split-unified: frr.conf as written)
     ("config_db.json", "/etc/sonic/config_db.json"),
     ("frr.conf", "/etc/sonic/frr/frr.conf"),
@@ -35,8 +45,8 @@ HEADER = """\
 # containerlab topology of network {network} ({design}), written by `fabricc twin`.
 # Boot it with: containerlab deploy -t {file}
 # Images are yours: add `image:` per kind under topology.kinds (nvidia_cumulusvx, sonic-vs,
-# linux). containerlab puts every node's eth0 on its own management network, so cables to a
-# management port are left out here: {left_out} of them.
+# arista_ceos, linux). containerlab puts every node's eth0 on its own management network, so
+# cables to a management port are left out here: {left_out} of them.
 """
 
 
@@ -64,6 +74,9 @@ def _node(folder: BuildFolder, device: str, relative: str) -> dict[str, object]:
         node["group"] = role
     if kind == "cumulus":
         node["startup-config"] = f"{relative}/configs/{device}/startup.yaml"
+    elif kind == "eos" and folder.has(f"configs/{device}/{eos.STARTUP}"):
+        node["startup-config"] = f"{relative}/configs/{device}/{eos.STARTUP}"
+        node["env"] = dict(CEOS_ENV)
     elif kind == "sonic":
         node["binds"] = [
             f"{relative}/configs/{device}/{name}:{target}:ro"

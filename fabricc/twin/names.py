@@ -1,11 +1,12 @@
 """Twin interface names: a cabling-plan port as the device's OS names it, fitted to IFNAMSIZ.
 
-Consumes a build folder (SONiC config_db PORT tables, which switches run Cumulus); produces the
-Linux interface name of each cable end: SONiC `EthernetN` (found through the PORT table's
-front-panel `index` and, on a split cage, the ports' order within it: whatever alias style the
-platform uses, Mellanox `etp1a` or Arista `Ethernet1/5`), Cumulus `swp<cage>[s<lane-1>]`, `eth0`
-for management ports, and for any other name a short stable one (`p<n>`) when the plan's name
-is not a valid Linux interface name.
+Consumes a build folder (SONiC config_db PORT tables, which switches run Cumulus or EOS, EOS
+port speeds); produces the Linux interface name of each cable end: SONiC `EthernetN` (found
+through the PORT table's front-panel `index` and, on a split cage, the ports' order within it:
+whatever alias style the platform uses, Mellanox `etp1a` or Arista `Ethernet1/5`), Cumulus
+`swp<cage>[s<lane-1>]`, EOS `Ethernet<cage>/<lane>` as EOS's own kernel names it
+(`et<cage>_<lane>`), `eth0` for management ports, and for any other name a short stable one
+(`p<n>`) when the plan's name is not a valid Linux interface name.
 """
 
 from __future__ import annotations
@@ -13,11 +14,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from fabricc.twin import eos
 from fabricc.twin.folder import BuildFolder
 from fabricc.twin.lab import IFNAMSIZ
 
 _VALID = re.compile(r"[A-Za-z0-9_.-]+")
-MGMT_PORTS = ("eth0", "mgmt0")
+MGMT_PORTS = ("eth0", "mgmt0", "Management1")  # Management1: EOS's management port
+# EOS interface prefix -> the prefix of its Linux kernel interface (EOS names Ethernet5/1 `et5_1`
+# in the kernel; containerlab's ceos kind doc, "Additional interface naming considerations": the
+# `et` names are "consistent with the underlying interface mappings within ceos", `_` for `/`)
+EOS_KERNEL = {"Ethernet": "et", "Port-Channel": "po", "Vlan": "vlan"}
 
 
 def cumulus_port(port: str) -> str:
@@ -47,12 +53,34 @@ def sonic_ports(ports: object) -> dict[str, str]:
     return found
 
 
+def eos_linux(name: str) -> str:
+    """The Linux interface of an EOS interface: Ethernet5/1 -> et5_1, Vlan10 -> vlan10; a
+    loopback keeps its name (Loopback0, the stand-in the routing stage creates)."""
+    for prefix, kernel in EOS_KERNEL.items():
+        if name.startswith(prefix) and name[len(prefix) : len(prefix) + 1].isdigit():
+            return kernel + name[len(prefix) :].replace("/", "_")
+    return "eth0" if name in MGMT_PORTS else name
+
+
+def eos_port(port: str, lanes: dict[int, int], single: set[int]) -> str:
+    """EOS name of a front-panel port "C" or "C/n": ports are named by their first lane
+    (Ethernet<C>/<(n-1) x lanes + 1>; Arista EOS User Manual, "Ethernet Ports"), a cage of one
+    lane Ethernet<C>. `lanes` holds the lanes per port the config's speeds give per cage."""
+    cage_text, _, sub = port.partition("/")
+    cage = int(cage_text)
+    if cage in single:
+        return f"Ethernet{cage}"
+    return f"Ethernet{cage}/{(int(sub or 1) - 1) * lanes.get(cage, 1) + 1}"
+
+
 def os_of(folder: BuildFolder, device: str) -> str:
-    """sonic | cumulus | linux (a server, or a switch without an Ethernet config)."""
+    """sonic | cumulus | eos | linux (a server, or a switch without an Ethernet config)."""
     if folder.has(f"configs/{device}/config_db.json"):
         return "sonic"
     if folder.has(f"configs/{device}/startup.yaml"):
         return "cumulus"
+    if eos.is_eos(folder, device):
+        return "eos"
     return "linux"
 
 
@@ -61,6 +89,19 @@ class Namer:
     folder: BuildFolder
     _ports: dict[str, dict[str, str]] = field(default_factory=dict)
     _short: dict[tuple[str, str], str] = field(default_factory=dict)
+    _eos: dict[str, tuple[dict[int, int], set[int]]] = field(default_factory=dict)
+
+    def _eos_layout(self, device: str) -> tuple[dict[int, int], set[int]]:
+        """Lanes per port by cage, and the cages named without a lane (Ethernet<C>)."""
+        if device not in self._eos:
+            blocks = eos.startup_config(self.folder, device) or []
+            single = {
+                int(b.line.removeprefix("interface Ethernet"))
+                for b in blocks
+                if re.fullmatch(r"interface Ethernet\d+", b.line)
+            }
+            self._eos[device] = (eos.lanes_per_port(blocks), single)
+        return self._eos[device]
 
     def _sonic(self, device: str) -> dict[str, str]:
         if device not in self._ports:
@@ -78,6 +119,8 @@ class Namer:
                 name = self._sonic(device).get(port)
             elif kind == "cumulus":
                 name = cumulus_port(port)
+            elif kind == "eos":
+                name = eos_linux(eos_port(port, *self._eos_layout(device)))
         if name is None and _VALID.fullmatch(port) and len(port) < IFNAMSIZ:
             name = port
         if name is None:

@@ -1,8 +1,9 @@
 """Twin reader of switch configs: the settings of one switch as its OS would apply them.
 
-Consumes configs/<switch>/startup.yaml (NVUE, Cumulus) or config_db.json (SONiC) from the build
-folder; produces plain facts the twin applies with Linux tools: interface MTUs, access VLANs,
-SVI addresses and the DHCP relay (servers, upstream and downstream interfaces, circuit-id mode).
+Consumes configs/<switch>/startup.yaml (NVUE, Cumulus), config_db.json (SONiC) or startup-config
+(EOS CLI, fabricc.twin.eos) from the build folder; produces plain facts the twin applies with
+Linux tools: interface MTUs, access VLANs, SVI addresses and the DHCP relay (servers, upstream
+and downstream interfaces, circuit-id mode).
 """
 
 from __future__ import annotations
@@ -12,7 +13,9 @@ from dataclasses import dataclass, field
 import yaml
 
 from fabricc.errors import Location, SpecError, error
+from fabricc.twin import eos
 from fabricc.twin.folder import BuildFolder
+from fabricc.twin.names import eos_linux
 
 try:
     _Loader: type[yaml.SafeLoader] = yaml.CSafeLoader  # type: ignore[assignment]
@@ -113,9 +116,23 @@ def _sonic(folder: BuildFolder, switch: str) -> SwitchConfig:
     return config
 
 
+def _eos(blocks: list[eos.Block], switch: str) -> SwitchConfig:
+    """MTUs and addresses of an EOS switch, keyed by their Linux names (et5_1)."""
+    config = SwitchConfig(switch, "eos")
+    for name, port in sorted(eos.interfaces(blocks).items()):
+        if port.mtu is not None:
+            config.mtu[eos_linux(name)] = port.mtu
+        if port.addresses and port.vrf == "default":
+            config.addresses[eos_linux(name)] = list(port.addresses)
+    return config
+
+
 def switch_config(folder: BuildFolder, switch: str) -> SwitchConfig | None:
     if folder.has(f"configs/{switch}/config_db.json"):
         return _sonic(folder, switch)
     if folder.has(f"configs/{switch}/startup.yaml"):
         return _cumulus(folder, switch)
+    blocks = eos.startup_config(folder, switch)
+    if blocks is not None:
+        return _eos(blocks, switch)
     return None

@@ -8,7 +8,8 @@ listening interfaces, lease file and log are changed) and serves the build folde
 switch gets Linux's bridge, its access VLANs and SVIs, and isc-dhcp-relay exactly where its
 startup.yaml enables the relay (circuit-id = the port, as use-pif-circuit-id does). Every other
 switch starts with an unconfigured eth0, runs dhclient, and fetches its ZTP file and every file
-that file names, each compared byte for byte with the build's. Switches so provisioned that are
+that file names, each compared byte for byte with the build's; among them must be the files its
+OS boots from (BOOT_FILES: an EOS boot script must install its startup-config). Switches so provisioned that are
 access switches themselves serve the next round. Produces provisioned by USB / DHCP / not at
 all, and a failure per switch not provisioned, with the reason.
 """
@@ -26,7 +27,7 @@ from pathlib import Path
 
 from fabricc.twin.folder import BuildFolder
 from fabricc.twin.lab import Lab
-from fabricc.twin.names import Namer
+from fabricc.twin.names import Namer, os_of
 from fabricc.twin.nvue import SwitchConfig, switch_config
 
 SEEDS = "provisioning/ztp/seeds.txt"
@@ -38,6 +39,14 @@ _URL = re.compile(r"http://[0-9.]+(?::\d+)?/fabricc/[A-Za-z0-9_./-]+")
 TRANSIT = ipaddress.ip_network("198.18.0.0/15")
 CORE = str(TRANSIT.broadcast_address - 1)  # the stand-in router's address towards the server
 DHCP_WAIT = 20.0
+# the files a switch boots from, per OS: its ZTP must install each the build writes for it (Cumulus
+# applies startup.yaml; SONiC loads config_db.json and, split-unified, reads frr.conf as written;
+# EOS boots /mnt/flash/startup-config, which its option-67 boot script writes)
+BOOT_FILES = {
+    "cumulus": ("startup.yaml",),
+    "sonic": ("config_db.json", "frr.conf"),
+    "eos": ("startup-config",),
+}
 ROUNDS = 4
 Failure = dict[str, object]
 
@@ -227,8 +236,23 @@ def _fetch(lab: Lab, ns: str, url: str) -> bytes | None:
     return result.stdout if result.returncode == 0 else None
 
 
-def _ztp(lab: Lab, folder: BuildFolder, client: Client, url: str, operator: set[str]) -> list[str]:
-    """Fetch the ZTP file and every file it names; problems (empty when all are the build's)."""
+def boot_files(folder: BuildFolder, switch: str) -> list[str]:
+    """The build's files the switch boots from (BOOT_FILES of its OS that the build wrote)."""
+    names = BOOT_FILES.get(os_of(folder, switch), ())
+    return [f"configs/{switch}/{n}" for n in names if folder.has(f"configs/{switch}/{n}")]
+
+
+def _ztp(
+    lab: Lab,
+    folder: BuildFolder,
+    client: Client,
+    url: str,
+    operator: set[str],
+    fetched: set[str] | None = None,
+) -> list[str]:
+    """Fetch the ZTP file and every file it names (a Cumulus ztp.sh, a SONiC ztp.json and its
+    plugins, an EOS boot script: each names its files by URL); problems (empty when all are the
+    build's). `fetched` collects the build's files so fetched."""
     problems: list[str] = []
     pending, seen = [url], set()
     while pending:
@@ -248,6 +272,8 @@ def _ztp(lab: Lab, folder: BuildFolder, client: Client, url: str, operator: set[
         if got != folder.data(relative):
             problems.append(f"{current} differs from the build's {relative}")
             continue
+        if fetched is not None:
+            fetched.add(relative)
         pending.extend(_URL.findall(got.decode("utf-8", errors="replace")))
     return problems
 
@@ -433,10 +459,19 @@ def _dhcp(
         if not url:
             reasons[client.name] = "the DHCP answer has no ZTP URL (option 239 or boot file name)"
             continue
-        problems = _ztp(lab, folder, client, url, operator)
+        fetched: set[str] = set()
+        problems = _ztp(lab, folder, client, url, operator, fetched)
+        lost = [path for path in boot_files(folder, client.name) if path not in fetched]
+        if lost and not problems:
+            problems.append(
+                f"its ZTP ({url}) installs no {', '.join(lost)}: the switch would boot "
+                "without the configuration the twin routes"
+            )
         if problems:
             failures.extend({"device": client.name, "problem": p} for p in problems)
-            reasons[client.name] = "its ZTP files could not be fetched intact"
+            reasons[client.name] = (
+                "its ZTP files could not be fetched intact or do not install its configuration"
+            )
             continue
         done.append(client.name)
     return done

@@ -19,6 +19,7 @@ from collections import deque
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from fabricc.twin import eos, eos_frr
 from fabricc.twin.bridging import BRIDGE, Bundles, bundles
 from fabricc.twin.bridging import apply as apply_bridging
 from fabricc.twin.folder import SWITCH_KINDS, BuildFolder, Row
@@ -158,6 +159,8 @@ def boot(lab: Lab, folder: BuildFolder, namer: Namer, network: str) -> Booted:
             frr: str | None = folder.text(f"configs/{name}/frr.conf")
         elif tree is not None:
             frr, rendered = render(tree), True  # Cumulus renders frr.conf from NVUE
+        elif (blocks := eos.startup_config(folder, name)) is not None:
+            frr, rendered = eos_frr.render(blocks), True  # EOS routing as FRR runs it
         else:
             frr = None
         if frr is None:
@@ -271,9 +274,9 @@ def _start(lab: Lab, booted: Booted) -> None:
     make_room_for_neighbors(len(booted.wires) + len(booted.edge))
     for router in booted.routers.values():
         router.ns = lab.namespace()
-        if "\ninterface Loopback0" in router.frr:
-            # SONiC keeps the router id on Loopback0
-            lab.stand_in(router.ns, "Loopback0")
+        for loopback in sorted(set(re.findall(r"^interface (Loopback\d+)$", router.frr, re.M))):
+            # SONiC and EOS keep the router id on Loopback0
+            lab.stand_in(router.ns, loopback)
     for device, port in sorted(booted.uncabled):
         lab.stand_in(booted.routers[device].ns, port, booted.mtu.get((device, port)))
     for wire in booted.wires:

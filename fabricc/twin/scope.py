@@ -9,6 +9,7 @@ whose routing configuration the twin could not boot. A network is never silently
 
 from __future__ import annotations
 
+from fabricc.twin import eos, eos_frr
 from fabricc.twin.folder import SWITCH_KINDS, BuildFolder
 from fabricc.twin.names import os_of
 from fabricc.twin.nvue import nvue_set
@@ -18,11 +19,18 @@ Entry = dict[str, object]
 
 
 def _routes(folder: BuildFolder, switch: str) -> bool:
-    """The switch runs BGP: an frr.conf, or NVUE from which Cumulus renders one."""
+    """The switch runs BGP: an frr.conf, NVUE from which Cumulus renders one, or an EOS config
+    with `router bgp` (its startup-config, or only the AVD structured config when the build had
+    no pyavd to render the CLI: that one routes, but the twin cannot boot it)."""
     if folder.has(f"configs/{switch}/frr.conf"):
         return True
     if os_of(folder, switch) == "cumulus":
         return render(nvue_set(folder, switch)) is not None
+    if os_of(folder, switch) == "eos":
+        blocks = eos.startup_config(folder, switch)
+        if blocks is not None:
+            return eos_frr.render(blocks) is not None
+        return "\nrouter_bgp:" in "\n" + folder.text(f"configs/{switch}/{eos.STRUCTURED}")
     return False
 
 
