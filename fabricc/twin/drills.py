@@ -81,7 +81,9 @@ def _drill(
     down: set[str],
     pairs: list[tuple[Router, Router]] | None = None,
 ) -> dict[str, object]:
-    """`pairs`: the (from, to) pings to make; every pair of leaves still up by default."""
+    """`pairs`: the (from, to) pings to make; every pair of leaves still up by default. The
+    result's `seconds` (down, settle, up again) is for timings.json, not the report."""
+    start = time.monotonic()
     cut = {wire.cable for wire in wires}
     pairs = _pairs(booted, down) if pairs is None else pairs
     before = take_down(lab, booted, wires)
@@ -98,8 +100,10 @@ def _drill(
                 break
             time.sleep(1.0)
     finally:
+        settled = time.monotonic()
         bring_up(lab, booted, wires, before)
     return {
+        "seconds": (round(settled - start, 1), round(time.monotonic() - settled, 1)),
         "drill": name,
         "down": sorted(down) or sorted(cut),
         "pairs": len(pairs),

@@ -161,25 +161,35 @@ class Lab:
                 process.wait()
         # every namespace of this run's tag, also one made just before an interruption
         spaces = list(dict.fromkeys([*self.spaces, *leftovers(f"{PREFIX}{self.tag}")]))
+        # the namespaces go below whatever happened to their processes
+        with contextlib.suppress(OSError, subprocess.SubprocessError):
+            _empty(spaces)
         for ns in spaces:
-            # the namespace goes below whatever happened to its processes
-            with contextlib.suppress(OSError, subprocess.SubprocessError):
-                _empty(ns)
             subprocess.run(["ip", "netns", "del", ns], capture_output=True, check=False)
         for folder in self.frr_dirs:
             shutil.rmtree(folder, ignore_errors=True)
         shutil.rmtree(self.workdir, ignore_errors=True)
 
 
-def _empty(ns: str) -> None:
-    """Stops whatever still runs inside `ns` (forked daemons), by its id."""
-    pids = _ns_pids(ns)
+def _alive(pid: int) -> bool:
+    """Running (a zombie has stopped: where no init reaps it, it stays in /proc)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2 :][:1] not in ("Z", "X")
+
+
+def _empty(spaces: list[str]) -> None:
+    """Stops whatever still runs inside the namespaces (forked daemons), by its id: all of them
+    signalled first, then one wait for all."""
+    pids = [pid for ns in spaces for pid in _ns_pids(ns)]
     for pid in pids:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGTERM)
     end = time.monotonic() + 3
     while pids and time.monotonic() < end:
-        pids = [p for p in pids if Path(f"/proc/{p}").exists()]
+        pids = [p for p in pids if _alive(p)]
         time.sleep(0.05)
     for pid in pids:
         with contextlib.suppress(ProcessLookupError):

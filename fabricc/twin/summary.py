@@ -24,6 +24,8 @@ def write_report(out: Path, report: Report) -> Path:
         handle.write(report.text())
     Path(temporary).chmod(0o644)
     Path(temporary).replace(target)
+    # the stages' wall times change from run to run: beside the report, not in it
+    (folder / "timings.json").write_text(report.timings_text())
     return target
 
 
