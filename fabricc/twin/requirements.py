@@ -21,6 +21,7 @@ TOOLS: tuple[tuple[str, str], ...] = (
     ("dhcrelay", "isc-dhcp-relay"),
     ("dhclient", "isc-dhcp-client"),
     ("ping", "iputils-ping"),
+    ("fping", "fping"),
 )
 IB_TOOLS: tuple[tuple[str, str], ...] = (
     ("ibsim", "ibsim-utils"),
