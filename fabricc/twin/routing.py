@@ -273,19 +273,26 @@ def _start(lab: Lab, booted: Booted) -> None:
             lab.stand_in(router.ns, "Loopback0")
     for device, port in sorted(booted.uncabled):
         lab.stand_in(booted.routers[device].ns, port, booted.mtu.get((device, port)))
-    for wire in booted.wires:
-        a, b = booted.routers[wire.a].ns, booted.routers[wire.b].ns
-        lab.cable(a, wire.a_if, b, wire.b_if)
-        for ns, device, interface in ((a, wire.a, wire.a_if), (b, wire.b, wire.b_if)):
-            mtu = booted.mtu.get((device, interface))
-            if mtu is not None:
-                lab.run("ip", "-n", ns, "link", "set", interface, "mtu", str(mtu))
+    pairs = [
+        (
+            booted.routers[wire.a].ns,
+            wire.a_if,
+            booted.mtu.get((wire.a, wire.a_if)),
+            booted.routers[wire.b].ns,
+            wire.b_if,
+            booted.mtu.get((wire.b, wire.b_if)),
+        )
+        for wire in booted.wires
+    ]
     for wire in booted.edge:
         if wire.a not in booted.endpoints:
             booted.endpoints[wire.a] = lab.namespace()
         # the host end as the leaf port: a bridge is as large as its smallest port
         mtu = booted.mtu.get((wire.b, wire.b_if))
-        lab.cable(booted.endpoints[wire.a], wire.a_if, booted.routers[wire.b].ns, wire.b_if, mtu)
+        pairs.append(
+            (booted.endpoints[wire.a], wire.a_if, mtu, booted.routers[wire.b].ns, wire.b_if, mtu)
+        )
+    lab.cables(pairs)
     for router in booted.routers.values():
         if router.bundles is not None:
             router.bridged = set(
@@ -297,24 +304,52 @@ def _start(lab: Lab, booted: Booted) -> None:
                     max((m for (d, _), m in booted.mtu.items() if d == router.name), default=None),
                 )
             )
-    for router in booted.routers.values():
-        start_frr(lab, router.ns, router.frr)
+    start_frrs(lab, [(router.ns, router.frr) for router in booted.routers.values()])
 
 
 def start_frr(lab: Lab, ns: str, frr: str) -> None:
-    """zebra and bgpd in `ns` on `frr` (they drop to user frr: the config lives in their -N run
-    folder, which frr owns)."""
-    folder = FRR_RUN / ns
-    folder.mkdir(parents=True, exist_ok=True)
-    lab.frr_dirs.append(folder)
-    (folder / "frr.conf").write_text(frr)
-    shutil.chown(folder, "frr", "frr")
-    shutil.chown(folder / "frr.conf", "frr", "frr")
+    """zebra and bgpd in `ns` on `frr`."""
+    start_frrs(lab, [(ns, frr)])
+
+
+def start_frrs(lab: Lab, routers: list[tuple[str, str]]) -> None:
+    """zebra and bgpd in each (namespace, frr.conf) (they drop to user frr: the config lives in
+    their -N run folder, which frr owns): every zebra at once, then every bgpd at once (bgpd
+    connects to its zebra), each waited for until it has daemonised."""
+    for ns, frr in routers:
+        folder = FRR_RUN / ns
+        folder.mkdir(parents=True, exist_ok=True)
+        lab.frr_dirs.append(folder)
+        (folder / "frr.conf").write_text(frr)
+        shutil.chown(folder, "frr", "frr")
+        shutil.chown(folder / "frr.conf", "frr", "frr")
     for daemon in ("zebra", "bgpd"):
-        pid = folder / f"{daemon}.pid"
-        lab.pid_files.append(pid)
-        lab.exec(ns, str(FRR_LIB / daemon), "-d", "-N", ns, "-f", str(folder / "frr.conf"),
-                 "-i", str(pid))  # fmt: skip
+        started = []
+        for ns, _frr in routers:
+            folder = FRR_RUN / ns
+            pid = folder / f"{daemon}.pid"
+            lab.pid_files.append(pid)
+            command = [str(FRR_LIB / daemon), "-d", "-N", ns, "-f", str(folder / "frr.conf"),
+                       "-i", str(pid)]  # fmt: skip
+            started.append(
+                subprocess.Popen(
+                    ["ip", "netns", "exec", ns, *command],
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.PIPE,
+                    text=True,
+                )
+            )
+        for process in started:
+            try:
+                _out, error = process.communicate(timeout=min(30, lab.remaining()))
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.communicate()
+                raise RuntimeError(f"{' '.join(map(str, process.args))} did not start") from None
+            if process.returncode != 0:
+                raise RuntimeError(
+                    f"{' '.join(map(str, process.args))} exited {process.returncode}: {error}"
+                )
 
 
 # -- checks -----------------------------------------------------------------------------------
