@@ -123,14 +123,23 @@ def run(lab: Lab, booted: Booted) -> list[dict[str, object]]:
         spine = spines[0]
         wires = [w for w in booted.wires if spine in (w.a, w.b)]
         results.append(_drill(lab, booted, "one spine down", wires, {spine}))
-    leaves = sorted(leaf.name for leaf in _leaves(booted))
-    if leaves:
-        # an uplink: not the MLAG peer link, nor a bond member standing behind another
-        uplinks = [
-            w
-            for w in booted.wires
-            if leaves[0] in (w.a, w.b) and w.kind != "peer" and not w.bundled
+    # an uplink: not the MLAG peer link, nor a bond member standing behind another; of the
+    # first leaf with a second one (cutting a leaf's only uplink cuts it off: nothing to heal)
+    uplinks: dict[str, list[Wire]] = {}
+    for name in sorted(leaf.name for leaf in _leaves(booted)):
+        uplinks[name] = [
+            w for w in booted.wires if name in (w.a, w.b) and w.kind != "peer" and not w.bundled
         ]
-        if uplinks:
-            results.append(_drill(lab, booted, "one leaf uplink down", uplinks[:1], set()))
+    multi = [name for name, wires in uplinks.items() if len(wires) > 1]
+    if multi:
+        results.append(_drill(lab, booted, "one leaf uplink down", uplinks[multi[0]][:1], set()))
+    elif any(uplinks.values()):
+        results.append(
+            {
+                "drill": "one leaf uplink down",
+                "skipped": "every leaf has a single uplink (a tree): the design cannot keep a "
+                "leaf whose uplink is down, so there is nothing to heal",
+                "failures": [],
+            }
+        )
     return results

@@ -470,7 +470,7 @@ def _dhcp(
         fetching.append((client, url))
     # the switches fetch their files at the same time, as they boot (each fetch is a process)
     with ThreadPoolExecutor(FETCHERS) as pool:
-        found = list(pool.map(lambda job: _ztp(lab, folder, *job, operator), fetching))
+        found = list(pool.map(lambda job: _ztp(lab, folder, job[0], job[1], operator), fetching))
     done: list[str] = []
     for (client, _url), problems in zip(fetching, found, strict=True):
         if problems:

@@ -10,6 +10,7 @@ the cabling gives them, and each cable passing a full-MTU frame both ways.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import re
 import shutil
@@ -325,12 +326,14 @@ def start_frrs(lab: Lab, routers: list[tuple[str, str]]) -> None:
         shutil.chown(folder / "frr.conf", "frr", "frr")
     for daemon in ("zebra", "bgpd"):
         started = []
+        commands: list[list[str]] = []
         for ns, _frr in routers:
             folder = FRR_RUN / ns
             pid = folder / f"{daemon}.pid"
             lab.pid_files.append(pid)
             command = [str(FRR_LIB / daemon), "-d", "-N", ns, "-f", str(folder / "frr.conf"),
                        "-i", str(pid)]  # fmt: skip
+            commands.append(["ip", "netns", "exec", ns, *command])
             started.append(
                 subprocess.Popen(
                     ["ip", "netns", "exec", ns, *command],
@@ -339,17 +342,15 @@ def start_frrs(lab: Lab, routers: list[tuple[str, str]]) -> None:
                     text=True,
                 )
             )
-        for process in started:
+        for process, args in zip(started, commands, strict=True):
             try:
                 _out, error = process.communicate(timeout=min(30, lab.remaining()))
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.communicate()
-                raise RuntimeError(f"{' '.join(map(str, process.args))} did not start") from None
+                raise RuntimeError(f"{' '.join(args)} did not start") from None
             if process.returncode != 0:
-                raise RuntimeError(
-                    f"{' '.join(map(str, process.args))} exited {process.returncode}: {error}"
-                )
+                raise RuntimeError(f"{' '.join(args)} exited {process.returncode}: {error}")
 
 
 # -- checks -----------------------------------------------------------------------------------
@@ -570,17 +571,18 @@ def _kernel_routes(lab: Lab, router: Router) -> dict[str, int]:
     return table
 
 
-def designed_ecmp(booted: Booted, leaf: str, remote: str) -> int:
-    """Cables from `leaf` to neighbours on a shortest path to `remote` (BGP multipath over an
-    eBGP Clos keeps every shortest AS path: one per such cable)."""
+def designed_ecmp(booted: Booted, leaf: str, owners: set[str]) -> int:
+    """Cables from `leaf` to neighbours on a shortest path to the nearest of `owners` (BGP
+    multipath over an eBGP Clos keeps every shortest AS path: one per such cable; a prefix two
+    MLAG peers announce is as near as the nearer peer)."""
     adjacent: dict[str, list[str]] = {}
     for wire in booted.wires:
         if wire.bundled:
             continue
         adjacent.setdefault(wire.a, []).append(wire.b)
         adjacent.setdefault(wire.b, []).append(wire.a)
-    distance = {remote: 0}
-    queue = deque([remote])
+    distance = dict.fromkeys(owners, 0)
+    queue = deque(sorted(owners))
     while queue:
         node = queue.popleft()
         for nxt in adjacent.get(node, []):
@@ -592,10 +594,40 @@ def designed_ecmp(booted: Booted, leaf: str, remote: str) -> int:
     return sum(1 for n in adjacent.get(leaf, []) if distance.get(n) == distance[leaf] - 1)
 
 
+def _interface_networks(router: Router) -> list[ipaddress.IPv4Interface]:
+    return [
+        ipaddress.IPv4Interface(found)
+        for found in re.findall(r"^ ip address (\d+\.\d+\.\d+\.\d+/\d+)$", router.frr, re.M)
+    ]
+
+
+def ecmp_target(booted: Booted, remote: Router) -> tuple[str, set[str]]:
+    """The prefix that carries `remote`'s router id and the switches that announce it: its
+    loopback /32, or the subnet of the interface that holds it (an access switch's SVI, shared
+    by an MLAG pair's VRR), announced by every switch with an address in it."""
+    assert remote.loopback is not None
+    if remote.host_route:
+        return f"{remote.loopback}/32", {remote.name}
+    rid = ipaddress.IPv4Address(remote.loopback)
+    holding = [i.network for i in _interface_networks(remote) if i.ip == rid]
+    if not holding:
+        return f"{remote.loopback}/32", {remote.name}  # the router id on a loopback of config_db
+    network = holding[0]
+    owners = {
+        r.name
+        for r in booted.routers.values()
+        if any(i.ip in network for i in _interface_networks(r))
+    }
+    return str(network), owners | {remote.name}
+
+
 def ecmp(lab: Lab, booted: Booted) -> tuple[int, list[Failure]]:
+    """The kernel's next hops from every routed leaf to the prefix of each remote leaf's router
+    id, against the cables on shortest paths to it."""
     end = time.monotonic() + min(ROUTE_WAIT, lab.remaining())
     last: list[Failure] | None = None
     same = 0
+    targets = {leaf.name: ecmp_target(booted, leaf) for leaf in _leaves(booted)}
     while True:
         checked, failures = 0, []
         for leaf in _leaves(booted):
@@ -603,17 +635,18 @@ def ecmp(lab: Lab, booted: Booted) -> tuple[int, list[Failure]]:
             for other in _leaves(booted):
                 if other is leaf or other.component != leaf.component:
                     continue
-                if not (leaf.host_route and other.host_route):
-                    continue  # no loopback /32 to count paths to (router id on an SVI)
+                prefix, owners = targets[other.name]
+                if leaf.name in owners:
+                    continue  # its own subnet (an MLAG peer's VRR): connected, not routed
                 checked += 1
-                want = designed_ecmp(booted, leaf.name, other.name)
-                found = table.get(f"{other.loopback}/32", 0)
+                want = designed_ecmp(booted, leaf.name, owners)
+                found = table.get(prefix, 0)
                 if found != want:
                     failures.append(
                         {
                             "leaf": leaf.name,
                             "remote": other.name,
-                            "prefix": f"{other.loopback}/32",
+                            "prefix": prefix,
                             "designed": want,
                             "found": found,
                         }

@@ -130,8 +130,10 @@ def _network(
         with _timed(timings, f"{network}: drills"):
             results = drills.run(the_lab, booted) + mlag.run(the_lab, booted)
         for result in results:
-            settle, recover = result.pop("seconds", (0.0, 0.0))  # type: ignore[misc]
-            timings[f"{network}: drill {result['drill']}"] = settle
-            timings[f"{network}: drill {result['drill']}, back up"] = recover
+            seconds = result.pop("seconds", None)
+            if isinstance(seconds, tuple):
+                settle, recover = seconds
+                timings[f"{network}: drill {result['drill']}"] = settle
+                timings[f"{network}: drill {result['drill']}, back up"] = recover
         checks["drills"] = results
     return checks

@@ -41,6 +41,8 @@ def _lines(name: str, check: dict[str, object]) -> list[str]:
     counted = {k: v for k, v in check.items() if isinstance(v, int) and not isinstance(v, bool)}
     counts = " ".join(f"{k} {v}" for k, v in sorted(counted.items()))
     lines = [f"  {name}: {counts + ', ' if counts else ''}{len(failures)} failing"]
+    if isinstance(check.get("skipped"), str):
+        lines = [f"  {name}: skipped, {check['skipped']}"]
     lines.extend(f"    {_failure_text(f)}" for f in failures[:SHOWN])
     if len(failures) > SHOWN:
         lines.append(f"    ... {len(failures) - SHOWN} more in twin/report.json")
