@@ -26,7 +26,16 @@ PREFIX = "ftw"  # every namespace of a twin run: ftw<tag><n>
 TAG_LENGTH = 5
 _OPENED: set[str] = set()  # tags of the labs this process opened
 IFNAMSIZ = 16  # linux/if.h: names are at most 15 characters
+NETNS = Path("/run/netns")  # where `ip netns add` binds each namespace
 NEIGHBOR_TABLE = Path("/proc/sys/net/ipv6/neigh/default")
+
+
+def inside(ns: str) -> list[str]:
+    """The command prefix that runs a program in the network namespace `ns`: nsenter joins only
+    the network namespace (`ip netns exec` also copies the mount table and remounts /sys, which
+    costs seconds on a machine holding many namespaces; the twin's programs read their network
+    through netlink and /proc, which follow the network namespace)."""
+    return ["nsenter", f"--net={NETNS / ns}"]
 
 
 class TwinTimeout(Exception):
@@ -77,7 +86,7 @@ class Lab:
     def exec(
         self, ns: str, *args: str, check: bool = True, timeout: float = 30
     ) -> subprocess.CompletedProcess[str]:
-        return self.run("ip", "netns", "exec", ns, *args, check=check, timeout=timeout)
+        return self.run(*inside(ns), *args, check=check, timeout=timeout)
 
     def namespace(self) -> str:
         """A new namespace with lo up and forwarding on (no route out: nothing links it to the
@@ -86,11 +95,8 @@ class Lab:
         self.run("ip", "netns", "add", name)
         self.spaces.append(name)
         self.run("ip", "-n", name, "link", "set", "lo", "up")
-        # nsenter joins only the network namespace: the sysctls are its own, at a fraction of
-        # the cost of `ip netns exec` (which also remounts /sys)
         self.run(
-            "nsenter",
-            f"--net=/run/netns/{name}",
+            *inside(name),
             "sysctl",
             "-qw",
             "net.ipv4.ip_forward=1",
@@ -142,7 +148,7 @@ class Lab:
         with (self.workdir / log).open("wb") as out:
             self.processes.append(
                 subprocess.Popen(
-                    ["ip", "netns", "exec", ns, *args],
+                    [*inside(ns), *args],
                     stdout=out,
                     stderr=subprocess.STDOUT,
                     env=env,

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from fabricc.twin.folder import BuildFolder
-from fabricc.twin.lab import Lab
+from fabricc.twin.lab import Lab, inside
 from fabricc.twin.names import Namer
 from fabricc.twin.nvue import SwitchConfig, switch_config
 
@@ -226,7 +226,7 @@ def _fetch(lab: Lab, ns: str, urls: list[str]) -> dict[str, bytes | None]:
     )
     try:
         result = subprocess.run(
-            ["ip", "netns", "exec", ns, "python3", "-c", code, *urls],
+            [*inside(ns), "python3", "-c", code, *urls],
             capture_output=True,
             timeout=min(15 + 5 * len(urls), lab.remaining()),
             check=False,
@@ -407,10 +407,7 @@ def _dhcp(
         processes.append(
             subprocess.Popen(
                 [
-                    "ip",
-                    "netns",
-                    "exec",
-                    client.ns,
+                    *inside(client.ns),
                     "dhclient",
                     "-1",
                     "-cf",

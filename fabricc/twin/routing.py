@@ -23,7 +23,7 @@ from pathlib import Path
 from fabricc.twin.bridging import BRIDGE, Bundles, bundles
 from fabricc.twin.bridging import apply as apply_bridging
 from fabricc.twin.folder import SWITCH_KINDS, BuildFolder, Row
-from fabricc.twin.lab import Lab, make_room_for_neighbors
+from fabricc.twin.lab import Lab, inside, make_room_for_neighbors
 from fabricc.twin.names import Namer, os_of
 from fabricc.twin.nvue import nvue_set, switch_config
 from fabricc.twin.nvue_frr import Tree, addresses, render
@@ -333,10 +333,10 @@ def start_frrs(lab: Lab, routers: list[tuple[str, str]]) -> None:
             lab.pid_files.append(pid)
             command = [str(FRR_LIB / daemon), "-d", "-N", ns, "-f", str(folder / "frr.conf"),
                        "-i", str(pid)]  # fmt: skip
-            commands.append(["ip", "netns", "exec", ns, *command])
+            commands.append([*inside(ns), *command])
             started.append(
                 subprocess.Popen(
-                    ["ip", "netns", "exec", ns, *command],
+                    [*inside(ns), *command],
                     stdout=subprocess.DEVNULL,
                     stderr=subprocess.PIPE,
                     text=True,
@@ -483,7 +483,7 @@ def _fping(lab: Lab, groups: dict[tuple[str, ...], list[str]]) -> dict[tuple[str
             key = pending.pop(0)
             ns, *options = key
             targets = sorted(set(groups[key]))
-            command = ["ip", "netns", "exec", ns, "fping", "-a", "-q", "-r2", "-t300", "-i1"]
+            command = [*inside(ns), "fping", "-a", "-q", "-r2", "-t300", "-i1"]
             process = subprocess.Popen(
                 [*command, *options, *targets],
                 stdout=subprocess.PIPE,
