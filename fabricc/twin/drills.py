@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 
 from fabricc.twin.lab import Lab
-from fabricc.twin.routing import Booted, Router, Wire, _leaves, _peers, _pings
+from fabricc.twin.routing import Booted, Router, Wire, _leaves, _pings, all_peers
 
 SETTLE = 12.0  # s: bgpd sees the link go down at once; a hold timer (9 s) bounds the rest
 RECOVER = 30.0  # s: sessions back after a drill (connect retry 10 s, FRR datacenter default)
@@ -41,11 +41,11 @@ def _pairs(booted: Booted, down: set[str]) -> list[tuple[Router, Router]]:
 
 
 def _established(lab: Lab, booted: Booted, names: set[str]) -> dict[str, int]:
+    found = all_peers(lab, [booted.routers[name] for name in sorted(names)])
     return {
-        name: sum(1 for info in _peers(lab, booted.routers[name]).values()
-                  if info.get("state") == "Established")
-        for name in sorted(names)
-    }  # fmt: skip
+        name: sum(1 for info in peers.values() if info.get("state") == "Established")
+        for name, peers in found.items()
+    }
 
 
 def _links(lab: Lab, booted: Booted, wires: list[Wire], state: str) -> None:

@@ -17,6 +17,7 @@ import shutil
 import subprocess
 import time
 from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -33,6 +34,7 @@ FRR_RUN = Path("/var/run/frr")
 Failure = dict[str, object]
 SESSION_WAIT = 30.0  # s: hold time 9 s, connect retry 5 s (frr.conf timers) and some rounds
 ROUTE_WAIT = 15.0
+ASKERS = 8  # vtysh processes at once
 STABLE = 3  # looks 1 s apart that find the same routes: they have settled
 PARALLEL = 16  # fping processes at once (each pings all targets of one namespace)
 
@@ -376,6 +378,18 @@ def _peers(lab: Lab, router: Router) -> dict[str, dict[str, object]]:
     )
 
 
+def all_peers(lab: Lab, routers: list[Router]) -> dict[str, dict[str, dict[str, object]]]:
+    """`show bgp summary json` of each router, asked of their bgpds at once (one vtysh each)."""
+    with ThreadPoolExecutor(ASKERS) as pool:
+        return dict(
+            zip(
+                (r.name for r in routers),
+                pool.map(lambda router: _peers(lab, router), routers),
+                strict=True,
+            )
+        )
+
+
 def _described_peer(frr: str, interface: str) -> tuple[str | None, str | None]:
     """The peer device and ASN the config's neighbour description names ("dev:if AS123")."""
     match = re.search(
@@ -386,7 +400,7 @@ def _described_peer(frr: str, interface: str) -> tuple[str | None, str | None]:
 
 def _session_failures(lab: Lab, folder: BuildFolder, booted: Booted) -> tuple[int, list[Failure]]:
     failures: list[Failure] = []
-    peers = {name: _peers(lab, router) for name, router in booted.routers.items()}
+    peers = all_peers(lab, list(booted.routers.values()))
     designed = 0
     cabled: set[tuple[str, str]] = set()
     for wire in booted.wires:
