@@ -35,7 +35,6 @@ Failure = dict[str, object]
 SESSION_WAIT = 30.0  # s: hold time 9 s, connect retry 5 s (frr.conf timers) and some rounds
 ROUTE_WAIT = 15.0
 ASKERS = 8  # vtysh processes at once
-STABLE = 3  # looks 1 s apart that find the same routes: they have settled
 PARALLEL = 16  # fping processes at once (each pings all targets of one namespace)
 
 
@@ -533,17 +532,14 @@ def reachability(lab: Lab, booted: Booted) -> tuple[int, list[Failure]]:
             labels.append({"from": leaf.name, "to": other.name, "prefix": f"{other.loopback}/32"})
     reached = _pings(lab, jobs)
     end = time.monotonic() + min(ROUTE_WAIT, lab.remaining())
-    tables: dict[str, dict[str, int]] | None = None
-    same = 0
+    last: object = None
     while not all(reached) and time.monotonic() < end:
-        # routes still arriving: ask again the ones that did not answer, while the routing
-        # tables of their sources still change (a route that stays and does not forward fails)
-        sources = {jobs[k][0] for k, ok in enumerate(reached) if not ok}
-        now = {r.ns: _kernel_routes(lab, r) for r in booted.routers.values() if r.ns in sources}
-        same = same + 1 if now == tables else 0
-        if same >= STABLE:
+        # routes still arriving: ask again the ones that did not answer, until BGP has settled
+        # (a route that stays and does not forward fails)
+        now = settled_state(lab, booted)
+        if now is not None and now == last:
             break
-        tables = now
+        last = now
         time.sleep(1.0)
         again = [k for k, ok in enumerate(reached) if not ok]
         for k, ok in zip(again, _pings(lab, [jobs[k] for k in again]), strict=True):
@@ -567,6 +563,23 @@ def reachability(lab: Lab, booted: Booted) -> tuple[int, list[Failure]]:
                         }
                     )
     return checked, failures
+
+
+def settled_state(lab: Lab, booted: Booted) -> object:
+    """What BGP and the kernel hold now, when BGP has nothing in flight (every session's in and
+    out queues empty), else None. Two equal looks a second apart: the routes have settled, so a
+    check that still fails will not pass by waiting."""
+    routers = list(booted.routers.values())
+    peers = all_peers(lab, routers)
+    held: list[object] = []
+    for router in routers:
+        for name, info in sorted(peers[router.name].items()):
+            if info.get("inq", 0) or info.get("outq", 0):
+                return None
+            held.append((router.name, name, info.get("state"), info.get("pfxRcd")))
+    with ThreadPoolExecutor(ASKERS) as pool:
+        held.extend(pool.map(lambda router: sorted(_kernel_routes(lab, router).items()), routers))
+    return held
 
 
 def _kernel_routes(lab: Lab, router: Router) -> dict[str, int]:
@@ -639,8 +652,7 @@ def ecmp(lab: Lab, booted: Booted) -> tuple[int, list[Failure]]:
     """The kernel's next hops from every routed leaf to the prefix of each remote leaf's router
     id, against the cables on shortest paths to it."""
     end = time.monotonic() + min(ROUTE_WAIT, lab.remaining())
-    last: list[Failure] | None = None
-    same = 0
+    last: object = None
     targets = {leaf.name: ecmp_target(booted, leaf) for leaf in _leaves(booted)}
     while True:
         checked, failures = 0, []
@@ -665,11 +677,12 @@ def ecmp(lab: Lab, booted: Booted) -> tuple[int, list[Failure]]:
                             "found": found,
                         }
                     )
-        # the routes have settled when the same failures show STABLE looks in a row
-        same = same + 1 if failures == last else 0
-        if not failures or time.monotonic() > end or same >= STABLE:
+        if not failures or time.monotonic() > end:
             return checked, failures
-        last = failures
+        now = settled_state(lab, booted)
+        if now is not None and now == last:
+            return checked, failures
+        last = now
         time.sleep(1.0)
 
 
