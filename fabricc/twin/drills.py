@@ -12,9 +12,17 @@ from __future__ import annotations
 import time
 
 from fabricc.twin.lab import Lab
-from fabricc.twin.routing import Booted, Router, Wire, _leaves, _pings, all_peers
+from fabricc.twin.routing import (
+    Booted,
+    Router,
+    Wire,
+    _leaves,
+    _pings,
+    all_peers,
+    settled_state,
+)
 
-SETTLE = 12.0  # s: bgpd sees the link go down at once; a hold timer (9 s) bounds the rest
+SETTLE = 12.0  # s at most: bgpd sees the link go down at once; a hold timer (9 s) bounds the rest
 RECOVER = 30.0  # s: sessions back after a drill (connect retry 10 s, FRR datacenter default)
 
 
@@ -90,6 +98,7 @@ def _drill(
     try:
         end = time.monotonic() + min(SETTLE, lab.remaining())
         pending = list(pairs)  # both ends lose carrier at once: a pair reached stays reached
+        last: object = None
         while True:
             jobs = [(a.ns, str(a.loopback), str(b.loopback)) for a, b in pending]
             reached = _pings(lab, jobs)
@@ -98,6 +107,11 @@ def _drill(
             healable = [p for p in lost if _connected(booted, down, cut, *p)]
             if not healable or time.monotonic() > end:
                 break
+            # both ends see the carrier go: once BGP has settled, waiting heals nothing more
+            now = settled_state(lab, booted)
+            if now is not None and now == last:
+                break
+            last = now
             time.sleep(1.0)
     finally:
         settled = time.monotonic()
