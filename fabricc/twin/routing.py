@@ -34,6 +34,7 @@ FRR_RUN = Path("/var/run/frr")
 Failure = dict[str, object]
 SESSION_WAIT = 30.0  # s: hold time 9 s, connect retry 5 s (frr.conf timers) and some rounds
 ROUTE_WAIT = 15.0
+SESSION_SETTLE = 10.0  # s: two connect retries (5 s) before a missing neighbour counts
 ASKERS = 8  # vtysh processes at once
 PARALLEL = 16  # fping processes at once (each pings all targets of one namespace)
 
@@ -460,12 +461,20 @@ def _session_failures(lab: Lab, folder: BuildFolder, booted: Booted) -> tuple[in
 
 
 def wait_sessions(lab: Lab, folder: BuildFolder, booted: Booted) -> tuple[int, list[Failure]]:
-    """Polls until every designed session is up and right, or the wait is over."""
-    end = time.monotonic() + min(SESSION_WAIT + len(booted.wires) * 0.05, lab.remaining())
+    """Polls until every designed session is up and right, or the wait is over; after
+    SESSION_SETTLE, also when no failure is a session still on its way (a neighbour the config
+    lacks, or a session Established with the wrong peer, stays so)."""
+    start = time.monotonic()
+    end = start + min(SESSION_WAIT + len(booted.wires) * 0.05, lab.remaining())
+    last: list[Failure] | None = None
     while True:
         designed, failures = _session_failures(lab, folder, booted)
         if not failures or time.monotonic() > end:
             return designed, failures
+        pending = [f for f in failures if str(f["problem"]).startswith("session ")]
+        if not pending and failures == last and time.monotonic() - start > SESSION_SETTLE:
+            return designed, failures
+        last = failures
         time.sleep(1.0)
 
 
