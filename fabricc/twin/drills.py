@@ -1,8 +1,9 @@
 """Twin stage: failure drills on a booted routed fabric.
 
 Consumes a Booted network in its Lab; takes down one spine (every interface of the first spine),
-then one leaf uplink (the first leaf's first cable), each in turn and restored after; produces per
-drill the leaf pairs that still reach each other, those that lost reachability although the
+then one leaf uplink (the first uplink of the first leaf that keeps a path without it; a tree,
+whose leaves have only their uplink, is reported as skipped with the reason), each in turn and
+restored after; produces per drill the leaf pairs that still reach each other, those that lost reachability although the
 remaining cables still connect them (failures: routing did not heal), and those the design cannot
 keep (no path left in the cabling; named, not failures).
 """
@@ -138,22 +139,28 @@ def run(lab: Lab, booted: Booted) -> list[dict[str, object]]:
         wires = [w for w in booted.wires if spine in (w.a, w.b)]
         results.append(_drill(lab, booted, "one spine down", wires, {spine}))
     # an uplink: not the MLAG peer link, nor a bond member standing behind another; of the
-    # first leaf with a second one (cutting a leaf's only uplink cuts it off: nothing to heal)
-    uplinks: dict[str, list[Wire]] = {}
+    # first leaf that keeps a path without it (cutting a leaf's only link cuts it off: in a tree
+    # there is nothing to heal)
+    candidates = 0
     for name in sorted(leaf.name for leaf in _leaves(booted)):
-        uplinks[name] = [
+        uplinks = [
             w for w in booted.wires if name in (w.a, w.b) and w.kind != "peer" and not w.bundled
         ]
-    multi = [name for name, wires in uplinks.items() if len(wires) > 1]
-    if multi:
-        results.append(_drill(lab, booted, "one leaf uplink down", uplinks[multi[0]][:1], set()))
-    elif any(uplinks.values()):
-        results.append(
-            {
-                "drill": "one leaf uplink down",
-                "skipped": "every leaf has a single uplink (a tree): the design cannot keep a "
-                "leaf whose uplink is down, so there is nothing to heal",
-                "failures": [],
-            }
-        )
+        if not uplinks:
+            continue
+        candidates += 1
+        others = [r.name for r in booted.routers.values() if r.name != name]
+        if any(_connected(booted, set(), {uplinks[0].cable}, name, o) for o in others):
+            results.append(_drill(lab, booted, "one leaf uplink down", uplinks[:1], set()))
+            break
+    else:
+        if candidates:
+            results.append(
+                {
+                    "drill": "one leaf uplink down",
+                    "skipped": "every leaf's uplink is its only link (a tree): the design cannot "
+                    "keep a leaf whose uplink is down, so there is nothing to heal",
+                    "failures": [],
+                }
+            )
     return results
