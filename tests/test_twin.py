@@ -25,7 +25,7 @@ from click.testing import CliRunner
 from fabricc.cli import cli
 from fabricc.twin import requirements
 from fabricc.twin.folder import load
-from fabricc.twin.lab import RUN, lab, leftovers, own_leftovers
+from fabricc.twin.lab import PREFIX, RUN, TAG_LENGTH, lab, leftovers, own_leftovers
 from fabricc.twin.names import Namer
 from fabricc.twin.provisioning import provision
 from fabricc.twin.run import twin
@@ -110,22 +110,49 @@ def test_nothing_is_left_after_a_failure() -> None:
 def test_sigterm_removes_everything(tmp_path_factory: pytest.TempPathFactory) -> None:
     _booting()
     folder = _built("roce-lab", tmp_path_factory)
-    before = set(leftovers())
     process = subprocess.Popen(
         [sys.executable, "-m", "fabricc", "twin", str(folder)],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
     )
+    # only this run's namespaces count: another twin may run on the same machine
+    tags: set[str] = set()
     deadline = time.monotonic() + 30
-    while set(leftovers()) == before and time.monotonic() < deadline:
-        time.sleep(0.2)
-    time.sleep(2.0)  # in the middle of booting
+    while not tags and time.monotonic() < deadline:
+        tags |= _lab_tags(process.pid)
+        time.sleep(0.05)
+    end = time.monotonic() + 2.0  # in the middle of booting
+    while time.monotonic() < end:
+        tags |= _lab_tags(process.pid)
+        time.sleep(0.05)
+    assert tags, "the twin started no lab"
     process.send_signal(signal.SIGTERM)
     output, _ = process.communicate(timeout=60)
     assert process.returncode == 1, output
     assert "interrupted" in output
-    assert set(leftovers()) == before, output
+    assert [ns for ns in leftovers() if ns[len(PREFIX) : len(PREFIX) + TAG_LENGTH] in tags] == []
+    assert not [tag for tag in tags if (RUN / tag).exists()]
+
+
+def _lab_tags(pid: int) -> set[str]:
+    """The lab tags of the twin process `pid`: the ftw<tag> namespaces its children name on
+    their command lines, and the lab folders (RUN/<tag>) its daemons run in."""
+    tags: set[str] = set()
+    pattern = re.compile(rf"^{PREFIX}([0-9a-f]{{{TAG_LENGTH}}})")
+    for proc in Path("/proc").iterdir():
+        try:
+            stat = (proc / "stat").read_text()
+            if int(stat[stat.rindex(")") + 2 :].split()[1]) != pid:
+                continue
+            words = (proc / "cmdline").read_bytes().decode(errors="replace").split("\0")
+            cwd = (proc / "cwd").readlink()
+        except (OSError, ValueError, IndexError):
+            continue
+        tags |= {m.group(1) for word in words if (m := pattern.match(word))}
+        if cwd.parent == RUN:
+            tags.add(cwd.name)
+    return tags
 
 
 def _checks(report: dict[str, object], network: str, check: str) -> list[dict[str, object]]:

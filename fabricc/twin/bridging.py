@@ -89,8 +89,8 @@ def apply(lab: Lab, ns: str, found: Bundles, cabled: set[str], mtu: int | None) 
             ports.append(port)
     if not ports and not found.svis and not found.routed_subinterfaces:
         return []
-    lab.run("ip", "-n", ns, "link", "add", BRIDGE, "type", "bridge", "stp_state", "1",
-            "forward_delay", str(FORWARD_DELAY))  # fmt: skip
+    # one `ip -batch` for the namespace's layer 2, in the order written here
+    commands = [f"link add {BRIDGE} type bridge stp_state 1 forward_delay {FORWARD_DELAY}"]
     uncabled = [
         name
         for name in found.bridged
@@ -101,15 +101,13 @@ def apply(lab: Lab, ns: str, found: Bundles, cabled: set[str], mtu: int | None) 
         # stand-in port, so that the bridge and its SVIs have carrier as with anything plugged in
         lab.stand_in(ns, STAND_IN, mtu)
         ports.append(STAND_IN)
-    for port in ports:
-        lab.run("ip", "-n", ns, "link", "set", port, "master", BRIDGE)
-    lab.run("ip", "-n", ns, "link", "set", BRIDGE, "up")
+    commands += [f"link set {port} master {BRIDGE}" for port in ports]
+    commands.append(f"link set {BRIDGE} up")
 
     def macvlan(name: str, mac: str | None = None) -> None:
-        extra = ["address", mac] if mac else []
-        lab.run("ip", "-n", ns, "link", "add", "link", BRIDGE, "name", name, *extra,
-                "type", "macvlan", "mode", "bridge")  # fmt: skip
-        lab.run("ip", "-n", ns, "link", "set", name, "up")
+        extra = f" address {mac}" if mac else ""
+        commands.append(f"link add link {BRIDGE} name {name}{extra} type macvlan mode bridge")
+        commands.append(f"link set {name} up")
 
     for svi, entry in sorted(found.svis.items()):
         macvlan(svi)
@@ -117,4 +115,5 @@ def apply(lab: Lab, ns: str, found: Bundles, cabled: set[str], mtu: int | None) 
             macvlan(svi + VRR_SUFFIX, vrr_mac(entry))
     for name in found.routed_subinterfaces:
         macvlan(name)
+    lab.run("ip", "-n", ns, "-batch", "-", stdin="".join(line + "\n" for line in commands))
     return [port for port in ports if port in cabled]

@@ -1,8 +1,9 @@
 """Twin stage: failure drills on a booted routed fabric.
 
 Consumes a Booted network in its Lab; takes down one spine (every interface of the first spine),
-then one leaf uplink (the first leaf's first cable), each in turn and restored after; produces per
-drill the leaf pairs that still reach each other, those that lost reachability although the
+then one leaf uplink (the first uplink of the first leaf that keeps a path without it; a tree,
+whose leaves have only their uplink, is reported as skipped with the reason), each in turn and
+restored after; produces per drill the leaf pairs that still reach each other, those that lost reachability although the
 remaining cables still connect them (failures: routing did not heal), and those the design cannot
 keep (no path left in the cabling; named, not failures).
 """
@@ -12,9 +13,17 @@ from __future__ import annotations
 import time
 
 from fabricc.twin.lab import Lab
-from fabricc.twin.routing import Booted, Router, Wire, _leaves, _peers, _pings
+from fabricc.twin.routing import (
+    Booted,
+    Router,
+    Wire,
+    _leaves,
+    _pings,
+    all_peers,
+    settled_state,
+)
 
-SETTLE = 12.0  # s: bgpd sees the link go down at once; a hold timer (9 s) bounds the rest
+SETTLE = 12.0  # s at most: bgpd sees the link go down at once; a hold timer (9 s) bounds the rest
 RECOVER = 30.0  # s: sessions back after a drill (connect retry 10 s, FRR datacenter default)
 
 
@@ -41,11 +50,11 @@ def _pairs(booted: Booted, down: set[str]) -> list[tuple[Router, Router]]:
 
 
 def _established(lab: Lab, booted: Booted, names: set[str]) -> dict[str, int]:
+    found = all_peers(lab, [booted.routers[name] for name in sorted(names)])
     return {
-        name: sum(1 for info in _peers(lab, booted.routers[name]).values()
-                  if info.get("state") == "Established")
-        for name in sorted(names)
-    }  # fmt: skip
+        name: sum(1 for info in peers.values() if info.get("state") == "Established")
+        for name, peers in found.items()
+    }
 
 
 def _links(lab: Lab, booted: Booted, wires: list[Wire], state: str) -> None:
@@ -81,13 +90,16 @@ def _drill(
     down: set[str],
     pairs: list[tuple[Router, Router]] | None = None,
 ) -> dict[str, object]:
-    """`pairs`: the (from, to) pings to make; every pair of leaves still up by default."""
+    """`pairs`: the (from, to) pings to make; every pair of leaves still up by default. The
+    result's `seconds` (down, settle, up again) is for timings.json, not the report."""
+    start = time.monotonic()
     cut = {wire.cable for wire in wires}
     pairs = _pairs(booted, down) if pairs is None else pairs
     before = take_down(lab, booted, wires)
     try:
         end = time.monotonic() + min(SETTLE, lab.remaining())
         pending = list(pairs)  # both ends lose carrier at once: a pair reached stays reached
+        last: object = None
         while True:
             # a pair is lost only if a ping sent after the settle time fails: a round that
             # began before it (a long first round) is followed by another
@@ -99,10 +111,17 @@ def _drill(
             healable = [p for p in lost if _connected(booted, down, cut, *p)]
             if not healable or settled:
                 break
+            # both ends see the carrier go: once BGP has settled, waiting heals nothing more
+            now = settled_state(lab, booted)
+            if now is not None and now == last:
+                break
+            last = now
             time.sleep(1.0)
     finally:
+        settled = time.monotonic()
         bring_up(lab, booted, wires, before)
     return {
+        "seconds": (round(settled - start, 1), round(time.monotonic() - settled, 1)),
         "drill": name,
         "down": sorted(down) or sorted(cut),
         "pairs": len(pairs),
@@ -122,14 +141,29 @@ def run(lab: Lab, booted: Booted) -> list[dict[str, object]]:
         spine = spines[0]
         wires = [w for w in booted.wires if spine in (w.a, w.b)]
         results.append(_drill(lab, booted, "one spine down", wires, {spine}))
-    leaves = sorted(leaf.name for leaf in _leaves(booted))
-    if leaves:
-        # an uplink: not the MLAG peer link, nor a bond member standing behind another
+    # an uplink: not the MLAG peer link, nor a bond member standing behind another; of the
+    # first leaf that keeps a path without it (cutting a leaf's only link cuts it off: in a tree
+    # there is nothing to heal)
+    candidates = 0
+    for name in sorted(leaf.name for leaf in _leaves(booted)):
         uplinks = [
-            w
-            for w in booted.wires
-            if leaves[0] in (w.a, w.b) and w.kind != "peer" and not w.bundled
+            w for w in booted.wires if name in (w.a, w.b) and w.kind != "peer" and not w.bundled
         ]
-        if uplinks:
+        if not uplinks:
+            continue
+        candidates += 1
+        others = [r.name for r in booted.routers.values() if r.name != name]
+        if any(_connected(booted, set(), {uplinks[0].cable}, name, o) for o in others):
             results.append(_drill(lab, booted, "one leaf uplink down", uplinks[:1], set()))
+            break
+    else:
+        if candidates:
+            results.append(
+                {
+                    "drill": "one leaf uplink down",
+                    "skipped": "every leaf's uplink is its only link (a tree): the design cannot "
+                    "keep a leaf whose uplink is down, so there is nothing to heal",
+                    "failures": [],
+                }
+            )
     return results

@@ -15,13 +15,16 @@ from __future__ import annotations
 
 import json
 import re
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 
 from fabricc.twin.folder import BuildFolder
 from fabricc.twin.lab import Lab
 from fabricc.twin.routing import Booted, _pings
 
 Failure = dict[str, object]
+BOOTERS = 8  # host scripts running at once
 STUBBED = ("mlnx_qos", "cma_roce_tos")  # need the NIC driver (MLNX_OFED / DOCA-OFED)
 _ROW = re.compile(
     r"^(?P<port>\S+) (?P<variable>IF_\w+) \S+ \S+ \S+ (?P<address>\S+) (?P<source>\S+) "
@@ -67,14 +70,21 @@ def _nics(folder: BuildFolder, booted: Booted, host: str) -> list[Nic]:
     return nics
 
 
+def _stubs(lab: Lab) -> Path:
+    """The folder of the stubbed NIC tools (written once: scripts may run them meanwhile)."""
+    bin_dir = lab.workdir / "hosts" / "bin"
+    if not bin_dir.is_dir():
+        bin_dir.mkdir(parents=True)
+        for tool in STUBBED:
+            stub = bin_dir / tool
+            stub.write_text("#!/bin/sh\nexit 0\n")
+            stub.chmod(0o755)
+    return bin_dir
+
+
 def _apply(lab: Lab, folder: BuildFolder, ns: str, host: str, nics: list[Nic]) -> str:
     root = lab.workdir / "hosts" / host
-    bin_dir = lab.workdir / "hosts" / "bin"
-    bin_dir.mkdir(parents=True, exist_ok=True)
-    for tool in STUBBED:
-        stub = bin_dir / tool
-        stub.write_text("#!/bin/sh\nexit 0\n")
-        stub.chmod(0o755)
+    bin_dir = _stubs(lab)
     (root / "etc").mkdir(parents=True, exist_ok=True)
     for nic in nics:
         for side in ("roce_np", "roce_rp"):
@@ -122,13 +132,18 @@ def _state(lab: Lab, ns: str) -> tuple[set[tuple[str, str]], dict[str, int], set
 def check(lab: Lab, folder: BuildFolder, booted: Booted) -> dict[str, object]:
     failures: list[Failure] = []
     all_nics: list[Nic] = []
-    for host in sorted(booted.endpoints):
-        nics = _nics(folder, booted, host)
-        if not nics:
-            continue
+    found = {host: _nics(folder, booted, host) for host in sorted(booted.endpoints)}
+    booting = {host: nics for host, nics in found.items() if nics}
+    _stubs(lab)
+
+    def boot(host: str) -> tuple[str, tuple[set[tuple[str, str]], dict[str, int], set[str]]]:
         ns = booted.endpoints[host]
-        errors = _apply(lab, folder, ns, host, nics)
-        addresses, rules, routes = _state(lab, ns)
+        return _apply(lab, folder, ns, host, booting[host]), _state(lab, ns)
+
+    with ThreadPoolExecutor(BOOTERS) as pool:  # the hosts boot at once, as in a data centre
+        applied = dict(zip(booting, pool.map(boot, booting), strict=True))
+    for host, nics in booting.items():
+        errors, (addresses, rules, routes) = applied[host]
         for nic in nics:
             where: Failure = {"host": host, "nic": nic.port, "interface": nic.interface}
             if (nic.interface, nic.address) not in addresses:

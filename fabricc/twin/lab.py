@@ -26,7 +26,16 @@ PREFIX = "ftw"  # every namespace of a twin run: ftw<tag><n>
 TAG_LENGTH = 5
 _OPENED: set[str] = set()  # tags of the labs this process opened
 IFNAMSIZ = 16  # linux/if.h: names are at most 15 characters
+NETNS = Path("/run/netns")  # where `ip netns add` binds each namespace
 NEIGHBOR_TABLE = Path("/proc/sys/net/ipv6/neigh/default")
+
+
+def inside(ns: str) -> list[str]:
+    """The command prefix that runs a program in the network namespace `ns`: nsenter joins only
+    the network namespace (`ip netns exec` also copies the mount table and remounts /sys, which
+    costs seconds on a machine holding many namespaces; the twin's programs read their network
+    through netlink and /proc, which follow the network namespace)."""
+    return ["nsenter", f"--net={NETNS / ns}"]
 
 
 class TwinTimeout(Exception):
@@ -54,11 +63,12 @@ class Lab:
         return left
 
     def run(
-        self, *args: str, check: bool = True, timeout: float = 30
+        self, *args: str, check: bool = True, timeout: float = 30, stdin: str | None = None
     ) -> subprocess.CompletedProcess[str]:
         try:
             result = subprocess.run(
                 args,
+                input=stdin,
                 capture_output=True,
                 text=True,
                 timeout=min(timeout, self.remaining()),
@@ -76,7 +86,7 @@ class Lab:
     def exec(
         self, ns: str, *args: str, check: bool = True, timeout: float = 30
     ) -> subprocess.CompletedProcess[str]:
-        return self.run("ip", "netns", "exec", ns, *args, check=check, timeout=timeout)
+        return self.run(*inside(ns), *args, check=check, timeout=timeout)
 
     def namespace(self) -> str:
         """A new namespace with lo up and forwarding on (no route out: nothing links it to the
@@ -85,8 +95,8 @@ class Lab:
         self.run("ip", "netns", "add", name)
         self.spaces.append(name)
         self.run("ip", "-n", name, "link", "set", "lo", "up")
-        self.exec(
-            name,
+        self.run(
+            *inside(name),
             "sysctl",
             "-qw",
             "net.ipv4.ip_forward=1",
@@ -97,30 +107,32 @@ class Lab:
         return name
 
     def cable(self, a: str, a_if: str, b: str, b_if: str, mtu: int | None = None) -> None:
-        """A veth pair created with each end already inside its namespace."""
-        for name in (a_if, b_if):
-            if len(name) >= IFNAMSIZ:
-                raise ValueError(f"interface name {name!r} is longer than IFNAMSIZ-1")
-        self.run(
-            "ip",
-            "link",
-            "add",
-            "name",
-            a_if,
-            "netns",
-            a,
-            "type",
-            "veth",
-            "peer",
-            "name",
-            b_if,
-            "netns",
-            b,
-        )
-        for ns, name in ((a, a_if), (b, b_if)):
-            if mtu is not None:
-                self.run("ip", "-n", ns, "link", "set", name, "mtu", str(mtu))
-            self.run("ip", "-n", ns, "link", "set", name, "up")
+        """A veth pair created with each end already inside its namespace, up."""
+        self.cables([(a, a_if, mtu, b, b_if, mtu)])
+
+    def cables(self, pairs: list[tuple[str, str, int | None, str, str, int | None]]) -> None:
+        """Veth pairs (a, a_if, a_mtu, b, b_if, b_mtu), each end created inside its namespace
+        with its MTU, then brought up: one `ip -batch` per namespace for all its ends."""
+        up: dict[str, list[str]] = {}
+        create: list[str] = []  # batched in the root namespace: the ends are created inside theirs
+        for a, a_if, a_mtu, b, b_if, b_mtu in pairs:
+            for name in (a_if, b_if):
+                if len(name) >= IFNAMSIZ:
+                    raise ValueError(f"interface name {name!r} is longer than IFNAMSIZ-1")
+            a_size = f" mtu {a_mtu}" if a_mtu is not None else ""
+            b_size = f" mtu {b_mtu}" if b_mtu is not None else ""
+            create.append(
+                f"link add name {a_if} netns {a}{a_size} type veth peer name {b_if} netns {b}"
+                f"{b_size}\n"
+            )
+            up.setdefault(a, []).append(a_if)
+            up.setdefault(b, []).append(b_if)
+        if create:
+            self.run("ip", "-batch", "-", stdin="".join(create), timeout=120)
+        for ns, names in up.items():
+            self.run(
+                "ip", "-n", ns, "-batch", "-", stdin="".join(f"link set {n} up\n" for n in names)
+            )
 
     def stand_in(self, ns: str, name: str, mtu: int | None = None) -> None:
         """An interface with carrier that leads nowhere: one end of a veth pair whose other end
@@ -136,7 +148,7 @@ class Lab:
         with (self.workdir / log).open("wb") as out:
             self.processes.append(
                 subprocess.Popen(
-                    ["ip", "netns", "exec", ns, *args],
+                    [*inside(ns), *args],
                     stdout=out,
                     stderr=subprocess.STDOUT,
                     env=env,
@@ -161,25 +173,35 @@ class Lab:
                 process.wait()
         # every namespace of this run's tag, also one made just before an interruption
         spaces = list(dict.fromkeys([*self.spaces, *leftovers(f"{PREFIX}{self.tag}")]))
+        # the namespaces go below whatever happened to their processes
+        with contextlib.suppress(OSError, subprocess.SubprocessError):
+            _empty(spaces)
         for ns in spaces:
-            # the namespace goes below whatever happened to its processes
-            with contextlib.suppress(OSError, subprocess.SubprocessError):
-                _empty(ns)
             subprocess.run(["ip", "netns", "del", ns], capture_output=True, check=False)
         for folder in self.frr_dirs:
             shutil.rmtree(folder, ignore_errors=True)
         shutil.rmtree(self.workdir, ignore_errors=True)
 
 
-def _empty(ns: str) -> None:
-    """Stops whatever still runs inside `ns` (forked daemons), by its id."""
-    pids = _ns_pids(ns)
+def _alive(pid: int) -> bool:
+    """Running (a zombie has stopped: where no init reaps it, it stays in /proc)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2 :][:1] not in ("Z", "X")
+
+
+def _empty(spaces: list[str]) -> None:
+    """Stops whatever still runs inside the namespaces (forked daemons), by its id: all of them
+    signalled first, then one wait for all."""
+    pids = [pid for ns in spaces for pid in _ns_pids(ns)]
     for pid in pids:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGTERM)
     end = time.monotonic() + 3
     while pids and time.monotonic() < end:
-        pids = [p for p in pids if Path(f"/proc/{p}").exists()]
+        pids = [p for p in pids if _alive(p)]
         time.sleep(0.05)
     for pid in pids:
         with contextlib.suppress(ProcessLookupError):

@@ -16,17 +16,19 @@ all, and a failure per switch not provisioned, with the reason.
 
 from __future__ import annotations
 
+import base64
 import ipaddress
 import json
 import os
 import re
 import subprocess
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from fabricc.twin.folder import BuildFolder
-from fabricc.twin.lab import Lab
+from fabricc.twin.lab import Lab, inside
 from fabricc.twin.names import Namer, os_of
 from fabricc.twin.nvue import SwitchConfig, switch_config
 
@@ -48,6 +50,7 @@ BOOT_FILES = {
     "eos": ("startup-config",),
 }
 ROUNDS = 4
+FETCHERS = 8  # ZTP clients fetching at once
 Failure = dict[str, object]
 
 
@@ -219,21 +222,47 @@ def _lease(path: Path) -> dict[str, str]:
     return values
 
 
-def _fetch(lab: Lab, ns: str, url: str) -> bytes | None:
+def _fetch(lab: Lab, ns: str, urls: list[str]) -> dict[str, bytes | None]:
+    """Fetches the URLs from inside `ns`, one process for all (a switch's ZTP client fetches
+    from its own management port); url -> its bytes, None where the fetch failed."""
     code = (
-        "import sys,urllib.request;"
-        "sys.stdout.buffer.write(urllib.request.urlopen(sys.argv[1],timeout=5).read())"
+        "import base64,json,sys,urllib.request\n"
+        "out={}\n"
+        "for url in sys.argv[1:]:\n"
+        " try:out[url]=base64.b64encode(urllib.request.urlopen(url,timeout=5).read()).decode()\n"
+        " except Exception:out[url]=None\n"
+        "print(json.dumps(out))"
     )
     try:
         result = subprocess.run(
-            ["ip", "netns", "exec", ns, "python3", "-c", code, url],
+            [*inside(ns), "python3", "-c", code, *urls],
             capture_output=True,
-            timeout=min(15, lab.remaining()),
+            timeout=min(15 + 5 * len(urls), lab.remaining()),
             check=False,
         )
-    except subprocess.TimeoutExpired:
-        return None
-    return result.stdout if result.returncode == 0 else None
+        found = json.loads(result.stdout) if result.returncode == 0 else {}
+    except (subprocess.TimeoutExpired, json.JSONDecodeError):
+        found = {}
+    return {
+        url: base64.b64decode(found[url]) if isinstance(found.get(url), str) else None
+        for url in urls
+    }
+
+
+def _wanted(folder: BuildFolder, url: str) -> list[str]:
+    """The URL and every URL the build's files it leads to name (what a ZTP run fetches when
+    each file is the build's; a file that differs is named, its own links need no fetch)."""
+    found: list[str] = []
+    pending = [url]
+    while pending:
+        current = pending.pop(0)
+        if current in found:
+            continue
+        found.append(current)
+        relative = current.split("/fabricc/", 1)[1]
+        if folder.has(relative):
+            pending.extend(_URL.findall(folder.data(relative).decode("utf-8", errors="replace")))
+    return found
 
 
 def boot_files(folder: BuildFolder, switch: str) -> list[str]:
@@ -253,6 +282,8 @@ def _ztp(
     """Fetch the ZTP file and every file it names (a Cumulus ztp.sh, a SONiC ztp.json and its
     plugins, an EOS boot script: each names its files by URL); problems (empty when all are the
     build's). `fetched` collects the build's files so fetched."""
+    wanted = _wanted(folder, url)
+    got_all = _fetch(lab, client.ns, [u for u in wanted if folder.has(u.split("/fabricc/", 1)[1])])
     problems: list[str] = []
     pending, seen = [url], set()
     while pending:
@@ -265,7 +296,7 @@ def _ztp(
             # a file the operator supplies (the password hash): served by them, not checked
             operator.add(relative)
             continue
-        got = _fetch(lab, client.ns, current)
+        got = got_all.get(current)
         if got is None:
             problems.append(f"cannot fetch {current}")
             continue
@@ -391,6 +422,9 @@ def _dhcp(
     conf = lab.workdir / "dhclient.conf"
     conf.write_text(
         "option ztp-url code 239 = text;\ntimeout 15;\nretry 1;\n"
+        # the twin's client timing: resend a DISCOVER lost while the relays start after 1-2 s,
+        # not dhclient's 10 s (dhclient.conf(5): initial-interval, backoff-cutoff)
+        "initial-interval 1;\nbackoff-cutoff 2;\n"
         "request subnet-mask, routers, host-name, bootfile-name, ztp-url;\n"
     )
     processes = []
@@ -399,10 +433,7 @@ def _dhcp(
         processes.append(
             subprocess.Popen(
                 [
-                    "ip",
-                    "netns",
-                    "exec",
-                    client.ns,
+                    *inside(client.ns),
                     "dhclient",
                     "-1",
                     "-cf",
@@ -426,7 +457,7 @@ def _dhcp(
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
-    done: list[str] = []
+    fetching: list[tuple[Client, str]] = []
     for client in clients:
         got = _lease(lab.workdir / f"{client.name}.lease")
         if "fixed-address" not in got:
@@ -459,6 +490,10 @@ def _dhcp(
         if not url:
             reasons[client.name] = "the DHCP answer has no ZTP URL (option 239 or boot file name)"
             continue
+        fetching.append((client, url))
+
+    def run_ztp(job: tuple[Client, str]) -> list[str]:
+        client, url = job
         fetched: set[str] = set()
         problems = _ztp(lab, folder, client, url, operator, fetched)
         lost = [path for path in boot_files(folder, client.name) if path not in fetched]
@@ -467,6 +502,13 @@ def _dhcp(
                 f"its ZTP ({url}) installs no {', '.join(lost)}: the switch would boot "
                 "without the configuration the twin routes"
             )
+        return problems
+
+    # the switches fetch their files at the same time, as they boot (each fetch is a process)
+    with ThreadPoolExecutor(FETCHERS) as pool:
+        found = list(pool.map(run_ztp, fetching))
+    done: list[str] = []
+    for (client, _url), problems in zip(fetching, found, strict=True):
         if problems:
             failures.extend({"device": client.name, "problem": p} for p in problems)
             reasons[client.name] = (

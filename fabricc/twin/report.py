@@ -18,6 +18,8 @@ class Report:
     provisioning: dict[str, object] = field(default_factory=dict)
     networks: dict[str, dict[str, object]] = field(default_factory=dict)
     not_modelled: list[str] = field(default_factory=list)
+    # wall seconds per stage: not in report.json (same outcome, same bytes), in timings.json
+    timings: dict[str, float] = field(default_factory=dict)
 
     def failures(self) -> int:
         count = len(_list(self.provisioning.get("failures")))
@@ -47,6 +49,11 @@ class Report:
             "not_modelled": self.not_modelled,
         }
         return json.dumps(data, indent=2, sort_keys=True) + "\n"
+
+    def timings_text(self) -> str:
+        """Wall seconds per stage in the order they ran (`<network>: total` includes the
+        cleanup of its namespaces; `total` is the whole run)."""
+        return json.dumps(self.timings, indent=2) + "\n"
 
 
 def _list(value: object) -> list[object]:

@@ -14,6 +14,7 @@ from pathlib import Path
 # program -> Debian package that installs it (packages.debian.org, bookworm file lists)
 TOOLS: tuple[tuple[str, str], ...] = (
     ("ip", "iproute2"),
+    ("nsenter", "util-linux"),
     ("/usr/lib/frr/zebra", "frr"),
     ("/usr/lib/frr/bgpd", "frr"),
     ("vtysh", "frr"),
@@ -21,6 +22,7 @@ TOOLS: tuple[tuple[str, str], ...] = (
     ("dhcrelay", "isc-dhcp-relay"),
     ("dhclient", "isc-dhcp-client"),
     ("ping", "iputils-ping"),
+    ("fping", "fping"),
 )
 IB_TOOLS: tuple[tuple[str, str], ...] = (
     ("ibsim", "ibsim-utils"),

@@ -10,12 +10,14 @@ the cabling gives them, and each cable passing a full-MTU frame both ways.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import re
 import shutil
 import subprocess
 import time
 from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -23,7 +25,7 @@ from fabricc.twin import eos, eos_frr
 from fabricc.twin.bridging import BRIDGE, Bundles, bundles
 from fabricc.twin.bridging import apply as apply_bridging
 from fabricc.twin.folder import SWITCH_KINDS, BuildFolder, Row
-from fabricc.twin.lab import Lab, make_room_for_neighbors
+from fabricc.twin.lab import Lab, inside, make_room_for_neighbors
 from fabricc.twin.names import Namer, os_of
 from fabricc.twin.nvue import nvue_set, switch_config
 from fabricc.twin.nvue_frr import Tree, addresses, render
@@ -33,7 +35,9 @@ FRR_RUN = Path("/var/run/frr")
 Failure = dict[str, object]
 SESSION_WAIT = 30.0  # s: hold time 9 s, connect retry 5 s (frr.conf timers) and some rounds
 ROUTE_WAIT = 15.0
-PING_BATCH = 32
+SESSION_SETTLE = 10.0  # s: two connect retries (5 s) before a missing neighbour counts
+ASKERS = 8  # vtysh processes at once
+PARALLEL = 16  # fping processes at once (each pings all targets of one namespace)
 
 
 @dataclass(frozen=True, slots=True)
@@ -279,19 +283,26 @@ def _start(lab: Lab, booted: Booted) -> None:
             lab.stand_in(router.ns, loopback)
     for device, port in sorted(booted.uncabled):
         lab.stand_in(booted.routers[device].ns, port, booted.mtu.get((device, port)))
-    for wire in booted.wires:
-        a, b = booted.routers[wire.a].ns, booted.routers[wire.b].ns
-        lab.cable(a, wire.a_if, b, wire.b_if)
-        for ns, device, interface in ((a, wire.a, wire.a_if), (b, wire.b, wire.b_if)):
-            mtu = booted.mtu.get((device, interface))
-            if mtu is not None:
-                lab.run("ip", "-n", ns, "link", "set", interface, "mtu", str(mtu))
+    pairs = [
+        (
+            booted.routers[wire.a].ns,
+            wire.a_if,
+            booted.mtu.get((wire.a, wire.a_if)),
+            booted.routers[wire.b].ns,
+            wire.b_if,
+            booted.mtu.get((wire.b, wire.b_if)),
+        )
+        for wire in booted.wires
+    ]
     for wire in booted.edge:
         if wire.a not in booted.endpoints:
             booted.endpoints[wire.a] = lab.namespace()
         # the host end as the leaf port: a bridge is as large as its smallest port
         mtu = booted.mtu.get((wire.b, wire.b_if))
-        lab.cable(booted.endpoints[wire.a], wire.a_if, booted.routers[wire.b].ns, wire.b_if, mtu)
+        pairs.append(
+            (booted.endpoints[wire.a], wire.a_if, mtu, booted.routers[wire.b].ns, wire.b_if, mtu)
+        )
+    lab.cables(pairs)
     for router in booted.routers.values():
         if router.bundles is not None:
             router.bridged = set(
@@ -303,24 +314,52 @@ def _start(lab: Lab, booted: Booted) -> None:
                     max((m for (d, _), m in booted.mtu.items() if d == router.name), default=None),
                 )
             )
-    for router in booted.routers.values():
-        start_frr(lab, router.ns, router.frr)
+    start_frrs(lab, [(router.ns, router.frr) for router in booted.routers.values()])
 
 
 def start_frr(lab: Lab, ns: str, frr: str) -> None:
-    """zebra and bgpd in `ns` on `frr` (they drop to user frr: the config lives in their -N run
-    folder, which frr owns)."""
-    folder = FRR_RUN / ns
-    folder.mkdir(parents=True, exist_ok=True)
-    lab.frr_dirs.append(folder)
-    (folder / "frr.conf").write_text(frr)
-    shutil.chown(folder, "frr", "frr")
-    shutil.chown(folder / "frr.conf", "frr", "frr")
+    """zebra and bgpd in `ns` on `frr`."""
+    start_frrs(lab, [(ns, frr)])
+
+
+def start_frrs(lab: Lab, routers: list[tuple[str, str]]) -> None:
+    """zebra and bgpd in each (namespace, frr.conf) (they drop to user frr: the config lives in
+    their -N run folder, which frr owns): every zebra at once, then every bgpd at once (bgpd
+    connects to its zebra), each waited for until it has daemonised."""
+    for ns, frr in routers:
+        folder = FRR_RUN / ns
+        folder.mkdir(parents=True, exist_ok=True)
+        lab.frr_dirs.append(folder)
+        (folder / "frr.conf").write_text(frr)
+        shutil.chown(folder, "frr", "frr")
+        shutil.chown(folder / "frr.conf", "frr", "frr")
     for daemon in ("zebra", "bgpd"):
-        pid = folder / f"{daemon}.pid"
-        lab.pid_files.append(pid)
-        lab.exec(ns, str(FRR_LIB / daemon), "-d", "-N", ns, "-f", str(folder / "frr.conf"),
-                 "-i", str(pid))  # fmt: skip
+        started = []
+        commands: list[list[str]] = []
+        for ns, _frr in routers:
+            folder = FRR_RUN / ns
+            pid = folder / f"{daemon}.pid"
+            lab.pid_files.append(pid)
+            command = [str(FRR_LIB / daemon), "-d", "-N", ns, "-f", str(folder / "frr.conf"),
+                       "-i", str(pid)]  # fmt: skip
+            commands.append([*inside(ns), *command])
+            started.append(
+                subprocess.Popen(
+                    [*inside(ns), *command],
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.PIPE,
+                    text=True,
+                )
+            )
+        for process, args in zip(started, commands, strict=True):
+            try:
+                _out, error = process.communicate(timeout=min(30, lab.remaining()))
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.communicate()
+                raise RuntimeError(f"{' '.join(args)} did not start") from None
+            if process.returncode != 0:
+                raise RuntimeError(f"{' '.join(args)} exited {process.returncode}: {error}")
 
 
 # -- checks -----------------------------------------------------------------------------------
@@ -346,6 +385,18 @@ def _peers(lab: Lab, router: Router) -> dict[str, dict[str, object]]:
     )
 
 
+def all_peers(lab: Lab, routers: list[Router]) -> dict[str, dict[str, dict[str, object]]]:
+    """`show bgp summary json` of each router, asked of their bgpds at once (one vtysh each)."""
+    with ThreadPoolExecutor(ASKERS) as pool:
+        return dict(
+            zip(
+                (r.name for r in routers),
+                pool.map(lambda router: _peers(lab, router), routers),
+                strict=True,
+            )
+        )
+
+
 def _described_peer(frr: str, interface: str) -> tuple[str | None, str | None]:
     """The peer device and ASN the config's neighbour description names ("dev:if AS123")."""
     match = re.search(
@@ -356,7 +407,7 @@ def _described_peer(frr: str, interface: str) -> tuple[str | None, str | None]:
 
 def _session_failures(lab: Lab, folder: BuildFolder, booted: Booted) -> tuple[int, list[Failure]]:
     failures: list[Failure] = []
-    peers = {name: _peers(lab, router) for name, router in booted.routers.items()}
+    peers = all_peers(lab, list(booted.routers.values()))
     designed = 0
     cabled: set[tuple[str, str]] = set()
     for wire in booted.wires:
@@ -417,47 +468,66 @@ def _session_failures(lab: Lab, folder: BuildFolder, booted: Booted) -> tuple[in
 
 
 def wait_sessions(lab: Lab, folder: BuildFolder, booted: Booted) -> tuple[int, list[Failure]]:
-    """Polls until every designed session is up and right, or the wait is over."""
-    end = time.monotonic() + min(SESSION_WAIT + len(booted.wires) * 0.05, lab.remaining())
+    """Polls until every designed session is up and right, or the wait is over; after
+    SESSION_SETTLE, also when no failure is a session still on its way (a neighbour the config
+    lacks, or a session Established with the wrong peer, stays so)."""
+    start = time.monotonic()
+    end = start + min(SESSION_WAIT + len(booted.wires) * 0.05, lab.remaining())
+    last: list[Failure] | None = None
     while True:
         designed, failures = _session_failures(lab, folder, booted)
         if not failures or time.monotonic() > end:
             return designed, failures
+        pending = [f for f in failures if str(f["problem"]).startswith("session ")]
+        if not pending and failures == last and time.monotonic() - start > SESSION_SETTLE:
+            return designed, failures
+        last = failures
         time.sleep(1.0)
 
 
 def _pings(lab: Lab, jobs: list[tuple[str, str, str]], v6: bool = False) -> list[bool]:
-    """(namespace, source address, target) -> reached, run in batches."""
-    results: list[bool] = []
-    for start in range(0, len(jobs), PING_BATCH):
-        batch = [
-            subprocess.Popen(
-                [
-                    "ip",
-                    "netns",
-                    "exec",
-                    ns,
-                    "ping",
-                    "-6" if v6 else "-4",
-                    "-c3",
-                    "-i0.2",
-                    "-W1",
-                    *(["-I", source] if source else []),
-                    target,
-                ],
-                stdout=subprocess.DEVNULL,
+    """(namespace, source address, target) -> reached: real echo requests, one fping per
+    namespace and source for all its targets, the namespaces in parallel."""
+    family = "-6" if v6 else "-4"
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for ns, source, target in jobs:
+        key = (ns, family, *(["-S", source] if source else []))
+        groups.setdefault(key, []).append(target)
+    alive = _fping(lab, groups)
+    return [
+        target in alive[(ns, family, *(["-S", source] if source else []))]
+        for ns, source, target in jobs
+    ]
+
+
+def _fping(lab: Lab, groups: dict[tuple[str, ...], list[str]]) -> dict[tuple[str, ...], set[str]]:
+    """(namespace, fping options...) -> targets; the targets that answered, per group. Each
+    target gets up to three echo requests in 1.4 s (-t 300 ms, backoff 1.5, -r 2), as the
+    `ping -c3 -W1` they replace."""
+    alive: dict[tuple[str, ...], set[str]] = {}
+    pending = sorted(groups)
+    running: list[tuple[tuple[str, ...], subprocess.Popen[str]]] = []
+    while pending or running:
+        while pending and len(running) < PARALLEL:
+            key = pending.pop(0)
+            ns, *options = key
+            targets = sorted(set(groups[key]))
+            command = [*inside(ns), "fping", "-a", "-q", "-r2", "-t300", "-i1"]
+            process = subprocess.Popen(
+                [*command, *options, *targets],
+                stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
+                text=True,
             )
-            for ns, source, target in jobs[start : start + PING_BATCH]
-        ]
-        for process in batch:
-            try:
-                results.append(process.wait(timeout=min(10, lab.remaining())) == 0)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-                results.append(False)
-    return results
+            running.append((key, process))
+        key, process = running.pop(0)
+        try:
+            out, _ = process.communicate(timeout=min(30, lab.remaining()))
+        except subprocess.TimeoutExpired:
+            process.kill()
+            out, _ = process.communicate()
+        alive[key] = set(out.split())
+    return alive
 
 
 def _leaves(booted: Booted) -> list[Router]:
@@ -478,8 +548,14 @@ def reachability(lab: Lab, booted: Booted) -> tuple[int, list[Failure]]:
             labels.append({"from": leaf.name, "to": other.name, "prefix": f"{other.loopback}/32"})
     reached = _pings(lab, jobs)
     end = time.monotonic() + min(ROUTE_WAIT, lab.remaining())
+    last: object = None
     while not all(reached) and time.monotonic() < end:
-        # routes still arriving: ask again the ones that did not answer
+        # routes still arriving: ask again the ones that did not answer, until BGP has settled
+        # (a route that stays and does not forward fails)
+        now = settled_state(lab, booted)
+        if now is not None and now == last:
+            break
+        last = now
         time.sleep(1.0)
         again = [k for k, ok in enumerate(reached) if not ok]
         for k, ok in zip(again, _pings(lab, [jobs[k] for k in again]), strict=True):
@@ -505,6 +581,23 @@ def reachability(lab: Lab, booted: Booted) -> tuple[int, list[Failure]]:
     return checked, failures
 
 
+def settled_state(lab: Lab, booted: Booted) -> object:
+    """What BGP and the kernel hold now, when BGP has nothing in flight (every session's in and
+    out queues empty), else None. Two equal looks a second apart: the routes have settled, so a
+    check that still fails will not pass by waiting."""
+    routers = list(booted.routers.values())
+    peers = all_peers(lab, routers)
+    held: list[object] = []
+    for router in routers:
+        for name, info in sorted(peers[router.name].items()):
+            if info.get("inq", 0) or info.get("outq", 0):
+                return None
+            held.append((router.name, name, info.get("state"), info.get("pfxRcd")))
+    with ThreadPoolExecutor(ASKERS) as pool:
+        held.extend(pool.map(lambda router: sorted(_kernel_routes(lab, router).items()), routers))
+    return held
+
+
 def _kernel_routes(lab: Lab, router: Router) -> dict[str, int]:
     """Destination -> number of next hops, from the namespace's kernel IPv4 table."""
     result = lab.run("ip", "-j", "-n", router.ns, "-4", "route", "show", check=False)
@@ -521,17 +614,18 @@ def _kernel_routes(lab: Lab, router: Router) -> dict[str, int]:
     return table
 
 
-def designed_ecmp(booted: Booted, leaf: str, remote: str) -> int:
-    """Cables from `leaf` to neighbours on a shortest path to `remote` (BGP multipath over an
-    eBGP Clos keeps every shortest AS path: one per such cable)."""
+def designed_ecmp(booted: Booted, leaf: str, owners: set[str]) -> int:
+    """Cables from `leaf` to neighbours on a shortest path to the nearest of `owners` (BGP
+    multipath over an eBGP Clos keeps every shortest AS path: one per such cable; a prefix two
+    MLAG peers announce is as near as the nearer peer)."""
     adjacent: dict[str, list[str]] = {}
     for wire in booted.wires:
         if wire.bundled:
             continue
         adjacent.setdefault(wire.a, []).append(wire.b)
         adjacent.setdefault(wire.b, []).append(wire.a)
-    distance = {remote: 0}
-    queue = deque([remote])
+    distance = dict.fromkeys(owners, 0)
+    queue = deque(sorted(owners))
     while queue:
         node = queue.popleft()
         for nxt in adjacent.get(node, []):
@@ -543,8 +637,39 @@ def designed_ecmp(booted: Booted, leaf: str, remote: str) -> int:
     return sum(1 for n in adjacent.get(leaf, []) if distance.get(n) == distance[leaf] - 1)
 
 
+def _interface_networks(router: Router) -> list[ipaddress.IPv4Interface]:
+    return [
+        ipaddress.IPv4Interface(found)
+        for found in re.findall(r"^ ip address (\d+\.\d+\.\d+\.\d+/\d+)$", router.frr, re.M)
+    ]
+
+
+def ecmp_target(booted: Booted, remote: Router) -> tuple[str, set[str]]:
+    """The prefix that carries `remote`'s router id and the switches that announce it: its
+    loopback /32, or the subnet of the interface that holds it (an access switch's SVI, shared
+    by an MLAG pair's VRR), announced by every switch with an address in it."""
+    assert remote.loopback is not None
+    if remote.host_route:
+        return f"{remote.loopback}/32", {remote.name}
+    rid = ipaddress.IPv4Address(remote.loopback)
+    holding = [i.network for i in _interface_networks(remote) if i.ip == rid]
+    if not holding:
+        return f"{remote.loopback}/32", {remote.name}  # the router id on a loopback of config_db
+    network = holding[0]
+    owners = {
+        r.name
+        for r in booted.routers.values()
+        if any(i.ip in network for i in _interface_networks(r))
+    }
+    return str(network), owners | {remote.name}
+
+
 def ecmp(lab: Lab, booted: Booted) -> tuple[int, list[Failure]]:
+    """The kernel's next hops from every routed leaf to the prefix of each remote leaf's router
+    id, against the cables on shortest paths to it."""
     end = time.monotonic() + min(ROUTE_WAIT, lab.remaining())
+    last: object = None
+    targets = {leaf.name: ecmp_target(booted, leaf) for leaf in _leaves(booted)}
     while True:
         checked, failures = 0, []
         for leaf in _leaves(booted):
@@ -552,23 +677,28 @@ def ecmp(lab: Lab, booted: Booted) -> tuple[int, list[Failure]]:
             for other in _leaves(booted):
                 if other is leaf or other.component != leaf.component:
                     continue
-                if not (leaf.host_route and other.host_route):
-                    continue  # no loopback /32 to count paths to (router id on an SVI)
+                prefix, owners = targets[other.name]
+                if leaf.name in owners:
+                    continue  # its own subnet (an MLAG peer's VRR): connected, not routed
                 checked += 1
-                want = designed_ecmp(booted, leaf.name, other.name)
-                found = table.get(f"{other.loopback}/32", 0)
+                want = designed_ecmp(booted, leaf.name, owners)
+                found = table.get(prefix, 0)
                 if found != want:
                     failures.append(
                         {
                             "leaf": leaf.name,
                             "remote": other.name,
-                            "prefix": f"{other.loopback}/32",
+                            "prefix": prefix,
                             "designed": want,
                             "found": found,
                         }
                     )
         if not failures or time.monotonic() > end:
             return checked, failures
+        now = settled_state(lab, booted)
+        if now is not None and now == last:
+            return checked, failures
+        last = now
         time.sleep(1.0)
 
 
@@ -615,41 +745,15 @@ def mtu(lab: Lab, booted: Booted) -> tuple[int, list[Failure]]:
 
 
 def _mtu_pings(lab: Lab, jobs: list[tuple[str, str, str]], sizes: list[int]) -> list[bool]:
-    results: list[bool] = []
-    for start in range(0, len(jobs), PING_BATCH):
-        batch = [
-            subprocess.Popen(
-                [
-                    "ip",
-                    "netns",
-                    "exec",
-                    ns,
-                    "ping",
-                    "-6",
-                    "-M",
-                    "do",
-                    "-s",
-                    str(size - 48),
-                    "-c2",
-                    "-i0.2",
-                    "-W1",
-                    target,
-                ],
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-            )
-            for (ns, _src, target), size in zip(
-                jobs[start : start + PING_BATCH], sizes[start : start + PING_BATCH], strict=True
-            )
-        ]
-        for process in batch:
-            try:
-                results.append(process.wait(timeout=min(10, lab.remaining())) == 0)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-                results.append(False)
-    return results
+    """IPv6 echo requests of the given MTU with don't-fragment, grouped per namespace and size."""
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for (ns, _src, target), size in zip(jobs, sizes, strict=True):
+        groups.setdefault((ns, "-6", "-M", "-b", str(size - 48)), []).append(target)
+    alive = _fping(lab, groups)
+    return [
+        target in alive[(ns, "-6", "-M", "-b", str(size - 48))]
+        for (ns, _src, target), size in zip(jobs, sizes, strict=True)
+    ]
 
 
 __all__ = ["Booted", "boot", "ecmp", "mtu", "os_of", "reachability", "wait_sessions"]

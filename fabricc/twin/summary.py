@@ -24,6 +24,8 @@ def write_report(out: Path, report: Report) -> Path:
         handle.write(report.text())
     Path(temporary).chmod(0o644)
     Path(temporary).replace(target)
+    # the stages' wall times change from run to run: beside the report, not in it
+    (folder / "timings.json").write_text(report.timings_text())
     return target
 
 
@@ -39,6 +41,8 @@ def _lines(name: str, check: dict[str, object]) -> list[str]:
     counted = {k: v for k, v in check.items() if isinstance(v, int) and not isinstance(v, bool)}
     counts = " ".join(f"{k} {v}" for k, v in sorted(counted.items()))
     lines = [f"  {name}: {counts + ', ' if counts else ''}{len(failures)} failing"]
+    if isinstance(check.get("skipped"), str):
+        lines = [f"  {name}: skipped, {check['skipped']}"]
     lines.extend(f"    {_failure_text(f)}" for f in failures[:SHOWN])
     if len(failures) > SHOWN:
         lines.append(f"    ... {len(failures) - SHOWN} more in twin/report.json")

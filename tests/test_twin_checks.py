@@ -1,0 +1,68 @@
+"""The twin's check rules on hand-made booted fabrics (no namespaces): which leaf the uplink
+drill cuts, and what the ECMP check counts towards a leaf whose router id is on an SVI."""
+
+from __future__ import annotations
+
+import pytest
+
+from fabricc.twin import drills
+from fabricc.twin.routing import Booted, Router, Wire, designed_ecmp, ecmp_target
+
+SVI_LEAF = "router bgp 65101\n bgp router-id {rid}\ninterface vlan20\n ip address {rid}/26\n"
+LOOPBACK_LEAF = "router bgp 65001\n bgp router-id {rid}\ninterface lo\n ip address {rid}/32\n"
+
+
+def _router(name: str, role: str, template: str, rid: str) -> Router:
+    return Router(name, "ns", template.format(rid=rid), rid, role)
+
+
+def test_a_tree_skips_the_uplink_drill_with_its_reason(monkeypatch: pytest.MonkeyPatch) -> None:
+    booted = Booted("oob")
+    booted.routers["root"] = _router("root", "spine", SVI_LEAF, "10.0.0.1")
+    for k in (1, 2):
+        booted.routers[f"leaf{k}"] = _router(f"leaf{k}", "leaf", SVI_LEAF, f"10.0.{k}.1")
+        booted.wires.append(Wire(f"U{k}", f"leaf{k}", "swp1", "root", f"swp{k}", "uplink"))
+    monkeypatch.setattr(drills, "_drill", lambda *args: {"drill": args[2]})
+    results = {r["drill"]: r for r in drills.run(None, booted)}  # type: ignore[arg-type]
+    assert "tree" in str(results["one leaf uplink down"]["skipped"])
+    assert results["one leaf uplink down"]["failures"] == []
+
+
+def test_a_leaf_with_a_second_path_is_drilled(monkeypatch: pytest.MonkeyPatch) -> None:
+    booted = Booted("oob")
+    booted.routers["root"] = _router("root", "spine", SVI_LEAF, "10.0.0.1")
+    for k in (1, 2):
+        booted.routers[f"leaf{k}"] = _router(f"leaf{k}", "leaf", SVI_LEAF, f"10.0.{k}.1")
+    booted.wires = [
+        Wire("U1", "leaf1", "swp1", "root", "swp1", "uplink"),  # leaf1: its only link
+        Wire("U2", "leaf2", "swp1", "root", "swp2", "uplink"),
+        Wire("U3", "leaf2", "swp2", "root", "swp3", "uplink"),
+    ]
+    taken: dict[str, list[Wire]] = {}
+
+    def record(
+        lab: object, booted: object, name: str, wires: list[Wire], *_: object
+    ) -> dict[str, object]:
+        taken[name] = wires
+        return {"drill": name}
+
+    monkeypatch.setattr(drills, "_drill", record)
+    drills.run(None, booted)  # type: ignore[arg-type]
+    assert [w.cable for w in taken["one leaf uplink down"]] == ["U2"]
+
+
+def test_ecmp_counts_towards_an_svi_router_id() -> None:
+    booted = Booted("oob")
+    booted.routers["s1"] = _router("s1", "spine", LOOPBACK_LEAF, "10.9.0.1")
+    booted.routers["s2"] = _router("s2", "spine", LOOPBACK_LEAF, "10.9.0.2")
+    booted.routers["a"] = _router("a", "leaf", SVI_LEAF, "10.128.0.1")
+    booted.routers["b"] = _router("b", "leaf", LOOPBACK_LEAF, "10.64.255.1")
+    booted.wires = [
+        Wire(f"{leaf}{spine}", leaf, f"swp{spine}", f"s{spine}", f"swp{leaf}", "leaf-spine")
+        for leaf in ("a", "b")
+        for spine in (1, 2)
+    ]
+    # the access switch's router id is on its SVI: the check counts towards the SVI's /26
+    assert ecmp_target(booted, booted.routers["a"]) == ("10.128.0.0/26", {"a"})
+    assert ecmp_target(booted, booted.routers["b"]) == ("10.64.255.1/32", {"b"})
+    assert designed_ecmp(booted, "b", {"a"}) == 2  # both spines on a shortest path
