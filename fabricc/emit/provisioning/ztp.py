@@ -24,6 +24,7 @@ from fabricc.emit import Artifact
 from fabricc.emit.configs import avd
 from fabricc.emit.configs.eos_files import STARTUP
 from fabricc.emit.configs.ports import cumulus_name
+from fabricc.emit.provisioning.byhand import by_hand_lines
 from fabricc.emit.tables import json_text
 from fabricc.ir import Fabric
 from fabricc.synth.mgmtnet import ManagementNet, management_net
@@ -312,38 +313,8 @@ def seeds_text(fabric: Fabric) -> str:
         else:
             why = f"in-band leaf of the provisioning server {net.server_device}"
         lines.append(f"{switch}\t{why}")
-    lines.extend(_by_hand(fabric, net))
+    lines.extend(by_hand_lines(fabric, net))
     return "\n".join(lines) + "\n"
-
-
-def _by_hand(fabric: Fabric, net: ManagementNet) -> list[str]:
-    """The switches fabricc writes no config for (their model names no OS): what the site must
-    set on them by hand for the others to come up - the addresses this design gave them."""
-    manual = [
-        d
-        for _, d in sorted(fabric.devices.items())
-        if d.kind == "switch"
-        and d.network is not None
-        and fabric.loaded.networks[d.network].fabric == "ethernet"
-        and not has_config(fabric, d)
-    ]
-    if not manual:
-        return []
-    lines = [
-        "# Switches fabricc writes no config for (their model names no operating system):",
-        "# configure them by hand with these addresses before the switches behind them boot.",
-    ]
-    for device in manual:
-        what = [f"management address {device.mgmt_ip}" if device.mgmt_ip else "no address"]
-        access = net.subnets.get(device.name)
-        if access is not None:
-            role = "router and DHCP relay" if access.relays else "router"
-            what.append(
-                f"{role} of {access.network} at {access.gateway}"
-                + (f" (relay to {net.server.split('/')[0]})" if access.relays else "")
-            )
-        lines.append(f"{device.name}\tby hand: " + ", ".join(what))
-    return lines
 
 
 def emit(fabric: Fabric) -> list[Artifact]:
