@@ -15,6 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from fabricc.cli import cli
+from fabricc.twin import routing
 from fabricc.twin.folder import load
 from fabricc.twin.lab import lab, own_leftovers
 from fabricc.twin.names import Namer
@@ -118,4 +119,47 @@ def test_switches_without_an_os_are_set_up_from_their_by_hand_lines(
             # a switch set up otherwise than its line says is not counted: nor are those behind
             assert left == {"oob-gpu-leaf002"} | _behind(root, "oob-gpu-leaf002")
     assert by_hand | by_dhcp | by_usb | left == switches
+    assert not own_leftovers()
+
+
+def _asn_changed(line: str) -> str:
+    # oob-gpu-leaf002 expects another ASN of its parent than the parent's own
+    return re.sub(r"(49>oob-gpu-leaf001/)\d+", r"\g<1>4290009999", line)
+
+
+@pytest.mark.tool
+@pytest.mark.slow
+@pytest.mark.parametrize("edit", [None, _asn_changed])
+def test_the_by_hand_management_tree_routes(
+    edit: Callable[[str], str] | None,
+    tmp_path_factory: pytest.TempPathFactory,
+    tmp_path: Path,
+) -> None:
+    """The OOB network of switches without an OS boots its tree from the by-hand lines: BGP
+    unnumbered on every uplink cable Established, every announced subnet reachable; an edited
+    neighbour ASN is named by the session it breaks."""
+    require_tool("vtysh")
+    require_root()
+    root = tmp_path / "out"
+    shutil.copytree(_build(tmp_path_factory), root)
+    root.chmod(0o755)
+    tmp_path.chmod(0o755)
+    if edit is not None:
+        seeds = root / SEEDS
+        seeds.write_text(_line(seeds.read_text(), "oob-gpu-leaf002", edit))
+    folder = load(root)
+    uplinks = [r for r in folder.cables if r["network"] == "oob" and r["kind"] == "uplink"]
+    with lab(300) as the_lab:
+        booted = routing.boot(the_lab, folder, Namer(folder), "oob")
+        assert len(booted.routers) == 8
+        designed, sessions = routing.wait_sessions(the_lab, folder, booted)
+        checked, unreachable = routing.reachability(the_lab, booted)
+    assert designed == 2 * len(uplinks) > 0  # both ends of every uplink cable
+    if edit is None:
+        assert sessions == []
+        assert checked > 0 and unreachable == []
+    else:
+        assert any("oob-gpu-leaf002" in str(s) and "oob-gpu-leaf001" in str(s) for s in sessions), (
+            sessions
+        )
     assert not own_leftovers()

@@ -100,3 +100,47 @@ def _read(name: str, fields: list[str], namer: Namer) -> HandSwitch:
 def by_hand(folder: BuildFolder, namer: Namer) -> dict[str, HandSwitch]:
     """Switch -> what its by-hand line of seeds.txt tells its operator to set."""
     return {fields[0]: _read(fields[0], fields[2:], namer) for fields in by_hand_lines(folder)}
+
+
+def nvue_tree(hand: HandSwitch) -> dict[str, object]:
+    """The NVUE `set` tree an operator's by-hand setup amounts to - what the NVUE emitter writes
+    for an access switch with an OS - so the twin boots it as it boots a Cumulus access switch
+    (twin/nvue_frr.py renders its FRR, twin/bridging.py its layer 2). The neighbour's ASN of the
+    line is its remote-as: an edited ASN shows as a session that does not come up."""
+    config = hand.config
+    interfaces: dict[str, object] = {
+        port: {"type": "swp", "bridge": {"domain": {"br_default": {"access": vlan}}}}
+        for port, vlan in sorted(config.access_vlan.items())
+    }
+    for vlan, svi in sorted(config.svi.items()):
+        interfaces[f"vlan{vlan}"] = {
+            "type": "svi",
+            "vlan": vlan,
+            "ipv4": {"address": {a: {} for a in svi}},
+        }
+    for port, found in sorted(config.addresses.items()):
+        interfaces[port] = {"type": "swp", "ipv4": {"address": {a: {} for a in found}}}
+    for port, _, _ in hand.neighbours:
+        interfaces.setdefault(port, {"type": "swp"})
+    tree: dict[str, object] = {"system": {"hostname": config.name}, "interface": interfaces}
+    if config.svi:
+        vlans: dict[str, object] = {str(v): {} for v in sorted(config.svi)}
+        tree["bridge"] = {"domain": {"br_default": {"vlan": vlans}}}
+    if hand.asn is not None and hand.neighbours:
+        neighbours = {
+            port: {"type": "unnumbered", "remote-as": int(asn) if asn.isdigit() else "external"}
+            for port, _, asn in hand.neighbours
+        }
+        tree["router"] = {"bgp": {"autonomous-system": hand.asn, "router-id": hand.router_id}}
+        family = {
+            "network": {prefix: {} for prefix in hand.announce},
+            "multipaths": {"ebgp": len(neighbours)},
+        }
+        tree["vrf"] = {
+            "default": {
+                "router": {
+                    "bgp": {"address-family": {"ipv4-unicast": family}, "neighbor": neighbours}
+                }
+            }
+        }
+    return tree
