@@ -247,14 +247,20 @@ def cumulus_ztp(switch: str, ztp: SwitchZtp, server_root: str, release: str) -> 
     )
 
 
-def _site_server(net: ManagementNet) -> str:
+def _site_server(fabric: Fabric, net: ManagementNet) -> str:
     """Where the site's provisioning server goes: on the port a management tree's root keeps for
-    it (synth/mgmtnet.py), else anywhere routed to the relays."""
+    it (synth/mgmtnet.py), else anywhere routed to the relays. The port as the root's OS names
+    it; a root without one (set up by hand) as the cabling plan does."""
     for switch, access in net.subnets.items():
         if access.server_port is not None and access.server_link is not None:
+            port = (
+                cumulus_name(access.server_port)
+                if has_config(fabric, fabric.devices[switch])
+                else f"port {access.server_port}"
+            )
             return (
                 f"/{access.server_link.network.prefixlen} (yours: cable it to {switch}"
-                f" {cumulus_name(access.server_port)}, gateway {access.server_link.ip})"
+                f" {port}, gateway {access.server_link.ip})"
             )
     return " (yours: route it)"
 
@@ -285,7 +291,7 @@ def seeds_text(fabric: Fabric) -> str:
         f"# (SONiC: its ztp.json as {SONIC_LOCAL_ZTP_JSON});",
         dhcp,
         f"# Provisioning server (Kea, HTTP for {ROOT}/): {net.server}"
-        + (f" on {net.server_device}" if net.server_device else _site_server(net)),
+        + (f" on {net.server_device}" if net.server_device else _site_server(fabric, net)),
     ]
     for switch in net.seeds:
         if not has_config(fabric, fabric.devices[switch]):
