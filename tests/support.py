@@ -59,7 +59,7 @@ GOLDEN_SELECTED = {
         "configs/compute-rail1-sm/opensm.conf",
         "diagrams/topology-compute.dot",
     ),
-    "megascale-roce": ("summary.json", "bom/bom.csv"),
+    "megascale-roce": ("summary.json", "bom/bom.csv", "provisioning/ztp/seeds.txt"),
     "superpod-h100-4su": (
         "summary.json",
         "analysis/analysis.json",

@@ -290,9 +290,9 @@ def _unconfigured_switches(out: Outputs) -> dict[Address, str]:
     }
     # and the gateway addresses seeds.txt tells the site to set on them by hand
     for line in out.files.get("provisioning/ztp/seeds.txt", "").splitlines():
-        name, _, what = line.partition("\tby hand: ")
+        name, _, what = line.partition("\tby hand\t")
         if what and name not in out.switches:
-            for gateway in re.findall(r" of \S+ at (\S+)", what):
+            for gateway in re.findall(r"gateway ([0-9.]+)/", what):
                 owned[Address(gateway)] = name
     return owned
 
@@ -357,7 +357,7 @@ def _seeds(out: Outputs) -> set[str]:
     return {
         line.split("\t")[0]
         for line in text.splitlines()
-        if line and line[0] != "#" and "\tby hand: " not in line
+        if line and line[0] != "#" and "\tby hand\t" not in line
     }
 
 
@@ -454,7 +454,7 @@ def relay_problems(out: Outputs) -> list[str]:
             # no config of fabricc's (its model names no OS): seeds.txt has the site set it up
             # as the relay by hand
             seeds_txt = out.files.get("provisioning/ztp/seeds.txt", "")
-            if not re.search(rf"^{re.escape(access)}\tby hand: .*DHCP relay", seeds_txt, re.M):
+            if not re.search(rf"^{re.escape(access)}\tby hand\t.*DHCP relay", seeds_txt, re.M):
                 problems.append(f"{switch}: {access} has no config and no by-hand relay")
             continue
         tree = out.nvue.get(access, {})

@@ -15,6 +15,7 @@ def _report() -> Report:
     report = Report("lab", not_modelled=["ASIC buffers"])
     report.provisioning = {
         "by_usb": ["oob-leaf001"],
+        "by_hand": ["oob-leaf002"],
         "by_dhcp": ["leaf003", "leaf004"],
         "not_provisioned": ["leaf005"],
         "failures": [{"device": "leaf005", "problem": "oob-leaf002 runs no DHCP relay"}],
@@ -55,6 +56,7 @@ def test_the_page_names_counts_and_failures(tmp_path: Path) -> None:
     text = re.sub(r"<[^>]+>", " ", page)
     assert "3 failures, each named below" in text
     assert re.search(r"by dhcp\s+2\s+leaf003, leaf004", text)
+    assert re.search(r"by hand\s+1\s+oob-leaf002", text)  # seeds.txt's switches without an OS
     assert re.search(r"not provisioned\s+1\s+leaf005", text)
     assert "device=leaf005, problem=oob-leaf002 runs no DHCP relay" in text
     # a failure's text is escaped, not markup

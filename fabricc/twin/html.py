@@ -1,8 +1,8 @@
 """Twin output for reviewers: OUT/report/twin.html, the twin's findings beside the design review.
 
 Consumes a Report; produces one self-contained page in the style of report/index.html (the same
-inline CSS, no scripts, opens from file://): the verdict, switches provisioned by DHCP, by USB and
-not at all, per network or InfiniBand subnet each check with its counts and every failure named,
+inline CSS, no scripts, opens from file://): the verdict, switches provisioned by DHCP, by USB,
+by hand and not at all, per network or InfiniBand subnet each check with its counts and every failure named,
 the failure drills, and what the twin does not model. The design review links to it; `fabricc
 build` does not write it (the twin runs after the build, on the folder as deployed).
 """

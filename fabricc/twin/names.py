@@ -117,10 +117,11 @@ class Namer:
         if re.fullmatch(r"\d+(/\d+)?", port):
             if kind == "sonic":
                 name = self._sonic(device).get(port)
-            elif kind == "cumulus":
-                name = cumulus_port(port)
             elif kind == "eos":
                 name = eos_linux(eos_port(port, *self._eos_layout(device)))
+            elif kind == "cumulus" or self.folder.devices.get(device, {}).get("kind") == "switch":
+                # a switch without a config is set up by hand (seeds.txt): named as Cumulus does
+                name = cumulus_port(port)
         if name is None and _VALID.fullmatch(port) and len(port) < IFNAMSIZ:
             name = port
         if name is None:

@@ -4,14 +4,15 @@ Consumes the build folder (seeds.txt, the mgmt cables of cabling/cables.csv, the
 switches' startup.yaml, provisioning/kea/kea-dhcp4.conf and the provisioning tree) and a Lab.
 The provisioning server's namespace runs the real kea-dhcp4 on the generated config (only its
 listening interfaces, lease file and log are changed) and serves the build folder over HTTP as
-/fabricc/. Seeds come up from what seeds.txt puts on their USB drive; each configured access
+/fabricc/. Seeds come up from what seeds.txt puts on their USB drive, switches without an OS
+from what its by-hand lines tell their operator (twin/byhand.py); each configured access
 switch gets Linux's bridge, its access VLANs and SVIs, and isc-dhcp-relay exactly where its
 startup.yaml enables the relay (circuit-id = the port, as use-pif-circuit-id does). Every other
 switch starts with an unconfigured eth0, runs dhclient, and fetches its ZTP file and every file
 that file names, each compared byte for byte with the build's; among them must be the files its
-OS boots from (BOOT_FILES: an EOS boot script must install its startup-config). Switches so provisioned that are
-access switches themselves serve the next round. Produces provisioned by USB / DHCP / not at
-all, and a failure per switch not provisioned, with the reason.
+OS boots from (BOOT_FILES: an EOS boot script must install its startup-config). Switches so
+provisioned that are access switches themselves serve the next round. Produces provisioned by
+USB / by hand / DHCP / not at all, and a failure per switch not provisioned, with the reason.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from fabricc.twin.byhand import MARK, by_hand
 from fabricc.twin.folder import BuildFolder
 from fabricc.twin.lab import Lab, inside
 from fabricc.twin.names import Namer, os_of
@@ -83,7 +85,8 @@ def seeds(folder: BuildFolder) -> tuple[list[str], str]:
         found = _SERVER.search(line)
         if found:
             server = found.group(1)
-        if line.strip() and not line.startswith("#"):
+        fields = line.split("\t")
+        if line.strip() and not line.startswith("#") and fields[1:2] != [MARK]:
             names.append(line.split()[0])
     return names, server
 
@@ -326,16 +329,30 @@ def provision(lab: Lab, folder: BuildFolder, namer: Namer) -> dict[str, object]:
             failures.append({"device": seed, "problem": f"USB seed lacks {', '.join(lost)}"})
         else:
             by_usb.append(seed)
-    result: dict[str, object] = {"by_usb": by_usb, "server": server}
+    hands = by_hand(folder, namer)
+    by_hand_ok: list[str] = []
+    bad_hands: list[str] = []
+    for name, hand in sorted(hands.items()):
+        problems = list(hand.problems)
+        want = folder.devices.get(name, {}).get("mgmt_ip", "")
+        if want and hand.address != want:
+            problems.append(
+                f"by-hand management address {hand.address or 'none'}, the inventory plans {want}"
+            )
+        failures.extend({"device": name, "problem": p} for p in problems)
+        (bad_hands if problems else by_hand_ok).append(name)
+    result: dict[str, object] = {"by_usb": by_usb, "by_hand": by_hand_ok, "server": server}
     if not server or not folder.has(KEA):
         failures.append(
             {"device": "", "problem": "no provisioning server or Kea config in the build"}
         )
-        result.update(by_dhcp=[], not_provisioned=ztp_switches, failures=failures)
+        result.update(
+            by_dhcp=[], not_provisioned=sorted([*ztp_switches, *bad_hands]), failures=failures
+        )
         return result
     plane = Plane(server)
     _start_server(lab, folder, plane)
-    configured = set(by_usb)
+    configured = set(by_usb) | set(by_hand_ok)
     by_dhcp: list[str] = []
     pending = [name for name in ztp_switches if name not in configured]
     reasons: dict[str, str] = {}
@@ -350,8 +367,8 @@ def provision(lab: Lab, folder: BuildFolder, namer: Namer) -> dict[str, object]:
         relays: list[tuple[str, SwitchConfig, dict[str, str]]] = []
         for access in ready:
             active.add(access)
-            config = switch_config(folder, access)
-            if config is None or config.os != "cumulus":
+            config = hands[access].config if access in hands else switch_config(folder, access)
+            if config is None or config.os not in ("cumulus", "byhand"):
                 continue
             ns = lab.namespace()
             plane.access_ns[access] = ns
@@ -405,7 +422,9 @@ def provision(lab: Lab, folder: BuildFolder, namer: Namer) -> dict[str, object]:
             else "no management cable in the cabling plan"
         )
         failures.append({"device": name, "problem": f"not provisioned: {reason}"})
-    result.update(by_dhcp=sorted(by_dhcp), not_provisioned=sorted(pending), failures=failures)
+    result.update(
+        by_dhcp=sorted(by_dhcp), not_provisioned=sorted([*pending, *bad_hands]), failures=failures
+    )
     result["operator_files"] = sorted(operator)
     return result
 

@@ -24,6 +24,7 @@ from pathlib import Path
 from fabricc.twin import eos, eos_frr
 from fabricc.twin.bridging import BRIDGE, Bundles, bundles
 from fabricc.twin.bridging import apply as apply_bridging
+from fabricc.twin.byhand import by_hand, nvue_tree
 from fabricc.twin.folder import SWITCH_KINDS, BuildFolder, Row
 from fabricc.twin.lab import Lab, inside, make_room_for_neighbors
 from fabricc.twin.names import Namer, os_of
@@ -154,8 +155,15 @@ def boot(lab: Lab, folder: BuildFolder, namer: Namer, network: str) -> Booted:
         names.setdefault(row["a_device"])
         names.setdefault(row["b_device"])
     trees: dict[str, Tree] = {}
+    hands = by_hand(folder, namer)  # switches without an OS: set up from seeds.txt
     for name in names:
-        tree = nvue_set(folder, name) if folder.has(f"configs/{name}/startup.yaml") else None
+        tree = (
+            nvue_set(folder, name)
+            if folder.has(f"configs/{name}/startup.yaml")
+            else nvue_tree(hands[name])
+            if name in hands
+            else None
+        )
         if tree is not None:
             trees[name] = tree
         rendered = False

@@ -24,6 +24,7 @@ from fabricc.emit import Artifact
 from fabricc.emit.configs import avd
 from fabricc.emit.configs.eos_files import STARTUP
 from fabricc.emit.configs.ports import cumulus_name
+from fabricc.emit.provisioning.byhand import by_hand_lines
 from fabricc.emit.tables import json_text
 from fabricc.ir import Fabric
 from fabricc.synth.mgmtnet import ManagementNet, management_net
@@ -246,14 +247,20 @@ def cumulus_ztp(switch: str, ztp: SwitchZtp, server_root: str, release: str) -> 
     )
 
 
-def _site_server(net: ManagementNet) -> str:
+def _site_server(fabric: Fabric, net: ManagementNet) -> str:
     """Where the site's provisioning server goes: on the port a management tree's root keeps for
-    it (synth/mgmtnet.py), else anywhere routed to the relays."""
+    it (synth/mgmtnet.py), else anywhere routed to the relays. The port as the root's OS names
+    it; a root without one (set up by hand) as the cabling plan does."""
     for switch, access in net.subnets.items():
         if access.server_port is not None and access.server_link is not None:
+            port = (
+                cumulus_name(access.server_port)
+                if has_config(fabric, fabric.devices[switch])
+                else f"port {access.server_port}"
+            )
             return (
                 f"/{access.server_link.network.prefixlen} (yours: cable it to {switch}"
-                f" {cumulus_name(access.server_port)}, gateway {access.server_link.ip})"
+                f" {port}, gateway {access.server_link.ip})"
             )
     return " (yours: route it)"
 
@@ -284,7 +291,7 @@ def seeds_text(fabric: Fabric) -> str:
         f"# (SONiC: its ztp.json as {SONIC_LOCAL_ZTP_JSON});",
         dhcp,
         f"# Provisioning server (Kea, HTTP for {ROOT}/): {net.server}"
-        + (f" on {net.server_device}" if net.server_device else _site_server(net)),
+        + (f" on {net.server_device}" if net.server_device else _site_server(fabric, net)),
     ]
     for switch in net.seeds:
         if not has_config(fabric, fabric.devices[switch]):
@@ -312,38 +319,8 @@ def seeds_text(fabric: Fabric) -> str:
         else:
             why = f"in-band leaf of the provisioning server {net.server_device}"
         lines.append(f"{switch}\t{why}")
-    lines.extend(_by_hand(fabric, net))
+    lines.extend(by_hand_lines(fabric, net))
     return "\n".join(lines) + "\n"
-
-
-def _by_hand(fabric: Fabric, net: ManagementNet) -> list[str]:
-    """The switches fabricc writes no config for (their model names no OS): what the site must
-    set on them by hand for the others to come up - the addresses this design gave them."""
-    manual = [
-        d
-        for _, d in sorted(fabric.devices.items())
-        if d.kind == "switch"
-        and d.network is not None
-        and fabric.loaded.networks[d.network].fabric == "ethernet"
-        and not has_config(fabric, d)
-    ]
-    if not manual:
-        return []
-    lines = [
-        "# Switches fabricc writes no config for (their model names no operating system):",
-        "# configure them by hand with these addresses before the switches behind them boot.",
-    ]
-    for device in manual:
-        what = [f"management address {device.mgmt_ip}" if device.mgmt_ip else "no address"]
-        access = net.subnets.get(device.name)
-        if access is not None:
-            role = "router and DHCP relay" if access.relays else "router"
-            what.append(
-                f"{role} of {access.network} at {access.gateway}"
-                + (f" (relay to {net.server.split('/')[0]})" if access.relays else "")
-            )
-        lines.append(f"{device.name}\tby hand: " + ", ".join(what))
-    return lines
 
 
 def emit(fabric: Fabric) -> list[Artifact]:
