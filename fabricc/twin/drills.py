@@ -118,10 +118,10 @@ def _drill(
             last = now
             time.sleep(1.0)
     finally:
-        settled = time.monotonic()
+        restored = time.monotonic()
         bring_up(lab, booted, wires, before)
     return {
-        "seconds": (round(settled - start, 1), round(time.monotonic() - settled, 1)),
+        "seconds": (round(restored - start, 1), round(time.monotonic() - restored, 1)),
         "drill": name,
         "down": sorted(down) or sorted(cut),
         "pairs": len(pairs),
