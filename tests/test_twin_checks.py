@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from fabricc.twin import drills
+from fabricc.twin import drills, routing
 from fabricc.twin.routing import Booted, Router, Wire, designed_ecmp, ecmp_target
 
 SVI_LEAF = "router bgp 65101\n bgp router-id {rid}\ninterface vlan20\n ip address {rid}/26\n"
@@ -66,3 +66,21 @@ def test_ecmp_counts_towards_an_svi_router_id() -> None:
     assert ecmp_target(booted, booted.routers["a"]) == ("10.128.0.0/26", {"a"})
     assert ecmp_target(booted, booted.routers["b"]) == ("10.64.255.1/32", {"b"})
     assert designed_ecmp(booted, "b", {"a"}) == 2  # both spines on a shortest path
+
+
+def test_routes_are_not_settled_before_every_session_has_sent_its_first(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """gb300-nvl72-spectrum-x: sessions up, queues empty, no route exchanged yet (FRR's
+    coalesce time): two equal looks then said "settled" and the ECMP check counted 0 next hops."""
+    booted = Booted("compute")
+    booted.routers["leaf"] = _router("leaf", "leaf", LOOPBACK_LEAF, "10.0.0.1")
+    received = {"swp1": {"state": "Established", "inq": 0, "outq": 0, "pfxRcd": 0}}
+    monkeypatch.setattr(routing, "all_peers", lambda lab, routers: {"leaf": received})
+    monkeypatch.setattr(routing, "_kernel_routes", lambda lab, router: {})
+    assert routing.settled_state(None, booted) is None  # type: ignore[arg-type]
+    received["swp1"]["pfxRcd"] = 3
+    assert routing.settled_state(None, booted) is not None  # type: ignore[arg-type]
+    # a session that is down holds nothing back: its failure will not change by waiting
+    received["swp1"] = {"state": "Active", "inq": 0, "outq": 0}
+    assert routing.settled_state(None, booted) is not None  # type: ignore[arg-type]

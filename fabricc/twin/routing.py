@@ -591,14 +591,18 @@ def reachability(lab: Lab, booted: Booted) -> tuple[int, list[Failure]]:
 
 def settled_state(lab: Lab, booted: Booted) -> object:
     """What BGP and the kernel hold now, when BGP has nothing in flight (every session's in and
-    out queues empty), else None. Two equal looks a second apart: the routes have settled, so a
-    check that still fails will not pass by waiting."""
+    out queues empty, and every Established session has received its first routes: FRR holds
+    a new session's first update back for its coalesce time, so empty queues alone do not tell
+    the exchange has begun), else None. Two equal looks a second apart: the routes have
+    settled, so a check that still fails will not pass by waiting."""
     routers = list(booted.routers.values())
     peers = all_peers(lab, routers)
     held: list[object] = []
     for router in routers:
         for name, info in sorted(peers[router.name].items()):
             if info.get("inq", 0) or info.get("outq", 0):
+                return None
+            if info.get("state") == "Established" and not info.get("pfxRcd"):
                 return None
             held.append((router.name, name, info.get("state"), info.get("pfxRcd")))
     with ThreadPoolExecutor(ASKERS) as pool:
