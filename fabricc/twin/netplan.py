@@ -19,11 +19,9 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from fabricc.twin.bridging import FORWARD_DELAY
 from fabricc.twin.folder import BuildFolder
 from fabricc.twin.lab import Lab
 from fabricc.twin.networkd import Expected, Plan, translate
@@ -304,7 +302,7 @@ def _reach(
     lab: Lab, booted: Booted, hosts: list[Host], nics: list[Nic]
 ) -> tuple[int, list[Failure]]:
     """Pings from each addressed interface with a gateway to the gateway and to a host on other
-    leaves of the same plane; a miss is tried again until spanning tree forwards."""
+    leaves of the same plane; a miss is tried once more."""
     jobs: list[tuple[str, str, str]] = []
     labels: list[Failure] = []
     plane = {name: router.component for name, router in booted.routers.items()}
@@ -334,15 +332,10 @@ def _reach(
                     "to": f"{far.host} {far.interface} ({', '.join(sorted(far.leaves))})",
                 }
             )
-    # renaming a host's ports (as udev does) drops the carrier of the leaves' bridge ports,
-    # which spanning tree then holds in listening and learning for two forward delays: misses
-    # are tried again until that has passed
-    end = time.monotonic() + 2 * FORWARD_DELAY / 100 + 2
     reached = _pings(lab, jobs)
-    while (again := [k for k, ok in enumerate(reached) if not ok]) and time.monotonic() < end:
-        time.sleep(0.5)
-        for k, ok in zip(again, _pings(lab, [jobs[k] for k in again]), strict=True):
-            reached[k] = ok
+    again = [k for k, ok in enumerate(reached) if not ok]
+    for k, ok in zip(again, _pings(lab, [jobs[k] for k in again]), strict=True):
+        reached[k] = ok
     return len(jobs), [
         {**label, "problem": "unreachable"}
         for label, ok in zip(labels, reached, strict=True)
