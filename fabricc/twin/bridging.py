@@ -9,11 +9,14 @@ macvlan per SVI (`vlanN`, its address from the rendered frr.conf), one per VRR a
 link (`peerlink.4094`). The twin assumes neither the bonding, 802.1Q nor VRF driver (not every
 kernel has them): a bond is its first cabled member, the other members stay unbridged (a loop
 otherwise), and the VLANs of br_default share one broadcast domain. MLAG's control plane (clagd)
-is not run: both peers bridge the peer link and answer the VRR address, as a synced pair would.
+is not run: both peers bridge the peer link and answer the VRR address, as a synced pair would,
+each holding the VRR MAC as a local entry of its bridge.
 """
 
 from __future__ import annotations
 
+import json
+import time
 from dataclasses import dataclass, field
 
 from fabricc.twin.lab import Lab
@@ -109,11 +112,48 @@ def apply(lab: Lab, ns: str, found: Bundles, cabled: set[str], mtu: int | None) 
         commands.append(f"link add link {BRIDGE} name {name}{extra} type macvlan mode bridge")
         commands.append(f"link set {name} up")
 
+    local: list[str] = []
     for svi, entry in sorted(found.svis.items()):
         macvlan(svi)
         if vrr_addresses(entry):
-            macvlan(svi + VRR_SUFFIX, vrr_mac(entry))
+            mac = vrr_mac(entry)
+            macvlan(svi + VRR_SUFFIX, mac)
+            if mac:
+                local.append(mac)
     for name in found.routed_subinterfaces:
         macvlan(name)
     lab.run("ip", "-n", ns, "-batch", "-", stdin="".join(line + "\n" for line in commands))
+    if local:
+        # both peers own the VRR MAC: each holds it as a local entry of its bridge, as an MLAG
+        # pair installs it, so that a reply from the peer's VRR (the peer link) is not learnt
+        # there and the frames to it are not sent back and forth between the two bridges
+        lab.run(
+            "bridge",
+            "-n",
+            ns,
+            "-batch",
+            "-",
+            stdin="".join(f"fdb add {mac} dev {BRIDGE} self local\n" for mac in sorted(set(local))),
+        )
     return [port for port in ports if port in cabled]
+
+
+def wait_forwarding(lab: Lab, namespaces: list[str]) -> None:
+    """Waits until no bridged port of `namespaces` is in spanning tree's listening or learning
+    state (a port whose carrier came back, as when a host renames its NIC, passes both before
+    it forwards: two forward delays), or that time and a second more have passed."""
+    end = time.monotonic() + 2 * FORWARD_DELAY / 100 + 1
+    pending = list(namespaces)
+    while pending and time.monotonic() < end:
+        still = []
+        for ns in pending:
+            result = lab.run("bridge", "-n", ns, "-j", "link", "show", check=False)
+            try:
+                ports = json.loads(result.stdout or "[]")
+            except json.JSONDecodeError:
+                continue
+            if any(port.get("state") in ("listening", "learning") for port in ports):
+                still.append(ns)
+        pending = still
+        if pending:
+            time.sleep(0.2)

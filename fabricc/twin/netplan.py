@@ -22,6 +22,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from fabricc.twin.bridging import wait_forwarding
 from fabricc.twin.folder import BuildFolder
 from fabricc.twin.lab import Lab
 from fabricc.twin.networkd import Expected, Plan, translate
@@ -284,6 +285,8 @@ def check(lab: Lab, folder: BuildFolder, booted: Booted) -> dict[str, object]:
                         leaves,
                     )
                 )
+    # renaming a host's ports (as udev does) drops the carrier of the leaves' bridge ports
+    wait_forwarding(lab, sorted({r.ns for r in booted.routers.values() if r.bridged}))
     checked, unreachable = _reach(lab, booted, hosts, nics)
     entry: dict[str, object] = {
         "bonds": "kernel bonding driver"
