@@ -139,7 +139,9 @@ def _lab_tags(pid: int) -> set[str]:
     """The lab tags of the twin process `pid`: the ftw<tag> namespaces its children name on
     their command lines, and the lab folders (RUN/<tag>) its daemons run in."""
     tags: set[str] = set()
-    pattern = re.compile(rf"^{PREFIX}([0-9a-f]{{{TAG_LENGTH}}})")
+    # a namespace's name as a word of its own (ip -n ftw<tag>) or at the end of a path
+    # (nsenter --net=/run/netns/ftw<tag>)
+    pattern = re.compile(rf"(?:^|/){PREFIX}([0-9a-f]{{{TAG_LENGTH}}})")
     for proc in Path("/proc").iterdir():
         try:
             stat = (proc / "stat").read_text()
@@ -149,7 +151,7 @@ def _lab_tags(pid: int) -> set[str]:
             cwd = (proc / "cwd").readlink()
         except (OSError, ValueError, IndexError):
             continue
-        tags |= {m.group(1) for word in words if (m := pattern.match(word))}
+        tags |= {m.group(1) for word in words if (m := pattern.search(word))}
         if cwd.parent == RUN:
             tags.add(cwd.name)
     return tags

@@ -14,6 +14,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -258,12 +259,18 @@ def lab(seconds: float) -> Iterator[Lab]:
     try:
         yield the_lab
     finally:
-        # a second Ctrl-C or SIGTERM during the cleanup must not leave namespaces behind
+        # a Ctrl-C or SIGTERM during the cleanup must not leave namespaces behind: it is held
+        # until the cleanup is done, then raised (a run between two labs stops as in one)
         held = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-        during = {sig: signal.signal(sig, signal.SIG_IGN) for sig in held}
+        arrived: list[int] = []
+        during = {sig: signal.signal(sig, lambda n, _f: arrived.append(n)) for sig in held}
         try:
             the_lab.close()
         finally:
             signal.signal(signal.SIGINT, during[signal.SIGINT])
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
+        if arrived and sys.exc_info()[0] is None:
+            if arrived[0] == signal.SIGINT:
+                raise KeyboardInterrupt
+            raise Interrupted(signal.Signals(arrived[0]).name)
