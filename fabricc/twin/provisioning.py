@@ -280,7 +280,7 @@ def _ztp(
     client: Client,
     url: str,
     operator: set[str],
-    fetched: set[str] | None = None,
+    fetched: set[str],
 ) -> list[str]:
     """Fetch the ZTP file and every file it names (a Cumulus ztp.sh, a SONiC ztp.json and its
     plugins, an EOS boot script: each names its files by URL); problems (empty when all are the
@@ -306,8 +306,7 @@ def _ztp(
         if got != folder.data(relative):
             problems.append(f"{current} differs from the build's {relative}")
             continue
-        if fetched is not None:
-            fetched.add(relative)
+        fetched.add(relative)
         pending.extend(_URL.findall(got.decode("utf-8", errors="replace")))
     return problems
 
