@@ -189,13 +189,17 @@ def _endpoint_ranks(snapshot: Snapshot) -> dict[str, dict[str, int]]:
     build filled top-of-rack leaves, so that a build keeping it fills them the same way."""
     order = {name: index for index, name in enumerate(snapshot.devices)}
     first: dict[tuple[str, str], tuple[int, tuple[int, ...]]] = {}
+    ports: dict[str, tuple[int, ...]] = {}  # a leaf port's name, once per name (they repeat)
     for row in snapshot.cables:
         if row.get("kind") != ENDPOINT_LEAF:
             continue
         leaf = order.get(row.get("b_device", ""))
-        port = tuple(_count(part) or 0 for part in row.get("b_port", "").split("/"))
         if leaf is None:
             continue
+        name = row.get("b_port", "")
+        port = ports.get(name)
+        if port is None:
+            port = ports[name] = tuple(_count(part) or 0 for part in name.split("/"))
         key = (row.get("network", ""), row.get("a_device", ""))
         place = (leaf, port)
         if key not in first or place < first[key]:
