@@ -170,9 +170,9 @@ def _kept(earlier: Path | None) -> dict[str, KeptPlace] | None:
     """The device places of an earlier build (a build folder, or a spec compiled now)."""
     if earlier is None:
         return None
-    from fabricc.change.snapshot import kept_places, load_places
+    from fabricc.change.snapshot import kept_places, load
 
-    return kept_places(load_places(earlier))
+    return kept_places(load(earlier))
 
 
 def _analysis(

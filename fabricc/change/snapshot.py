@@ -234,8 +234,9 @@ def load(path: Path, kept: Mapping[str, KeptPlace] | None = None) -> Snapshot:
 
 def load_places(path: Path) -> Snapshot:
     """What kept_places reads of a build folder (the columns PLACE_COLUMNS names of its
-    devices and cables: a build growing in place reads no more), or all of a spec compiled now;
-    the same rows and errors as load for those columns."""
+    devices and cables: a build growing in place reads no more; `build --keep` reads the whole
+    folder with load, as diff does), or all of a spec compiled now; the same rows and errors as
+    load for those columns."""
     if not path.is_dir():
         return load(path)
     _check_folder(path)
