@@ -117,10 +117,9 @@ def build(
     grown = kept is None and not fresh and _grow_in_place(loaded, target)
     if grown:
         stage("earlier build")
-        from fabricc.change.snapshot import kept_places
-        from fabricc.change.snapshot import load as load_build
+        from fabricc.change.snapshot import kept_places, load_places
 
-        loaded = dataclasses.replace(loaded, kept=kept_places(load_build(target)))
+        loaded = dataclasses.replace(loaded, kept=kept_places(load_places(target)))
     paths: list[str] = []
     # The emitters and the write, too, make next to no reference cycles (tests/test_collector.py)
     # while they hold millions of rows and strings: no cyclic collections over them either.

@@ -37,6 +37,8 @@ from fabricc.change.snapshot import (
     compile_files,
     from_files,
     kept_places,
+    load,
+    load_places,
 )
 from fabricc.change.workorder import files, work_order
 from fabricc.cli import cli
@@ -581,3 +583,22 @@ def test_parts_to_order_cover_every_cable_whose_part_changes(tmp_path: Path) -> 
         assert p.order - p.returned == p.delta
     table = _rows(dict(files(result))["bom-delta.csv"])
     assert table[0].keys() >= {"order", "return"}
+
+
+def test_growth_reads_the_places_of_a_build_folder_as_the_full_read_gives_them(
+    tmp_path: Path,
+) -> None:
+    """A build growing in place reads only its earlier build's devices and cables (the columns
+    the places need): the same places as reading the whole folder, and the same refusal of a
+    file that a link put there (a link planted in an old build carries no bytes in)."""
+    spec = _spec(tmp_path, "lab.yaml", ROCE)
+    built = tmp_path / "out"
+    build(spec, built)
+    places = kept_places(load_places(built))
+    assert places and places == kept_places(load(built))
+    outside = tmp_path / "outside.csv"
+    outside.write_text((built / DEVICES).read_text())
+    (built / DEVICES).unlink()
+    (built / DEVICES).symlink_to(outside)
+    assert load_places(built).devices == {} == load(built).devices
+    assert kept_places(load_places(built)) == kept_places(load(built)) == {}

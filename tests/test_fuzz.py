@@ -276,6 +276,31 @@ def damaged_build_files(draw: st.DrawFn) -> dict[str, str]:
     return files
 
 
+@settings(
+    max_examples=int(os.environ.get("FABRICC_FUZZ_EXAMPLES", "150")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(files=damaged_build_files())
+def test_the_growth_read_of_a_damaged_build_is_the_full_read_cut_to_its_columns(
+    files: dict[str, str],
+) -> None:
+    """load_places's split of plain CSV text gives the rows (cut to the columns growth reads)
+    and the first error that the csv module's reading gives, whatever the damage."""
+    for name, columns in snapshot.PLACE_COLUMNS.items():
+        text = files[name]
+        try:
+            full = [
+                {c: row[c] for c in columns if c in row} for row in snapshot._rows("b", name, text)
+            ]
+        except SpecError as exc:
+            with pytest.raises(SpecError) as raised:
+                snapshot._columns("b", name, text, columns)
+            assert raised.value.diagnostics == exc.diagnostics
+        else:
+            assert snapshot._columns("b", name, text, columns) == full
+
+
 @functools.cache
 def _BUILT_FILES() -> tuple[tuple[str, str], ...]:
     wanted = (snapshot.DEVICES, snapshot.CABLES, snapshot.BOM)

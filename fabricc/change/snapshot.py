@@ -17,6 +17,7 @@ import re
 import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -56,6 +57,11 @@ REQUIRED = {
     ),
     BOM: ("part_number", "quantity"),
 }  # fmt: skip
+# The columns kept_places reads: a build growing in place reads only these of its earlier build.
+PLACE_COLUMNS = {
+    DEVICES: ("name", "model", "rack", "u", "scalable_unit"),
+    CABLES: ("network", "kind", "a_device", "a_port", "b_device", "b_port"),
+}
 # A number as a build writes it in the BOM's quantity column.
 _QUANTITY = re.compile(r"(?:\d{1,12}(?:\.\d{1,6})?)?")
 
@@ -96,6 +102,44 @@ def _rows(label: str, relative: str, text: str) -> list[Row]:
             rows.append(dict(zip(header, record, strict=True)))
     except csv.Error as exc:
         raise _bad(Location(source, reader.line_num or 1, 1), f"not a CSV file: {exc}") from None
+    return rows
+
+
+def _columns(label: str, relative: str, text: str, columns: tuple[str, ...]) -> list[Row]:
+    """The rows of one CSV a build wrote, as _rows checks them, holding only those of `columns`
+    the header has. A build writes plain cells (emit/tables.py: no quotes, no line breaks
+    inside a cell), and such a text splits at its commas and line breaks exactly as the csv
+    module reads it, in a fraction of the time (no string for the columns after the last
+    wanted one); any other text goes through the csv module."""
+    lines = text.split("\n")
+    if not lines[-1]:
+        lines.pop()
+    if (
+        not lines
+        or '"' in text
+        or "\r" in text
+        or "\0" in text
+        or max(map(len, lines)) > csv.field_size_limit()
+    ):
+        return [{c: row[c] for c in columns if c in row} for row in _rows(label, relative, text)]
+    header = lines[0].split(",") if lines[0] else []
+    for column in REQUIRED.get(relative, ()):
+        if column not in header:
+            raise _bad(Location(f"{label}/{relative}", 1, 1), f"no column {column!r} in the header")
+    position = {column: index for index, column in enumerate(header)}  # the last of a name
+    names = [c for c in columns if c in position]
+    indices = [position[c] for c in names]
+    fields = len(header)
+    last = max(indices) + 1
+    pick = itemgetter(*indices)
+    rows: list[Row] = []
+    for number, line in enumerate(lines[1:], 2):
+        count = line.count(",") + 1 if line else 0
+        if count != fields:
+            where = Location(f"{label}/{relative}", number, 1)
+            raise _bad(where, f"row has {count} fields, the header {fields}")
+        values = pick(line.split(",", last))
+        rows.append(dict(zip(names, values, strict=True)) if len(names) > 1 else {names[0]: values})
     return rows
 
 
@@ -145,13 +189,17 @@ def _endpoint_ranks(snapshot: Snapshot) -> dict[str, dict[str, int]]:
     build filled top-of-rack leaves, so that a build keeping it fills them the same way."""
     order = {name: index for index, name in enumerate(snapshot.devices)}
     first: dict[tuple[str, str], tuple[int, tuple[int, ...]]] = {}
+    ports: dict[str, tuple[int, ...]] = {}  # a leaf port's name, once per name (they repeat)
     for row in snapshot.cables:
         if row.get("kind") != ENDPOINT_LEAF:
             continue
         leaf = order.get(row.get("b_device", ""))
-        port = tuple(_count(part) or 0 for part in row.get("b_port", "").split("/"))
         if leaf is None:
             continue
+        name = row.get("b_port", "")
+        port = ports.get(name)
+        if port is None:
+            port = ports[name] = tuple(_count(part) or 0 for part in name.split("/"))
         key = (row.get("network", ""), row.get("a_device", ""))
         place = (leaf, port)
         if key not in first or place < first[key]:
@@ -174,24 +222,61 @@ def load(path: Path, kept: Mapping[str, KeptPlace] | None = None) -> Snapshot:
     `build --keep` would). Raises SpecError/DesignError like `build`."""
     label = path.as_posix()
     if path.is_dir():
-        if not (path / DEVICES).is_file() or not (path / CABLES).is_file():
-            raise SpecError(
-                [
-                    error(
-                        f"not a fabricc build folder (no {DEVICES} or {CABLES})",
-                        location=Location(label, 1, 1),
-                        hint="give a spec file or a folder written by `fabricc build`",
-                    )
-                ]
-            )
+        _check_folder(path)
         files: dict[str, str] = {}
         for file in _regular_files(path):
             relative = file.relative_to(path).as_posix()
             if relative in (DEVICES, CABLES, BOM) or relative.startswith(CONFIGS):
-                raw = read_input(file, MAX_ARTIFACT_BYTES, what="build artifacts")
-                files[relative] = raw.decode("utf-8", errors="replace")
+                files[relative] = _text(file)
         return from_files(label, files)
     return from_files(label, compile_files(path, kept))
+
+
+def load_places(path: Path) -> Snapshot:
+    """What kept_places reads of a build folder (the columns PLACE_COLUMNS names of its
+    devices and cables: a build growing in place reads no more; `build --keep` reads the whole
+    folder with load, as diff does), or all of a spec compiled now; the same rows and errors as
+    load for those columns."""
+    if not path.is_dir():
+        return load(path)
+    _check_folder(path)
+    label = path.as_posix()
+    texts = dict.fromkeys(PLACE_COLUMNS, "")
+    for relative in PLACE_COLUMNS:  # as load's walk finds them: regular files under folders
+        file, parts = path, relative.split("/")
+        for index, part in enumerate(parts):
+            file = file / part
+            try:
+                mode = file.lstat().st_mode
+            except OSError:
+                break
+            if not (stat.S_ISREG(mode) if index == len(parts) - 1 else stat.S_ISDIR(mode)):
+                break
+        else:
+            texts[relative] = _text(file)
+    snapshot = Snapshot(label)
+    devices = _columns(label, DEVICES, texts[DEVICES], PLACE_COLUMNS[DEVICES])
+    snapshot.devices = {row["name"]: row for row in devices}
+    snapshot.cables = _columns(label, CABLES, texts[CABLES], PLACE_COLUMNS[CABLES])
+    return snapshot
+
+
+def _check_folder(path: Path) -> None:
+    if not (path / DEVICES).is_file() or not (path / CABLES).is_file():
+        raise SpecError(
+            [
+                error(
+                    f"not a fabricc build folder (no {DEVICES} or {CABLES})",
+                    location=Location(path.as_posix(), 1, 1),
+                    hint="give a spec file or a folder written by `fabricc build`",
+                )
+            ]
+        )
+
+
+def _text(file: Path) -> str:
+    raw = read_input(file, MAX_ARTIFACT_BYTES, what="build artifacts")
+    return raw.decode("utf-8", errors="replace")
 
 
 def _regular_files(folder: Path) -> list[Path]:
