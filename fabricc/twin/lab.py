@@ -26,9 +26,10 @@ RUN = Path("/run/fabricc-twin")  # tmp_path is not always visible through `ip ne
 PREFIX = "ftw"  # every namespace of a twin run: ftw<tag><n>
 TAG_LENGTH = 5
 _OPENED: set[str] = set()  # tags of the labs this process opened
+_LINKS: dict[str, int] = {}  # tag of each open lab -> the links it booted (neighbour entries)
 IFNAMSIZ = 16  # linux/if.h: names are at most 15 characters
 NETNS = Path("/run/netns")  # where `ip netns add` binds each namespace
-NEIGHBOR_TABLE = Path("/proc/sys/net/ipv6/neigh/default")
+NEIGHBOR_TABLES = [Path(f"/proc/sys/net/{family}/neigh/default") for family in ("ipv6", "ipv4")]
 
 
 def inside(ns: str) -> list[str]:
@@ -56,6 +57,16 @@ class Lab:
     processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
     pid_files: list[Path] = field(default_factory=list)
     frr_dirs: list[Path] = field(default_factory=list)
+
+    def room_for_neighbors(self, links: int) -> None:
+        """Makes room for `links` more links of this Lab in the kernel's neighbour table, beside
+        those of the other Labs open at the same time (they share the table)."""
+        _LINKS[self.tag] = _LINKS.get(self.tag, 0) + links
+        make_room_for_neighbors(sum(_LINKS.values()))
+
+    def expire(self) -> None:
+        """Ends the Lab's time now: its next command raises TwinTimeout (another stage failed)."""
+        self.deadline = time.monotonic()
 
     def remaining(self) -> float:
         left = self.deadline - time.monotonic()
@@ -229,17 +240,19 @@ def own_leftovers() -> list[str]:
 
 
 def make_room_for_neighbors(links: int) -> None:
-    """BGP unnumbered keeps an IPv6 neighbour entry at both ends of every link, and the kernel's
-    IPv6 neighbour table is shared by all namespaces (gc_thresh3, 1024 by default: sessions stay
-    Idle with "neighbor table overflow"). Raise the limits when lower than needed; never lower."""
+    """BGP unnumbered keeps an IPv6 neighbour entry at both ends of every link, hosts and SVIs
+    an ARP entry per neighbour, and the kernel's neighbour tables are shared by all namespaces
+    (gc_thresh3, 1024 by default: sessions stay Idle, pings fail, with "neighbor table
+    overflow"). Raise the limits when lower than needed; never lower."""
     needed = 4 * links + 1024
-    with contextlib.suppress(OSError):
-        if int((NEIGHBOR_TABLE / "gc_thresh3").read_text()) >= needed:
-            return
-        for name, value in (("gc_thresh1", needed // 4), ("gc_thresh2", needed // 2)):
-            if int((NEIGHBOR_TABLE / name).read_text()) < value:
-                (NEIGHBOR_TABLE / name).write_text(f"{value}\n")
-        (NEIGHBOR_TABLE / "gc_thresh3").write_text(f"{needed}\n")
+    for table in NEIGHBOR_TABLES:
+        with contextlib.suppress(OSError):
+            if int((table / "gc_thresh3").read_text()) >= needed:
+                continue
+            for name, value in (("gc_thresh1", needed // 4), ("gc_thresh2", needed // 2)):
+                if int((table / name).read_text()) < value:
+                    (table / name).write_text(f"{value}\n")
+            (table / "gc_thresh3").write_text(f"{needed}\n")
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:
@@ -266,6 +279,7 @@ def lab(seconds: float) -> Iterator[Lab]:
         during = {sig: signal.signal(sig, lambda n, _f: arrived.append(n)) for sig in held}
         try:
             the_lab.close()
+            _LINKS.pop(tag, None)
         finally:
             signal.signal(signal.SIGINT, during[signal.SIGINT])
             for sig, handler in previous.items():

@@ -26,7 +26,7 @@ from fabricc.twin.bridging import BRIDGE, Bundles, bundles
 from fabricc.twin.bridging import apply as apply_bridging
 from fabricc.twin.byhand import by_hand, nvue_tree
 from fabricc.twin.folder import SWITCH_KINDS, BuildFolder, Row
-from fabricc.twin.lab import Lab, inside, make_room_for_neighbors
+from fabricc.twin.lab import Lab, inside
 from fabricc.twin.names import Namer, os_of
 from fabricc.twin.nvue import nvue_set, switch_config
 from fabricc.twin.nvue_frr import Tree, addresses, render
@@ -283,7 +283,7 @@ def _mark_bundled(booted: Booted) -> list[Wire]:
 
 
 def _start(lab: Lab, booted: Booted) -> None:
-    make_room_for_neighbors(len(booted.wires) + len(booted.edge))
+    lab.room_for_neighbors(len(booted.wires) + len(booted.edge))
     for router in booted.routers.values():
         router.ns = lab.namespace()
         for loopback in sorted(set(re.findall(r"^interface (Loopback\d+)$", router.frr, re.M))):
