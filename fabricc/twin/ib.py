@@ -21,7 +21,7 @@ from fabricc.catalog.models import SwitchModel
 from fabricc.emit.configs.ports import ib_port
 from fabricc.twin import lft, smdrill
 from fabricc.twin.folder import BuildFolder
-from fabricc.twin.ibsim import Simulator, SimulatorError, simulator
+from fabricc.twin.ibsim import Simulator, SimulatorError, simulator, stop
 from fabricc.twin.lab import Lab
 from fabricc.verify import ibnetdiscover
 from fabricc.verify.compare import compare
@@ -245,22 +245,35 @@ def check(
     prefix = ("ip", "netns", "exec", ns)
     try:
         with simulator(net, scratch / "sim", prefix=prefix) as sim:
-            log = sim.opensm_once(
-                "-F",
-                str(conf),
-                "--dump_files_dir",
-                str(sim.workdir),
-                debug=DEBUG,
-                timeout=min(600.0, lab.remaining()),
-            )
-            result["subnet_manager"] = _subnet_manager(conf.read_text(), log)
-            found = sim.tool("ibnetdiscover", timeout=min(120.0, lab.remaining()))
-            if found.returncode != 0:
-                raise SimulatorError(f"ibnetdiscover exited {found.returncode}: {found.stderr}")
-            nodes = ibnetdiscover.parse(found.stdout, f"{subnet.name}/ibnetdiscover")
-            result["cabling"] = _cabling(the_plan, nodes)
-            result["routes"] = _routes(sim, nodes)
-            finding = smdrill.run(sim, conf, nodes) if drill else None
+            check_args = ("-D", DEBUG, "--dump_files_dir", str(sim.workdir))
+            found = smdrill.managers(conf.read_text(), _net_nodes(net)[1]) if drill else None
+            # with a drill, the designed master's first sweep is the check's: one sweep less
+            master = smdrill.start_master(sim, conf, found, *check_args) if found else None
+            try:
+                if master is not None:
+                    log = master[1].read_text(errors="replace")
+                    smdrill.wait_dump(sim.workdir / "opensm-lfts.dump")
+                else:
+                    log = sim.opensm_once(
+                        "-F",
+                        str(conf),
+                        "--dump_files_dir",
+                        str(sim.workdir),
+                        debug=DEBUG,
+                        timeout=min(600.0, lab.remaining()),
+                    )
+                result["subnet_manager"] = _subnet_manager(conf.read_text(), log)
+                seen = sim.tool("ibnetdiscover", timeout=min(120.0, lab.remaining()))
+                if seen.returncode != 0:
+                    raise SimulatorError(f"ibnetdiscover exited {seen.returncode}: {seen.stderr}")
+                nodes = ibnetdiscover.parse(seen.stdout, f"{subnet.name}/ibnetdiscover")
+                result["cabling"] = _cabling(the_plan, nodes)
+                result["routes"] = _routes(sim, nodes)
+                running = master[0] if master is not None else None
+                finding = smdrill.run(sim, conf, nodes, running) if drill else None
+            finally:
+                if master is not None:
+                    stop(master[0])
             if finding is not None:
                 result["drills"] = [finding]
     except SimulatorError as exc:
