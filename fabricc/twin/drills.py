@@ -26,6 +26,7 @@ from fabricc.twin.routing import (
 
 SETTLE = 12.0  # s at most: bgpd sees the link go down at once; a hold timer (9 s) bounds the rest
 RECOVER = 30.0  # s: sessions back after a drill (connect retry 10 s, FRR datacenter default)
+RECOVER_POLL = 0.5  # s between looks: a session is back about a second after its link
 
 
 def _connected(booted: Booted, down: set[str], cut: set[str], a: str, b: str) -> bool:
@@ -85,7 +86,7 @@ def bring_up(lab: Lab, booted: Booted, wires: list[Wire], before: dict[str, int]
         now = _established(lab, booted, set(before))
         if all(now[name] >= count for name, count in before.items()):
             return
-        time.sleep(1.0)
+        time.sleep(RECOVER_POLL)
 
 
 def _drill(

@@ -115,6 +115,11 @@ class Lab:
             "net.ipv6.conf.all.forwarding=1",
             "net.ipv6.conf.all.disable_ipv6=0",
             "net.ipv6.conf.default.disable_ipv6=0",
+            # no duplicate address detection on the twin's links (docs/twin.md): each is a veth
+            # pair between two namespaces, so an IPv6 link-local address is usable the moment
+            # its link comes up (BGP unnumbered waits for it), not a second later
+            "net.ipv6.conf.all.accept_dad=0",
+            "net.ipv6.conf.default.accept_dad=0",
         )
         return name
 
