@@ -103,25 +103,32 @@ class Lab:
     def namespace(self) -> str:
         """A new namespace with lo up and forwarding on (no route out: nothing links it to the
         root namespace)."""
-        name = f"{PREFIX}{self.tag}{len(self.spaces)}"
-        self.run("ip", "netns", "add", name)
-        self.spaces.append(name)
-        self.run("ip", "-n", name, "link", "set", "lo", "up")
-        self.run(
-            *inside(name),
-            "sysctl",
-            "-qw",
-            "net.ipv4.ip_forward=1",
-            "net.ipv6.conf.all.forwarding=1",
-            "net.ipv6.conf.all.disable_ipv6=0",
-            "net.ipv6.conf.default.disable_ipv6=0",
-            # no duplicate address detection on the twin's links (docs/twin.md): each is a veth
-            # pair between two namespaces, so an IPv6 link-local address is usable the moment
-            # its link comes up (BGP unnumbered waits for it), not a second later
-            "net.ipv6.conf.all.accept_dad=0",
-            "net.ipv6.conf.default.accept_dad=0",
-        )
-        return name
+        return self.namespaces(1)[0]
+
+    def namespaces(self, count: int) -> list[str]:
+        """`count` new namespaces as `namespace` makes them, added in one `ip -batch`."""
+        names = [f"{PREFIX}{self.tag}{len(self.spaces) + k}" for k in range(count)]
+        if not names:
+            return []
+        self.spaces.extend(names)  # before they exist: an interrupted batch leaves none behind
+        self.run("ip", "-batch", "-", stdin="".join(f"netns add {n}\n" for n in names))
+        for name in names:
+            self.run("ip", "-n", name, "link", "set", "lo", "up")
+            self.run(
+                *inside(name),
+                "sysctl",
+                "-qw",
+                "net.ipv4.ip_forward=1",
+                "net.ipv6.conf.all.forwarding=1",
+                "net.ipv6.conf.all.disable_ipv6=0",
+                "net.ipv6.conf.default.disable_ipv6=0",
+                # no duplicate address detection on the twin's links (docs/twin.md): each is a
+                # veth pair between two namespaces, so an IPv6 link-local address is usable the
+                # moment its link comes up (BGP unnumbered waits for it), not a second later
+                "net.ipv6.conf.all.accept_dad=0",
+                "net.ipv6.conf.default.accept_dad=0",
+            )
+        return names
 
     def cable(self, a: str, a_if: str, b: str, b_if: str, mtu: int | None = None) -> None:
         """A veth pair created with each end already inside its namespace, up."""
