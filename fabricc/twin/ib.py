@@ -5,8 +5,10 @@ and the files it names, installed where opensm.conf says, /etc/opensm, rewritten
 folder), the cabling plan and the inventory; produces per subnet: the subnet manager's verdict
 (SUBNET UP with the configured routing engine, not a fallback), the cabling ibnetdiscover finds
 compared with the plan (the comparison of `fabricc verify --ibnetdiscover`), and every LID pair
-checked against the forwarding tables OpenSM programmed. Each simulator runs in a namespace of
-the Lab, so its sockets stay inside the twin.
+checked against the forwarding tables OpenSM programmed. Where the master subnet manager drill
+runs (a standby is designed), the master's first sweep, as a daemon on its node, is the one
+checked, and the drill goes on from it. Each simulator runs in a namespace of the Lab, so its
+sockets stay inside the twin.
 """
 
 from __future__ import annotations
