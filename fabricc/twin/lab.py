@@ -10,11 +10,16 @@ deleted and the scratch folder removed. Every command runs under a deadline.
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import fcntl
 import os
 import shutil
 import signal
+import socket
+import struct
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -112,22 +117,7 @@ class Lab:
             return []
         self.spaces.extend(names)  # before they exist: an interrupted batch leaves none behind
         self.run("ip", "-batch", "-", stdin="".join(f"netns add {n}\n" for n in names))
-        for name in names:
-            self.run("ip", "-n", name, "link", "set", "lo", "up")
-            self.run(
-                *inside(name),
-                "sysctl",
-                "-qw",
-                "net.ipv4.ip_forward=1",
-                "net.ipv6.conf.all.forwarding=1",
-                "net.ipv6.conf.all.disable_ipv6=0",
-                "net.ipv6.conf.default.disable_ipv6=0",
-                # no duplicate address detection on the twin's links (docs/twin.md): each is a
-                # veth pair between two namespaces, so an IPv6 link-local address is usable the
-                # moment its link comes up (BGP unnumbered waits for it), not a second later
-                "net.ipv6.conf.all.accept_dad=0",
-                "net.ipv6.conf.default.accept_dad=0",
-            )
+        _prepare(names)
         return names
 
     def cable(self, a: str, a_if: str, b: str, b_if: str, mtu: int | None = None) -> None:
@@ -205,6 +195,54 @@ class Lab:
         for folder in self.frr_dirs:
             shutil.rmtree(folder, ignore_errors=True)
         shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+# each new namespace's settings: forwarding on, IPv6 on, and no duplicate address detection on
+# the twin's links (docs/twin.md): each is a veth pair between two namespaces, so an IPv6
+# link-local address is usable the moment its link comes up (BGP unnumbered waits for it), not
+# a second later
+SYSCTLS = (
+    ("net/ipv4/ip_forward", "1"),
+    ("net/ipv6/conf/all/forwarding", "1"),
+    ("net/ipv6/conf/all/disable_ipv6", "0"),
+    ("net/ipv6/conf/default/disable_ipv6", "0"),
+    ("net/ipv6/conf/all/accept_dad", "0"),
+    ("net/ipv6/conf/default/accept_dad", "0"),
+)
+CLONE_NEWNET = 0x40000000  # linux/sched.h
+SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1  # linux/sockios.h, linux/if.h
+
+
+def _prepare(names: list[str]) -> None:
+    """lo up and SYSCTLS in each namespace, from one thread of this process that enters them in
+    turn (setns moves only the calling thread, and the thread ends with the job): no process
+    started per namespace (two were, `ip` and `sysctl`, some 400 for a large network)."""
+    errors: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            for name in names:
+                fd = os.open(NETNS / name, os.O_RDONLY)
+                try:
+                    if libc.setns(fd, CLONE_NEWNET) != 0:
+                        raise OSError(ctypes.get_errno(), f"setns into {name}")
+                finally:
+                    os.close(fd)
+                with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+                    asked = fcntl.ioctl(sock, SIOCGIFFLAGS, struct.pack("16sH14x", b"lo", 0))
+                    flags = struct.unpack_from("16sH", asked)[1]
+                    fcntl.ioctl(sock, SIOCSIFFLAGS, struct.pack("16sH14x", b"lo", flags | IFF_UP))
+                for key, value in SYSCTLS:
+                    (Path("/proc/sys") / key).write_text(value + "\n")
+        except BaseException as exc:  # raised again in the caller's thread
+            errors.append(exc)
+
+    thread = threading.Thread(target=work, name="fabricc-twin-netns")
+    thread.start()
+    thread.join()
+    if errors:
+        raise RuntimeError(f"could not set up the namespaces: {errors[0]}") from errors[0]
 
 
 def _alive(pid: int) -> bool:
