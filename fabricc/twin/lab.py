@@ -32,6 +32,7 @@ PREFIX = "ftw"  # every namespace of a twin run: ftw<tag><n>
 TAG_LENGTH = 5
 _OPENED: set[str] = set()  # tags of the labs this process opened
 _LINKS: dict[str, int] = {}  # tag of each open lab -> the links it booted (neighbour entries)
+_LINKS_LOCK = threading.Lock()  # labs boot in threads of their own (run.py)
 IFNAMSIZ = 16  # linux/if.h: names are at most 15 characters
 NETNS = Path("/run/netns")  # where `ip netns add` binds each namespace
 NEIGHBOR_TABLES = [Path(f"/proc/sys/net/{family}/neigh/default") for family in ("ipv6", "ipv4")]
@@ -66,8 +67,9 @@ class Lab:
     def room_for_neighbors(self, links: int) -> None:
         """Makes room for `links` more links of this Lab in the kernel's neighbour table, beside
         those of the other Labs open at the same time (they share the table)."""
-        _LINKS[self.tag] = _LINKS.get(self.tag, 0) + links
-        make_room_for_neighbors(sum(_LINKS.values()))
+        with _LINKS_LOCK:
+            _LINKS[self.tag] = _LINKS.get(self.tag, 0) + links
+            make_room_for_neighbors(sum(_LINKS.values()))
 
     def expire(self) -> None:
         """Ends the Lab's time now: its next command raises TwinTimeout (another stage failed)."""
@@ -329,7 +331,8 @@ def lab(seconds: float) -> Iterator[Lab]:
         during = {sig: signal.signal(sig, lambda n, _f: arrived.append(n)) for sig in held}
         try:
             the_lab.close()
-            _LINKS.pop(tag, None)
+            with _LINKS_LOCK:
+                _LINKS.pop(tag, None)
         finally:
             signal.signal(signal.SIGINT, during[signal.SIGINT])
             for sig, handler in previous.items():
