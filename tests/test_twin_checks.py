@@ -22,7 +22,7 @@ def test_a_tree_skips_the_uplink_drill_with_its_reason(monkeypatch: pytest.Monke
     for k in (1, 2):
         booted.routers[f"leaf{k}"] = _router(f"leaf{k}", "leaf", SVI_LEAF, f"10.0.{k}.1")
         booted.wires.append(Wire(f"U{k}", f"leaf{k}", "swp1", "root", f"swp{k}", "uplink"))
-    monkeypatch.setattr(drills, "_drill", lambda *args: {"drill": args[2]})
+    monkeypatch.setattr(drills, "_drill", lambda *args, **_: {"drill": args[2]})
     results = {r["drill"]: r for r in drills.run(None, booted)}  # type: ignore[arg-type]
     assert "tree" in str(results["one leaf uplink down"]["skipped"])
     assert results["one leaf uplink down"]["failures"] == []
@@ -41,7 +41,7 @@ def test_a_leaf_with_a_second_path_is_drilled(monkeypatch: pytest.MonkeyPatch) -
     taken: dict[str, list[Wire]] = {}
 
     def record(
-        lab: object, booted: object, name: str, wires: list[Wire], *_: object
+        lab: object, booted: object, name: str, wires: list[Wire], *_: object, **__: object
     ) -> dict[str, object]:
         taken[name] = wires
         return {"drill": name}

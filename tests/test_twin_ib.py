@@ -79,6 +79,7 @@ def test_no_drill_without_a_standby_subnet_manager(tmp_path: Path) -> None:
     conf = tmp_path / "opensm.conf"
     conf.write_text("#   ufm01: master, sm_priority 15\nsm_priority 15\n")
     assert smdrill.run(Simulator({}, tmp_path), conf, NODES) is None
+    assert smdrill.managers(conf.read_text(), {"ufm01/P1"}) is None
 
 
 def test_infiniband_tools_are_required_only_with_infiniband(

@@ -281,7 +281,7 @@ def test_leaf_uplink_drill_never_takes_the_mlag_peer_link(monkeypatch: pytest.Mo
     taken: dict[str, list[Wire]] = {}
 
     def record(
-        lab: object, booted: object, name: str, wires: list[Wire], *_: object
+        lab: object, booted: object, name: str, wires: list[Wire], *_: object, **__: object
     ) -> dict[str, object]:
         taken[name] = wires
         return {"drill": name}

@@ -11,6 +11,7 @@ keep (no path left in the cabling; named, not failures).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from fabricc.twin.lab import Lab
 from fabricc.twin.routing import (
@@ -25,6 +26,7 @@ from fabricc.twin.routing import (
 
 SETTLE = 12.0  # s at most: bgpd sees the link go down at once; a hold timer (9 s) bounds the rest
 RECOVER = 30.0  # s: sessions back after a drill (connect retry 10 s, FRR datacenter default)
+RECOVER_POLL = 0.5  # s between looks: a session is back about a second after its link
 
 
 def _connected(booted: Booted, down: set[str], cut: set[str], a: str, b: str) -> bool:
@@ -58,9 +60,14 @@ def _established(lab: Lab, booted: Booted, names: set[str]) -> dict[str, int]:
 
 
 def _links(lab: Lab, booted: Booted, wires: list[Wire], state: str) -> None:
+    """Sets both ends of the wires `state` (up or down): one `ip -batch` per namespace."""
+    ends: dict[str, list[str]] = {}
     for wire in wires:
         for device, interface in ((wire.a, wire.a_if), (wire.b, wire.b_if)):
-            lab.run("ip", "-n", booted.routers[device].ns, "link", "set", interface, state)
+            ends.setdefault(booted.routers[device].ns, []).append(interface)
+    for ns, interfaces in ends.items():
+        commands = "".join(f"link set {interface} {state}\n" for interface in interfaces)
+        lab.run("ip", "-n", ns, "-batch", "-", stdin=commands)
 
 
 def take_down(lab: Lab, booted: Booted, wires: list[Wire]) -> dict[str, int]:
@@ -79,7 +86,7 @@ def bring_up(lab: Lab, booted: Booted, wires: list[Wire], before: dict[str, int]
         now = _established(lab, booted, set(before))
         if all(now[name] >= count for name, count in before.items()):
             return
-        time.sleep(1.0)
+        time.sleep(RECOVER_POLL)
 
 
 def _drill(
@@ -89,13 +96,23 @@ def _drill(
     wires: list[Wire],
     down: set[str],
     pairs: list[tuple[Router, Router]] | None = None,
+    *,
+    while_down: Callable[[], list[dict[str, object]]] | None = None,
+    recover: bool = True,
 ) -> dict[str, object]:
-    """`pairs`: the (from, to) pings to make; every pair of leaves still up by default. The
-    result's `seconds` (down, settle, up again) is for timings.json, not the report."""
+    """`pairs`: the (from, to) pings to make; every pair of leaves still up by default.
+    `while_down`: a further check made once the pairs are settled, before the wires come back
+    (its failures join the drill's). `recover`: wait until the switches have their sessions
+    back after the drill; False for the last drill of a network (nothing after it needs the
+    fabric whole: the wires are brought up, not waited for). The result's `seconds` (down,
+    settle, up again) is for timings.json, not the report."""
     start = time.monotonic()
     cut = {wire.cable for wire in wires}
     pairs = _pairs(booted, down) if pairs is None else pairs
-    before = take_down(lab, booted, wires)
+    before = take_down(lab, booted, wires) if recover else {}
+    if not recover:
+        _links(lab, booted, wires, "down")
+    extra: list[dict[str, object]] = []
     try:
         end = time.monotonic() + min(SETTLE, lab.remaining())
         pending = list(pairs)  # both ends lose carrier at once: a pair reached stays reached
@@ -117,6 +134,8 @@ def _drill(
                 break
             last = now
             time.sleep(1.0)
+        if while_down is not None:
+            extra = while_down()
     finally:
         restored = time.monotonic()
         bring_up(lab, booted, wires, before)
@@ -128,19 +147,26 @@ def _drill(
         "still_reach": len(pairs) - len(lost),
         "lost_by_design": [f"{a} -> {b}" for a, b in lost if (a, b) not in healable],
         "failures": [
-            {"from": a, "to": b, "problem": "unreachable though a path remains"}
-            for a, b in healable
+            *(
+                {"from": a, "to": b, "problem": "unreachable though a path remains"}
+                for a, b in healable
+            ),
+            *extra,
         ],
     }
 
 
-def run(lab: Lab, booted: Booted) -> list[dict[str, object]]:
+def run(lab: Lab, booted: Booted, *, final: bool = False) -> list[dict[str, object]]:
+    """The spine and leaf uplink drills; `final`: nothing disturbs or checks the fabric after
+    them, so the last does not wait for its sessions to come back."""
+    planned: list[tuple[str, list[Wire], set[str]]] = []
     results: list[dict[str, object]] = []
+    skipped: list[dict[str, object]] = []
     spines = sorted(r.name for r in booted.routers.values() if r.role != "leaf")
     if spines:
         spine = spines[0]
         wires = [w for w in booted.wires if spine in (w.a, w.b)]
-        results.append(_drill(lab, booted, "one spine down", wires, {spine}))
+        planned.append(("one spine down", wires, {spine}))
     # an uplink: not the MLAG peer link, nor a bond member standing behind another; of the
     # first leaf that keeps a path without it (cutting a leaf's only link cuts it off: in a tree
     # there is nothing to heal)
@@ -154,11 +180,11 @@ def run(lab: Lab, booted: Booted) -> list[dict[str, object]]:
         candidates += 1
         others = [r.name for r in booted.routers.values() if r.name != name]
         if any(_connected(booted, set(), {uplinks[0].cable}, name, o) for o in others):
-            results.append(_drill(lab, booted, "one leaf uplink down", uplinks[:1], set()))
+            planned.append(("one leaf uplink down", uplinks[:1], set()))
             break
     else:
         if candidates:
-            results.append(
+            skipped.append(
                 {
                     "drill": "one leaf uplink down",
                     "skipped": "every leaf's uplink is its only link (a tree): the design cannot "
@@ -166,4 +192,7 @@ def run(lab: Lab, booted: Booted) -> list[dict[str, object]]:
                     "failures": [],
                 }
             )
-    return results
+    for k, (name, wires, down) in enumerate(planned):
+        last = final and k == len(planned) - 1
+        results.append(_drill(lab, booted, name, wires, down, recover=not last))
+    return results + skipped

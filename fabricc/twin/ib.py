@@ -5,8 +5,10 @@ and the files it names, installed where opensm.conf says, /etc/opensm, rewritten
 folder), the cabling plan and the inventory; produces per subnet: the subnet manager's verdict
 (SUBNET UP with the configured routing engine, not a fallback), the cabling ibnetdiscover finds
 compared with the plan (the comparison of `fabricc verify --ibnetdiscover`), and every LID pair
-checked against the forwarding tables OpenSM programmed. Each simulator runs in a namespace of
-the Lab, so its sockets stay inside the twin.
+checked against the forwarding tables OpenSM programmed. Where the master subnet manager drill
+runs (a standby is designed), the master's first sweep, as a daemon on its node, is the one
+checked, and the drill goes on from it. Each simulator runs in a namespace of the Lab, so its
+sockets stay inside the twin.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from fabricc.catalog.models import SwitchModel
 from fabricc.emit.configs.ports import ib_port
 from fabricc.twin import lft, smdrill
 from fabricc.twin.folder import BuildFolder
-from fabricc.twin.ibsim import Simulator, SimulatorError, simulator
+from fabricc.twin.ibsim import Simulator, SimulatorError, simulator, stop
 from fabricc.twin.lab import Lab
 from fabricc.verify import ibnetdiscover
 from fabricc.verify.compare import compare
@@ -245,22 +247,35 @@ def check(
     prefix = ("ip", "netns", "exec", ns)
     try:
         with simulator(net, scratch / "sim", prefix=prefix) as sim:
-            log = sim.opensm_once(
-                "-F",
-                str(conf),
-                "--dump_files_dir",
-                str(sim.workdir),
-                debug=DEBUG,
-                timeout=min(600.0, lab.remaining()),
-            )
-            result["subnet_manager"] = _subnet_manager(conf.read_text(), log)
-            found = sim.tool("ibnetdiscover", timeout=min(120.0, lab.remaining()))
-            if found.returncode != 0:
-                raise SimulatorError(f"ibnetdiscover exited {found.returncode}: {found.stderr}")
-            nodes = ibnetdiscover.parse(found.stdout, f"{subnet.name}/ibnetdiscover")
-            result["cabling"] = _cabling(the_plan, nodes)
-            result["routes"] = _routes(sim, nodes)
-            finding = smdrill.run(sim, conf, nodes) if drill else None
+            check_args = ("-D", DEBUG, "--dump_files_dir", str(sim.workdir))
+            found = smdrill.managers(conf.read_text(), _net_nodes(net)[1]) if drill else None
+            # with a drill, the designed master's first sweep is the check's: one sweep less
+            master = smdrill.start_master(sim, conf, found, *check_args) if found else None
+            try:
+                if master is not None:
+                    log = master[1].read_text(errors="replace")
+                    smdrill.wait_dump(sim.workdir / "opensm-lfts.dump")
+                else:
+                    log = sim.opensm_once(
+                        "-F",
+                        str(conf),
+                        "--dump_files_dir",
+                        str(sim.workdir),
+                        debug=DEBUG,
+                        timeout=min(600.0, lab.remaining()),
+                    )
+                result["subnet_manager"] = _subnet_manager(conf.read_text(), log)
+                seen = sim.tool("ibnetdiscover", timeout=min(120.0, lab.remaining()))
+                if seen.returncode != 0:
+                    raise SimulatorError(f"ibnetdiscover exited {seen.returncode}: {seen.stderr}")
+                nodes = ibnetdiscover.parse(seen.stdout, f"{subnet.name}/ibnetdiscover")
+                result["cabling"] = _cabling(the_plan, nodes)
+                result["routes"] = _routes(sim, nodes)
+                running = master[0] if master is not None else None
+                finding = smdrill.run(sim, conf, nodes, running) if drill else None
+            finally:
+                if master is not None:
+                    stop(master[0])
             if finding is not None:
                 result["drills"] = [finding]
     except SimulatorError as exc:

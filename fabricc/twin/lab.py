@@ -10,11 +10,16 @@ deleted and the scratch folder removed. Every command runs under a deadline.
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import fcntl
 import os
 import shutil
 import signal
+import socket
+import struct
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -26,9 +31,11 @@ RUN = Path("/run/fabricc-twin")  # tmp_path is not always visible through `ip ne
 PREFIX = "ftw"  # every namespace of a twin run: ftw<tag><n>
 TAG_LENGTH = 5
 _OPENED: set[str] = set()  # tags of the labs this process opened
+_LINKS: dict[str, int] = {}  # tag of each open lab -> the links it booted (neighbour entries)
+_LINKS_LOCK = threading.Lock()  # labs boot in threads of their own (run.py)
 IFNAMSIZ = 16  # linux/if.h: names are at most 15 characters
 NETNS = Path("/run/netns")  # where `ip netns add` binds each namespace
-NEIGHBOR_TABLE = Path("/proc/sys/net/ipv6/neigh/default")
+NEIGHBOR_TABLES = [Path(f"/proc/sys/net/{family}/neigh/default") for family in ("ipv6", "ipv4")]
 
 
 def inside(ns: str) -> list[str]:
@@ -56,6 +63,17 @@ class Lab:
     processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
     pid_files: list[Path] = field(default_factory=list)
     frr_dirs: list[Path] = field(default_factory=list)
+
+    def room_for_neighbors(self, links: int) -> None:
+        """Makes room for `links` more links of this Lab in the kernel's neighbour table, beside
+        those of the other Labs open at the same time (they share the table)."""
+        with _LINKS_LOCK:
+            _LINKS[self.tag] = _LINKS.get(self.tag, 0) + links
+            make_room_for_neighbors(sum(_LINKS.values()))
+
+    def expire(self) -> None:
+        """Ends the Lab's time now: its next command raises TwinTimeout (another stage failed)."""
+        self.deadline = time.monotonic()
 
     def remaining(self) -> float:
         left = self.deadline - time.monotonic()
@@ -92,20 +110,17 @@ class Lab:
     def namespace(self) -> str:
         """A new namespace with lo up and forwarding on (no route out: nothing links it to the
         root namespace)."""
-        name = f"{PREFIX}{self.tag}{len(self.spaces)}"
-        self.run("ip", "netns", "add", name)
-        self.spaces.append(name)
-        self.run("ip", "-n", name, "link", "set", "lo", "up")
-        self.run(
-            *inside(name),
-            "sysctl",
-            "-qw",
-            "net.ipv4.ip_forward=1",
-            "net.ipv6.conf.all.forwarding=1",
-            "net.ipv6.conf.all.disable_ipv6=0",
-            "net.ipv6.conf.default.disable_ipv6=0",
-        )
-        return name
+        return self.namespaces(1)[0]
+
+    def namespaces(self, count: int) -> list[str]:
+        """`count` new namespaces as `namespace` makes them, added in one `ip -batch`."""
+        names = [f"{PREFIX}{self.tag}{len(self.spaces) + k}" for k in range(count)]
+        if not names:
+            return []
+        self.spaces.extend(names)  # before they exist: an interrupted batch leaves none behind
+        self.run("ip", "-batch", "-", stdin="".join(f"netns add {n}\n" for n in names))
+        _prepare(names)
+        return names
 
     def cable(self, a: str, a_if: str, b: str, b_if: str, mtu: int | None = None) -> None:
         """A veth pair created with each end already inside its namespace, up."""
@@ -184,6 +199,54 @@ class Lab:
         shutil.rmtree(self.workdir, ignore_errors=True)
 
 
+# each new namespace's settings: forwarding on, IPv6 on, and no duplicate address detection on
+# the twin's links (docs/twin.md): each is a veth pair between two namespaces, so an IPv6
+# link-local address is usable the moment its link comes up (BGP unnumbered waits for it), not
+# a second later
+SYSCTLS = (
+    ("net/ipv4/ip_forward", "1"),
+    ("net/ipv6/conf/all/forwarding", "1"),
+    ("net/ipv6/conf/all/disable_ipv6", "0"),
+    ("net/ipv6/conf/default/disable_ipv6", "0"),
+    ("net/ipv6/conf/all/accept_dad", "0"),
+    ("net/ipv6/conf/default/accept_dad", "0"),
+)
+CLONE_NEWNET = 0x40000000  # linux/sched.h
+SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1  # linux/sockios.h, linux/if.h
+
+
+def _prepare(names: list[str]) -> None:
+    """lo up and SYSCTLS in each namespace, from one thread of this process that enters them in
+    turn (setns moves only the calling thread, and the thread ends with the job): no process
+    started per namespace (two were, `ip` and `sysctl`, some 400 for a large network)."""
+    errors: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            for name in names:
+                fd = os.open(NETNS / name, os.O_RDONLY)
+                try:
+                    if libc.setns(fd, CLONE_NEWNET) != 0:
+                        raise OSError(ctypes.get_errno(), f"setns into {name}")
+                finally:
+                    os.close(fd)
+                with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+                    asked = fcntl.ioctl(sock, SIOCGIFFLAGS, struct.pack("16sH14x", b"lo", 0))
+                    flags = struct.unpack_from("16sH", asked)[1]
+                    fcntl.ioctl(sock, SIOCSIFFLAGS, struct.pack("16sH14x", b"lo", flags | IFF_UP))
+                for key, value in SYSCTLS:
+                    (Path("/proc/sys") / key).write_text(value + "\n")
+        except BaseException as exc:  # raised again in the caller's thread
+            errors.append(exc)
+
+    thread = threading.Thread(target=work, name="fabricc-twin-netns")
+    thread.start()
+    thread.join()
+    if errors:
+        raise RuntimeError(f"could not set up the namespaces: {errors[0]}") from errors[0]
+
+
 def _alive(pid: int) -> bool:
     """Running (a zombie has stopped: where no init reaps it, it stays in /proc)."""
     try:
@@ -229,17 +292,19 @@ def own_leftovers() -> list[str]:
 
 
 def make_room_for_neighbors(links: int) -> None:
-    """BGP unnumbered keeps an IPv6 neighbour entry at both ends of every link, and the kernel's
-    IPv6 neighbour table is shared by all namespaces (gc_thresh3, 1024 by default: sessions stay
-    Idle with "neighbor table overflow"). Raise the limits when lower than needed; never lower."""
+    """BGP unnumbered keeps an IPv6 neighbour entry at both ends of every link, hosts and SVIs
+    an ARP entry per neighbour, and the kernel's neighbour tables are shared by all namespaces
+    (gc_thresh3, 1024 by default: sessions stay Idle, pings fail, with "neighbor table
+    overflow"). Raise the limits when lower than needed; never lower."""
     needed = 4 * links + 1024
-    with contextlib.suppress(OSError):
-        if int((NEIGHBOR_TABLE / "gc_thresh3").read_text()) >= needed:
-            return
-        for name, value in (("gc_thresh1", needed // 4), ("gc_thresh2", needed // 2)):
-            if int((NEIGHBOR_TABLE / name).read_text()) < value:
-                (NEIGHBOR_TABLE / name).write_text(f"{value}\n")
-        (NEIGHBOR_TABLE / "gc_thresh3").write_text(f"{needed}\n")
+    for table in NEIGHBOR_TABLES:
+        with contextlib.suppress(OSError):
+            if int((table / "gc_thresh3").read_text()) >= needed:
+                continue
+            for name, value in (("gc_thresh1", needed // 4), ("gc_thresh2", needed // 2)):
+                if int((table / name).read_text()) < value:
+                    (table / name).write_text(f"{value}\n")
+            (table / "gc_thresh3").write_text(f"{needed}\n")
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:
@@ -266,6 +331,8 @@ def lab(seconds: float) -> Iterator[Lab]:
         during = {sig: signal.signal(sig, lambda n, _f: arrived.append(n)) for sig in held}
         try:
             the_lab.close()
+            with _LINKS_LOCK:
+                _LINKS.pop(tag, None)
         finally:
             signal.signal(signal.SIGINT, during[signal.SIGINT])
             for sig, handler in previous.items():

@@ -12,7 +12,6 @@ answer from every other leaf.
 
 from __future__ import annotations
 
-from fabricc.twin import drills
 from fabricc.twin.drills import _connected, _drill
 from fabricc.twin.lab import Lab
 from fabricc.twin.nvue_frr import vrr_addresses
@@ -40,10 +39,10 @@ def _gateways(booted: Booted, switch: str) -> list[str]:
 
 
 def _gateway_check(lab: Lab, booted: Booted, down: str, survivor: str) -> list[dict[str, object]]:
-    """With `down` down, the VRR gateways of the pair answer (from the survivor) every other leaf
-    that still has a path to the survivor."""
-    wires = [w for w in booted.wires if down in (w.a, w.b)]
-    cut = {w.cable for w in wires}
+    """With `down` down (the drill's wires are down while this runs), the VRR gateways of the
+    pair answer (from the survivor) every other leaf that still has a path to the survivor; a
+    miss is tried once more."""
+    cut = {w.cable for w in booted.wires if down in (w.a, w.b)}
     sources = [
         leaf
         for leaf in _leaves(booted)
@@ -53,14 +52,10 @@ def _gateway_check(lab: Lab, booted: Booted, down: str, survivor: str) -> list[d
     jobs = [(s.ns, str(s.loopback), g) for s in sources for g in _gateways(booted, survivor)]
     if not jobs:
         return []
-    before = drills.take_down(lab, booted, wires)
-    try:
-        reached = _pings(lab, jobs)
-        again = [k for k, ok in enumerate(reached) if not ok]
-        for k, ok in zip(again, _pings(lab, [jobs[k] for k in again]), strict=True):
-            reached[k] = ok
-    finally:
-        drills.bring_up(lab, booted, wires, before)
+    reached = _pings(lab, jobs)
+    again = [k for k, ok in enumerate(reached) if not ok]
+    for k, ok in zip(again, _pings(lab, [jobs[k] for k in again]), strict=True):
+        reached[k] = ok
     return [
         {"from": s.name, "to": f"VRR {g} of {down}+{survivor}", "problem": "gateway lost"}
         for (ns, _src, g), ok in zip(jobs, reached, strict=True)
@@ -70,27 +65,36 @@ def _gateway_check(lab: Lab, booted: Booted, down: str, survivor: str) -> list[d
     ]
 
 
-def run(lab: Lab, booted: Booted) -> list[dict[str, object]]:
+def run(lab: Lab, booted: Booted, *, final: bool = False) -> list[dict[str, object]]:
+    """The MLAG drills; `final`: nothing disturbs or checks the fabric after them, so the last
+    does not wait for its sessions to come back."""
     found = pairs(booted)
     if not found:
         return []
     first, second = found[0]
     results: list[dict[str, object]] = []
     wires = [w for w in booted.wires if first in (w.a, w.b)]
-    drill = _drill(lab, booted, "one MLAG peer down", wires, {first})
-    drill["mlag_pair"] = [first, second]
-    failures = drill["failures"]
-    assert isinstance(failures, list)
-    failures.extend(_gateway_check(lab, booted, first, second))
-    results.append(drill)
     uplinks = [w for w in wires if w.kind != "peer"]
+    drill = _drill(
+        lab,
+        booted,
+        "one MLAG peer down",
+        wires,
+        {first},
+        while_down=lambda: _gateway_check(lab, booted, first, second),
+        recover=not (final and not uplinks),
+    )
+    drill["mlag_pair"] = [first, second]
+    results.append(drill)
     if uplinks:
         # the peer itself and the leaves: the peer keeps its hosts, so it must still reach out
         peer = booted.routers[first]
         ends = [r for r in [peer, *_leaves(booted)] if r.loopback and r.component == peer.component]
         ends = list({r.name: r for r in ends}.values())
         pings = [(a, b) for a in ends for b in ends if a is not b]
-        drill = _drill(lab, booted, "one MLAG peer's uplinks down", uplinks, set(), pings)
+        drill = _drill(
+            lab, booted, "one MLAG peer's uplinks down", uplinks, set(), pings, recover=not final
+        )
         drill["mlag_pair"] = [first, second]
         results.append(drill)
     return results

@@ -173,10 +173,13 @@ def _has_bonding(lab: Lab, ns: str) -> bool:
 
 def _rename(lab: Lab, host: Host) -> None:
     """Names the host's cabled ports as its udev rules do (before networkd starts)."""
-    for old, new in sorted(host.renames.items()):
-        if old != new:
-            lab.run("ip", "-n", host.ns, "link", "set", old, "down", check=False)
-            lab.run("ip", "-n", host.ns, "link", "set", old, "name", new, check=False)
+    commands = [
+        f"link set {old} down\nlink set {old} name {new}\n"
+        for old, new in sorted(host.renames.items())
+        if old != new
+    ]
+    if commands:  # one `ip -batch` for the host, continuing past a failure as one by one did
+        lab.run("ip", "-n", host.ns, "-force", "-batch", "-", stdin="".join(commands), check=False)
 
 
 def _state(lab: Lab, ns: str) -> tuple[dict[str, dict[str, object]], set[str], set[str]]:

@@ -26,7 +26,7 @@ from fabricc.twin.bridging import BRIDGE, Bundles, bundles
 from fabricc.twin.bridging import apply as apply_bridging
 from fabricc.twin.byhand import by_hand, nvue_tree
 from fabricc.twin.folder import SWITCH_KINDS, BuildFolder, Row
-from fabricc.twin.lab import Lab, inside, make_room_for_neighbors
+from fabricc.twin.lab import Lab, inside
 from fabricc.twin.names import Namer, os_of
 from fabricc.twin.nvue import nvue_set, switch_config
 from fabricc.twin.nvue_frr import Tree, addresses, render
@@ -283,9 +283,14 @@ def _mark_bundled(booted: Booted) -> list[Wire]:
 
 
 def _start(lab: Lab, booted: Booted) -> None:
-    make_room_for_neighbors(len(booted.wires) + len(booted.edge))
-    for router in booted.routers.values():
-        router.ns = lab.namespace()
+    lab.room_for_neighbors(len(booted.wires) + len(booted.edge))
+    routers = list(booted.routers.values())
+    hosts = list(dict.fromkeys(wire.a for wire in booted.edge))
+    spaces = lab.namespaces(len(routers) + len(hosts))
+    booted.endpoints.update(zip(hosts, spaces[len(routers) :], strict=True))
+    for router, ns in zip(routers, spaces[: len(routers)], strict=True):
+        router.ns = ns
+    for router in routers:
         for loopback in sorted(set(re.findall(r"^interface (Loopback\d+)$", router.frr, re.M))):
             # SONiC and EOS keep the router id on Loopback0
             lab.stand_in(router.ns, loopback)
@@ -303,8 +308,6 @@ def _start(lab: Lab, booted: Booted) -> None:
         for wire in booted.wires
     ]
     for wire in booted.edge:
-        if wire.a not in booted.endpoints:
-            booted.endpoints[wire.a] = lab.namespace()
         # the host end as the leaf port: a bridge is as large as its smallest port
         mtu = booted.mtu.get((wire.b, wire.b_if))
         pairs.append(
@@ -714,21 +717,32 @@ def ecmp(lab: Lab, booted: Booted) -> tuple[int, list[Failure]]:
         time.sleep(1.0)
 
 
-def _link_local(lab: Lab, ns: str, interface: str) -> str | None:
-    result = lab.run("ip", "-j", "-6", "-n", ns, "addr", "show", "dev", interface, check=False)
+def _link_locals(lab: Lab, ns: str) -> dict[str, str]:
+    """Interface -> its IPv6 link-local address, in `ns` (one `ip` for all its interfaces)."""
+    result = lab.run("ip", "-j", "-6", "-n", ns, "addr", "show", check=False)
+    found: dict[str, str] = {}
     try:
         for link in json.loads(result.stdout or "[]"):
             for info in link.get("addr_info", []):
                 if info.get("scope") == "link":
-                    return str(info["local"])
-    except (json.JSONDecodeError, KeyError):
-        return None
-    return None
+                    found.setdefault(str(link["ifname"]), str(info["local"]))
+    except (json.JSONDecodeError, KeyError, TypeError):
+        return found
+    return found
 
 
 def mtu(lab: Lab, booted: Booted) -> tuple[int, list[Failure]]:
     """Each cable carries a frame of the sender's configured MTU (don't fragment) both ways: a
     side configured larger than its peer shows as lost frames, as on real links."""
+    routers = list(booted.routers.values())
+    with ThreadPoolExecutor(ASKERS) as pool:
+        local = dict(
+            zip(
+                (r.name for r in routers),
+                pool.map(lambda r: _link_locals(lab, r.ns), routers),
+                strict=True,
+            )
+        )
     jobs: list[tuple[str, str, str]] = []
     labels: list[Failure] = []
     for wire in booted.wires:
@@ -738,7 +752,7 @@ def mtu(lab: Lab, booted: Booted) -> tuple[int, list[Failure]]:
         ):
             size = booted.mtu.get((me, my_if))
             far = booted.routers[other]
-            target = _link_local(lab, far.ns, far.l3(other_if))
+            target = local[other].get(far.l3(other_if))
             if size is None or target is None:
                 continue
             jobs.append((booted.routers[me].ns, "", f"{target}%{booted.routers[me].l3(my_if)}"))

@@ -1,15 +1,18 @@
-"""Twin driver: the stages in order, each in the same bounded Lab, into one Report.
+"""Twin driver: the stages, each in its own bounded Lab, into one Report.
 
-Consumes a build folder path and a time bound; produces the Report (the CLI writes it). Order:
-management plane first (switches must get their files before they route), then each Ethernet
-network's routing, then its failure drills (they disturb the booted fabric, so they come last).
+Consumes a build folder path and a time bound; produces the Report (the CLI writes it). The
+stages share nothing booted (each Lab has its own namespaces): the management plane (every
+switch gets its files), each InfiniBand subnet and each Ethernet network (its routing, then its
+failure drills, which disturb the booted fabric, so they come last) run at the same time, one
+thread each, and their findings join the Report in this order whatever order they end in.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from fabricc.twin import clab, drills, hosts, ib, mlag, netplan, provisioning, routing, scope
@@ -59,6 +62,10 @@ def _timed(timings: dict[str, float], stage: str) -> Iterator[None]:
         timings[stage] = round(timings.get(stage, 0.0) + time.monotonic() - start, 1)
 
 
+Findings = dict[str, object]
+Stage = Callable[[Lab, dict[str, float]], Findings]
+
+
 def twin(
     root: Path,
     seconds: float,
@@ -74,21 +81,70 @@ def twin(
     folder, boots = choose(whole, ethernet, su, limit)
     report = Report(_design(whole), scope=boots.text(), not_modelled=list(NOT_MODELLED))
     namer = Namer(folder)
-    timings = report.timings
-    with _timed(timings, "provisioning"), lab(seconds) as the_lab:
-        report.provisioning = provisioning.provision(the_lab, folder, namer)
-    for subnet in ib.subnets(whole):  # ibsim runs a subnet whole, however large
-        with _timed(timings, f"{subnet.name}: infiniband"), lab(seconds) as the_lab:
-            report.networks[subnet.name] = ib.check(the_lab, whole, subnet, drill=drill)
-    for network in ethernet:
-        begun = time.monotonic()
-        with lab(seconds) as the_lab:
+
+    def provision(the_lab: Lab, timings: dict[str, float]) -> Findings:
+        with _timed(timings, "provisioning"):
+            return provisioning.provision(the_lab, folder, namer)
+
+    def infiniband(subnet: ib.Subnet) -> Stage:
+        def stage(the_lab: Lab, timings: dict[str, float]) -> Findings:
+            with _timed(timings, f"{subnet.name}: infiniband"):
+                return ib.check(the_lab, whole, subnet, drill=drill)
+
+        return stage
+
+    def routed(network: str) -> Stage:
+        def stage(the_lab: Lab, timings: dict[str, float]) -> Findings:
+            begun = time.monotonic()
             checks = _network(the_lab, folder, namer, network, drill, timings)
-        report.networks[network] = checks
-        if checks.get("booted") is not False:
-            timings[f"{network}: total"] = round(time.monotonic() - begun, 1)
-    timings["total"] = round(time.monotonic() - start, 1)
+            if checks.get("booted") is not False:
+                timings[f"{network}: total"] = round(time.monotonic() - begun, 1)
+            return checks
+
+        return stage
+
+    subnets = ib.subnets(whole)  # ibsim runs a subnet whole, however large
+    stages: list[Stage] = [provision, *map(infiniband, subnets), *map(routed, ethernet)]
+    outcomes = _concurrently(stages, seconds)
+    found = iter(outcomes)
+    report.provisioning, _ = next(found)
+    for name in [subnet.name for subnet in subnets] + ethernet:
+        report.networks[name], _ = next(found)
+    for _, timings in outcomes:
+        report.timings.update(timings)
+    report.timings["total"] = round(time.monotonic() - start, 1)
     return report
+
+
+def _concurrently(stages: list[Stage], seconds: float) -> list[tuple[Findings, dict[str, float]]]:
+    """Each stage in a Lab of its own, all at once (one thread each: they mostly wait on the
+    daemons they started); returns (result, timings) per stage, in the stages' order. The Labs
+    are opened and closed here, in the main thread (their cleanup holds the signals); when a
+    stage fails or the run is interrupted, the others' Labs are expired, so that they stop at
+    their next command, and every Lab is closed once they have."""
+    timings: list[dict[str, float]] = [{} for _ in stages]
+    with ExitStack() as stack:
+        labs = [stack.enter_context(lab(seconds)) for _ in stages]
+        with ThreadPoolExecutor(len(stages)) as pool:
+            futures: list[Future[Findings]] = [
+                pool.submit(stage, the_lab, times)
+                for stage, the_lab, times in zip(stages, labs, timings, strict=True)
+            ]
+            try:
+                wait(futures, return_when=FIRST_EXCEPTION)
+                for future in futures:
+                    error = future.exception() if future.done() else None
+                    if error is not None:
+                        raise error
+                results = [future.result() for future in futures]
+            except BaseException:
+                # the others stop at their next command, or when their daemons are gone
+                for the_lab in labs:
+                    the_lab.expire()
+                    the_lab.close()
+                wait(futures)
+                raise
+    return list(zip(results, timings, strict=True))
 
 
 def _network(
@@ -131,7 +187,9 @@ def _network(
         checks["netplan"] = netplan_check
     if drill:
         with _timed(timings, f"{network}: drills"):
-            results = drills.run(the_lab, booted) + mlag.run(the_lab, booted)
+            # the network's last stage: its last drill need not wait for the sessions back
+            results = drills.run(the_lab, booted, final=not mlag.pairs(booted))
+            results += mlag.run(the_lab, booted, final=True)
         for result in results:
             seconds = result.pop("seconds", None)
             if isinstance(seconds, tuple):

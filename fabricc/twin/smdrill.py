@@ -2,8 +2,9 @@
 
 Consumes a running Simulator of one subnet, the installed opensm.conf (whose header names the
 master and the standbys with their priorities) and the subnet's nodes; produces the drill's
-finding: the master runs as a daemon on its node, the first standby joins with its priority and
-must enter STANDBY; the master is stopped; the standby must enter MASTER, bring the subnet up and
+finding: the master runs as a daemon on its node (the caller may start it and use its first sweep
+as the subnet's check: see start_master), the first standby joins with its priority and must
+enter STANDBY; the master is stopped; the standby must enter MASTER, bring the subnet up and
 leave every LID routed from every CA port. The polling timers are shortened in the drill's copy
 of the configuration so that it takes seconds (and its logs are flushed as written): the designed
 bound (timeout x retries, OpenSM's defaults where the file sets none) is reported beside the time
@@ -15,6 +16,7 @@ from __future__ import annotations
 import re
 import subprocess
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from fabricc.twin import lft
@@ -33,9 +35,80 @@ def _setting(conf: str, key: str, default: int) -> int:
     return int(found[-1]) if found else default
 
 
-def _host(nodes: dict[int, IbNode], device: str) -> str | None:
-    names = sorted(n.description for n in nodes.values() if not n.switch)
-    return next((n for n in names if n.split("/", 1)[0] == device), None)
+def _host(cas: set[str], device: str) -> str | None:
+    """The first CA port (`device/port`, as ibsim.net and ibnetdiscover name it) of `device`."""
+    return next((n for n in sorted(cas) if n.split("/", 1)[0] == device), None)
+
+
+@dataclass(frozen=True, slots=True)
+class Managers:
+    master: str
+    master_priority: int
+    standby: str
+    standby_priority: int
+    hosts: dict[str, str | None]  # each of the two -> the CA port it runs on (None: no port)
+
+
+def managers(conf: str, cas: set[str]) -> Managers | None:
+    """The master and first standby the configuration's header names, or None without a standby
+    (no drill); `cas`: the subnet's CA ports."""
+    found = sorted(
+        ((name, int(priority)) for name, role, priority in _SM_NODE.findall(conf)),
+        key=lambda item: -item[1],
+    )
+    if len(found) < 2:
+        return None
+    (master, master_priority), (standby, standby_priority) = found[0], found[1]
+    hosts = {name: _host(cas, name) for name in (master, standby)}
+    return Managers(master, master_priority, standby, standby_priority, hosts)
+
+
+def _drill_conf(conf_path: Path) -> Path:
+    fast = conf_path.with_name("opensm-drill.conf")
+    fast.write_text(_fast(conf_path.read_text()))
+    return fast
+
+
+def start_master(
+    sim: Simulator, conf_path: Path, found: Managers, *args: str
+) -> tuple[subprocess.Popen[bytes], Path] | None:
+    """The master as a daemon on its node, with the drill's timers and `args` (the check's
+    debug level and dump folder), and its log; None when it did not bring the subnet up (then
+    the master stays stopped and the drill names it)."""
+    host = found.hosts[found.master]
+    if host is None or found.hosts[found.standby] is None:
+        return None
+    drill = sim.workdir / "drill"
+    log = drill / "master.log"
+    first = sim.daemon(
+        drill / "master",
+        "opensm",
+        "-F",
+        str(_drill_conf(conf_path)),
+        "-p",
+        str(found.master_priority),
+        *args,
+        "-f",
+        str(log),
+        host=host,
+        log=drill / "master.out",
+    )
+    if _wait(log, "SUBNET UP", first, WAIT) is None:
+        stop(first)
+        return None
+    return first, log
+
+
+def wait_dump(dump: Path) -> None:
+    """Until `dump` exists and its size has stopped growing (OpenSM writes it after the sweep)."""
+    end = time.monotonic() + WAIT
+    size = -1
+    while time.monotonic() < end:
+        now = dump.stat().st_size if dump.is_file() else -1
+        if now >= 0 and now == size:
+            return
+        size = now
+        time.sleep(0.3)
 
 
 def _wait(log: Path, text: str, process: subprocess.Popen[bytes], seconds: float) -> float | None:
@@ -64,87 +137,80 @@ def _fast(conf: str) -> str:
     return "\n".join(kept) + "\n"
 
 
-def run(sim: Simulator, conf_path: Path, nodes: dict[int, IbNode]) -> dict[str, object] | None:
-    """The drill's finding, or None when the design has no standby subnet manager."""
+def run(
+    sim: Simulator,
+    conf_path: Path,
+    nodes: dict[int, IbNode],
+    master: subprocess.Popen[bytes] | None = None,
+) -> dict[str, object] | None:
+    """The drill's finding, or None when the design has no standby subnet manager. `master`:
+    the master already running (start_master), else it is started here."""
     conf = conf_path.read_text()
-    managers = sorted(
-        ((name, int(priority)) for name, role, priority in _SM_NODE.findall(conf)),
-        key=lambda item: -item[1],
-    )
-    if len(managers) < 2:
+    found = managers(conf, {n.description for n in nodes.values() if not n.switch})
+    if found is None:
         return None
-    (master, master_priority), (standby, standby_priority) = managers[0], managers[1]
     bound = _setting(conf, "sminfo_polling_timeout", POLL_MS) * _setting(
         conf, "polling_retry_number", RETRIES
     )
     result: dict[str, object] = {
         "drill": "master subnet manager down",
-        "down": [master],
-        "takes_over": standby,
+        "down": [found.master],
+        "takes_over": found.standby,
         "designed_takeover_s": bound / 1000,
     }
     failures: list[dict[str, str]] = []
     result["failures"] = failures
-    hosts = {name: _host(nodes, name) for name in (master, standby)}
-    if None in hosts.values():
-        absent = [name for name, host in hosts.items() if host is None]
+    if None in found.hosts.values():
+        absent = [name for name, host in found.hosts.items() if host is None]
         failures.append({"problem": f"no port of {', '.join(absent)} in the subnet"})
         return result
-    fast = conf_path.with_name("opensm-drill.conf")
-    fast.write_text(_fast(conf))
     drill = sim.workdir / "drill"
-    args = ("opensm", "-F", str(fast))
-    first = sim.daemon(
-        drill / "master",
-        *args,
-        "-p",
-        str(master_priority),
-        "-f",
-        str(drill / "master.log"),
-        host=str(hosts[master]),
-        log=drill / "master.out",
-    )
+    if master is None:
+        started = start_master(sim, conf_path, found)
+        if started is None:
+            failures.append(
+                {"device": found.master, "problem": "the master did not bring the subnet up"}
+            )
+            return result
+        master = started[0]
+    first = master
     second: subprocess.Popen[bytes] | None = None
     try:
-        if _wait(drill / "master.log", "SUBNET UP", first, WAIT) is None:
-            failures.append({"device": master, "problem": "the master did not bring the subnet up"})
-            return result
         second = sim.daemon(
             drill / "standby",
-            *args,
+            "opensm",
+            "-F",
+            str(conf_path.with_name("opensm-drill.conf")),
             "-p",
-            str(standby_priority),
+            str(found.standby_priority),
             "-D",
             "0x43",
             "--dump_files_dir",
             str(drill / "standby"),
             "-f",
             str(drill / "standby.log"),
-            host=str(hosts[standby]),
+            host=str(found.hosts[found.standby]),
             log=drill / "standby.out",
         )
         log = drill / "standby.log"
         if _wait(log, "Entering STANDBY state", second, WAIT) is None:
-            failures.append({"device": standby, "problem": "did not enter STANDBY"})
+            failures.append({"device": found.standby, "problem": "did not enter STANDBY"})
             return result
         (drill / "standby" / "opensm-lfts.dump").unlink(missing_ok=True)
         stop(first)
         took = _wait(log, "Entering MASTER state", second, WAIT)
         if took is None or _wait(log, "SUBNET UP", second, WAIT) is None:
-            failures.append({"device": standby, "problem": "did not take over as master"})
+            failures.append({"device": found.standby, "problem": "did not take over as master"})
             return result
         result["took_s"] = round(took, 1)
         dump = drill / "standby" / "opensm-lfts.dump"
-        end = time.monotonic() + WAIT
-        while not dump.is_file() and time.monotonic() < end:
-            time.sleep(0.2)
-        time.sleep(0.5)  # the dump is written in one go after the sweep; let it finish
+        wait_dump(dump)
         tables = lft.parse_lfts(dump.read_text(errors="replace") if dump.is_file() else "")
         checked, missing, named = lft.unrouted(nodes, tables)
         result["pairs"] = checked
         failures.extend(named)
         if not checked:
-            failures.append({"device": standby, "problem": "dumped no forwarding tables"})
+            failures.append({"device": found.standby, "problem": "dumped no forwarding tables"})
         elif missing > len(named):
             result["unrouted"] = missing
     finally:
