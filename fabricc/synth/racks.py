@@ -260,7 +260,9 @@ class _Layout:
             count = pdu_count(self.fabric, devices, rack.role, rack.capacity)
             cords = [c for c in map(self.cords_of, devices) if c is not None]
             return outlets_hold(self.fabric, count, cords, 1 if rack.held_outlets else 0)
-        tally = self._tally(rack)
+        tally = rack.tally
+        if tally is None or tally.counted != len(rack.devices):
+            tally = self._tally(rack)
         nodes = self.fabric.loaded.catalog.catalog.nodes
         node_feeds, load, dealt = tally.node_feeds, tally.load_w, tally.dealt
         for device in extra:
@@ -284,13 +286,13 @@ class _Layout:
                     used[k][outlet] += 1
                 dealt += psus
         held = 1 if rack.held_outlets else 0
-        per_kind = {"c13": part.outlets_c13, "c19": part.outlets_c19}
-        return all(
-            used[k][kind] + (held if kind == "c13" else 0)
-            <= len(range(k, pdus, feeds)) * per_kind[kind]
-            for k in range(feeds)
-            for kind in ("c13", "c19")
-        )
+        for k, counts in enumerate(used):
+            on_feed = len(range(k, pdus, feeds))  # the PDUs on feed k
+            if counts["c13"] + held > on_feed * part.outlets_c13:
+                return False
+            if counts["c19"] > on_feed * part.outlets_c19:
+                return False
+        return True
 
     def _tally(self, rack: RackPlan) -> _Tally:
         """The rack's running count, brought up to the devices it holds now (devices are only
