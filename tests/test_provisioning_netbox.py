@@ -18,7 +18,9 @@ import re
 
 import pytest
 
+from fabricc.emit.provisioning import netbox
 from fabricc.emit.provisioning.netbox import FILES
+from fabricc.emit.tables import csv_text
 from fabricc.ir import EXTERNAL
 from tests.provisioning_support import provisioning
 from tests.support import EXAMPLE_NAMES, compiled
@@ -147,3 +149,24 @@ def test_dual_homed_hosts_get_an_inband_bond() -> None:
         r for r in t["08-ip-addresses.csv"] if r["device"] == "dgx001" and r["interface"] == "bond0"
     )
     assert address["address"].split("/")[0] == fabric.devices["dgx001"].inband_ip
+
+
+@pytest.mark.parametrize("example", EXAMPLE_NAMES)
+def test_interfaces_text_is_the_csv_of_the_interface_rows(example: str) -> None:
+    """07-interfaces.csv is written from lines spelled at once (netbox._interface_lines): the
+    same bytes as the csv writer's table of interfaces()'s rows."""
+    fabric, _ = compiled(example)
+    header = netbox.HEADERS["07-interfaces.csv"]
+    rows = netbox.interfaces(fabric)
+    assert netbox._interface_lines(fabric) == list(map(",".join, rows))  # type: ignore[arg-type]
+    assert netbox.interfaces_text(fabric) == csv_text(header, rows)
+
+
+def test_interfaces_text_quotes_a_cell_that_is_not_plain(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cell with a comma or like a formula (here the management SVI's name) takes the csv
+    writer's quotes and apostrophe, as every table does (emit/tables.csv_text)."""
+    fabric, _ = compiled("roce-lab")
+    monkeypatch.setattr(netbox, "_svi", lambda _fabric: "=vlan,1")
+    text = netbox.interfaces_text(fabric)
+    assert text == csv_text(netbox.HEADERS["07-interfaces.csv"], netbox.interfaces(fabric))
+    assert ',"\'=vlan,1",virtual,true,,management SVI\n' in text

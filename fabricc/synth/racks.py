@@ -23,7 +23,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from fabricc.catalog.models import OUTLET_OF, physical_of
+from fabricc.catalog.models import FEEDS, OUTLET_OF, physical_of
 from fabricc.errors import Diagnostic, error
 from fabricc.ir import ENDPOINT_LEAF, PEER, Device, Fabric, Rack
 from fabricc.spec.yamlsource import DataPath, format_path
@@ -70,6 +70,21 @@ def rack_place(name: str, per_row: int) -> int | None:
 
 
 @dataclass(slots=True)
+class _Tally:
+    """What pdu_count and outlets_hold read of a switch rack's devices, kept as they are
+    placed (the first `counted` of them), so that each placement tried costs the same however
+    full the rack is: the most power feeds of a node in it, the power of those not on a
+    busbar, the supplies dealt and, for each feed count it may get (1 up to the site's), the
+    cords of each outlet kind on each feed."""
+
+    used: list[list[dict[str, int]]]  # [feeds - 1][feed] -> outlet kind -> cords
+    counted: int = 0
+    node_feeds: int = 0
+    load_w: int = 0
+    dealt: int = 0
+
+
+@dataclass(slots=True)
 class RackPlan:
     role: str
     name: str = ""
@@ -96,6 +111,7 @@ class RackPlan:
     # access switch; None: outlets not counted
     outlets_fit: Callable[[RackPlan, list[Device]], bool] | None = None
     held_outlets: bool = False
+    tally: _Tally | None = None  # the running count outlets_fit keeps of `devices`
 
     def release(self) -> None:
         """Free the units (and outlets) held at the top for the access switch about to be placed."""
@@ -235,12 +251,73 @@ class _Layout:
         """Whether a switch rack's PDUs, as many as the power plan gives it with `extra` placed
         (pdu_count), have an outlet of its kind for every cord on every feed, the cords dealt
         as the plan deals them (synth/power.rack_outlets) and a C13 per feed held while the
-        access switch waits: one model of the outlets for the layout and the power plan."""
-        devices = [*rack.devices, *extra]
-        count = pdu_count(self.fabric, devices, rack.role, rack.capacity)
-        cords = [c for c in map(self.cords_of, devices) if c is not None]
+        access switch waits: one model of the outlets for the layout and the power plan. The
+        same answer as pdu_count and outlets_hold over the rack's devices and `extra`, from the
+        rack's running count (_Tally) updated with the devices placed since the last call."""
+        site = self.spec.site.rack
+        if rack.role not in ("central", "network") or not site.pdus:
+            devices = [*rack.devices, *extra]
+            count = pdu_count(self.fabric, devices, rack.role, rack.capacity)
+            cords = [c for c in map(self.cords_of, devices) if c is not None]
+            return outlets_hold(self.fabric, count, cords, 1 if rack.held_outlets else 0)
+        tally = rack.tally
+        if tally is None or tally.counted != len(rack.devices):
+            tally = self._tally(rack)
+        nodes = self.fabric.loaded.catalog.catalog.nodes
+        node_feeds, load, dealt = tally.node_feeds, tally.load_w, tally.dealt
+        for device in extra:
+            if device.kind == "node":
+                node_feeds = max(node_feeds, nodes[device.model].power_feeds)
+            if not _on_busbar(self.fabric, device):
+                load += device.power_w
+        part = self.fabric.loaded.catalog.catalog.parts.get(site.pdu_model)
+        pdus = max(site.pdus, node_feeds)
+        if part is not None and site.feeds > 1:
+            pdus = max(pdus, pdus_for_load(load, part.rating_w))
+        feeds = feed_count(pdus, site.feeds)
+        if part is None or not feeds:
+            return True
+        used = [dict(counts) for counts in tally.used[feeds - 1]]
+        for device in extra:
+            supplies = self.cords_of(device)
+            if supplies is not None:
+                psus, outlet = supplies
+                for k in cord_feeds(dealt, psus, feeds):
+                    used[k][outlet] += 1
+                dealt += psus
         held = 1 if rack.held_outlets else 0
-        return outlets_hold(self.fabric, count, cords, held)
+        for k, counts in enumerate(used):
+            on_feed = len(range(k, pdus, feeds))  # the PDUs on feed k
+            if counts["c13"] + held > on_feed * part.outlets_c13:
+                return False
+            if counts["c19"] > on_feed * part.outlets_c19:
+                return False
+        return True
+
+    def _tally(self, rack: RackPlan) -> _Tally:
+        """The rack's running count, brought up to the devices it holds now (devices are only
+        appended to a rack as it is laid out; a shorter list starts the count again)."""
+        tally = rack.tally
+        if tally is None or tally.counted > len(rack.devices):
+            most = min(self.spec.site.rack.feeds, len(FEEDS))
+            tally = rack.tally = _Tally(
+                [[{"c13": 0, "c19": 0} for _ in range(f)] for f in range(1, most + 1)]
+            )
+        nodes = self.fabric.loaded.catalog.catalog.nodes
+        for device in rack.devices[tally.counted :]:
+            if device.kind == "node":
+                tally.node_feeds = max(tally.node_feeds, nodes[device.model].power_feeds)
+            if not _on_busbar(self.fabric, device):
+                tally.load_w += device.power_w
+            cords = self.cords_of(device)
+            if cords is not None:
+                psus, outlet = cords
+                for f, used in enumerate(tally.used, start=1):
+                    for k in cord_feeds(tally.dealt, psus, f):
+                        used[k][outlet] += 1
+                tally.dealt += psus
+        tally.counted = len(rack.devices)
+        return tally
 
     def nodes_per_rack(self, group: str, plan: GroupPlan) -> int:
         spec = self.spec.nodes[group]

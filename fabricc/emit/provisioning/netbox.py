@@ -20,7 +20,7 @@ from fabricc.emit import Artifact
 from fabricc.emit.cabling import rail_color
 from fabricc.emit.configs.mgmt import network_vlan
 from fabricc.emit.inventory import ordering
-from fabricc.emit.tables import Cell, cell, csv_text
+from fabricc.emit.tables import Cell, cell, csv_text, plain_lines
 from fabricc.ir import ENDPOINT_LEAF, MGMT, Device, Fabric, Link
 from fabricc.synth.mgmtnet import management_net, mgmt_subnet
 
@@ -207,6 +207,59 @@ def interfaces(fabric: Fabric) -> list[tuple[Cell, ...]]:
     return [row for own in rows.values() for row in own.values()]
 
 
+def _interface_lines(fabric: Fabric) -> list[str]:
+    """interfaces' rows as the lines of plain text (their cells joined by commas), each line
+    spelled once instead of made a row and then joined, its middle cells (type, mgmt_only)
+    shared per network, speed and kind of link. The same rules as interfaces (a test compares
+    the two); interfaces_text uses these lines only where every cell is plain."""
+    lines: dict[str, dict[str, str]] = {name: {} for name in fabric.devices}
+    bonded = {host: set(ports) for host, ports in inband_ports(fabric).items() if len(ports) > 1}
+    for host in bonded:
+        lines[host][BOND] = f"{host},{BOND},lag,false,,in-band bond"
+    # per network, speed and management link: the frame of its a end and of its b end
+    frames: dict[tuple[str, int, bool], tuple[str, str]] = {}
+    for link in fabric.links:
+        key = (link.network, link.speed, link.kind == MGMT)
+        frame = frames.get(key)
+        if frame is None:
+            kind = interface_type(fabric, link)
+            flag = "true" if key[2] else "false"
+            frame = frames[key] = (f",{kind},{flag},", f",{kind},false,")
+        a, a_port, b, b_port = link.a, link.a_port, link.b, link.b_port
+        own = lines[a]
+        if a_port not in own:
+            bond = bonded.get(a)
+            lag = BOND if bond is not None and a_port in bond else ""
+            own[a_port] = f"{a},{a_port}{frame[0]}{lag},{b}:{b_port}"
+        own = lines[b]
+        if b_port not in own:
+            bond = bonded.get(b)
+            lag = BOND if bond is not None and b_port in bond else ""
+            middle = frame[0] if b == a else frame[1]
+            own[b_port] = f"{b},{b_port}{middle}{lag},{a}:{a_port}"
+    cabled_mgmt = mgmt_ports(fabric)
+    svi = _svi(fabric)
+    for d in fabric.devices.values():
+        if d.loopback is not None:
+            lines[d.name][LOOPBACK] = f"{d.name},{LOOPBACK},virtual,false,,loopback"
+        if d.mgmt_ip is not None and d.name not in cabled_mgmt:
+            lines[d.name][svi] = f"{d.name},{svi},virtual,true,,management SVI"
+    return [line for own in lines.values() for line in own.values()]
+
+
+def interfaces_text(fabric: Fabric) -> str:
+    """07-interfaces.csv as csv_text writes interfaces(): its lines joined once where every cell
+    is plain text (plain_lines: no comma, quote or line break in a cell, none like a formula),
+    else through csv_text."""
+    lines = _interface_lines(fabric)
+    header = HEADERS["07-interfaces.csv"]
+    if lines:
+        text = "\n".join((",".join(header), *lines, ""))
+        if plain_lines(text, len(lines) + 1, len(header)):
+            return text
+    return csv_text(header, interfaces(fabric))
+
+
 def ip_addresses(fabric: Fabric) -> list[tuple[Cell, ...]]:
     spec = fabric.loaded.spec.addressing
     inband = ipaddress.ip_network(spec.inband).prefixlen
@@ -327,6 +380,11 @@ ROWS = {
 
 def emit(fabric: Fabric) -> list[Artifact]:
     return [
-        (f"provisioning/netbox/{name}", csv_text(HEADERS[name], ROWS[name](fabric)))
+        (
+            f"provisioning/netbox/{name}",
+            interfaces_text(fabric)
+            if name == "07-interfaces.csv"
+            else csv_text(HEADERS[name], ROWS[name](fabric)),
+        )
         for name in FILES
     ]
