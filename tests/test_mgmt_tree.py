@@ -87,14 +87,39 @@ def test_a_large_design_needs_a_handful_of_seeds(tmp_path: Path) -> None:
         in_region = [name for name in region if name not in parent]
         assert len(in_region) <= math.ceil(len(region) / (MAX_TREE_DEPTH + 1)), region[0]
 
-    # the seeds: the trees' roots, the in-band top tier, the spines above the provisioning
-    # server's leaves and those leaves - none left to a USB drive for want of a relay
+    # the seeds: the trees' roots, the spines above the provisioning server's leaves and those
+    # leaves, and of the in-band top tier only what the rest cannot come up without: every
+    # other switch (a core too) provisions itself by DHCP once its access switch is up and one
+    # of that switch's uplinks ends on a top-tier switch that is up (which routes to the server)
     inband = plan.inband
     assert inband is not None and plan.server_device is not None
     server_leaves = {
         link.b for link in fabric.links if link.a == plan.server_device and link.network == "inband"
     }
     above = {link.b for link in fabric.links if link.a in server_leaves and link.b in inband.spines}
-    expected = set(roots) | set(inband.real) | server_leaves | above
-    assert set(plan.seeds) == expected
+    tops = [name for name in plan.seeds if name in inband.real]
+    assert set(plan.seeds) == set(roots) | set(tops) | server_leaves | above
+    # the bound: a handful of top-tier switches (today: the whole tier, 48 cores here)
+    assert 1 <= len(tops) <= 2, tops
+    assert len(plan.seeds) <= len(roots) + len(above) + len(server_leaves) + 2
+    # every seeded top-tier switch routes to the server (a spine above its leaves)
+    for top in tops:
+        assert any(link.a in above and link.b == top for link in fabric.links), top
+    # bring-up, rounds of DHCP from the seeds: every switch comes up
+    alive = set(plan.seeds)
+    targets: dict[str, set[str]] = {}
+    for link in fabric.links:
+        if link.a in plan.subnets and link.b in inband.real:
+            targets.setdefault(link.a, set()).add(link.b)
+    switches = {name for name in plan.served_by if devices[name].kind == "switch"}
+    while True:
+        lit = {
+            name
+            for name in switches - alive
+            if plan.served_by[name] in alive and targets.get(plan.served_by[name], set()) & alive
+        }
+        if not lit:
+            break
+        alive |= lit
+    assert switches <= alive, sorted(switches - alive)[:5]
     assert len(roots) < len(access) // 10

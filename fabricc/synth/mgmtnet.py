@@ -391,14 +391,15 @@ def _server(fabric: Fabric) -> tuple[str, str | None]:
 def _seeds(fabric: Fabric, plan: ManagementNet) -> list[str]:
     """Switches to bootstrap by hand (ZTP-USB), in order: the access switches whose management
     port is cabled to no other access switch (the roots of the management trees, synth/oob.py),
-    the in-band top tier, under a core tier the spines above the server's leaves (the relays'
-    path down from the cores), the in-band leaves the provisioning server is cabled to; last,
-    every Ethernet switch (an access switch too) managed through an access switch that has no
-    path to the provisioning server (it cannot relay), since no DHCP request of theirs reaches
-    Kea. Every other access switch provisions itself by DHCP through its parent's relay."""
+    the in-band top-tier switches the rest need (_top_seeds), under a core tier the spines above
+    the server's leaves (the relays' path down from the cores), the in-band leaves the
+    provisioning server is cabled to; last, every Ethernet switch (an access switch too) managed
+    through an access switch that has no path to the provisioning server (it cannot relay), since
+    no DHCP request of theirs reaches Kea. Every other switch provisions itself by DHCP through
+    its access switch's relay, once that relay and one top-tier switch it uplinks into are up."""
     seeds = [s for s in plan.subnets if s not in plan.served_by]
     if plan.inband is not None:
-        seeds += list(plan.inband.real)
+        below: list[str] = []
         if plan.server_device is not None:
             network = plan.inband.network
             links = fabric.links_by_network().get(network, [])
@@ -412,8 +413,9 @@ def _seeds(fabric: Fabric, plan: ManagementNet) -> list[str]:
             above = {
                 link.b for link in links if link.kind == LEAF_SPINE and link.a in server_leaves
             }
-            seeds += [s for s in plan.inband.spines if s in above]
-            seeds += server_leaves
+            below = [s for s in plan.inband.spines if s in above] + server_leaves
+        seeds += _top_seeds(fabric, plan, [*seeds, *below])
+        seeds += below
     stranded = {s for s, access in plan.subnets.items() if not access.relays}
     if stranded:
         networks = fabric.loaded.networks
@@ -427,3 +429,87 @@ def _seeds(fabric: Fabric, plan: ManagementNet) -> list[str]:
             ):
                 seeds.append(device.name)
     return list(dict.fromkeys(seeds))
+
+
+def _top_seeds(fabric: Fabric, plan: ManagementNet, others: list[str]) -> list[str]:
+    """The in-band top-tier switches to bootstrap from USB, in the order to bring them up.
+
+    A relay reaches the provisioning server through the top tier it uplinks into, so a switch
+    (a top-tier one too) provisions itself by DHCP once its access switch is up and one of that
+    access switch's uplinks ends on a top-tier switch that is up (BGP unnumbered on that
+    uplink; the top tier routes to the server's leaves: _seeds). An access switch itself is up
+    once its parent in the management tree (synth/oob.py) is up and reaches the server, or it
+    is a root. Bring-up runs in rounds of DHCP from the seeds (_rounds); where it stalls, the
+    top-tier switch that unlocks the most is seeded - the one the stalled access switches (up,
+    every uplink's end still down) that manage the most switches still down uplink into, the
+    first in the tier's order on a tie - and the rounds go on. Where the access switches uplink
+    nowhere (their own tree routes them) or a top-tier switch is managed through none, the
+    whole tier is seeded as before."""
+    assert plan.inband is not None
+    tops = list(plan.inband.real)
+    uplinks = _uplink_targets(fabric, plan, set(tops))
+    if not uplinks or any(top not in plan.served_by for top in tops):
+        return tops
+    seeded: list[str] = []
+    up = set(others)
+    while True:
+        up = _rounds(fabric, plan, uplinks, up)
+        if all(top in up for top in tops):
+            return seeded
+        waiting: dict[str, int] = {}  # access switch -> the switches it manages, not up
+        for device, access in plan.served_by.items():
+            if device not in up and fabric.devices[device].kind == "switch":
+                waiting[access] = waiting.get(access, 0) + 1
+        stalled: dict[str, int] = {}
+        for switch, targets in uplinks.items():
+            if switch in up and not any(t in up for t in targets):
+                for target in targets:
+                    stalled[target] = stalled.get(target, 0) + waiting.get(switch, 0)
+        place = {top: k for k, top in enumerate(tops)}
+        best = min(
+            (top for top in tops if top not in up),
+            key=lambda top: (-stalled.get(top, 0), place[top]),
+        )
+        seeded.append(best)
+        up.add(best)
+
+
+def _uplink_targets(
+    fabric: Fabric, plan: ManagementNet, tops: set[str]
+) -> dict[str, tuple[str, ...]]:
+    """Access switch -> the top-tier switches its uplinks end on (none: not listed)."""
+    targets: dict[str, list[str]] = {}
+    for link in fabric.links:
+        if link.kind == UPLINK and link.a in plan.subnets and link.b in tops:
+            targets.setdefault(link.a, []).append(link.b)
+    return {switch: tuple(dict.fromkeys(ends)) for switch, ends in targets.items()}
+
+
+def _rounds(
+    fabric: Fabric,
+    plan: ManagementNet,
+    uplinks: dict[str, tuple[str, ...]],
+    up: set[str],
+) -> set[str]:
+    """Every device up after rounds of DHCP from `up`: a switch managed through an access
+    switch comes up once that access switch is up and one of its uplinks' ends is."""
+    up = set(up)
+    waiting: dict[str, list[str]] = {}  # access switch -> the switches it manages, not up
+    for device, access in plan.served_by.items():
+        if device not in up and fabric.devices[device].kind == "switch":
+            waiting.setdefault(access, []).append(device)
+    by_target: dict[str, list[str]] = {}
+    for switch, targets in uplinks.items():
+        for target in targets:
+            by_target.setdefault(target, []).append(switch)
+    ready = [s for s in waiting if s in up and any(t in up for t in uplinks.get(s, ()))]
+    while ready:
+        switch = ready.pop()
+        for device in waiting.pop(switch, []):
+            if device in up:
+                continue
+            up.add(device)
+            lit = [device] if device in waiting else []
+            lit += [s for s in by_target.get(device, []) if s in up and s in waiting]
+            ready += [s for s in lit if any(t in up for t in uplinks.get(s, ()))]
+    return up
