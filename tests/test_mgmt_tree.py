@@ -9,6 +9,8 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import pytest
+
 from fabricc.build import design
 from fabricc.ir import MGMT, Fabric
 from fabricc.spec.loader import load_spec
@@ -21,13 +23,13 @@ from fabricc.synth.oob import (
     tree_regions,
 )
 
-# 2,048 HGX B300 (16,384 GPUs) on Quantum-X800: three tiers in-band (cores), central racks
+# COUNT HGX B300 (8 GPUs each) on Quantum-X800: three tiers in-band (cores), central racks
 # for the spines and cores, the OOB network uplinked into the in-band top tier
 SPEC = """\
 metadata: {name: tree-16k}
 site: {racks_per_row: 40, rack: {power_kw: 60}}
 nodes:
-  gpu: {model: hgx-b300, count: 2048, nodes_per_rack: 4}
+  gpu: {model: hgx-b300, count: COUNT, nodes_per_rack: 4}
   mgmt: {model: mgmt-server, count: 8}
 networks:
   compute: {role: compute, fabric: infiniband, switches: {leaf: q3400}}
@@ -42,9 +44,11 @@ def _distance(fabric: Fabric, a: str, b: str) -> float:
     return abs(here.x_m - there.x_m) + abs(here.y_m - there.y_m)
 
 
-def test_a_large_design_needs_a_handful_of_seeds(tmp_path: Path) -> None:
+# 16,384 and 32,768 GPUs: the seeds the rule leaves grow with the trees' roots only
+@pytest.mark.parametrize("count", [2048, 4096])
+def test_a_large_design_needs_a_handful_of_seeds(tmp_path: Path, count: int) -> None:
     path = tmp_path / "tree.yaml"
-    path.write_text(SPEC)
+    path.write_text(SPEC.replace("COUNT", str(count)))
     fabric = design(load_spec(path, "tree.yaml"))
     plan = management_net(fabric)
     devices = fabric.devices
