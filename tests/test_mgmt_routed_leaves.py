@@ -399,7 +399,7 @@ def test_a_core_tier_keeps_the_leaf_pairs_gateways_and_loopbacks_apart(
             assert address is not None
             _, gateway = net.inband.host_gateway(address)
             assert link.b in owners[f"{gateway}/{net.inband.host_prefixlen}"], link.a
-    # the seeds: the access switches, a core, the spines above the provisioning server's
+    # the seeds: the access switches, a core, a spine above the provisioning server's
     # leaves, those leaves - the relays' path to the server, and no other switch
     server_leaves = {
         link.b
@@ -418,10 +418,11 @@ def test_a_core_tier_keeps_the_leaf_pairs_gateways_and_loopbacks_apart(
     assert net.seeds == [
         *[s for s in net.subnets if s not in net.served_by],  # the management tree's root
         *cores,
-        *[s for s in topology.switches["spine"] if s in above],
+        *[s for s in net.seeds if s in above],  # those the seeded cores route through
         *sorted(server_leaves),
     ]
     assert len(above) == topology.spines_per_pod
+    assert 1 <= len([s for s in net.seeds if s in above]) < len(above)
     seeds = files["provisioning/ztp/seeds.txt"]
     assert "in-band core: routes between the pods' spines and the relays" in seeds
     assert f"in-band spine above {net.server_device}'s leaves" in seeds
