@@ -42,12 +42,14 @@ def superpod_like(
     arrays: int = 0,
     power_kw: int = 60,
     per_rack: int | None = 4,
+    addressing: str = "",
 ) -> str:
     """A full design: rail-optimized compute fabric (UFM on reserved leaf ports when the fabric is
     NDR; the UFM 3.1 appliance has no XDR port), dual-homed in-band, out-of-band; with `arrays`
     storage arrays, the RA-11333 storage fabric too (DGX storage ports rail-wired at 4:3, the
     arrays at 1:1 on leaves of their own). `power_kw` is the rack budget, `per_rack` the nodes
-    per rack (None: as many as power and space allow)."""
+    per rack (None: as many as power and space allow); `addressing` a spec line that replaces
+    the default pools (a 100k-GPU design's OOB network outgrows the default /16)."""
     appliances = "  ufm: {model: ufm-3.1, count: 4}\n" if ufm else ""
     if arrays:
         appliances += f"  stor: {{model: storage-array, count: {arrays}}}\n"
@@ -65,7 +67,7 @@ def superpod_like(
     return f"""\
 metadata: {{name: {name}}}
 site: {{racks_per_row: 40, rack: {{power_kw: {power_kw}}}}}
-nodes:
+{addressing}nodes:
   gpu: {{model: {model}, count: {nodes}{placement}}}
 {appliances}  mgmt: {{model: mgmt-server, count: 8}}
 networks:
@@ -161,7 +163,14 @@ SCENARIOS = {
     # the same with the storage fabric and 512 storage arrays (2 per unit): every plane
     "65k-all": lambda: superpod_like("bench-65k-all", "dgx-h100", 8191, "qm9700", arrays=512),
     # 104,256 GPUs on Quantum-X800 (XDR), 3 tiers
-    "100k-xdr": lambda: superpod_like("bench-100k", "hgx-b300", 13032, "q3400", ufm=False),
+    "100k-xdr": lambda: superpod_like(
+        "bench-100k",
+        "hgx-b300",
+        13032,
+        "q3400",
+        ufm=False,
+        addressing="addressing: {oob: 10.128.0.0/14, inband: 10.64.0.0/14}\n",
+    ),
     # every plane with racks filled to a 31 kW budget (3 DGX H100 of 10.2 kW each, the default
     # placement):
     # the access switches find no room in the racks they serve and take the nearest rack that

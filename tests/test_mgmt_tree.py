@@ -9,6 +9,8 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import pytest
+
 from fabricc.build import design
 from fabricc.ir import MGMT, Fabric
 from fabricc.spec.loader import load_spec
@@ -21,13 +23,13 @@ from fabricc.synth.oob import (
     tree_regions,
 )
 
-# 2,048 HGX B300 (16,384 GPUs) on Quantum-X800: three tiers in-band (cores), central racks
+# COUNT HGX B300 (8 GPUs each) on Quantum-X800: three tiers in-band (cores), central racks
 # for the spines and cores, the OOB network uplinked into the in-band top tier
 SPEC = """\
 metadata: {name: tree-16k}
 site: {racks_per_row: 40, rack: {power_kw: 60}}
 nodes:
-  gpu: {model: hgx-b300, count: 2048, nodes_per_rack: 4}
+  gpu: {model: hgx-b300, count: COUNT, nodes_per_rack: 4}
   mgmt: {model: mgmt-server, count: 8}
 networks:
   compute: {role: compute, fabric: infiniband, switches: {leaf: q3400}}
@@ -42,9 +44,11 @@ def _distance(fabric: Fabric, a: str, b: str) -> float:
     return abs(here.x_m - there.x_m) + abs(here.y_m - there.y_m)
 
 
-def test_a_large_design_needs_a_handful_of_seeds(tmp_path: Path) -> None:
+# 16,384 and 32,768 GPUs: the seeds the rule leaves grow with the trees' roots only
+@pytest.mark.parametrize("count", [2048, 4096])
+def test_a_large_design_needs_a_handful_of_seeds(tmp_path: Path, count: int) -> None:
     path = tmp_path / "tree.yaml"
-    path.write_text(SPEC)
+    path.write_text(SPEC.replace("COUNT", str(count)))
     fabric = design(load_spec(path, "tree.yaml"))
     plan = management_net(fabric)
     devices = fabric.devices
@@ -87,14 +91,45 @@ def test_a_large_design_needs_a_handful_of_seeds(tmp_path: Path) -> None:
         in_region = [name for name in region if name not in parent]
         assert len(in_region) <= math.ceil(len(region) / (MAX_TREE_DEPTH + 1)), region[0]
 
-    # the seeds: the trees' roots, the in-band top tier, the spines above the provisioning
-    # server's leaves and those leaves - none left to a USB drive for want of a relay
+    # the seeds: the trees' roots, the provisioning server's leaves, and of the in-band top tier
+    # and the spines above those leaves only what the rest cannot come up without: every other
+    # switch (a core or spine too) provisions itself by DHCP once its access switch is up and
+    # one of that switch's uplinks ends on a core that routes to the server (it is up, and so
+    # is a spine above the server's leaves it is cabled to)
     inband = plan.inband
     assert inband is not None and plan.server_device is not None
     server_leaves = {
         link.b for link in fabric.links if link.a == plan.server_device and link.network == "inband"
     }
     above = {link.b for link in fabric.links if link.a in server_leaves and link.b in inband.spines}
-    expected = set(roots) | set(inband.real) | server_leaves | above
-    assert set(plan.seeds) == expected
+    tops = [name for name in plan.seeds if name in inband.real]
+    spines = [name for name in plan.seeds if name in above]
+    assert set(plan.seeds) == set(roots) | set(tops) | set(spines) | server_leaves
+    # the bound: a handful of cores and spines (today: every core, 48 here, and every spine
+    # above the server's leaves, 12)
+    assert 1 <= len(tops) <= 2, tops
+    assert 1 <= len(spines) <= 2, spines
+    assert len(plan.seeds) <= len(roots) + len(server_leaves) + 4
+    via: dict[str, set[str]] = {}
+    for link in fabric.links:
+        if link.kind == "spine-core" and link.a in above:
+            via.setdefault(link.b, set()).add(link.a)
+    # bring-up, rounds of DHCP from the seeds: every switch comes up
+    alive = set(plan.seeds)
+    targets: dict[str, set[str]] = {}
+    for link in fabric.links:
+        if link.a in plan.subnets and link.b in inband.real:
+            targets.setdefault(link.a, set()).add(link.b)
+    switches = {name for name in plan.served_by if devices[name].kind == "switch"}
+    while True:
+        routing = {top for top in alive & set(inband.real) if via.get(top, set()) & alive}
+        lit = {
+            name
+            for name in switches - alive
+            if plan.served_by[name] in alive and targets.get(plan.served_by[name], set()) & routing
+        }
+        if not lit:
+            break
+        alive |= lit
+    assert switches <= alive, sorted(switches - alive)[:5]
     assert len(roots) < len(access) // 10

@@ -317,9 +317,12 @@ def test_switches_provision_through_the_designed_relay(
         assert failures == []
         # the in-band leaves behind the access switches, and (issue 41) every access switch but
         # the management trees' roots (each floor region's first): their management ports are
-        # on relayed access ports - the central racks' second one on a port the first keeps
+        # on relayed access ports - the central racks' second one on a port the first keeps;
+        # and the in-band spine that is no seed, through an access switch uplinked into the
+        # seeded one (synth/mgmtnet.py _top_seeds)
         assert result["by_dhcp"] == sorted(
             [
+                "inband-spine002",
                 *(f"inband-leaf00{n}" for n in range(3, 7)),
                 *(f"oob-dgx-leaf00{n}" for n in range(2, 7)),
                 "oob-leaf002",

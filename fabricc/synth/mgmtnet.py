@@ -42,7 +42,7 @@ import functools
 import ipaddress
 from dataclasses import dataclass, field, replace
 
-from fabricc.ir import ENDPOINT_LEAF, LEAF_SPINE, MGMT, UPLINK, Fabric
+from fabricc.ir import ENDPOINT_LEAF, LEAF_SPINE, MGMT, SPINE_CORE, UPLINK, Fabric
 from fabricc.synth.addressing import oob_gateways, oob_stride
 from fabricc.synth.inbandleaves import (
     leaf_groups,
@@ -391,29 +391,37 @@ def _server(fabric: Fabric) -> tuple[str, str | None]:
 def _seeds(fabric: Fabric, plan: ManagementNet) -> list[str]:
     """Switches to bootstrap by hand (ZTP-USB), in order: the access switches whose management
     port is cabled to no other access switch (the roots of the management trees, synth/oob.py),
-    the in-band top tier, under a core tier the spines above the server's leaves (the relays'
-    path down from the cores), the in-band leaves the provisioning server is cabled to; last,
-    every Ethernet switch (an access switch too) managed through an access switch that has no
-    path to the provisioning server (it cannot relay), since no DHCP request of theirs reaches
-    Kea. Every other access switch provisions itself by DHCP through its parent's relay."""
+    the in-band top-tier switches the rest need and, under a core tier, the spines above the
+    server's leaves those need (the relays' path down from the cores: _top_seeds), the in-band
+    leaves the provisioning server is cabled to; last, every Ethernet switch (an access switch
+    too) managed through an access switch that has no path to the provisioning server (it
+    cannot relay), since no DHCP request of theirs reaches Kea. Every other switch provisions
+    itself by DHCP through its access switch's relay, once that relay and one top-tier switch
+    it uplinks into (routing to the server) are up."""
     seeds = [s for s in plan.subnets if s not in plan.served_by]
     if plan.inband is not None:
-        seeds += list(plan.inband.real)
+        leaves: list[str] = []
+        via: dict[str, set[str]] = {}  # core -> the spines above the server's leaves under it
         if plan.server_device is not None:
             network = plan.inband.network
             links = fabric.links_by_network().get(network, [])
-            server_leaves = sorted(
+            leaves = sorted(
                 {
                     link.b
                     for link in links
                     if link.kind == ENDPOINT_LEAF and link.a == plan.server_device
                 }
             )
-            above = {
-                link.b for link in links if link.kind == LEAF_SPINE and link.a in server_leaves
-            }
-            seeds += [s for s in plan.inband.spines if s in above]
-            seeds += server_leaves
+            above = {link.b for link in links if link.kind == LEAF_SPINE and link.a in leaves}
+            for link in links:
+                if link.kind == SPINE_CORE and link.a in above and link.b in plan.inband.real:
+                    via.setdefault(link.b, set()).add(link.a)
+            if above and not via:  # no core tier: the spines are the top tier
+                via = {}
+            elif above:
+                via = {top: via.get(top, set()) for top in plan.inband.real}
+        seeds += _top_seeds(fabric, plan, [*seeds, *leaves], via)
+        seeds += leaves
     stranded = {s for s, access in plan.subnets.items() if not access.relays}
     if stranded:
         networks = fabric.loaded.networks
@@ -427,3 +435,111 @@ def _seeds(fabric: Fabric, plan: ManagementNet) -> list[str]:
             ):
                 seeds.append(device.name)
     return list(dict.fromkeys(seeds))
+
+
+def _top_seeds(
+    fabric: Fabric, plan: ManagementNet, others: list[str], via: dict[str, set[str]]
+) -> list[str]:
+    """The in-band top-tier switches (and under a core tier the spines above the provisioning
+    server's leaves) to bootstrap from USB, in the order to bring them up.
+
+    A relay reaches the provisioning server through the top tier it uplinks into, so a switch
+    (a top-tier one too) provisions itself by DHCP once its access switch is up and one of that
+    access switch's uplinks ends on a top-tier switch that routes to the server: one that is up
+    and, under a core tier, cabled to a spine above the server's leaves that is up (`via`: core
+    -> those spines; BGP unnumbered all the way). An access switch itself is up once its parent
+    in the management tree (synth/oob.py) is up and relays, or it is a root. Bring-up runs in
+    rounds of DHCP from the seeds (_rounds); where it stalls, the top-tier switch that unlocks
+    the most is seeded - the one the stalled access switches (up, no uplink's end routing) that
+    manage the most switches still down uplink into, the first in the tier's order on a tie -
+    with, where it has none up, the first spine above the server's leaves it is cabled to, and
+    the rounds go on. Where the access switches uplink nowhere (their own tree routes them) or
+    a switch of these is managed through none, all of them are seeded."""
+    assert plan.inband is not None
+    tops = list(plan.inband.real)
+    spines = sorted({spine for ends in via.values() for spine in ends})
+    uplinks = _uplink_targets(fabric, plan, set(tops))
+    if not uplinks or any(s not in plan.served_by for s in [*tops, *spines]):
+        return [*tops, *[s for s in plan.inband.spines if s in spines]]
+    seeded: list[str] = []
+    up = set(others)
+    place = {top: k for k, top in enumerate(tops)}
+    while True:
+        up = _rounds(fabric, plan, uplinks, via, up)
+        if all(s in up for s in [*tops, *spines]):
+            return seeded
+        waiting: dict[str, int] = {}  # access switch -> the switches it manages, not up
+        for device, access in plan.served_by.items():
+            if device not in up and fabric.devices[device].kind == "switch":
+                waiting[access] = waiting.get(access, 0) + 1
+        stalled: dict[str, int] = {}
+        for switch, targets in uplinks.items():
+            if switch in up and not any(_routes(t, up, via) for t in targets):
+                for target in targets:
+                    stalled[target] = stalled.get(target, 0) + waiting.get(switch, 0)
+        best = min(
+            (top for top in tops if not _routes(top, up, via)),
+            key=lambda top: (-stalled.get(top, 0), place[top]),
+        )
+        for switch in [best, *sorted(via.get(best, ()))[:1]]:
+            if switch not in up:
+                seeded.append(switch)
+                up.add(switch)
+
+
+def _routes(top: str, up: set[str], via: dict[str, set[str]]) -> bool:
+    """Whether a top-tier switch routes a relayed request to the provisioning server: it is up
+    and, under a core tier, so is one of the spines above the server's leaves it is cabled to."""
+    return top in up and (top not in via or any(spine in up for spine in via[top]))
+
+
+def _uplink_targets(
+    fabric: Fabric, plan: ManagementNet, tops: set[str]
+) -> dict[str, tuple[str, ...]]:
+    """Access switch -> the top-tier switches its uplinks end on (none: not listed)."""
+    targets: dict[str, list[str]] = {}
+    for link in fabric.links:
+        if link.kind == UPLINK and link.a in plan.subnets and link.b in tops:
+            targets.setdefault(link.a, []).append(link.b)
+    return {switch: tuple(dict.fromkeys(ends)) for switch, ends in targets.items()}
+
+
+def _rounds(
+    fabric: Fabric,
+    plan: ManagementNet,
+    uplinks: dict[str, tuple[str, ...]],
+    via: dict[str, set[str]],
+    up: set[str],
+) -> set[str]:
+    """Every device up after rounds of DHCP from `up`: a switch managed through an access
+    switch comes up once that access switch is up and one of its uplinks' ends routes to the
+    provisioning server (_routes)."""
+    up = set(up)
+    waiting: dict[str, list[str]] = {}  # access switch -> the switches it manages, not up
+    for device, access in plan.served_by.items():
+        if device not in up and fabric.devices[device].kind == "switch":
+            waiting.setdefault(access, []).append(device)
+    by_target: dict[str, list[str]] = {}
+    for switch, targets in uplinks.items():
+        for target in targets:
+            by_target.setdefault(target, []).append(switch)
+    over: dict[str, list[str]] = {}  # spine above the server's leaves -> the cores above it
+    for top, spines in via.items():
+        for spine in spines:
+            over.setdefault(spine, []).append(top)
+
+    def relays(switch: str) -> bool:
+        return switch in up and any(_routes(t, up, via) for t in uplinks.get(switch, ()))
+
+    ready = [s for s in waiting if relays(s)]
+    while ready:
+        switch = ready.pop()
+        for device in waiting.pop(switch, []):
+            if device in up:
+                continue
+            up.add(device)
+            lit = [device] if device in waiting else []
+            for top in [device, *over.get(device, [])]:
+                lit += [s for s in by_target.get(top, []) if s in waiting]
+            ready += [s for s in lit if relays(s)]
+    return up

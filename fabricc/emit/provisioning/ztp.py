@@ -293,6 +293,8 @@ def seeds_text(fabric: Fabric) -> str:
         f"# Provisioning server (Kea, HTTP for {ROOT}/): {net.server}"
         + (f" on {net.server_device}" if net.server_device else _site_server(fabric, net)),
     ]
+    seeded = set(net.seeds)
+    partial = net.inband is not None and not all(top in seeded for top in net.inband.real)
     for switch in net.seeds:
         if not has_config(fabric, fabric.devices[switch]):
             continue  # no file to put on a USB drive: listed below, configured by hand
@@ -318,6 +320,11 @@ def seeds_text(fabric: Fabric) -> str:
             why = f"in-band top tier: owns the gateway {net.inband.virtual}, routes to the relays"
         else:
             why = f"in-band leaf of the provisioning server {net.server_device}"
+        if partial and net.inband is not None and switch in net.inband.real:
+            why += (
+                "; the relays' first route to the provisioning server (the rest of its tier"
+                " provisions itself by DHCP through the access switches uplinked into it)"
+            )
         lines.append(f"{switch}\t{why}")
     lines.extend(by_hand_lines(fabric, net))
     return "\n".join(lines) + "\n"
