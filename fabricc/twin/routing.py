@@ -130,6 +130,22 @@ def _own_uplink(folder: BuildFolder, row: Row, network: str) -> bool:
     )
 
 
+def running_frr(folder: BuildFolder, name: str, tree: Tree | None) -> tuple[str | None, bool]:
+    """The frr.conf switch `name` would run, and whether the twin rendered it (not as written)."""
+    if folder.has(f"configs/{name}/startup.yaml") and tree is not None:
+        # NVUE owns frr.conf on Cumulus: `nv config apply` rewrites /etc/frr/frr.conf from
+        # startup.yaml, so a frr.conf beside it never runs (Cumulus Linux user guide, "NVUE
+        # and FRR": do not edit frr.conf by hand when NVUE manages the switch)
+        return render(tree), True
+    if folder.has(f"configs/{name}/frr.conf"):  # SONiC split-unified: frr.conf as installed
+        return folder.text(f"configs/{name}/frr.conf"), False
+    if tree is not None:  # a seed set up by hand from seeds.txt
+        return render(tree), True
+    if (blocks := eos.startup_config(folder, name)) is not None:
+        return eos_frr.render(blocks), True  # EOS routing as FRR runs it
+    return None, False
+
+
 def boot(lab: Lab, folder: BuildFolder, namer: Namer, network: str) -> Booted:
     booted = Booted(network)
     switch_rows = [
@@ -166,15 +182,7 @@ def boot(lab: Lab, folder: BuildFolder, namer: Namer, network: str) -> Booted:
         )
         if tree is not None:
             trees[name] = tree
-        rendered = False
-        if folder.has(f"configs/{name}/frr.conf"):
-            frr: str | None = folder.text(f"configs/{name}/frr.conf")
-        elif tree is not None:
-            frr, rendered = render(tree), True  # Cumulus renders frr.conf from NVUE
-        elif (blocks := eos.startup_config(folder, name)) is not None:
-            frr, rendered = eos_frr.render(blocks), True  # EOS routing as FRR runs it
-        else:
-            frr = None
+        frr, rendered = running_frr(folder, name, tree)
         if frr is None:
             continue
         role = folder.devices.get(name, {}).get("role", "")
