@@ -66,6 +66,24 @@ class Router:
     rendered: bool = False  # frr.conf rendered from startup.yaml (no frr.conf in the build)
     bridged: set[str] = field(default_factory=set)  # cabled ports in br_default
 
+    @property
+    def routes(self) -> bool:
+        """It runs routing (a layer-2 switch only bridges: no FRR, no sessions)."""
+        return bool(self.frr)
+
+    def layer2(self, port: str) -> bool:
+        """The cable port carries no session of its own: the switch runs no routing, or the
+        port is bridged (a bond to a layer-2 switch); the MLAG peer link, bridged too, is routed
+        on its subinterface where the switch routes."""
+        if not self.routes:
+            return True
+        found = self.bundles
+        return port in self.bridged and not (
+            found is not None
+            and found.peerlink is not None
+            and found.bond_of(port) == found.peerlink
+        )
+
     def l3(self, port: str) -> str:
         """The interface that holds the port's addresses: the bridge for a bridged port."""
         return BRIDGE if port in self.bridged else port
@@ -184,7 +202,9 @@ def boot(lab: Lab, folder: BuildFolder, namer: Namer, network: str) -> Booted:
             trees[name] = tree
         frr, rendered = running_frr(folder, name, tree)
         if frr is None:
-            continue
+            if tree is None or not bundles(tree).bridged:
+                continue
+            frr = ""  # a layer-2 switch (bridges only, no routing): booted for its hosts
         role = folder.devices.get(name, {}).get("role", "")
         router = Router(name, "", frr, _loopback(frr), role, 0, _networks(frr))
         router.bundles = bundles(tree) if tree is not None else None
@@ -330,7 +350,7 @@ def _start(lab: Lab, booted: Booted) -> None:
                     max((m for (d, _), m in booted.mtu.items() if d == router.name), default=None),
                 )
             )
-    start_frrs(lab, [(router.ns, router.frr) for router in booted.routers.values()])
+    start_frrs(lab, [(r.ns, r.frr) for r in booted.routers.values() if r.routes])
 
 
 def start_frr(lab: Lab, ns: str, frr: str) -> None:
@@ -391,6 +411,8 @@ def _vtysh_json(lab: Lab, router: Router, command: str) -> dict[str, object]:
 
 
 def _peers(lab: Lab, router: Router) -> dict[str, dict[str, object]]:
+    if not router.routes:
+        return {}  # no bgpd to ask
     data = _vtysh_json(lab, router, "show bgp summary json")
     family = data.get("ipv4Unicast", {})
     peers = family.get("peers", {}) if isinstance(family, dict) else {}
@@ -429,6 +451,8 @@ def _session_failures(lab: Lab, folder: BuildFolder, booted: Booted) -> tuple[in
     for wire in booted.wires:
         if wire.bundled:
             continue
+        if booted.routers[wire.a].layer2(wire.a_if) or booted.routers[wire.b].layer2(wire.b_if):
+            continue  # a layer-2 link (bridged at one end at least): no session designed
         for me, port, other in ((wire.a, wire.a_if, wire.b), (wire.b, wire.b_if, wire.a)):
             designed += 1
             my_if = booted.routers[me].session_interface(port)
