@@ -8,6 +8,7 @@ are hand edits of one leaf port (its access VLAN, its MTU). Needs root, FRR and 
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -91,4 +92,64 @@ def test_hosts_of_layer2_leaves_reach_the_vrr_gateway_and_each_other(
     else:
         assert [(f["host"], f["to"]) for f in failures] == [("dgx001", "gateway 10.64.0.1")]
         assert "MTU mismatch" in str(failures[0]["problem"])
+    assert not leftovers(f"ftw{tag}")
+
+
+def _root_on_leaf(root: Path) -> None:
+    """inband-leaf001 made spanning-tree root (priority 0): both spines then reach the root
+    through their downlinks, and the peer link between them blocks on one side."""
+    startup = root / "configs/inband-leaf001/startup.yaml"
+    text = startup.read_text()
+    old = "          stp:\n            priority: 32768\n"
+    assert text.count(old) == 1
+    startup.write_text(text.replace(old, "          stp:\n            priority: 0\n"))
+
+
+@pytest.mark.tool
+@pytest.mark.slow
+@pytest.mark.parametrize("fault", ["", "no-neighbour"])
+def test_peerlink_subinterface_is_routed_outside_spanning_tree(
+    fault: str, tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    require_tool("vtysh")
+    require_root()
+    root = tmp_path / "out"
+    shutil.copytree(_built("superpod-h100-4su", tmp_path_factory), root)
+    _root_on_leaf(root)
+    spine = root / "configs/inband-spine002/startup.yaml"
+    if fault:
+        # the peer link's routed subinterface dropped from one spine's BGP
+        lines = spine.read_text().splitlines(keepends=True)
+        start = lines.index("              peerlink.4094:\n")
+        end = start + 1
+        while lines[end].startswith(" " * 15):  # its own keys, deeper than its name
+            end += 1
+        spine.write_text("".join(lines[:start] + lines[end:]))
+    folder = load(root)
+    with lab(180) as the_lab:
+        tag = the_lab.tag
+        booted = routing.boot(the_lab, folder, Namer(folder), "inband")
+        _designed, failures = routing.wait_sessions(the_lab, folder, booted)
+        states: dict[str, dict[str, object]] = {}
+        for name in ("inband-spine001", "inband-spine002"):
+            ns = booted.routers[name].ns
+            ports = json.loads(the_lab.run("bridge", "-n", ns, "-j", "link", "show").stdout)
+            states[name] = {str(p["ifname"]): p.get("state") for p in ports}
+            link = json.loads(the_lab.run("ip", "-n", ns, "-j", "link", "show").stdout)
+            states[name]["peerlink.4094 master"] = next(
+                (x.get("master") for x in link if x["ifname"] == "peerlink.4094"), "absent"
+            )
+    for name in ("inband-spine001", "inband-spine002"):
+        # a layer-3 interface of its own: no bridge holds it
+        assert states[name]["peerlink.4094 master"] is None
+    # the root moved to a leaf: spanning tree blocks the peer link's carrier on one spine
+    carriers = [states[n].get("swp63") for n in ("inband-spine001", "inband-spine002")]
+    assert "blocking" in carriers, states
+    if not fault:
+        assert failures == []
+    else:
+        assert [(f["switch"], f["interface"]) for f in failures] == [
+            ("inband-spine002", "peerlink.4094")
+        ]
+        assert "no BGP neighbour" in str(failures[0]["problem"])
     assert not leftovers(f"ftw{tag}")

@@ -1,19 +1,20 @@
 """Twin layer 2 of a Cumulus switch: bonds, the MLAG peer link, br_default, SVIs and VRR.
 
-Consumes the merged NVUE `set` tree of one switch (fabricc.twin.nvue.nvue_set) and the names of
-the ports cabled into its namespace; produces a Bundles map (which cable ports a bond, the peer
-link or a routed subinterface stands on) and, applied in the namespace with `ip`, the devices its
-routing runs on: one Linux bridge `br_default` holding every bridged port and the peer link, a
-macvlan per SVI (`vlanN`, its address from the rendered frr.conf), one per VRR address
-(`vlanN-v0` with the VRR MAC, as Cumulus names it) and one per routed subinterface of the peer
-link (`peerlink.4094`). The twin assumes neither the bonding, 802.1Q nor VRF driver (not every
-kernel has them): a bond is its first cabled member, the other members stay unbridged (a loop
-otherwise). Nor 802.1Q filtering in the bridge (CONFIG_BRIDGE_VLAN_FILTERING): br_default stands
-for one VLAN, its SVIs' (or the domain's only one); an access port of another VLAN gets a bridge of
-its own (`br_vlanN`, that VLAN on this switch), a trunk that does not carry br_default's VLAN is
-in no bridge; where the SVIs sit on several VLANs, every port shares br_default's one domain.
-MLAG's control plane (clagd) is not run: both peers bridge the peer link and answer the VRR
-address, as a synced pair would, each holding the VRR MAC as a local entry of its bridge.
+Consumes the merged NVUE `set` tree of one switch (fabricc.twin.nvue.nvue_set) and the names of the
+ports cabled into its namespace; produces a Bundles map (which cable ports a bond, the peer link or
+a routed subinterface stands on) and, applied in the namespace with `ip`, the devices its routing
+runs on: one Linux bridge `br_default` holding every bridged port and the peer link, a macvlan per
+SVI (`vlanN`, its address from the rendered frr.conf), one per VRR address (`vlanN-v0` with the VRR
+MAC, as Cumulus names it); a routed subinterface of the peer link (`peerlink.4094`) is a veth of
+its own between the peers, outside the bridge and its STP. The twin assumes neither the bonding,
+802.1Q nor VRF driver (not every kernel has them): a bond is its first cabled member, the other
+members stay unbridged (a loop otherwise). Nor 802.1Q filtering in the bridge
+(CONFIG_BRIDGE_VLAN_FILTERING): br_default stands for one VLAN, its SVIs' (or the domain's only
+one); an access port of another VLAN gets a bridge of its own (`br_vlanN`, that VLAN on this
+switch), a trunk that does not carry br_default's VLAN is in no bridge; where the SVIs sit on
+several VLANs, every port shares br_default's one domain. MLAG's control plane (clagd) is not run:
+both peers bridge the peer link and answer the VRR address, as a synced pair would, each holding
+the VRR MAC as a local entry of its bridge.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ class Bundles:
     routed_subinterfaces: list[str] = field(default_factory=list)  # peerlink.4094, ...
     neighbors: list[str] = field(default_factory=list)  # BGP neighbor names
     vlans: list[int] = field(default_factory=list)  # br_default's VLANs
+    stp_priority: int | None = None  # br_default's spanning-tree bridge priority
     access: dict[str, int] = field(default_factory=dict)  # bridged port or bond -> access VLAN
     trunk: dict[str, list[int]] = field(default_factory=dict)  # bridged trunk -> its VLANs
 
@@ -125,14 +127,17 @@ def bundles(tree: Tree) -> Bundles:
         if BRIDGE in domain:
             result.bridged.append(name)
             port = _map(domain[BRIDGE])
-            if isinstance(port.get("access"), int):
-                result.access[name] = int(port["access"])
+            access = port.get("access")
+            if isinstance(access, int):
+                result.access[name] = access
             elif "vlan" in port:
                 result.trunk[name] = _vlan_ids(port["vlan"])
         if entry.get("type") == "svi":
             result.svis[name] = entry
     domain = _map(_map(_map(tree.get("bridge")).get("domain")).get(BRIDGE))
     result.vlans = _vlan_ids(domain.get("vlan"))
+    priority = _map(domain.get("stp")).get("priority")
+    result.stp_priority = priority if isinstance(priority, int) else None
     bgp = _map(_map(_map(_map(tree.get("vrf")).get("default")).get("router")).get("bgp"))
     result.neighbors = sorted(_map(bgp.get("neighbor")), key=natural)
     result.routed_subinterfaces = [
@@ -154,10 +159,13 @@ def apply(lab: Lab, ns: str, found: Bundles, cabled: set[str], mtu: int | None) 
             vlan = found.elsewhere(name)
             if vlan is not None:
                 apart[port] = vlan
-    if not ports and not found.svis and not found.routed_subinterfaces:
+    if not ports and not found.svis and not set(found.routed_subinterfaces) - cabled:
         return []
     # one `ip -batch` for the namespace's layer 2, in the order written here
-    commands = [f"link add {BRIDGE} type bridge stp_state 1 forward_delay {FORWARD_DELAY}"]
+    priority = f" priority {found.stp_priority}" if found.stp_priority is not None else ""
+    commands = [
+        f"link add {BRIDGE} type bridge stp_state 1 forward_delay {FORWARD_DELAY}{priority}"
+    ]
     uncabled = [
         name
         for name in found.bridged
@@ -190,7 +198,8 @@ def apply(lab: Lab, ns: str, found: Bundles, cabled: set[str], mtu: int | None) 
             if mac:
                 local.append(mac)
     for name in found.routed_subinterfaces:
-        macvlan(name)
+        if name not in cabled:  # a link of its own between the peers (fabricc.twin.routing)
+            macvlan(name)
     lab.run("ip", "-n", ns, "-batch", "-", stdin="".join(line + "\n" for line in commands))
     if local:
         # both peers own the VRR MAC: each holds it as a local entry of its bridge, as an MLAG

@@ -239,6 +239,7 @@ def boot(lab: Lab, folder: BuildFolder, namer: Namer, network: str) -> Booted:
     booted.outside = outside(folder, namer, set(booted.routers))
     booted.uncabled = _uncabled_routed_ports(folder, namer, booted, trees)
     booted.wires = _mark_bundled(booted)
+    booted.wires += _peer_subinterfaces(booted)
     for name, component in _components(list(booted.routers), booted.wires).items():
         booted.routers[name].component = component
     for name in booted.routers:
@@ -294,6 +295,33 @@ def _uncabled_routed_ports(
 def cabled_ports(booted: Booted, device: str) -> set[str]:
     ports = {w.a_if for w in [*booted.wires, *booted.edge] if w.a == device}
     return ports | {w.b_if for w in [*booted.wires, *booted.edge] if w.b == device}
+
+
+def _peer_subinterfaces(booted: Booted) -> list[Wire]:
+    """The routed VLAN subinterfaces of an MLAG peer link (`peerlink.4094`), each its own link
+    between the peers: on Cumulus the subinterface is a layer-3 interface outside br_default
+    and its spanning tree (Cumulus Linux user guide, "Multi-Chassis Link Aggregation - MLAG":
+    the peerlink.4094 subinterface carries the clagd and routed traffic), and the twin's kernel
+    has no 802.1Q driver to stack it on the peer link's carrier port. Marked bundled: neither a
+    session of its own (the peer cable's) nor an ECMP path; kind `peer`, so that drills take it
+    down with its switch and keep it up with the peer link."""
+    found: list[Wire] = []
+    seen: set[tuple[str, str, str]] = set()
+    for wire in booted.wires:
+        a, b = booted.routers[wire.a].bundles, booted.routers[wire.b].bundles
+        if wire.kind != "peer" or wire.bundled or a is None or b is None:
+            continue
+        if a.bond_of(wire.a_if) != a.peerlink or b.bond_of(wire.b_if) != b.peerlink:
+            continue
+        for sub in sorted(set(a.routed_subinterfaces) & set(b.routed_subinterfaces)):
+            if sub.partition(".")[0] == a.peerlink == b.peerlink:
+                key = (min(wire.a, wire.b), max(wire.a, wire.b), sub)
+                if key not in seen:
+                    seen.add(key)
+                    found.append(
+                        Wire(f"{wire.cable}/{sub}", wire.a, sub, wire.b, sub, "peer", True)
+                    )
+    return found
 
 
 def _mark_bundled(booted: Booted) -> list[Wire]:
