@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from fabricc.twin import netplan, routing
+from fabricc.twin.bridging import wait_forwarding
 from fabricc.twin.folder import load
 from fabricc.twin.lab import lab, leftovers
 from fabricc.twin.names import Namer
@@ -95,16 +96,6 @@ def test_hosts_of_layer2_leaves_reach_the_vrr_gateway_and_each_other(
     assert not leftovers(f"ftw{tag}")
 
 
-def _root_on_leaf(root: Path) -> None:
-    """inband-leaf001 made spanning-tree root (priority 0): both spines then reach the root
-    through their downlinks, and the peer link between them blocks on one side."""
-    startup = root / "configs/inband-leaf001/startup.yaml"
-    text = startup.read_text()
-    old = "          stp:\n            priority: 32768\n"
-    assert text.count(old) == 1
-    startup.write_text(text.replace(old, "          stp:\n            priority: 0\n"))
-
-
 @pytest.mark.tool
 @pytest.mark.slow
 @pytest.mark.parametrize("fault", ["", "no-neighbour"])
@@ -115,41 +106,39 @@ def test_peerlink_subinterface_is_routed_outside_spanning_tree(
     require_root()
     root = tmp_path / "out"
     shutil.copytree(_built("superpod-h100-4su", tmp_path_factory), root)
-    _root_on_leaf(root)
     spine = root / "configs/inband-spine002/startup.yaml"
     if fault:
         # the peer link's routed subinterface dropped from one spine's BGP
         lines = spine.read_text().splitlines(keepends=True)
         start = lines.index("              peerlink.4094:\n")
         end = start + 1
-        while lines[end].startswith(" " * 15):  # its own keys, deeper than its name
+        while end < len(lines) and lines[end].startswith(" " * 15):  # its own keys
             end += 1
         spine.write_text("".join(lines[:start] + lines[end:]))
     folder = load(root)
     with lab(180) as the_lab:
         tag = the_lab.tag
         booted = routing.boot(the_lab, folder, Namer(folder), "inband")
+        spines = [booted.routers[n].ns for n in ("inband-spine001", "inband-spine002")]
+        wait_forwarding(the_lab, [booted.routers[n].ns for n in sorted(booted.routers)])
         _designed, failures = routing.wait_sessions(the_lab, folder, booted)
         states: dict[str, dict[str, object]] = {}
-        for name in ("inband-spine001", "inband-spine002"):
-            ns = booted.routers[name].ns
+        for name, ns in zip(("inband-spine001", "inband-spine002"), spines, strict=True):
             ports = json.loads(the_lab.run("bridge", "-n", ns, "-j", "link", "show").stdout)
             states[name] = {str(p["ifname"]): p.get("state") for p in ports}
             link = json.loads(the_lab.run("ip", "-n", ns, "-j", "link", "show").stdout)
             states[name]["peerlink.4094 master"] = next(
                 (x.get("master") for x in link if x["ifname"] == "peerlink.4094"), "absent"
             )
-    for name in ("inband-spine001", "inband-spine002"):
-        # a layer-3 interface of its own: no bridge holds it
-        assert states[name]["peerlink.4094 master"] is None
-    # the root moved to a leaf: spanning tree blocks the peer link's carrier on one spine
-    carriers = [states[n].get("swp63") for n in ("inband-spine001", "inband-spine002")]
-    assert "blocking" in carriers, states
+    # the peer link's carrier is a port of br_default (its spanning tree), the subinterface not
+    assert all(states[name].get("swp63") == "forwarding" for name in states), states
+    assert all("peerlink.4094" not in states[name] for name in states), states
     if not fault:
+        for name in states:  # a layer-3 interface of its own: no bridge holds it
+            assert states[name]["peerlink.4094 master"] is None
         assert failures == []
     else:
-        assert [(f["switch"], f["interface"]) for f in failures] == [
-            ("inband-spine002", "peerlink.4094")
-        ]
-        assert "no BGP neighbour" in str(failures[0]["problem"])
+        named = {(f["switch"], f["interface"]): str(f["problem"]) for f in failures}
+        assert "no BGP neighbour" in named[("inband-spine002", "peerlink")], failures
+        assert set(named) <= {("inband-spine002", "peerlink"), ("inband-spine001", "peerlink.4094")}
     assert not leftovers(f"ftw{tag}")
