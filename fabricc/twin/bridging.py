@@ -45,7 +45,6 @@ class Bundles:
     routed_subinterfaces: list[str] = field(default_factory=list)  # peerlink.4094, ...
     neighbors: list[str] = field(default_factory=list)  # BGP neighbor names
     vlans: list[int] = field(default_factory=list)  # br_default's VLANs
-    stp_priority: int | None = None  # br_default's spanning-tree bridge priority
     access: dict[str, int] = field(default_factory=dict)  # bridged port or bond -> access VLAN
     trunk: dict[str, list[int]] = field(default_factory=dict)  # bridged trunk -> its VLANs
 
@@ -136,8 +135,6 @@ def bundles(tree: Tree) -> Bundles:
             result.svis[name] = entry
     domain = _map(_map(_map(tree.get("bridge")).get("domain")).get(BRIDGE))
     result.vlans = _vlan_ids(domain.get("vlan"))
-    priority = _map(domain.get("stp")).get("priority")
-    result.stp_priority = priority if isinstance(priority, int) else None
     bgp = _map(_map(_map(_map(tree.get("vrf")).get("default")).get("router")).get("bgp"))
     result.neighbors = sorted(_map(bgp.get("neighbor")), key=natural)
     result.routed_subinterfaces = [
@@ -162,10 +159,7 @@ def apply(lab: Lab, ns: str, found: Bundles, cabled: set[str], mtu: int | None) 
     if not ports and not found.svis and not set(found.routed_subinterfaces) - cabled:
         return []
     # one `ip -batch` for the namespace's layer 2, in the order written here
-    priority = f" priority {found.stp_priority}" if found.stp_priority is not None else ""
-    commands = [
-        f"link add {BRIDGE} type bridge stp_state 1 forward_delay {FORWARD_DELAY}{priority}"
-    ]
+    commands = [f"link add {BRIDGE} type bridge stp_state 1 forward_delay {FORWARD_DELAY}"]
     uncabled = [
         name
         for name in found.bridged

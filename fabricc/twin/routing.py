@@ -795,10 +795,13 @@ def mtu(lab: Lab, booted: Booted) -> tuple[int, list[Failure]]:
     jobs: list[tuple[str, str, str]] = []
     labels: list[Failure] = []
     for wire in booted.wires:
-        if booted.routers[wire.a].layer2(wire.a_if) or booted.routers[wire.b].layer2(wire.b_if):
-            # bridge to bridge: the kernel's spanning tree, unaware of MLAG, may block a layer-2
-            # pair's peer link that Cumulus keeps forwarding; the hosts' full-MTU pings to
-            # their gateway cross these links instead (fabricc.twin.netplan)
+        if (
+            wire.a_if in booted.routers[wire.a].bridged
+            or wire.b_if in booted.routers[wire.b].bridged
+        ):
+            # bridge to bridge: the kernel's spanning tree, unaware of MLAG, may block a peer
+            # link that Cumulus keeps forwarding; a peer cable's other members (plain veths) and
+            # the hosts' full-MTU pings to their gateway (fabricc.twin.netplan) cover these links
             continue
         for me, my_if, other, other_if in (
             (wire.a, wire.a_if, wire.b, wire.b_if),
