@@ -24,6 +24,8 @@ def pairs(booted: Booted) -> list[tuple[str, str]]:
         if wire.kind != "peer":
             continue
         a, b = booted.routers[wire.a], booted.routers[wire.b]
+        if not (a.routes and b.routes):
+            continue  # a layer-2 pair: its drill is the routed fabric's, not this one
         if a.bundles and b.bundles and a.bundles.peerlink and b.bundles.peerlink:
             found.add((min(wire.a, wire.b), max(wire.a, wire.b)))
     return sorted(found)

@@ -26,7 +26,7 @@ from fabricc.twin.bridging import wait_forwarding
 from fabricc.twin.folder import BuildFolder
 from fabricc.twin.lab import Lab
 from fabricc.twin.networkd import Expected, Plan, translate
-from fabricc.twin.routing import Booted, _pings
+from fabricc.twin.routing import Booted, _fping, _pings
 
 Failure = dict[str, object]
 NETPLAN = "provisioning/netplan"
@@ -242,6 +242,7 @@ class Nic:
     address: str  # without prefix
     gateway: str
     leaves: frozenset[str]
+    mtu: int | None = None  # as the file sets it
 
 
 def check(lab: Lab, folder: BuildFolder, booted: Booted) -> dict[str, object]:
@@ -286,6 +287,7 @@ def check(lab: Lab, folder: BuildFolder, booted: Booted) -> dict[str, object]:
                         address.split("/")[0],
                         gateways[0] if gateways else "",
                         leaves,
+                        expected.mtu,
                     )
                 )
     # renaming a host's ports (as udev does) drops the carrier of the leaves' bridge ports
@@ -311,10 +313,12 @@ def _reach(
     leaves of the same plane; a miss is tried once more."""
     jobs: list[tuple[str, str, str]] = []
     labels: list[Failure] = []
+    gateway_jobs: list[tuple[Nic, int]] = []
     plane = {name: router.component for name, router in booted.routers.items()}
     ns_of = {host.name: host.ns for host in hosts}
     for nic in nics:
         if nic.gateway:
+            gateway_jobs.append((nic, len(jobs)))
             jobs.append((ns_of[nic.host], nic.address, nic.gateway))
             labels.append({"host": nic.host, "nic": nic.interface, "to": f"gateway {nic.gateway}"})
         planes = {plane.get(leaf) for leaf in nic.leaves}
@@ -342,11 +346,50 @@ def _reach(
     again = [k for k, ok in enumerate(reached) if not ok]
     for k, ok in zip(again, _pings(lab, [jobs[k] for k in again]), strict=True):
         reached[k] = ok
-    return len(jobs), [
+    failures: list[Failure] = [
         {**label, "problem": "unreachable"}
         for label, ok in zip(labels, reached, strict=True)
         if not ok
     ]
+    # a frame of the NIC's MTU to its gateway, don't-fragment: the host, its leaf port and the
+    # gateway's path agree on the MTU (where the small echo got through)
+    sized = [nic for nic, k in gateway_jobs if reached[k] and nic.mtu]
+    whole = _full_mtu(lab, [(ns_of[n.host], n.address, n.gateway, n.mtu or 0) for n in sized])
+    failures += [
+        {
+            "host": nic.host,
+            "nic": nic.interface,
+            "to": f"gateway {nic.gateway}",
+            "problem": f"a {nic.mtu}-byte packet (its MTU, don't fragment) is lost: an MTU "
+            "mismatch between the host, its leaf port and the gateway",
+        }
+        for nic, ok in zip(sized, whole, strict=True)
+        if not ok
+    ]
+    return len(jobs) + len(sized), failures
+
+
+def _full_mtu(lab: Lab, jobs: list[tuple[str, str, str, int]]) -> list[bool]:
+    """(namespace, source, target, MTU) -> an IPv4 echo of the whole MTU with don't-fragment got
+    its answer (fping -M, -b: the payload, MTU less the IPv4 and ICMP headers); tried twice."""
+
+    def key(ns: str, source: str, mtu: int) -> tuple[str, ...]:
+        return (ns, "-4", "-S", source, "-M", "-b", str(mtu - 28))
+
+    reached = [False] * len(jobs)
+    for _ in range(2):
+        groups: dict[tuple[str, ...], list[str]] = {}
+        for (ns, source, target, mtu), ok in zip(jobs, reached, strict=True):
+            if not ok:
+                groups.setdefault(key(ns, source, mtu), []).append(target)
+        if not groups:
+            break
+        alive = _fping(lab, groups)
+        reached = [
+            ok or target in alive.get(key(ns, source, mtu), set())
+            for (ns, source, target, mtu), ok in zip(jobs, reached, strict=True)
+        ]
+    return reached
 
 
 def _not_booted(folder: BuildFolder, booted: Booted) -> dict[str, object]:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from fabricc.twin import eos, eos_frr
-from fabricc.twin.bridging import BRIDGE, Bundles, bundles
+from fabricc.twin.bridging import BRIDGE, Bundles, bundles, wait_forwarding
 from fabricc.twin.bridging import apply as apply_bridging
 from fabricc.twin.byhand import by_hand, nvue_tree
 from fabricc.twin.folder import SWITCH_KINDS, BuildFolder, Row
@@ -65,6 +65,24 @@ class Router:
     bundles: Bundles | None = None  # NVUE bonds, peer link, SVIs (Cumulus)
     rendered: bool = False  # frr.conf rendered from startup.yaml (no frr.conf in the build)
     bridged: set[str] = field(default_factory=set)  # cabled ports in br_default
+
+    @property
+    def routes(self) -> bool:
+        """It runs routing (a layer-2 switch only bridges: no FRR, no sessions)."""
+        return bool(self.frr)
+
+    def layer2(self, port: str) -> bool:
+        """The cable port carries no session of its own: the switch runs no routing, or the
+        port is bridged (a bond to a layer-2 switch); the MLAG peer link, bridged too, is routed
+        on its subinterface where the switch routes."""
+        if not self.routes:
+            return True
+        found = self.bundles
+        return port in self.bridged and not (
+            found is not None
+            and found.peerlink is not None
+            and found.bond_of(port) == found.peerlink
+        )
 
     def l3(self, port: str) -> str:
         """The interface that holds the port's addresses: the bridge for a bridged port."""
@@ -130,6 +148,22 @@ def _own_uplink(folder: BuildFolder, row: Row, network: str) -> bool:
     )
 
 
+def running_frr(folder: BuildFolder, name: str, tree: Tree | None) -> tuple[str | None, bool]:
+    """The frr.conf switch `name` would run, and whether the twin rendered it (not as written)."""
+    if folder.has(f"configs/{name}/startup.yaml") and tree is not None:
+        # NVUE owns frr.conf on Cumulus: `nv config apply` rewrites /etc/frr/frr.conf from
+        # startup.yaml, so a frr.conf beside it never runs (Cumulus Linux user guide, "NVUE
+        # and FRR": do not edit frr.conf by hand when NVUE manages the switch)
+        return render(tree), True
+    if folder.has(f"configs/{name}/frr.conf"):  # SONiC split-unified: frr.conf as installed
+        return folder.text(f"configs/{name}/frr.conf"), False
+    if tree is not None:  # a seed set up by hand from seeds.txt
+        return render(tree), True
+    if (blocks := eos.startup_config(folder, name)) is not None:
+        return eos_frr.render(blocks), True  # EOS routing as FRR runs it
+    return None, False
+
+
 def boot(lab: Lab, folder: BuildFolder, namer: Namer, network: str) -> Booted:
     booted = Booted(network)
     switch_rows = [
@@ -166,17 +200,11 @@ def boot(lab: Lab, folder: BuildFolder, namer: Namer, network: str) -> Booted:
         )
         if tree is not None:
             trees[name] = tree
-        rendered = False
-        if folder.has(f"configs/{name}/frr.conf"):
-            frr: str | None = folder.text(f"configs/{name}/frr.conf")
-        elif tree is not None:
-            frr, rendered = render(tree), True  # Cumulus renders frr.conf from NVUE
-        elif (blocks := eos.startup_config(folder, name)) is not None:
-            frr, rendered = eos_frr.render(blocks), True  # EOS routing as FRR runs it
-        else:
-            frr = None
+        frr, rendered = running_frr(folder, name, tree)
         if frr is None:
-            continue
+            if tree is None or not bundles(tree).bridged:
+                continue
+            frr = ""  # a layer-2 switch (bridges only, no routing): booted for its hosts
         role = folder.devices.get(name, {}).get("role", "")
         router = Router(name, "", frr, _loopback(frr), role, 0, _networks(frr))
         router.bundles = bundles(tree) if tree is not None else None
@@ -211,6 +239,7 @@ def boot(lab: Lab, folder: BuildFolder, namer: Namer, network: str) -> Booted:
     booted.outside = outside(folder, namer, set(booted.routers))
     booted.uncabled = _uncabled_routed_ports(folder, namer, booted, trees)
     booted.wires = _mark_bundled(booted)
+    booted.wires += _peer_subinterfaces(booted)
     for name, component in _components(list(booted.routers), booted.wires).items():
         booted.routers[name].component = component
     for name in booted.routers:
@@ -266,6 +295,33 @@ def _uncabled_routed_ports(
 def cabled_ports(booted: Booted, device: str) -> set[str]:
     ports = {w.a_if for w in [*booted.wires, *booted.edge] if w.a == device}
     return ports | {w.b_if for w in [*booted.wires, *booted.edge] if w.b == device}
+
+
+def _peer_subinterfaces(booted: Booted) -> list[Wire]:
+    """The routed VLAN subinterfaces of an MLAG peer link (`peerlink.4094`), each its own link
+    between the peers: on Cumulus the subinterface is a layer-3 interface outside br_default
+    and its spanning tree (Cumulus Linux user guide, "Multi-Chassis Link Aggregation - MLAG":
+    the peerlink.4094 subinterface carries the clagd and routed traffic), and the twin's kernel
+    has no 802.1Q driver to stack it on the peer link's carrier port. Marked bundled: neither a
+    session of its own (the peer cable's) nor an ECMP path; kind `peer`, so that drills take it
+    down with its switch and keep it up with the peer link."""
+    found: list[Wire] = []
+    seen: set[tuple[str, str, str]] = set()
+    for wire in booted.wires:
+        a, b = booted.routers[wire.a].bundles, booted.routers[wire.b].bundles
+        if wire.kind != "peer" or wire.bundled or a is None or b is None:
+            continue
+        if a.bond_of(wire.a_if) != a.peerlink or b.bond_of(wire.b_if) != b.peerlink:
+            continue
+        for sub in sorted(set(a.routed_subinterfaces) & set(b.routed_subinterfaces)):
+            if sub.partition(".")[0] == a.peerlink == b.peerlink:
+                key = (min(wire.a, wire.b), max(wire.a, wire.b), sub)
+                if key not in seen:
+                    seen.add(key)
+                    found.append(
+                        Wire(f"{wire.cable}/{sub}", wire.a, sub, wire.b, sub, "peer", True)
+                    )
+    return found
 
 
 def _mark_bundled(booted: Booted) -> list[Wire]:
@@ -325,7 +381,7 @@ def _start(lab: Lab, booted: Booted) -> None:
                     max((m for (d, _), m in booted.mtu.items() if d == router.name), default=None),
                 )
             )
-    start_frrs(lab, [(router.ns, router.frr) for router in booted.routers.values()])
+    start_frrs(lab, [(r.ns, r.frr) for r in booted.routers.values() if r.routes])
 
 
 def start_frr(lab: Lab, ns: str, frr: str) -> None:
@@ -386,6 +442,8 @@ def _vtysh_json(lab: Lab, router: Router, command: str) -> dict[str, object]:
 
 
 def _peers(lab: Lab, router: Router) -> dict[str, dict[str, object]]:
+    if not router.routes:
+        return {}  # no bgpd to ask
     data = _vtysh_json(lab, router, "show bgp summary json")
     family = data.get("ipv4Unicast", {})
     peers = family.get("peers", {}) if isinstance(family, dict) else {}
@@ -424,6 +482,8 @@ def _session_failures(lab: Lab, folder: BuildFolder, booted: Booted) -> tuple[in
     for wire in booted.wires:
         if wire.bundled:
             continue
+        if booted.routers[wire.a].layer2(wire.a_if) or booted.routers[wire.b].layer2(wire.b_if):
+            continue  # a layer-2 link (bridged at one end at least): no session designed
         for me, port, other in ((wire.a, wire.a_if, wire.b), (wire.b, wire.b_if, wire.a)):
             designed += 1
             my_if = booted.routers[me].session_interface(port)
@@ -482,6 +542,9 @@ def wait_sessions(lab: Lab, folder: BuildFolder, booted: Booted) -> tuple[int, l
     """Polls until every designed session is up and right, or the wait is over; after
     SESSION_SETTLE, also when no failure is a session still on its way (a neighbour the config
     lacks, or a session Established with the wrong peer, stays so)."""
+    # the bridges forward first: routed sessions no longer wait for them (peerlink.4094 is a
+    # link of its own), the pings through a bridge that follow do
+    wait_forwarding(lab, sorted(r.ns for r in booted.routers.values() if r.bridged))
     start = time.monotonic()
     end = start + min(SESSION_WAIT + len(booted.wires) * 0.05, lab.remaining())
     last: list[Failure] | None = None
@@ -746,6 +809,14 @@ def mtu(lab: Lab, booted: Booted) -> tuple[int, list[Failure]]:
     jobs: list[tuple[str, str, str]] = []
     labels: list[Failure] = []
     for wire in booted.wires:
+        if (
+            wire.a_if in booted.routers[wire.a].bridged
+            or wire.b_if in booted.routers[wire.b].bridged
+        ):
+            # bridge to bridge: the kernel's spanning tree, unaware of MLAG, may block a peer
+            # link that Cumulus keeps forwarding; a peer cable's other members (plain veths) and
+            # the hosts' full-MTU pings to their gateway (fabricc.twin.netplan) cover these links
+            continue
         for me, my_if, other, other_if in (
             (wire.a, wire.a_if, wire.b, wire.b_if),
             (wire.b, wire.b_if, wire.a, wire.a_if),
