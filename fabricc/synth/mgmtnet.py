@@ -416,9 +416,7 @@ def _seeds(fabric: Fabric, plan: ManagementNet) -> list[str]:
             for link in links:
                 if link.kind == SPINE_CORE and link.a in above and link.b in plan.inband.real:
                     via.setdefault(link.b, set()).add(link.a)
-            if above and not via:  # no core tier: the spines are the top tier
-                via = {}
-            elif above:
+            if via:  # a core tier: every core, cabled to such a spine or not
                 via = {top: via.get(top, set()) for top in plan.inband.real}
         seeds += _top_seeds(fabric, plan, [*seeds, *leaves], via)
         seeds += leaves
