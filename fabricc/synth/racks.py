@@ -23,7 +23,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from fabricc.catalog.models import FEEDS, OUTLET_OF, physical_of
+from fabricc.catalog.models import FEEDS, OUTLET_OF, PartModel, physical_of
 from fabricc.errors import Diagnostic, error
 from fabricc.ir import ENDPOINT_LEAF, PEER, Device, Fabric, Rack
 from fabricc.spec.yamlsource import DataPath, format_path
@@ -271,9 +271,7 @@ class _Layout:
             if not _on_busbar(self.fabric, device):
                 load += device.power_w
         part = self.fabric.loaded.catalog.catalog.parts.get(site.pdu_model)
-        pdus = max(site.pdus, node_feeds)
-        if part is not None and site.feeds > 1:
-            pdus = max(pdus, pdus_for_load(load, part.rating_w))
+        pdus = _pdus(self.fabric, node_feeds, load)
         feeds = feed_count(pdus, site.feeds)
         if part is None or not feeds:
             return True
@@ -285,14 +283,7 @@ class _Layout:
                 for k in cord_feeds(dealt, psus, feeds):
                     used[k][outlet] += 1
                 dealt += psus
-        held = 1 if rack.held_outlets else 0
-        for k, counts in enumerate(used):
-            on_feed = len(range(k, pdus, feeds))  # the PDUs on feed k
-            if counts["c13"] + held > on_feed * part.outlets_c13:
-                return False
-            if counts["c19"] > on_feed * part.outlets_c19:
-                return False
-        return True
+        return _feeds_hold(part, pdus, used, 1 if rack.held_outlets else 0)
 
     def _tally(self, rack: RackPlan) -> _Tally:
         """The rack's running count, brought up to the devices it holds now (devices are only
@@ -849,17 +840,28 @@ def pdu_count(fabric: Fabric, devices: list[Device], role: str, capacity: int) -
         return 0
     catalog = fabric.loaded.catalog.catalog
     nodes = [d for d in devices if d.kind == "node"]
-    counts = [rack.pdus, *(catalog.nodes[d.model].power_feeds for d in nodes)]
-    part = catalog.parts.get(rack.pdu_model)
-    if part is not None and rack.feeds > 1:
+    node_feeds = max((catalog.nodes[d.model].power_feeds for d in nodes), default=0)
+    load = 0  # what the PDUs left after losing one must carry, where the site has feeds
+    if rack.feeds > 1 and catalog.parts.get(rack.pdu_model) is not None:
         fed = [d for d in devices if not _on_busbar(fabric, d)]
         load = sum(d.power_w for d in fed)
         if role not in ("central", "network"):
             full = max((d.power_w for d in nodes if d in fed), default=0)
             load += full * max(0, capacity - len(nodes))
             load = min(load, int(rack.power_kw * 1000))
-        counts.append(pdus_for_load(load, part.rating_w))
-    return max(counts)
+    return _pdus(fabric, node_feeds, load)
+
+
+def _pdus(fabric: Fabric, node_feeds: int, load_w: int) -> int:
+    """site.rack.pdus, or the most power feeds of a node in the rack, or (with feeds) enough
+    that the PDUs left after losing one carry `load_w`: pdu_count's rule, which the layout's
+    running count (_Layout.outlets_fit) asks with its own figures."""
+    rack = fabric.loaded.spec.site.rack
+    part = fabric.loaded.catalog.catalog.parts.get(rack.pdu_model)
+    pdus = max(rack.pdus, node_feeds)
+    if part is not None and rack.feeds > 1:
+        pdus = max(pdus, pdus_for_load(load_w, part.rating_w))
+    return pdus
 
 
 def outlets_hold(fabric: Fabric, pdus: int, cords: list[tuple[int, str]], held: int) -> bool:
@@ -871,15 +873,23 @@ def outlets_hold(fabric: Fabric, pdus: int, cords: list[tuple[int, str]], held: 
     feeds = feed_count(pdus, rack.feeds)
     if part is None or not feeds:
         return True
-    used = [{"c13": held, "c19": 0} for _ in range(feeds)]
+    used = [{"c13": 0, "c19": 0} for _ in range(feeds)]
     dealt = 0
     for psus, outlet in cords:
         for k in cord_feeds(dealt, psus, feeds):
             used[k][outlet] += 1
         dealt += psus
+    return _feeds_hold(part, pdus, used, held)
+
+
+def _feeds_hold(part: PartModel, pdus: int, used: list[dict[str, int]], held: int) -> bool:
+    """Whether the PDUs on each feed (PDU k on feed k mod feeds) have an outlet of its kind
+    for the cords `used` deals to that feed, with `held` C13 outlets kept free on every feed."""
+    feeds = len(used)
     per_kind = {"c13": part.outlets_c13, "c19": part.outlets_c19}
     return all(
-        used[k][kind] <= len(range(k, pdus, feeds)) * per_kind[kind]
+        used[k][kind] + (held if kind == "c13" else 0)
+        <= len(range(k, pdus, feeds)) * per_kind[kind]
         for k in range(feeds)
         for kind in ("c13", "c19")
     )
