@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -80,6 +82,42 @@ def test_no_drill_without_a_standby_subnet_manager(tmp_path: Path) -> None:
     conf.write_text("#   ufm01: master, sm_priority 15\nsm_priority 15\n")
     assert smdrill.run(Simulator({}, tmp_path), conf, NODES) is None
     assert smdrill.managers(conf.read_text(), {"ufm01/P1"}) is None
+
+
+# a daemon's stand-in: `phase` seconds of work (busy: spinning on a CPU; logging: a line every
+# 0.1 s; idle: asleep), then the line the drill waits for
+DAEMON = """
+import sys, time
+log, mode, phase = sys.argv[1], sys.argv[2], float(sys.argv[3])
+end = time.monotonic() + phase
+with open(log, "a") as out:
+    while time.monotonic() < end:
+        if mode == "idle":
+            time.sleep(phase)
+        elif mode == "logging":
+            out.write("sweeping\\n"); out.flush(); time.sleep(0.1)
+    out.write("SUBNET UP\\n")
+time.sleep(30)
+"""
+
+
+@pytest.mark.parametrize(("mode", "reached"), [("busy", True), ("logging", True), ("idle", False)])
+def test_the_drill_waits_while_the_subnet_manager_makes_progress(
+    mode: str, reached: bool, tmp_path: Path
+) -> None:
+    """A sweep that outlasts the stall time is waited for while the daemon works or logs; a
+    daemon that only waits is given up on after the stall time, however long its own wait."""
+    log = tmp_path / "sm.log"
+    daemon = subprocess.Popen([sys.executable, "-c", DAEMON, str(log), mode, "2.5"])
+    try:
+        took = smdrill._wait(log, "SUBNET UP", daemon, 1.0)
+    finally:
+        daemon.kill()
+        daemon.wait()
+    if reached:
+        assert took is not None and took >= 2.5
+    else:
+        assert took is None
 
 
 def test_infiniband_tools_are_required_only_with_infiniband(

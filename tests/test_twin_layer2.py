@@ -17,7 +17,7 @@ import pytest
 from fabricc.twin import netplan, routing
 from fabricc.twin.bridging import wait_forwarding
 from fabricc.twin.folder import load
-from fabricc.twin.lab import lab, leftovers
+from fabricc.twin.lab import Lab, lab, leftovers
 from fabricc.twin.names import Namer
 from tests.frr_support import require_root
 from tests.support import require_tool
@@ -130,6 +130,7 @@ def test_peerlink_subinterface_is_routed_outside_spanning_tree(
             states[name]["peerlink.4094 master"] = next(
                 (x.get("master") for x in link if x["ifname"] == "peerlink.4094"), "absent"
             )
+        learnt = _svi_neighbours(the_lab, spines) if not fault else {}
     # the peer link's carrier is a port of br_default (its spanning tree), the subinterface not
     assert all(states[name].get("swp63") == "forwarding" for name in states), states
     assert all("peerlink.4094" not in states[name] for name in states), states
@@ -137,8 +138,31 @@ def test_peerlink_subinterface_is_routed_outside_spanning_tree(
         for name in states:  # a layer-3 interface of its own: no bridge holds it
             assert states[name]["peerlink.4094 master"] is None
         assert failures == []
+        # each spine learns its peer's SVI address at the peer's SVI, not at the VRR MAC both
+        # hold as their own (ARP flux: the VRR macvlan answered for its SVI's address)
+        assert learnt and all(m == svi for seen in learnt.values() for m, svi in seen), learnt
     else:
         named = {(f["switch"], f["interface"]): str(f["problem"]) for f in failures}
         assert "no BGP neighbour" in named[("inband-spine002", "peerlink")], failures
         assert set(named) <= {("inband-spine002", "peerlink"), ("inband-spine001", "peerlink.4094")}
     assert not leftovers(f"ftw{tag}")
+
+
+def _svi_neighbours(the_lab: Lab, spines: list[str]) -> dict[str, list[tuple[str, str]]]:
+    """Asking namespace -> (the MAC it learnt for its peer's vlan10 address, the peer's vlan10
+    MAC), for each of five pings from each spine to the other's SVI address, each after the
+    entry is flushed: which interface of the peer answers first is a race where several do."""
+    svi: dict[str, tuple[str, str]] = {}
+    for ns in spines:
+        link = json.loads(the_lab.run("ip", "-n", ns, "-j", "addr", "show", "vlan10").stdout)[0]
+        address = next(a["local"] for a in link["addr_info"] if a["family"] == "inet")
+        svi[ns] = (address, str(link["address"]))
+    learnt: dict[str, list[tuple[str, str]]] = {}
+    for ns, peer in zip(spines, reversed(spines), strict=True):
+        address, mac = svi[peer]
+        for _ in range(5):
+            the_lab.run("ip", "-n", ns, "neigh", "flush", "to", address, check=False)
+            the_lab.run("ip", "netns", "exec", ns, "ping", "-c1", "-W2", address, check=False)
+            seen = json.loads(the_lab.run("ip", "-n", ns, "-j", "neigh", "show", address).stdout)
+            learnt.setdefault(ns, []).append((str(seen[0].get("lladdr", "")) if seen else "", mac))
+    return learnt

@@ -112,14 +112,15 @@ class Lab:
         root namespace)."""
         return self.namespaces(1)[0]
 
-    def namespaces(self, count: int) -> list[str]:
-        """`count` new namespaces as `namespace` makes them, added in one `ip -batch`."""
+    def namespaces(self, count: int, switches: bool = False) -> list[str]:
+        """`count` new namespaces as `namespace` makes them, added in one `ip -batch`;
+        `switches`: each with SWITCH_SYSCTLS too."""
         names = [f"{PREFIX}{self.tag}{len(self.spaces) + k}" for k in range(count)]
         if not names:
             return []
         self.spaces.extend(names)  # before they exist: an interrupted batch leaves none behind
         self.run("ip", "-batch", "-", stdin="".join(f"netns add {n}\n" for n in names))
-        _prepare(names)
+        _prepare(names, SYSCTLS + SWITCH_SYSCTLS if switches else SYSCTLS)
         return names
 
     def cable(self, a: str, a_if: str, b: str, b_if: str, mtu: int | None = None) -> None:
@@ -211,12 +212,24 @@ SYSCTLS = (
     ("net/ipv6/conf/all/accept_dad", "0"),
     ("net/ipv6/conf/default/accept_dad", "0"),
 )
+# a switch's namespace also answers ARP as a switch OS does: only for an address of the interface
+# the request came in on, from a sender of that interface's subnet (arp_ignore 2), asking from an
+# address of the target's subnet (arp_announce 2), and announcing itself when a link comes up
+# (arp_notify 1): Cumulus Linux user guide, "Address Resolution Protocol - ARP" (its defaults);
+# SONiC's files/image_config/sysctl/sysctl-net.conf sets all.arp_ignore 2 and all.arp_notify 1
+# alike. Without it a VRR macvlan answers for its SVI's own address with the VRR MAC, which the
+# asking peer holds as its own (ARP flux, Linux's default arp_ignore 0)
+SWITCH_SYSCTLS = (
+    ("net/ipv4/conf/all/arp_ignore", "2"),
+    ("net/ipv4/conf/all/arp_announce", "2"),
+    ("net/ipv4/conf/all/arp_notify", "1"),
+)
 CLONE_NEWNET = 0x40000000  # linux/sched.h
 SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1  # linux/sockios.h, linux/if.h
 
 
-def _prepare(names: list[str]) -> None:
-    """lo up and SYSCTLS in each namespace, from one thread of this process that enters them in
+def _prepare(names: list[str], sysctls: tuple[tuple[str, str], ...]) -> None:
+    """lo up and `sysctls` in each namespace, from one thread of this process that enters them in
     turn (setns moves only the calling thread, and the thread ends with the job): no process
     started per namespace (two were, `ip` and `sysctl`, some 400 for a large network)."""
     errors: list[BaseException] = []
@@ -235,7 +248,7 @@ def _prepare(names: list[str]) -> None:
                     asked = fcntl.ioctl(sock, SIOCGIFFLAGS, struct.pack("16sH14x", b"lo", 0))
                     flags = struct.unpack_from("16sH", asked)[1]
                     fcntl.ioctl(sock, SIOCSIFFLAGS, struct.pack("16sH14x", b"lo", flags | IFF_UP))
-                for key, value in SYSCTLS:
+                for key, value in sysctls:
                     (Path("/proc/sys") / key).write_text(value + "\n")
         except BaseException as exc:  # raised again in the caller's thread
             errors.append(exc)

@@ -342,10 +342,9 @@ def _start(lab: Lab, booted: Booted) -> None:
     lab.room_for_neighbors(len(booted.wires) + len(booted.edge))
     routers = list(booted.routers.values())
     hosts = list(dict.fromkeys(wire.a for wire in booted.edge))
-    spaces = lab.namespaces(len(routers) + len(hosts))
-    booted.endpoints.update(zip(hosts, spaces[len(routers) :], strict=True))
-    for router, ns in zip(routers, spaces[: len(routers)], strict=True):
+    for router, ns in zip(routers, lab.namespaces(len(routers), switches=True), strict=True):
         router.ns = ns
+    booted.endpoints.update(zip(hosts, lab.namespaces(len(hosts)), strict=True))
     for router in routers:
         for loopback in sorted(set(re.findall(r"^interface (Loopback\d+)$", router.frr, re.M))):
             # SONiC and EOS keep the router id on Loopback0

@@ -13,6 +13,7 @@ measured.
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import time
@@ -26,7 +27,10 @@ from fabricc.verify.ibnetdiscover import IbNode
 # OpenSM 3.3 defaults (opensm(8), "sminfo_polling_timeout", "polling_retry_number")
 POLL_MS, RETRIES = 10000, 4
 DRILL_POLL_MS, DRILL_RETRIES = 500, 2
-WAIT = 30.0  # s for each state change with the drill's timers
+WAIT = 30.0  # s without progress (the log or the daemon's CPU time growing) for a state change
+LIMIT = 600.0  # s for any state change, however busy the daemon (a sweep of a loaded machine)
+BUSY = 0.1  # of the time on a CPU: the daemon is sweeping, not waiting
+TICKS_PER_S = os.sysconf("SC_CLK_TCK")
 _SM_NODE = re.compile(r"^#\s+(\S+): (master|standby), sm_priority (\d+)", re.M)
 
 
@@ -111,13 +115,40 @@ def wait_dump(dump: Path) -> None:
         time.sleep(0.3)
 
 
-def _wait(log: Path, text: str, process: subprocess.Popen[bytes], seconds: float) -> float | None:
-    start = time.monotonic()
-    while time.monotonic() - start < seconds:
-        if log.is_file() and text in log.read_text(errors="replace"):
-            return time.monotonic() - start
+def _cpu_ticks(pid: int) -> int:
+    """The process's user and system time in clock ticks (proc(5), /proc/PID/stat fields 14
+    and 15), -1 once it is gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return -1
+    fields = stat.rpartition(")")[2].split()
+    return int(fields[11]) + int(fields[12])
+
+
+def _wait(log: Path, text: str, process: subprocess.Popen[bytes], stall: float) -> float | None:
+    """Seconds until `text` is in `log`; None when the daemon exits first, or makes no progress
+    for `stall` seconds, or after LIMIT. Progress: its log grows, or it is busy (at least BUSY of
+    the time on a CPU): a sweep of a large subnet on a loaded machine takes as long as it takes;
+    a daemon that only waits or polls does not hold the drill up."""
+    start = last = time.monotonic()
+    size, ticks = -1, _cpu_ticks(process.pid)
+    wanted, read = text.encode(), 0
+    while time.monotonic() - last < stall and time.monotonic() - start < LIMIT:
+        now_size = log.stat().st_size if log.is_file() else -1
+        if now_size > read:
+            # only what was written since the last look (and the text's length before it)
+            with log.open("rb") as file:
+                file.seek(max(0, read - len(wanted)))
+                written = file.read()
+            read += len(written) - min(read, len(wanted))
+            if wanted in written:
+                return time.monotonic() - start
         if process.poll() is not None:
             return None
+        now_ticks, now = _cpu_ticks(process.pid), time.monotonic()
+        if now_size != size or now_ticks - ticks >= BUSY * (now - last) * TICKS_PER_S:
+            size, ticks, last = now_size, now_ticks, now
         time.sleep(0.2)
     return None
 
