@@ -1,8 +1,10 @@
 """Benchmark: build generated designs (a 512x32 RoCE leaf-spine, and about 1k, 8k, 65k and 100k+
 GPUs) and report wall time, time per link and peak memory of each full build (load, synthesis,
 checks, every emitter, atomic write), beside a floor: the same number of per-switch config files
-of the same sizes rendered by one plain Jinja2 template in the same run (x_floor = wall / floor),
-and the machine's speed just before each build (reference_s, see reference_seconds). A build
+of the same sizes rendered by one plain Jinja2 template in the same run (x_floor = wall / floor;
+x_floor_cpu = the user and system CPU seconds of the build, its writer process and Graphviz
+included (cpu_s), over the floor's: on a shared machine the steadier of the two), and the
+machine's speed just before each build (reference_s, see reference_seconds). A build
 of the smallest full design (one node) gives the cost that does not grow with the links
 (fixed_s); net_us_per_link = (wall_s - fixed_s) / links is what a link adds.
 
@@ -20,6 +22,7 @@ import argparse
 import compileall
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -200,10 +203,11 @@ FLOOR_TEMPLATE = """\
 {% endfor %}"""
 
 
-def floor_seconds(configs: Path, target: Path) -> float:
+def floor_seconds(configs: Path, target: Path) -> tuple[float, float]:
     """The floor: render, with one plain Jinja2 template, as many per-switch files of the same
     sizes as fabricc wrote under configs/, and write them - no design, no checks, no other
-    artifacts. fabricc's time over this is the overhead a user pays for everything else."""
+    artifacts. fabricc's time over this is the overhead a user pays for everything else. Wall
+    and CPU (user and system) seconds."""
     import jinja2
 
     sizes = sorted(
@@ -211,7 +215,7 @@ def floor_seconds(configs: Path, target: Path) -> float:
         for p in configs.rglob("*")
         if p.is_file() and p.parent != configs
     )
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     template = jinja2.Environment(autoescape=False).from_string(FLOOR_TEMPLATE)
     line = len("interface swp100 description fabric-leaf001-100 mtu 9216 speed 800G\n")
     for index, (relative, size) in enumerate(sizes):
@@ -220,7 +224,7 @@ def floor_seconds(configs: Path, target: Path) -> float:
         path = target / relative
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
-    return time.perf_counter() - start
+    return time.perf_counter() - start, time.process_time() - cpu
 
 
 def reference_seconds() -> float:
@@ -246,7 +250,9 @@ def build_process(
     name: str, text: str, folder: Path, *, fresh: bool = True
 ) -> tuple[float, dict[str, Any], int, Path]:
     """Build the spec `text` in a process of its own: wall seconds, the process's report (file
-    count, its own peak), the sampled peak of it and its children (KiB), and the output. Not
+    count, its own peak; `cpu_s`: the user and system time of it and the programs it waited for,
+    the writer process and Graphviz), the sampled peak of it and its children (KiB), and the
+    output. Not
     `fresh`: an earlier build of the design in the output folder keeps its places (growth)."""
     spec = folder / f"{name}.yaml"
     spec.write_text(text)
@@ -260,6 +266,7 @@ def build_process(
         "print(json.dumps({'seconds': time.perf_counter()-t, 'files': r.file_count,"
         " 'peak_kib': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))"
     )
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     command = [sys.executable, "-c", code, str(spec), str(out)]
     with subprocess.Popen(
@@ -273,7 +280,13 @@ def build_process(
     wall = time.perf_counter() - start
     if process.returncode != 0:
         raise SystemExit(f"{name} failed:\n{stderr}")
-    return wall, json.loads(stdout), shared_peak, out
+    report = json.loads(stdout)
+    report["cpu_s"] = _cpu(resource.getrusage(resource.RUSAGE_CHILDREN)) - _cpu(before)
+    return wall, report, shared_peak, out
+
+
+def _cpu(usage: resource.struct_rusage) -> float:
+    return usage.ru_utime + usage.ru_stime
 
 
 def fixed_seconds(folder: Path) -> float:
@@ -293,7 +306,7 @@ def run_one(name: str, folder: Path, fixed: float) -> dict[str, object]:
     summary = json.loads((out / "summary.json").read_text())
     compute = next(n for n in summary["networks"].values() if n["role"] == "compute")
     links = sum(sum(n["links"].values()) for n in summary["networks"].values())
-    floor = floor_seconds(out / "configs", folder / f"floor-{name}")
+    floor, floor_cpu = floor_seconds(out / "configs", folder / f"floor-{name}")
     return {
         "scenario": name,
         "gpus": summary["gpus"],
@@ -306,6 +319,8 @@ def run_one(name: str, folder: Path, fixed: float) -> dict[str, object]:
         "net_us_per_link": round((wall - fixed) / links * 1e6),
         "floor_s": round(floor, 2),
         "x_floor": round(wall / floor, 1),
+        "cpu_s": round(report["cpu_s"], 1),
+        "x_floor_cpu": round(report["cpu_s"] / floor_cpu, 1),
         "peak_mib": round(max(report["peak_kib"], shared_peak) / 1024),
         "reference_s": round(reference, 3),
     }
@@ -393,6 +408,8 @@ def main() -> None:
         "net_us_per_link",
         "floor_s",
         "x_floor",
+        "cpu_s",
+        "x_floor_cpu",
         "peak_mib",
         "reference_s",
     ]
