@@ -41,6 +41,7 @@ from fabricc.ir import SITE, U_HEIGHT_M, Cable, Device, Fabric, Link, Module, Ra
 from fabricc.spec.yamlsource import format_path
 from fabricc.synth.cableids import number_cables
 from fabricc.synth.naming import PDU_PORT, POWER_SHELF_PORT, port_cage
+from fabricc.synth.rootlinks import base_t_parts
 
 IN_RACK_ALLOWANCE_M = 0.5  # routing from the port to the vertical manager and back
 
@@ -176,6 +177,25 @@ class _Cabler:
         )
         found = self.z_cache[name] = (rack, z, rack.top_m - z, device)
         return found
+
+    def _base_t(self, link: Link, cage: CageInfo, done: list[bool], i: int) -> None:
+        done[i] = True
+        parts = base_t_parts(self.fabric.loaded.catalog.catalog, cage.form)
+        found = self.copper_for("rj45", "rj45", 1, 1, 1, link.distance_m, None)
+        if parts is None or found is None:
+            self.fail(
+                f"{link.a} {link.a_port} -> {link.b} {link.b_port}: no 1000BASE-T module for a "
+                f"{cage.form} cage, or {link.distance_m} m exceeds copper reach",
+                link,
+            )
+            return
+        key, family, length = found
+        link.cable = self.new_cable(key, family, length, 1)
+        adapter, module = parts
+        for part in parts:
+            self.fabric.modules.append(Module(link.b, cage.cage, part, link.network))
+        link.b_module = module
+        del adapter
 
     # -- cables -------------------------------------------------------------------------------
 
@@ -344,6 +364,10 @@ class _Cabler:
                 key, family, length = found
                 link.cable = self.new_cable(key, family, length, 1)
                 done[i] = True
+            elif end_a.form == "rj45" and link.speed == 1 and devices[link.b].kind == "switch":
+                # a management port on a switch cage (a tree's root on the in-band top tier,
+                # synth/rootlinks.py): a patch cord into a 1000BASE-T module in a cage adapter
+                self._base_t(link, end_b, done, i)
         # Switch cages first (in order of their first link): straight DACs and splitters start
         # there.
         for cage, own in enumerate(members):

@@ -82,6 +82,18 @@ class AccessSubnet:
 
 
 @dataclass(frozen=True, slots=True)
+class RootLink:
+    """A management tree's root whose management port is cabled to an in-band top-tier switch
+    (synth/rootlinks.py): a routed /31, that switch its router and DHCP relay."""
+
+    switch: str  # the top-tier switch
+    port: str  # its port (the relay's circuit-id)
+    network: ipaddress.IPv4Network
+    relay: str  # the top-tier end's address (giaddr, the root's gateway)
+    address: str  # the root's management address
+
+
+@dataclass(frozen=True, slots=True)
 class LeafGateway:
     """A leaf of an in-band network routed at its leaves: with its MLAG peer the gateway (VRR)
     of its group's subnet, BGP unnumbered on its uplinks to the spines."""
@@ -144,6 +156,12 @@ class ManagementNet:
     server: str = ""  # provisioning server address
     server_device: str | None = None  # the node that serves, if the design has one
     seeds: list[str] = field(default_factory=list)
+    # a management tree's root -> its link to the in-band top tier (provisioned by DHCP there)
+    root_links: dict[str, RootLink] = field(default_factory=dict)
+
+    def relayed_roots(self, switch: str) -> list[RootLink]:
+        """The root links a top-tier switch is the router and DHCP relay of, in root order."""
+        return [link for link in self.root_links.values() if link.switch == switch]
 
     def port_address(self, switch: str, port: str) -> str:
         """The address of the device cabled to an access port: the switch's own + the port."""
@@ -175,7 +193,11 @@ def mgmt_subnet(fabric: Fabric, device: str) -> tuple[int, str]:
     """The prefix length and gateway of a device's management address: the subnet of the access
     switch it is cabled to (or that it is), that switch its router; the whole OOB pool and its
     first host for a device no access switch serves."""
-    subnet = management_net(fabric).subnet_of(device)
+    net = management_net(fabric)
+    root = net.root_links.get(device)
+    if root is not None:  # on its /31 to the in-band top tier, that switch its router
+        return root.network.prefixlen, root.relay
+    subnet = net.subnet_of(device)
     if subnet is not None:
         return subnet.network.prefixlen, subnet.gateway
     pool = ipaddress.ip_network(fabric.loaded.spec.addressing.oob)
@@ -260,6 +282,23 @@ def _compute(fabric: Fabric) -> ManagementNet:
     for link in fabric.links:
         if link.kind == MGMT and link.b in plan.subnets:
             plan.served_by[link.a] = link.b
+        elif (
+            link.kind == MGMT
+            and link.a in plan.subnets
+            and link.b in tops
+            and link.a_ip is not None
+            and link.b_ip is not None
+            and plan.subnets[link.a].server_port is None
+        ):
+            # a tree's root on the in-band top tier (synth/rootlinks.py; not the root that holds
+            # the site's server: the tier reaches the server through it)
+            plan.root_links[link.a] = RootLink(
+                link.b,
+                link.b_port,
+                ipaddress.IPv4Network(f"{link.b_ip}/31"),
+                link.b_ip,
+                link.a_ip,
+            )
     plan.seeds = _seeds(fabric, plan)
     return plan
 
@@ -398,7 +437,7 @@ def _seeds(fabric: Fabric, plan: ManagementNet) -> list[str]:
     cannot relay), since no DHCP request of theirs reaches Kea. Every other switch provisions
     itself by DHCP through its access switch's relay, once that relay and one top-tier switch
     it uplinks into (routing to the server) are up."""
-    seeds = [s for s in plan.subnets if s not in plan.served_by]
+    seeds = [s for s in plan.subnets if s not in plan.served_by and s not in plan.root_links]
     if plan.inband is not None:
         leaves: list[str] = []
         via: dict[str, set[str]] = {}  # core -> the spines above the server's leaves under it
@@ -451,8 +490,9 @@ def _top_seeds(
     the most is seeded - the one the stalled access switches (up, no uplink's end routing) that
     manage the most switches still down uplink into, the first in the tier's order on a tie -
     with, where it has none up, the first spine above the server's leaves it is cabled to, and
-    the rounds go on. Where the access switches uplink nowhere (their own tree routes them) or
-    a switch of these is managed through none, all of them are seeded."""
+    the rounds go on (a management tree's root cabled to a top-tier switch, synth/rootlinks.py,
+    counts towards that switch with the switches it manages). Where the access switches uplink
+    nowhere (their own tree routes them) or a switch of these is managed through none, all of them are seeded."""
     assert plan.inband is not None
     tops = list(plan.inband.real)
     spines = sorted({spine for ends in via.values() for spine in ends})
@@ -475,6 +515,9 @@ def _top_seeds(
             if switch in up and not any(_routes(t, up, via) for t in targets):
                 for target in targets:
                     stalled[target] = stalled.get(target, 0) + waiting.get(switch, 0)
+        for root, link in plan.root_links.items():
+            if root not in up:  # a root on it comes up by DHCP once it routes
+                stalled[link.switch] = stalled.get(link.switch, 0) + 1 + waiting.get(root, 0)
         best = min(
             (top for top in tops if not _routes(top, up, via)),
             key=lambda top: (-stalled.get(top, 0), place[top]),
@@ -511,8 +554,13 @@ def _rounds(
 ) -> set[str]:
     """Every device up after rounds of DHCP from `up`: a switch managed through an access
     switch comes up once that access switch is up and one of its uplinks' ends routes to the
-    provisioning server (_routes)."""
+    provisioning server (_routes); a management tree's root cabled to a top-tier switch
+    (synth/rootlinks.py) once that switch routes to the server."""
     up = set(up)
+    hanging: dict[str, list[str]] = {}  # top-tier switch -> the roots on it, not up
+    for root, link in plan.root_links.items():
+        if root not in up:
+            hanging.setdefault(link.switch, []).append(root)
     waiting: dict[str, list[str]] = {}  # access switch -> the switches it manages, not up
     for device, access in plan.served_by.items():
         if device not in up and fabric.devices[device].kind == "switch":
@@ -529,7 +577,20 @@ def _rounds(
     def relays(switch: str) -> bool:
         return switch in up and any(_routes(t, up, via) for t in uplinks.get(switch, ()))
 
+    def wake(devices: list[str]) -> list[str]:
+        """The roots that come up now that `devices` are: on a top-tier switch that routes."""
+        woken: list[str] = []
+        for device in devices:
+            for top in [device, *over.get(device, [])]:
+                if top in hanging and _routes(top, up, via):
+                    woken += [root for root in hanging.pop(top) if root not in up]
+        up.update(woken)
+        return woken
+
     ready = [s for s in waiting if relays(s)]
+    for root in wake(sorted(up)):
+        ready += [root, *(s for s in by_target.get(root, []) if s in waiting)]
+    ready = [s for s in ready if relays(s)]
     while ready:
         switch = ready.pop()
         for device in waiting.pop(switch, []):
@@ -537,6 +598,7 @@ def _rounds(
                 continue
             up.add(device)
             lit = [device] if device in waiting else []
+            lit += wake([device])
             for top in [device, *over.get(device, [])]:
                 lit += [s for s in by_target.get(top, []) if s in waiting]
             ready += [s for s in lit if relays(s)]
