@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from collections import Counter, defaultdict
 
+from fabricc.catalog.media import base_t_parts
 from fabricc.catalog.models import FORM_ACCEPTS, TransceiverModel
 from fabricc.checks.early import power_hint
 from fabricc.checks.exposure import check_exposure
@@ -41,7 +42,6 @@ from fabricc.ir import (
 )
 from fabricc.spec.yamlsource import DataPath, format_path
 from fabricc.synth.naming import PDU_PORT, POWER_SHELF_PORT, port_cage, valid_hostname
-from fabricc.synth.rootlinks import base_t_parts
 
 
 class _Rules:

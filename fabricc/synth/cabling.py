@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from fabricc.catalog.media import (
     OPTICAL,
     allowed,
+    base_t_parts,
     cable_families,
     cheapest,
     fits_at_a_rate,
@@ -41,7 +42,6 @@ from fabricc.ir import SITE, U_HEIGHT_M, Cable, Device, Fabric, Link, Module, Ra
 from fabricc.spec.yamlsource import format_path
 from fabricc.synth.cableids import number_cables
 from fabricc.synth.naming import PDU_PORT, POWER_SHELF_PORT, port_cage
-from fabricc.synth.rootlinks import base_t_parts
 
 IN_RACK_ALLOWANCE_M = 0.5  # routing from the port to the vertical manager and back
 
@@ -56,6 +56,30 @@ class CageInfo:
     ports: int  # logical ports the cage runs
     lane_speed: int | None = None  # switch cages: the SerDes rate every module must match
     cable: str | None = None  # node ports: the cable the vendor's design orders (PortSpec.cable)
+
+
+def run_length(fabric: Fabric, a: str, b: str) -> float:
+    """The run of a cable between two placed devices, as _Cabler measures every link (kept in
+    step with its inlined loop, _Cabler._ends): inside one rack the vertical distance and an
+    allowance; else both drops to the overhead tray, the tray run along and across the rows,
+    the site's slack and the allowance."""
+    site = fabric.loaded.spec.site
+    ends = []
+    for name in (a, b):
+        device = fabric.devices[name]
+        rack = fabric.rack_by_name[device.rack or ""]
+        z = (
+            rack.top_m / 2
+            if device.u is None
+            else (device.u - 1 + device.height_u / 2) * U_HEIGHT_M
+        )
+        ends.append((rack, z))
+    (rack_a, z_a), (rack_b, z_b) = ends
+    if rack_a is rack_b:
+        return round(abs(z_a - z_b) + IN_RACK_ALLOWANCE_M, 2)
+    drops = (rack_a.top_m - z_a) + (rack_b.top_m - z_b) + 2 * site.tray_height_m
+    floor = abs(rack_a.x_m - rack_b.x_m) + abs(rack_a.y_m - rack_b.y_m)
+    return round(drops + floor + site.slack_m + IN_RACK_ALLOWANCE_M, 2)
 
 
 class _PortIndex:
@@ -191,11 +215,9 @@ class _Cabler:
             return
         key, family, length = found
         link.cable = self.new_cable(key, family, length, 1)
-        adapter, module = parts
-        for part in parts:
+        for part in parts:  # the adapter, then the module in it (the cabling plan names it)
             self.fabric.modules.append(Module(link.b, cage.cage, part, link.network))
-        link.b_module = module
-        del adapter
+        link.b_module = parts[1]
 
     # -- cables -------------------------------------------------------------------------------
 

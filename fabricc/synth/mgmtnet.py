@@ -285,13 +285,13 @@ def _compute(fabric: Fabric) -> ManagementNet:
         elif (
             link.kind == MGMT
             and link.a in plan.subnets
-            and link.b in tops
+            and (link.b in tops or (plan.inband is not None and link.b in plan.inband.leaves))
             and link.a_ip is not None
             and link.b_ip is not None
             and plan.subnets[link.a].server_port is None
         ):
-            # a tree's root on the in-band top tier (synth/rootlinks.py; not the root that holds
-            # the site's server: the tier reaches the server through it)
+            # a tree's root on the in-band top tier or a routed in-band leaf (synth/rootlinks.py;
+            # not the root that holds the site's server: the tier reaches the server through it)
             plan.root_links[link.a] = RootLink(
                 link.b,
                 link.b_port,
@@ -528,6 +528,53 @@ def _top_seeds(
                 up.add(switch)
 
 
+@dataclass(frozen=True, slots=True)
+class _Above:
+    """The in-band tiers above each leaf and spine (leaf -> its spines, spine -> its cores), and
+    below each spine and core (what its coming up may let route)."""
+
+    up: dict[str, tuple[str, ...]]
+    below: dict[str, tuple[str, ...]]
+
+
+def _above(fabric: Fabric, plan: ManagementNet) -> _Above:
+    def compute() -> _Above:
+        up: dict[str, list[str]] = {}
+        below: dict[str, list[str]] = {}
+        if plan.inband is not None and plan.root_links:
+            for link in fabric.links_of(plan.inband.network):
+                if link.kind in (LEAF_SPINE, SPINE_CORE):
+                    up.setdefault(link.a, []).append(link.b)
+                    below.setdefault(link.b, []).append(link.a)
+        # a core's coming up may let a leaf two tiers down route
+        for spine, leaves in list(below.items()):
+            for core in up.get(spine, ()):
+                below.setdefault(core, []).extend(leaves)
+        return _Above(
+            {k: tuple(dict.fromkeys(v)) for k, v in up.items()},
+            {k: tuple(dict.fromkeys(v)) for k, v in below.items()},
+        )
+
+    return fabric.derived("mgmtnet.above", compute)
+
+
+def _leaf_routes(leaf: str, up: set[str], via: dict[str, set[str]], above: _Above) -> bool:
+    """Whether a routed in-band leaf relays a request to the provisioning server: it is up and
+    so is a spine above it that routes - a top-tier one (_routes), or under a core tier one
+    with a core above it that routes (the path through the cores, as the access switches'
+    relays take: a spine straight down to the server's leaves is not counted)."""
+    if leaf not in up:
+        return False
+    for spine in above.up.get(leaf, ()):
+        if spine not in up:
+            continue
+        if _routes(spine, up, via) and spine not in above.up:
+            return True
+        if any(_routes(core, up, via) for core in above.up.get(spine, ())):
+            return True
+    return False
+
+
 def _routes(top: str, up: set[str], via: dict[str, set[str]]) -> bool:
     """Whether a top-tier switch routes a relayed request to the provisioning server: it is up
     and, under a core tier, so is one of the spines above the server's leaves it is cabled to."""
@@ -577,29 +624,38 @@ def _rounds(
     def relays(switch: str) -> bool:
         return switch in up and any(_routes(t, up, via) for t in uplinks.get(switch, ()))
 
+    above = _above(fabric, plan)
+
     def wake(devices: list[str]) -> list[str]:
-        """The roots that come up now that `devices` are: on a top-tier switch that routes."""
+        """The roots that come up now that `devices` are: on a switch that routes to the
+        server (a top-tier switch, _routes; a routed in-band leaf, _leaf_routes)."""
         woken: list[str] = []
         for device in devices:
-            for top in [device, *over.get(device, [])]:
-                if top in hanging and _routes(top, up, via):
-                    woken += [root for root in hanging.pop(top) if root not in up]
+            for relay in [device, *over.get(device, []), *above.below.get(device, ())]:
+                if relay in hanging and (
+                    _routes(relay, up, via) or _leaf_routes(relay, up, via, above)
+                ):
+                    woken += [root for root in hanging.pop(relay) if root not in up]
         up.update(woken)
         return woken
 
     ready = [s for s in waiting if relays(s)]
-    for root in wake(sorted(up)):
-        ready += [root, *(s for s in by_target.get(root, []) if s in waiting)]
-    ready = [s for s in ready if relays(s)]
-    while ready:
-        switch = ready.pop()
-        for device in waiting.pop(switch, []):
-            if device in up:
-                continue
-            up.add(device)
-            lit = [device] if device in waiting else []
-            lit += wake([device])
-            for top in [device, *over.get(device, [])]:
-                lit += [s for s in by_target.get(top, []) if s in waiting]
-            ready += [s for s in lit if relays(s)]
-    return up
+    woken = wake(sorted(up))
+    while True:
+        ready += [s for s in woken if relays(s)]
+        while ready:
+            switch = ready.pop()
+            for device in waiting.pop(switch, []):
+                if device in up:
+                    continue
+                up.add(device)
+                lit = [device] if device in waiting else []
+                lit += wake([device])
+                for top in [device, *over.get(device, [])]:
+                    lit += [s for s in by_target.get(top, []) if s in waiting]
+                ready += [s for s in lit if relays(s)]
+        # a relay that routes now through a switch whose coming up wake did not follow (a
+        # spine above the server's leaves, for a leaf two tiers below a core over it)
+        woken = wake(sorted(hanging))
+        if not woken:
+            return up

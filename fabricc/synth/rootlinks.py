@@ -28,39 +28,17 @@ from __future__ import annotations
 
 import ipaddress
 
-from fabricc.catalog.models import FORM_ACCEPTS, Catalog
-from fabricc.ir import ENDPOINT_LEAF, MGMT, UPLINK, Fabric, Link
+from fabricc.catalog.media import base_t_parts
+from fabricc.catalog.models import Catalog
+from fabricc.ir import ENDPOINT_LEAF, MGMT, UPLINK, Fabric, Link, NetworkTopology
 from fabricc.synth.addressing import oob_offsets, oob_stride
-from fabricc.synth.oob import TREE_SPAN_M, free_port, mgmt_ports, tree_order
+from fabricc.synth.cabling import run_length
+from fabricc.synth.inbandleaves import routes_at_leaves
+from fabricc.synth.oob import free_port, mgmt_ports, tree_order
 from fabricc.synth.portbook import PortBook
 
 ROOT_LINK_SPEED = 1  # Gb/s: the root's management port (1000BASE-T)
-BASE_T_MEDIA = "cat6"  # the catalog's modules of a copper management link (optics.yaml)
 RELAY_OSES = ("cumulus",)  # where emit/configs writes a relay on a routed port
-
-
-def base_t_parts(catalog: Catalog, form: str) -> tuple[str, str] | None:
-    """(adapter, module) for a 1000BASE-T link in a cage of `form`: an adapter the cage takes
-    and a 1000BASE-T module that adapter takes; None where the catalog has none."""
-    adapters = sorted(
-        part
-        for part, t in catalog.transceivers.items()
-        if t.media == BASE_T_MEDIA
-        and t.form in FORM_ACCEPTS.get(form, ())
-        and t.adapter is not None
-    )
-    for adapter in adapters:
-        holds = catalog.transceivers[adapter].adapter
-        modules = sorted(
-            part
-            for part, t in catalog.transceivers.items()
-            if t.media == BASE_T_MEDIA
-            and t.adapter is None
-            and t.form in FORM_ACCEPTS.get(holds or "", ())
-        )
-        if modules:
-            return adapter, modules[0]
-    return None
 
 
 def has_server_node(fabric: Fabric) -> bool:
@@ -139,14 +117,17 @@ def connect_roots(fabric: Fabric, book: PortBook) -> None:
     roots_of = tree_roots(fabric)
     addresses = root_addresses(fabric)
     site = _site_root(fabric, roots_of)
+    reach = patch_reach(catalog)
     for network, roots in roots_of.items():
         for root in roots:
             if _fallback(fabric, network, root, addresses, site) is not None:
                 continue
-            for top in _candidates(fabric, root):
-                if not _in_reach(fabric, root, top):
-                    continue
+            tops = [t for t in _candidates(fabric, root) if _in_reach(fabric, root, t, reach)]
+            for top in tops or _leaves(fabric, root, reach):
                 model = catalog.switches[fabric.devices[top].model]
+                groups = [g for g in model.port_groups if g.use == "any"]
+                if not all(base_t_parts(catalog, g.form) for g in groups):
+                    continue  # a cage free_port may give takes no 1000BASE-T module
                 port = free_port(book, top, model, 1)
                 if port is None:
                     continue
@@ -156,15 +137,22 @@ def connect_roots(fabric: Fabric, book: PortBook) -> None:
                 break
 
 
-def _in_reach(fabric: Fabric, root: str, top: str) -> bool:
-    """A Cat6 patch cord reaches: racks at most TREE_SPAN_M apart along the floor (the bound of
-    a management tree's own cords, synth/oob.py: a 100 m channel with room for drops and slack)."""
-    racks = fabric.rack_by_name
-    here = racks.get(fabric.devices[root].rack or "")
-    there = racks.get(fabric.devices[top].rack or "")
-    if here is None or there is None:
-        return False
-    return abs(here.x_m - there.x_m) + abs(here.y_m - there.y_m) <= TREE_SPAN_M
+def _in_reach(fabric: Fabric, root: str, top: str, reach: float) -> bool:
+    """A patch cord reaches: the run synth/cabling.py will measure (drops, tray, slack) within
+    the longest cord the catalog has (a 1000BASE-T channel is 100 m, IEEE 802.3 clause 40)."""
+    return run_length(fabric, root, top) <= reach
+
+
+def patch_reach(catalog: Catalog) -> float:
+    """The longest RJ45 patch cord of the catalog (0 where it has none)."""
+    return max(
+        (
+            max(family.lengths)
+            for family in catalog.cables.values()
+            if family.a_form == "rj45" and family.b_form == "rj45"
+        ),
+        default=0.0,
+    )
 
 
 def _candidates(fabric: Fabric, root: str) -> list[str]:
@@ -172,12 +160,30 @@ def _candidates(fabric: Fabric, root: str) -> list[str]:
     of the tier is the one the seeds rule brings up first (synth/mgmtnet.py _top_seeds), so the
     roots on it come up in the first round and their trees bring up the rest of the tier."""
     ends = {link.b for link in fabric.links if link.kind == UPLINK and link.a == root}
-    device = fabric.devices[root]
-    spec = fabric.loaded.networks[device.network or ""].spec
-    topology = fabric.networks.get(spec.uplink_to or "")
+    topology = _inband(fabric, root)
     if topology is None or topology.top_tier is None:
         return []
     return [top for top in topology.switches[topology.top_tier] if top in ends]
+
+
+def _leaves(fabric: Fabric, root: str, reach: float) -> list[str]:
+    """Where the in-band network routes at its leaves (synth/inbandleaves.py): its leaves within
+    a patch cord of the root, nearest first - each routes to the provisioning server over its
+    own uplinks, for a root past a patch cord's reach of every top-tier switch it uplinks to."""
+    topology = _inband(fabric, root)
+    if topology is None or not routes_at_leaves(fabric, topology.name):
+        return []
+    runs = [
+        (run_length(fabric, root, leaf), k, leaf)
+        for k, leaf in enumerate(topology.switches.get("leaf", []))
+    ]
+    return [leaf for run, _, leaf in sorted(runs) if run <= reach]
+
+
+def _inband(fabric: Fabric, root: str) -> NetworkTopology | None:
+    device = fabric.devices[root]
+    spec = fabric.loaded.networks[device.network or ""].spec
+    return fabric.networks.get(spec.uplink_to or "")
 
 
 def root_fallback(fabric: Fabric, network: str, root: str) -> str:
@@ -185,8 +191,9 @@ def root_fallback(fabric: Fabric, network: str, root: str) -> str:
     roots_of = tree_roots(fabric)
     why = _fallback(fabric, network, root, root_addresses(fabric), _site_root(fabric, roots_of))
     return why or (
-        "no in-band top-tier switch its uplinks reach is within a patch cord's reach"
-        f" ({TREE_SPAN_M:g} m) with a free cage"
+        "no in-band top-tier switch its uplinks reach (nor, where the in-band network routes at"
+        " its leaves, an in-band leaf) has a free cage within a patch cord's reach"
+        f" ({patch_reach(fabric.loaded.catalog.catalog):g} m)"
     )
 
 

@@ -56,6 +56,7 @@ from fabricc.spec.yamlsource import format_path
 from fabricc.synth.mgmtnet import AccessSubnet, management_net, mgmt_subnet
 
 DEFAULT_VLANS = {"inband": 10, "oob": 20}
+ETH0_MTU = 1500
 BRIDGE = "br_default"
 MLAG_MAC_BASE = 0x443839FF0000  # 44:38:39:ff:00:00/16, the range Cumulus reserves for MLAG
 UPLINK_MLAG_ID_BASE = 1000  # host bonds are numbered from 1, uplink bonds from here
@@ -232,7 +233,8 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
             interfaces[name] = {
                 "type": "swp",
                 "description": ctx.far_end(end),
-                "link": {"mtu": mtu, "speed": "1G", "state": {"up": {}}},
+                # the root's eth0 MTU (1500, Linux's Ethernet default), not the fabric's
+                "link": {"mtu": ETH0_MTU, "speed": "1G", "state": {"up": {}}},
                 **nvue.addresses([f"{root_link.relay}/31"]),
             }
             relayed.append(name)
