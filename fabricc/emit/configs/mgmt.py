@@ -434,8 +434,8 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
         tree["service"] = {"dhcp-relay": {"default": _relay(access, vlan, net.server, nvue)}}
     elif relayed:
         # towards the server: its in-band SVI where it owns the gateway, its routed ports
-        upstream = [f"vlan{vlan}"] * (gateway is not None) + [
-            n for n in neighbors if n.startswith("swp") or n == "peerlink.4094"
+        upstream = [f"vlan{vlan}"] * (gateway is not None or own is not None) + [
+            n for n in neighbors if n.startswith("swp")
         ]
         tree["service"] = {
             "dhcp-relay": {"default": _root_relay(relayed, upstream, net.server, nvue)}
