@@ -29,11 +29,17 @@ addresses); produces the ManagementNet the config and provisioning emitters shar
     site provides, on a routed /30 of the port the first management tree's root keeps for it,
     announced to the tree (and the in-band network); an access switch relays only where its
     uplinks lead to the server;
+  * a management tree's root whose network uplinks into an in-band network has its management
+    port on a routed /31 of an in-band switch (synth/rootlinks.py: a top-tier switch its
+    uplinks reach, else a routed leaf within a patch cord): that switch is the link's router
+    and DHCP relay (RootLink), and the root provisions itself by DHCP once it routes to the
+    server;
   * the seed switches: those whose own DHCP request could only reach the server through a
-    switch still unconfigured - the roots of the access switches' management trees (every
-    other access switch's management port is on a relayed port of another), the in-band top
-    tier and the in-band leaves the server hangs off - which are bootstrapped first (ZTP from
-    a USB drive).
+    switch still unconfigured - the roots of the access switches' management trees that have
+    no such link (every other access switch's management port is on a relayed port of
+    another), the in-band top-tier switches the bring-up cannot do without (_top_seeds) and
+    the in-band leaves the server hangs off - which are bootstrapped first (ZTP from a USB
+    drive).
 """
 
 from __future__ import annotations
@@ -429,7 +435,8 @@ def _server(fabric: Fabric) -> tuple[str, str | None]:
 
 def _seeds(fabric: Fabric, plan: ManagementNet) -> list[str]:
     """Switches to bootstrap by hand (ZTP-USB), in order: the access switches whose management
-    port is cabled to no other access switch (the roots of the management trees, synth/oob.py),
+    port is cabled to no relay (the roots of the management trees, synth/oob.py, without a
+    link to the in-band network, synth/rootlinks.py),
     the in-band top-tier switches the rest need and, under a core tier, the spines above the
     server's leaves those need (the relays' path down from the cores: _top_seeds), the in-band
     leaves the provisioning server is cabled to; last, every Ethernet switch (an access switch

@@ -3,30 +3,37 @@ management tree).
 
 Consumes the placed and uplinked design (the OOB access switches, their management trees from
 synth/oob.py connect_tree, their uplinks into the in-band top tier) and the port book; produces
-one management link per tree root: the root's own management port (RJ45, 1 GbE) on a free cage of
-an in-band top-tier switch that one of the root's own uplinks already ends on, through a QSFP to
-SFP adapter holding a 1000BASE-T SFP module (the catalog's `cat6` modules, synth/cabling.py).
-The link is a routed point-to-point /31 (RFC 3021) from a dedicated block at the OOB pool's end,
-below the site provisioning server's /30 (root_addresses: the block of each root's own subnet,
-so growth moves no root's address); the top-tier switch is the link's router and DHCP relay
-(option 82 circuit-id: its port) to the provisioning server, and announces the /31.
+one management link per tree root: the root's own management port (RJ45, 1 GbE) on a free cage
+of an in-band top-tier switch that one of the root's own uplinks already ends on (the first of
+the tier's order within a patch cord), through a cage adapter holding a 1000BASE-T module (the
+catalog's `cat6` modules: a QSA28 and an SFP; synth/cabling.py). Where every such switch is past
+a patch cord and the in-band network routes at its leaves, the nearest in-band leaf with a free
+cage takes it instead. The link is a routed point-to-point /31 (RFC 3021) from a block at the
+OOB pool's end, below the site provisioning server's /30 (root_addresses: counting down by the
+block of the root's own subnet, so growth moves no root's address); the in-band switch is the
+link's router and DHCP relay (option 82 circuit-id: its port) to the provisioning server and
+announces the /31 (emit/configs/mgmt.py), Kea reserves the root's address by that circuit-id.
 
-Why there, and not on another access switch: the roots exist because a management tree stops
-(a region's first switch, no neighbour in patch-cord reach with a free port, the tree's depth);
-the top tier is the one place every tree already reaches, it routes to the server as soon as it
-is up, and a tree's root coming up by DHCP from it turns the bring-up into rounds that start at
-the few in-band seeds (synth/mgmtnet.py _seeds) instead of one USB drive per tree.
+Why the top tier, not another access switch: the roots exist because a management tree stops
+(a region's first switch, no neighbour within a patch cord with a free port, the tree's depth);
+the top tier is the one place every tree's uplinks already reach, it routes to the server as
+soon as it is up, and it comes up among the first (synth/mgmtnet.py _top_seeds) - so the roots
+come up in the first rounds of DHCP instead of one USB drive per tree, and chaining trees into
+each other (a root on another tree's switch) would add a tree's depth of rounds per tree.
 
-A root keeps its USB seed (and seeds.txt says why, root_fallback) where no top-tier switch its
-uplinks reach has a free cage for it, where the in-band network's OS has no relay fabricc
-emits on a routed port (Cumulus NVUE only), where the catalog has no 1000BASE-T module for the
-top tier's cages, where its /31 would fall into an access switch's subnet (a full pool), or
-where it holds the site's provisioning server (the top tier reaches that server through it).
+The port is the highest cage left after the uplinks and border links (free_port): unlike an
+uplink it has no place of its own, so growth may re-terminate its in-band end (docs/management.md).
+A root keeps its USB seed (and seeds.txt says why, root_fallback) where no such switch has a
+free cage within a patch cord, where the in-band network's OS has no relay fabricc emits
+(management configs are NVUE only), where the catalog has no 1000BASE-T module for the cages,
+where its /31 would fall into an access switch's subnet (a full pool), or where it holds the
+site's provisioning server (the in-band network reaches that server through it).
 """
 
 from __future__ import annotations
 
 import ipaddress
+from dataclasses import dataclass
 
 from fabricc.catalog.media import base_t_parts
 from fabricc.catalog.models import Catalog
@@ -110,19 +117,46 @@ def root_addresses(fabric: Fabric) -> dict[str, ipaddress.IPv4Network]:
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class _Context:
+    """What every root's choice reads, found once (one pass over the links each)."""
+
+    roots_of: dict[str, list[str]]  # OOB network -> its trees' roots (tree_roots)
+    addresses: dict[str, ipaddress.IPv4Network]  # root_addresses
+    site: str | None  # the root that holds the site's provisioning server (_site_root)
+    reach: float  # the longest patch cord (patch_reach)
+    ends: dict[str, set[str]]  # root -> the switches its uplinks end on
+
+
+def _context(fabric: Fabric) -> _Context:
+    roots_of = tree_roots(fabric)
+    roots = {root for members in roots_of.values() for root in members}
+    ends: dict[str, set[str]] = {}
+    for link in fabric.links:
+        if link.kind == UPLINK and link.a in roots:
+            ends.setdefault(link.a, set()).add(link.b)
+    return _Context(
+        roots_of,
+        root_addresses(fabric),
+        _site_root(fabric, roots_of),
+        patch_reach(fabric.loaded.catalog.catalog),
+        ends,
+    )
+
+
 def connect_roots(fabric: Fabric, book: PortBook) -> None:
     """Cable each management tree's root to a top-tier switch its uplinks reach (the module
     docstring); a root for which root_fallback names a reason keeps no such link."""
     catalog = fabric.loaded.catalog.catalog
-    roots_of = tree_roots(fabric)
-    addresses = root_addresses(fabric)
-    site = _site_root(fabric, roots_of)
-    reach = patch_reach(catalog)
-    for network, roots in roots_of.items():
+    context = _context(fabric)
+    reach = context.reach
+    for network, roots in context.roots_of.items():
         for root in roots:
-            if _fallback(fabric, network, root, addresses, site) is not None:
+            if _fallback(fabric, network, root, context) is not None:
                 continue
-            tops = [t for t in _candidates(fabric, root) if _in_reach(fabric, root, t, reach)]
+            tops = [
+                t for t in _candidates(fabric, root, context) if _in_reach(fabric, root, t, reach)
+            ]
             for top in tops or _leaves(fabric, root, reach):
                 model = catalog.switches[fabric.devices[top].model]
                 groups = [g for g in model.port_groups if g.use == "any"]
@@ -155,11 +189,11 @@ def patch_reach(catalog: Catalog) -> float:
     )
 
 
-def _candidates(fabric: Fabric, root: str) -> list[str]:
+def _candidates(fabric: Fabric, root: str, context: _Context) -> list[str]:
     """The top-tier switches a root's uplinks end on, each once, in the tier's order: the first
     of the tier is the one the seeds rule brings up first (synth/mgmtnet.py _top_seeds), so the
     roots on it come up in the first round and their trees bring up the rest of the tier."""
-    ends = {link.b for link in fabric.links if link.kind == UPLINK and link.a == root}
+    ends = context.ends.get(root, set())
     topology = _inband(fabric, root)
     if topology is None or topology.top_tier is None:
         return []
@@ -188,9 +222,9 @@ def _inband(fabric: Fabric, root: str) -> NetworkTopology | None:
 
 def root_fallback(fabric: Fabric, network: str, root: str) -> str:
     """Why a tree's root has no root link (it stays a USB seed)."""
-    roots_of = tree_roots(fabric)
-    why = _fallback(fabric, network, root, root_addresses(fabric), _site_root(fabric, roots_of))
-    return why or (
+    # (asked per seed at emit time, when the design is final: the context found once)
+    context = fabric.derived("rootlinks.context", lambda: _context(fabric))
+    return _fallback(fabric, network, root, context) or (
         "no in-band top-tier switch its uplinks reach (nor, where the in-band network routes at"
         " its leaves, an in-band leaf) has a free cage within a patch cord's reach"
         f" ({patch_reach(fabric.loaded.catalog.catalog):g} m)"
@@ -210,8 +244,7 @@ def _fallback(
     fabric: Fabric,
     network: str,
     root: str,
-    addresses: dict[str, ipaddress.IPv4Network],
-    site: str | None,
+    context: _Context,
 ) -> str | None:
     spec = fabric.loaded.networks[network].spec
     target = fabric.loaded.networks.get(spec.uplink_to or "")
@@ -223,13 +256,13 @@ def _fallback(
         return f"{target.name} is not an in-band Ethernet network"
     if target.spec.os not in RELAY_OSES:
         return f"fabricc writes no DHCP relay on a routed port for {target.spec.os} ({target.name})"
-    if root == site:
+    if root == context.site:
         return "it holds the site's provisioning server: the top tier reaches the server through it"
-    if root not in addresses:
+    if root not in context.addresses:
         return "its /31 at the OOB pool's end falls into an access switch's subnet (a full pool)"
     if not mgmt_ports(fabric, fabric.devices[root]):
         return "it has no management port"
-    tops = _candidates(fabric, root)
+    tops = _candidates(fabric, root, context)
     if not tops:
         return "it has no uplink into the in-band top tier"
     forms = {
