@@ -445,13 +445,36 @@ def test_keep_holds_every_identity_when_a_floor_region_is_added(tmp_path: Path, 
             (r["a_device"], r["a_port"], r["b_device"], r["b_port"]): r["cable_id"] for r in rows
         }
 
+    # (known debt, docs/management.md: a management tree's root's cable to the in-band top tier
+    # takes the highest cage left after the uplinks, whose places the new region's uplinks may
+    # take - its in-band end may move; its cable ID, its root's end and address do not)
+    roots = {
+        r["cable_id"]
+        for r in before.cables
+        if r["kind"] == "mgmt"
+        and r["a_port"] == "eth0"
+        and before.devices[r["b_device"]]["network"] != "oob"
+    }
     old_ends, new_ends = ends(before.cables), ends(after.cables)
-    missing = [end for end in old_ends if end not in new_ends]
+    missing = [end for end, cid in old_ends.items() if end not in new_ends and cid not in roots]
     assert not missing, missing[:3]
-    renumbered = [end for end, cid in old_ends.items() if new_ends[end] != cid]
+    renumbered = [end for end, cid in old_ends.items() if end in new_ends and new_ends[end] != cid]
     assert not renumbered, renumbered[:3]
+    kept = {r["cable_id"]: (r["a_device"], r["a_port"]) for r in after.cables}
+    assert all(
+        kept.get(r["cable_id"]) == (r["a_device"], r["a_port"])
+        for r in before.cables
+        if r["cable_id"] in roots
+    )
     result = diff(before, after)
-    assert not [note for note in result.topology if "identity:" in note or "rewire" in note]
+    moved = [note for note in result.topology if "identity:" in note or "rewire" in note]
+    moving = [
+        r
+        for r in before.cables
+        if r["cable_id"] in roots and ends([r]).popitem()[0] not in new_ends
+    ]
+    expected = f"network oob: rewire: {len(moving)} existing mgmt cables re-terminated or removed"
+    assert moved == ([expected] if moving else []), moved
 
 
 def test_access_switches_are_a_name_series_and_an_address_part_per_region(tmp_path: Path) -> None:

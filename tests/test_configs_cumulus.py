@@ -153,16 +153,28 @@ def test_management_switches_follow_the_cabling_plan() -> None:
     for name in managed:
         device, tree = fabric.devices[name], trees[name]
         if "eth0" in tree["interface"]:  # cabled management port: mgmt VRF, its access switch
-            # the router of its subnet
-            served = net.subnets[net.served_by[name]]
+            # the router of its subnet - or, a management tree's root, the in-band switch
+            # that relays for it, on their /31 (synth/rootlinks.py)
             eth0 = tree["interface"]["eth0"]
             ip = ipv4(eth0)
             vrf = eth0.get("vrf", ip.get("vrf"))  # 5.15 moved `ip vrf` up to `vrf`
+            root = net.root_links.get(name)
+            prefixlen, gateway = (
+                (31, root.relay)
+                if root is not None
+                else (
+                    net.subnets[net.served_by[name]].network.prefixlen,
+                    net.subnets[net.served_by[name]].gateway,
+                )
+            )
             assert (list(ip["address"]), list(ip["gateway"]), vrf) == (
-                [f"{device.mgmt_ip}/{served.network.prefixlen}"],
-                [served.gateway],
+                [f"{device.mgmt_ip}/{prefixlen}"],
+                [gateway],
                 "mgmt",
             )
+            if root is not None:  # its subnet's gateway on the SVI, as every access switch's
+                svi = tree["interface"]["vlan20"]
+                assert list(ipv4(svi)["address"]) == [f"{net.subnets[name].gateway}/26"]
         else:  # OOB access switch: the gateway of its subnet on the SVI of its VLAN
             access = net.subnets[name]
             svi = tree["interface"]["vlan20"]
@@ -272,6 +284,13 @@ def test_oob_access_ports_and_uplinks() -> None:
     uplinks = 0
     for row in cables(files):
         if row["network"] != "oob":
+            continue
+        if row["kind"] == "mgmt" and row["a_device"] in net.root_links:
+            # a management tree's root on an in-band switch: a routed /31 it relays from
+            link = net.root_links[row["a_device"]]
+            port = trees[row["b_device"]]["interface"][cumulus_port(row["b_port"])]
+            assert row["b_device"] == link.switch and "bridge" not in port
+            assert list(ipv4(port)["address"]) == [f"{link.relay}/31"]
             continue
         if row["kind"] == "mgmt":
             switch = trees[row["b_device"]]
@@ -646,9 +665,11 @@ def test_dhcp_relay_is_written_for_the_release(
     relays = {
         name: tree["service"]["dhcp-relay"]["default"]
         for name, tree in nvue(files).items()
-        if "service" in tree
+        if "service" in tree and name.startswith("oob")
     }
-    assert relays and all(name.startswith("oob") for name in relays)
+    # (and the in-band spine relaying for the management trees' roots, on its own release)
+    others = {name for name, tree in nvue(files).items() if "service" in tree} - set(relays)
+    assert relays and others == {"inband-spine001"}
     for relay in relays.values():
         assert relay["agent"] == agent
         if groups:

@@ -218,6 +218,10 @@ def check_growth(small: str, large: str, shifted: set[str], keep: bool) -> None:
             if c.network == network
             and c.change not in (ADDED, CHANGED)
             and not (unplaced and c.kind == "uplink" and c.network == "oob")
+            # (known debt, docs/management.md: a management tree's root's cable to the in-band
+            # network takes the highest cage left after the uplinks, which growth may take -
+            # its in-band end may move, its root's end and cable ID do not)
+            and not (c.kind == "mgmt" and c.a.endswith(":eth0") and _in_band_end(old, c.b))
             and not (c.network == "oob" and {c.a.split(":")[0], c.b.split(":")[0]} & moved_central)
         ]
         assert changed or not moved, f"{network}: {len(moved)} cables moved, e.g. {moved[0]}"
@@ -229,6 +233,12 @@ def check_growth(small: str, large: str, shifted: set[str], keep: bool) -> None:
             after = new.devices[name]
             assert (after["loopback"], after["asn"]) == (row["loopback"], row["asn"]), name
     assert set(new.devices) - set(old.devices)
+
+
+def _in_band_end(snapshot: Snapshot, end: str) -> bool:
+    """Whether a cable end ("device:port") is on a switch of an in-band network."""
+    row = snapshot.devices.get(end.split(":")[0], {})
+    return row.get("network") not in (None, "", "oob") and row.get("kind") == "switch"
 
 
 @dataclass(frozen=True)

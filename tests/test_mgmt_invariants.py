@@ -434,8 +434,9 @@ def test_every_switch_with_a_ztp_file_gets_its_address_and_ztp_url(design: str) 
 def relay_problems(out: Outputs) -> list[str]:
     """Every switch that boots by DHCP (a ZTP file, no seed) is cabled to an access switch that
     relays: a server group with the provisioning server (the host of its ZTP URL) and an upstream
-    interface, the SVI of the port's VLAN downstream, and option 82 with the physical port as
-    circuit-id (use-pif-circuit-id) - the circuit-id Kea reserves its address by."""
+    interface, the SVI of the port's VLAN (or the routed port itself) downstream, and option 82
+    with the physical port as circuit-id (use-pif-circuit-id) - the circuit-id Kea reserves its
+    address by."""
     reservations, seeds = _reservations(out), _seeds(out)
     mgmt_cables = {row["a_device"]: row for row in out.cables if row["kind"] == "mgmt"}
     problems = []
@@ -467,10 +468,14 @@ def relay_problems(out: Outputs) -> list[str]:
         server = urls[0].split("/")[2]
         bridge = tree.get("interface", {}).get(port, {}).get("bridge", {})
         vlan = bridge.get("domain", {}).get("br_default", {}).get("access")
-        downstream = relay.get("downstream-interface", {}).get(f"vlan{vlan}", {})
+        # the SVI of the port's VLAN; a routed port (a tree's root on an in-band switch,
+        # synth/rootlinks.py) relays from itself
+        own = tree.get("interface", {}).get(port, {}).get("ipv4", {}).get("address")
+        where = f"vlan{vlan}" if vlan is not None or not own else port
+        downstream = relay.get("downstream-interface", {}).get(where, {})
         group = groups.get(downstream.get("server-group-name"), {})
         if server not in group.get("server", {}) or not group.get("upstream-interface"):
-            problems.append(f"{switch}: {access} relays nothing from vlan{vlan} to {server}")
+            problems.append(f"{switch}: {access} relays nothing from {where} to {server}")
         agent = relay.get("agent", {})
         if agent.get("state") != "enabled" or agent.get("use-pif-circuit-id") != {
             "state": "enabled"

@@ -389,7 +389,10 @@ def test_a_core_tier_keeps_the_leaf_pairs_gateways_and_loopbacks_apart(
         assert loopback.network.prefixlen == 32 and loopback.ip in pool
         assert not any(loopback.ip in s for s in subnets), switch
         assert str(loopback.ip) == trees[switch]["router"]["bgp"]["router-id"]
-        assert set(_bgp(trees[switch])["address-family"]["ipv4-unicast"]["network"]) == {address}
+        # (and the /31 of each management tree's root it relays for, synth/rootlinks.py)
+        roots = {str(link.network) for link in net.relayed_roots(switch)}
+        networks = set(_bgp(trees[switch])["address-family"]["ipv4-unicast"]["network"])
+        assert networks == {address, *roots}
         loopbacks.append(loopback.ip)
     assert len(set(loopbacks)) == len(loopbacks)
     # every host's gateway is its own pair's
@@ -399,8 +402,9 @@ def test_a_core_tier_keeps_the_leaf_pairs_gateways_and_loopbacks_apart(
             assert address is not None
             _, gateway = net.inband.host_gateway(address)
             assert link.b in owners[f"{gateway}/{net.inband.host_prefixlen}"], link.a
-    # the seeds: the access switches, a core, a spine above the provisioning server's
-    # leaves, those leaves - the relays' path to the server, and no other switch
+    # the seeds: a core, a spine above the provisioning server's leaves, those leaves - the
+    # relays' path to the server, and no other switch (the management trees' roots come up by
+    # DHCP through the in-band switch their management port is cabled to, synth/rootlinks.py)
     server_leaves = {
         link.b
         for link in fabric.links
@@ -416,7 +420,7 @@ def test_a_core_tier_keeps_the_leaf_pairs_gateways_and_loopbacks_apart(
     cores = [s for s in net.seeds if s in topology.switches["core"]]
     assert 1 <= len(cores) < len(topology.switches["core"])
     assert net.seeds == [
-        *[s for s in net.subnets if s not in net.served_by],  # the management tree's root
+        *[s for s in net.subnets if s not in net.served_by and s not in net.root_links],
         *cores,
         *[s for s in net.seeds if s in above],  # those the seeded cores route through
         *sorted(server_leaves),

@@ -1,6 +1,7 @@
-"""Issue 41 at scale: the access switches' management trees (synth/oob.py connect_tree) leave a
-handful of seed switches in a large design, every other access switch provisioning itself by
-DHCP through another's relay (synth/mgmtnet.py). A 16k-GPU design of bench/bench.py's family
+"""Issue 41 at scale: the access switches' management trees (synth/oob.py connect_tree) and the
+trees' roots' links to the in-band network (synth/rootlinks.py) leave a handful of seed switches
+in a large design - the in-band ones - every access switch provisioning itself by DHCP through
+another's relay, or a root through an in-band switch's (synth/mgmtnet.py). A 16k-GPU design of bench/bench.py's family
 (the smallest that showed one root per central rack: 108 of its 175 seeds were central racks'
 access switches, each keeping every port for the devices to come)."""
 
@@ -104,32 +105,63 @@ def test_a_large_design_needs_a_handful_of_seeds(tmp_path: Path, count: int) -> 
     above = {link.b for link in fabric.links if link.a in server_leaves and link.b in inband.spines}
     tops = [name for name in plan.seeds if name in inband.real]
     spines = [name for name in plan.seeds if name in above]
-    assert set(plan.seeds) == set(roots) | set(tops) | set(spines) | server_leaves
-    # the bound: a handful of cores and spines (today: every core, 48 here, and every spine
-    # above the server's leaves, 12)
+    # every tree's root provisions itself by DHCP over a /31 (synth/rootlinks.py): to a core
+    # its uplinks reach, or where every such core is past a patch cord, to a routed in-band
+    # leaf within one; no root is a seed, so the seeds do not grow with the number of trees
+    assert set(plan.root_links) == set(roots)
+    cords = {
+        link.a: link for link in fabric.links if link.a in plan.root_links and link.kind == MGMT
+    }
+    for root, rl in plan.root_links.items():
+        assert rl.switch in inband.real or rl.switch in inband.leaves, root
+        assert rl.network.prefixlen == 31 and devices[root].mgmt_ip == rl.address, root
+        assert rl.relay == str(rl.network.network_address), root
+        cord = cords[root]
+        assert (cord.b, cord.b_port, cord.a_port) == (rl.switch, rl.port, "eth0"), root
+        assert cord.cable is not None and cord.cable.media == "cat6", root
+        assert cord.distance_m <= 100, root  # a 1000BASE-T channel (IEEE 802.3 clause 40)
+        if rl.switch in inband.real:
+            assert any(
+                k.a == root and k.b == rl.switch and k.kind == "uplink" for k in fabric.links
+            )
+    assert set(plan.seeds) == set(tops) | set(spines) | server_leaves
     assert 1 <= len(tops) <= 2, tops
     assert 1 <= len(spines) <= 2, spines
-    assert len(plan.seeds) <= len(roots) + len(server_leaves) + 4
+    assert len(plan.seeds) <= len(server_leaves) + 4
     via: dict[str, set[str]] = {}
     for link in fabric.links:
         if link.kind == "spine-core" and link.a in above:
             via.setdefault(link.b, set()).add(link.a)
-    # bring-up, rounds of DHCP from the seeds: every switch comes up
+    # bring-up, rounds of DHCP from the seeds: every switch comes up, every root by DHCP
     alive = set(plan.seeds)
     targets: dict[str, set[str]] = {}
+    up_of: dict[str, set[str]] = {}  # in-band leaf -> its spines, spine -> its cores
     for link in fabric.links:
         if link.a in plan.subnets and link.b in inband.real:
             targets.setdefault(link.a, set()).add(link.b)
+        if link.network == "inband" and link.kind in ("leaf-spine", "spine-core"):
+            up_of.setdefault(link.a, set()).add(link.b)
     switches = {name for name in plan.served_by if devices[name].kind == "switch"}
+    roots_up: set[str] = set()
     while True:
         routing = {top for top in alive & set(inband.real) if via.get(top, set()) & alive}
+        # a routed leaf relays once a spine above it is up with a core above that routing
+        leaves = {
+            leaf
+            for leaf in alive & set(inband.leaves)
+            if any(up_of.get(spine, set()) & routing for spine in up_of[leaf] & alive)
+        }
+        woken = {r for r, k in plan.root_links.items() if k.switch in routing | leaves} - alive
+        roots_up |= woken
+        alive |= woken
         lit = {
             name
             for name in switches - alive
             if plan.served_by[name] in alive and targets.get(plan.served_by[name], set()) & routing
         }
-        if not lit:
+        if not lit and not woken:
             break
         alive |= lit
     assert switches <= alive, sorted(switches - alive)[:5]
+    assert roots_up == set(roots)  # every root by DHCP, none from USB
     assert len(roots) < len(access) // 10

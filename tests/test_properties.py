@@ -118,7 +118,15 @@ def port_speeds(catalog: Catalog, device: Device, port: str) -> tuple[set[int], 
         for group in switch.port_groups:
             if first < int(cage) <= first + group.count:
                 ways = [b for b in group.breakouts if (b > 1) == bool(sub)]
-                return {group.cage_speed // b for b in ways}, group.form
+                speeds = {group.cage_speed // b for b in ways}
+                # a whole cage runs 1GbE through an adapter holding a 1000BASE-T module (a
+                # management tree's root's link, synth/rootlinks.py)
+                adapters = [
+                    t
+                    for t in catalog.transceivers.values()
+                    if t.adapter is not None and t.form in FORM_ACCEPTS[group.form]
+                ]
+                return speeds | ({1} if adapters and not sub else set()), group.form
             first += group.count
         raise AssertionError(f"{device.name} has no cage {cage}")
     if device.kind in ("pdu", "power-shelf"):
@@ -148,6 +156,12 @@ def check_invariants(fabric: Fabric) -> None:
     )
     assert max(used.values()) == 1, "a port is used twice"
 
+    # what a cage's adapter takes: (device, cage) -> forms
+    held = {
+        (m.device, m.cage): FORM_ACCEPTS[holds]
+        for m in fabric.modules
+        if (holds := catalog.transceivers[m.part].adapter) is not None
+    }
     for link in fabric.links:
         for end, port in ((link.a, link.a_port), (link.b, link.b_port)):
             speeds, form = port_speeds(catalog, devices[end], port)
@@ -157,7 +171,8 @@ def check_invariants(fabric: Fabric) -> None:
             family = catalog.cables[cable.family]
             module = link.a_module if end == link.a else link.b_module
             if module is not None:
-                assert catalog.transceivers[module].form in FORM_ACCEPTS[form], (end, port, module)
+                fits = FORM_ACCEPTS[form] | held.get((end, port.partition("/")[0]), frozenset())
+                assert catalog.transceivers[module].form in fits, (end, port, module)
                 assert catalog.transceivers[module].reach_m >= link.distance_m
             else:
                 assert family.direct, "fiber without a module"  # copper, AOC, patch cord

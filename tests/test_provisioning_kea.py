@@ -67,7 +67,15 @@ def test_every_management_port_is_reserved(example: str) -> None:
     assert "circuit-id" in config["host-reservation-identifiers"]
     net = management_net(fabric)
     subnets = {s["subnet"]: s for s in config["subnet4"]}
-    assert sorted(subnets) == sorted(str(a.network) for a in net.subnets.values())
+    # each access switch's subnet, and the /31 of each management tree's root cabled to an
+    # in-band switch (synth/rootlinks.py), reserved by that switch's port
+    roots = {str(r.network): (root, r) for root, r in net.root_links.items()}
+    assert sorted(subnets) == sorted([*(str(a.network) for a in net.subnets.values()), *roots])
+    for prefix, (root, r) in roots.items():
+        assert subnets[prefix]["option-data"] == [{"name": "routers", "data": r.relay}]
+        [entry] = subnets[prefix]["reservations"]
+        assert (entry["circuit-id"], entry["ip-address"]) == (f"'swp{r.port}'", r.address)
+        assert entry["hostname"] == root and fabric.devices[root].mgmt_ip == r.address
     by_ip: dict[str, dict[str, Any]] = {}
     for access in net.subnets.values():
         subnet = subnets[str(access.network)]
@@ -86,7 +94,11 @@ def test_every_management_port_is_reserved(example: str) -> None:
         for r in subnet["reservations"]:
             assert ipaddress.ip_address(r["ip-address"]) in access.network
             by_ip[r["ip-address"]] = r
-    links = [link for link in fabric.links if link.kind == MGMT and fabric.devices[link.a].mgmt_ip]
+    links = [
+        link
+        for link in fabric.links
+        if link.kind == MGMT and fabric.devices[link.a].mgmt_ip and link.b in net.subnets
+    ]
     # every cable a reservation: the access switch's address + the port, keyed by the port as
     # Cumulus names it (swp<port>); a device's own address is that of its first cable
     addresses = {
@@ -170,7 +182,8 @@ def test_every_ztp_switch_gets_its_script(example: str) -> None:
     net = management_net(fabric)
     # access switches whose model names no OS get no script: seeds.txt lists them by hand
     configured = {s for s in net.subnets if has_config(fabric, fabric.devices[s])}
-    roots = {s for s in configured if s not in net.served_by}
+    # (a root cabled to an in-band switch that relays for it gets its script by DHCP too)
+    roots = {s for s in configured if s not in net.served_by and s not in net.root_links}
     assert roots <= seeds
     assert configured - roots <= handed - seeds
     assert len(roots) <= 2 + len(net.subnets) // 3  # a few, not one per access switch

@@ -291,14 +291,17 @@ def _vlan(text: str) -> str:
 @pytest.mark.tool
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    ("edit", "words"),
+    ("switch", "edit", "words"),
     [
-        (None, ()),
-        (_no_relay, ("inband-leaf003", "oob-leaf002 runs no DHCP relay")),
-        (_vlan, ("inband-leaf003", "oob-leaf002:swp", "(VLAN 30)")),
+        ("", None, ()),
+        ("oob-leaf002", _no_relay, ("inband-leaf003", "oob-leaf002 runs no DHCP relay")),
+        ("oob-leaf002", _vlan, ("inband-leaf003", "oob-leaf002:swp", "(VLAN 30)")),
+        # the relay of the management trees' roots on the in-band spine (synth/rootlinks.py)
+        ("inband-spine001", _no_relay, ("oob-dgx-leaf001", "inband-spine001 runs no DHCP relay")),
     ],
 )
 def test_switches_provision_through_the_designed_relay(
+    switch: str,
     edit: Callable[[str], str] | None,
     words: tuple[str, ...],
     tmp_path_factory: pytest.TempPathFactory,
@@ -307,7 +310,7 @@ def test_switches_provision_through_the_designed_relay(
     _booting()
     root = _copy("superpod-h100-4su", tmp_path_factory, tmp_path)
     if edit is not None:
-        _edit(root / "configs/oob-leaf002/startup.yaml", edit)
+        _edit(root / f"configs/{switch}/startup.yaml", edit)
     folder = load(root)
     with lab(120) as the_lab:
         result = provision(the_lab, folder, Namer(folder))
@@ -315,20 +318,23 @@ def test_switches_provision_through_the_designed_relay(
     assert isinstance(failures, list)
     if edit is None:
         assert failures == []
-        # the in-band leaves behind the access switches, and (issue 41) every access switch but
-        # the management trees' roots (each floor region's first): their management ports are
-        # on relayed access ports - the central racks' second one on a port the first keeps;
-        # and the in-band spine that is no seed, through an access switch uplinked into the
-        # seeded one (synth/mgmtnet.py _top_seeds)
+        # the in-band leaves behind the access switches, and (issue 41) every access switch:
+        # the management trees' roots (each floor region's first) on a routed /31 port of the
+        # seeded in-band spine, which relays for them (synth/rootlinks.py), the others on
+        # relayed access ports - the central racks' second one on a port the first keeps; and
+        # the in-band spine that is no seed, through an access switch uplinked into the seeded
+        # one (synth/mgmtnet.py _top_seeds)
         assert result["by_dhcp"] == sorted(
             [
                 "inband-spine002",
                 *(f"inband-leaf00{n}" for n in range(3, 7)),
-                *(f"oob-dgx-leaf00{n}" for n in range(2, 7)),
+                *(f"oob-dgx-leaf00{n}" for n in range(1, 7)),
+                "oob-leaf001",
                 "oob-leaf002",
             ]
         )
+        assert result["by_usb"] == ["inband-spine001", "inband-leaf001", "inband-leaf002"]
     else:
-        assert "inband-leaf003" in str(result["not_provisioned"])
+        assert words[0] in str(result["not_provisioned"])
         assert any(all(w in json.dumps(f) for w in words) for f in failures), failures
     assert not own_leftovers()

@@ -223,3 +223,30 @@ __all__ = [
     "fitting_modules",
     "plug_fits",
 ]
+
+
+BASE_T_MEDIA = "cat6"  # the modules of a copper management link (optics.yaml)
+
+
+def base_t_parts(catalog: Catalog, form: str) -> tuple[str, str] | None:
+    """(adapter, module) for a 1000BASE-T link in a cage of `form`: an adapter the cage takes
+    and a 1000BASE-T module that adapter takes; None where the catalog has none."""
+    adapters = sorted(
+        part
+        for part, t in catalog.transceivers.items()
+        if t.media == BASE_T_MEDIA
+        and t.form in FORM_ACCEPTS.get(form, ())
+        and t.adapter is not None
+    )
+    for adapter in adapters:
+        holds = catalog.transceivers[adapter].adapter
+        modules = sorted(
+            part
+            for part, t in catalog.transceivers.items()
+            if t.media == BASE_T_MEDIA
+            and t.adapter is None
+            and t.form in FORM_ACCEPTS.get(holds or "", ())
+        )
+        if modules:
+            return adapter, modules[0]
+    return None

@@ -518,9 +518,14 @@ class TransceiverModel(CatalogModel):
     lane_speed: LaneSpeed = Field(
         100, description="electrical lane rate in Gb/s; must match the switch"
     )
-    media: Literal["mmf", "smf"]
+    # cat6: a 1000BASE-T module (RJ45) and the cage adapter it sits in, for a management port
+    # cabled to a switch cage (synth/rootlinks.py); never chosen for a fabric link
+    media: Literal["mmf", "smf", "cat6"]
     reach_m: Length
     connector: Token = Field(description="fiber connector per port, e.g. mpo-12-apc, lc-duplex")
+    adapter: Form | None = Field(
+        None, description="a cage adapter: the form of the module it holds (e.g. a QSA: sfp28)"
+    )
     power_w: float = Field(ge=0, le=1000)
     protocols: list[Fabric] = Field(default_factory=lambda: list(BOTH_FABRICS))
     part_number: PartNumber | None = Field(

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from collections import Counter, defaultdict
 
+from fabricc.catalog.media import base_t_parts
 from fabricc.catalog.models import FORM_ACCEPTS, TransceiverModel
 from fabricc.checks.early import power_hint
 from fabricc.checks.exposure import check_exposure
@@ -101,7 +102,12 @@ class _Rules:
             ways = [b for b in group.breakouts if not sub or int(sub) <= b]
             if sub and not ways:
                 return None
-            return {group.cage_speed // b for b in ways if (b > 1) == bool(sub)}, group.form
+            speeds = {group.cage_speed // b for b in ways if (b > 1) == bool(sub)}
+            if not sub and base_t_parts(self.catalog, group.form) is not None:
+                speeds.add(
+                    1
+                )  # 1000BASE-T in a cage adapter (a management port, synth/rootlinks.py)
+            return speeds, group.form
         model = self.catalog.nodes[device.model]
         for spec in model.ports:
             if spec.name == port:
@@ -289,6 +295,12 @@ class _Rules:
                 break
         else:
             return
+        # a cage adapter (a QSA) takes the module it holds: (device, cage) -> the forms it takes
+        held: dict[tuple[str, str], frozenset[str]] = {}
+        for module in self.fabric.modules:
+            holds = transceivers[module.part].adapter
+            if holds is not None:
+                held[(module.device, module.cage)] = FORM_ACCEPTS.get(holds, frozenset())
         for module in self.fabric.modules:
             device = devices[module.device]
             key = (device.model, module.cage)
@@ -296,7 +308,10 @@ class _Rules:
             if form is None:
                 form = forms[key] = self.cage_form(device, module.cage)
             part = transceivers[module.part]
-            if part.form not in FORM_ACCEPTS.get(form, frozenset()):
+            fits = FORM_ACCEPTS.get(form, frozenset()) | held.get(
+                (module.device, module.cage), set()
+            )
+            if part.form not in fits:
                 network = self.fabric.loaded.networks.get(module.network)
                 self.once(
                     "module-form",

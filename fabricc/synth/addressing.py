@@ -101,7 +101,7 @@ def oob_gateways(fabric: Fabric) -> dict[str, str]:
     DHCP relay address of its devices); empty where the pool is too small."""
 
     def compute() -> dict[str, str]:
-        offsets, full = _oob_offsets(fabric)
+        offsets, full = oob_offsets(fabric)
         if full:
             return {}
         pool = _Pool(fabric.loaded.spec.addressing.oob)
@@ -110,7 +110,7 @@ def oob_gateways(fabric: Fabric) -> dict[str, str]:
     return fabric.derived("oob-gateways", compute)
 
 
-def _oob_offsets(fabric: Fabric) -> tuple[dict[str, int], bool]:
+def oob_offsets(fabric: Fabric) -> tuple[dict[str, int], bool]:
     """Access switch -> its subnet's first host (an offset in the pool); and whether the pool
     is too small."""
     oob = ipaddress.ip_network(fabric.loaded.spec.addressing.oob)
@@ -141,7 +141,7 @@ def _management(fabric: Fabric, problems: list[Diagnostic]) -> None:
     access switch's too, where its management port is cabled to its parent in the management
     tree (synth/oob.py connect_tree); an access switch cabled to none (the tree's root) is
     managed at its own subnet's first host."""
-    offsets, full = _oob_offsets(fabric)
+    offsets, full = oob_offsets(fabric)
     addresses: dict[str, int] = {}
     for link in fabric.links:
         if link.kind == MGMT and link.b in offsets:
@@ -154,6 +154,25 @@ def _management(fabric: Fabric, problems: list[Diagnostic]) -> None:
     pool = _Pool(fabric.loaded.spec.addressing.oob)
     for name, offset in addresses.items():
         fabric.devices[name].mgmt_ip = pool.text(pool.base + offset)
+    _root_links(fabric)
+
+
+def _root_links(fabric: Fabric) -> None:
+    """A management tree's root cabled to an in-band top-tier switch (synth/rootlinks.py) is
+    managed on its link's /31: the top-tier end the first address (the router and DHCP relay),
+    the root's management port the second."""
+    from fabricc.synth.rootlinks import root_addresses  # imports this module
+
+    networks: dict[str, ipaddress.IPv4Network] | None = None
+    oob = {name for name, network in fabric.loaded.networks.items() if network.spec.role == "oob"}
+    for link in (link for name in sorted(oob) for link in fabric.links_of(name)):
+        if link.kind != MGMT or fabric.devices[link.b].network in oob:
+            continue
+        if networks is None:
+            networks = root_addresses(fabric)
+        net = networks[link.a]
+        link.b_ip, link.a_ip = str(net.network_address), str(net.broadcast_address)
+        fabric.devices[link.a].mgmt_ip = link.a_ip
 
 
 def oob_stride(fabric: Fabric, switches: list[str]) -> int:

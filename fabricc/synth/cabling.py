@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from fabricc.catalog.media import (
     OPTICAL,
     allowed,
+    base_t_parts,
     cable_families,
     cheapest,
     fits_at_a_rate,
@@ -55,6 +56,30 @@ class CageInfo:
     ports: int  # logical ports the cage runs
     lane_speed: int | None = None  # switch cages: the SerDes rate every module must match
     cable: str | None = None  # node ports: the cable the vendor's design orders (PortSpec.cable)
+
+
+def run_length(fabric: Fabric, a: str, b: str) -> float:
+    """The run of a cable between two placed devices, as _Cabler measures every link (kept in
+    step with its inlined loop, _Cabler._ends): inside one rack the vertical distance and an
+    allowance; else both drops to the overhead tray, the tray run along and across the rows,
+    the site's slack and the allowance."""
+    site = fabric.loaded.spec.site
+    ends = []
+    for name in (a, b):
+        device = fabric.devices[name]
+        rack = fabric.rack_by_name[device.rack or ""]
+        z = (
+            rack.top_m / 2
+            if device.u is None
+            else (device.u - 1 + device.height_u / 2) * U_HEIGHT_M
+        )
+        ends.append((rack, z))
+    (rack_a, z_a), (rack_b, z_b) = ends
+    if rack_a is rack_b:
+        return round(abs(z_a - z_b) + IN_RACK_ALLOWANCE_M, 2)
+    drops = (rack_a.top_m - z_a) + (rack_b.top_m - z_b) + 2 * site.tray_height_m
+    floor = abs(rack_a.x_m - rack_b.x_m) + abs(rack_a.y_m - rack_b.y_m)
+    return round(drops + floor + site.slack_m + IN_RACK_ALLOWANCE_M, 2)
 
 
 class _PortIndex:
@@ -176,6 +201,23 @@ class _Cabler:
         )
         found = self.z_cache[name] = (rack, z, rack.top_m - z, device)
         return found
+
+    def _base_t(self, link: Link, cage: CageInfo, done: list[bool], i: int) -> None:
+        done[i] = True
+        parts = base_t_parts(self.fabric.loaded.catalog.catalog, cage.form)
+        found = self.copper_for("rj45", "rj45", 1, 1, 1, link.distance_m, None)
+        if parts is None or found is None:
+            self.fail(
+                f"{link.a} {link.a_port} -> {link.b} {link.b_port}: no 1000BASE-T module for a "
+                f"{cage.form} cage, or {link.distance_m} m exceeds copper reach",
+                link,
+            )
+            return
+        key, family, length = found
+        link.cable = self.new_cable(key, family, length, 1)
+        for part in parts:  # the adapter, then the module in it (the cabling plan names it)
+            self.fabric.modules.append(Module(link.b, cage.cage, part, link.network))
+        link.b_module = parts[1]
 
     # -- cables -------------------------------------------------------------------------------
 
@@ -344,6 +386,10 @@ class _Cabler:
                 key, family, length = found
                 link.cable = self.new_cable(key, family, length, 1)
                 done[i] = True
+            elif end_a.form == "rj45" and link.speed == 1 and devices[link.b].kind == "switch":
+                # a management port on a switch cage (a tree's root on the in-band top tier,
+                # synth/rootlinks.py): a patch cord into a 1000BASE-T module in a cage adapter
+                self._base_t(link, end_b, done, i)
         # Switch cages first (in order of their first link): straight DACs and splitters start
         # there.
         for cage, own in enumerate(members):

@@ -29,11 +29,17 @@ addresses); produces the ManagementNet the config and provisioning emitters shar
     site provides, on a routed /30 of the port the first management tree's root keeps for it,
     announced to the tree (and the in-band network); an access switch relays only where its
     uplinks lead to the server;
+  * a management tree's root whose network uplinks into an in-band network has its management
+    port on a routed /31 of an in-band switch (synth/rootlinks.py: a top-tier switch its
+    uplinks reach, else a routed leaf within a patch cord): that switch is the link's router
+    and DHCP relay (RootLink), and the root provisions itself by DHCP once it routes to the
+    server;
   * the seed switches: those whose own DHCP request could only reach the server through a
-    switch still unconfigured - the roots of the access switches' management trees (every
-    other access switch's management port is on a relayed port of another), the in-band top
-    tier and the in-band leaves the server hangs off - which are bootstrapped first (ZTP from
-    a USB drive).
+    switch still unconfigured - the roots of the access switches' management trees that have
+    no such link (every other access switch's management port is on a relayed port of
+    another), the in-band top-tier switches the bring-up cannot do without (_top_seeds) and
+    the in-band leaves the server hangs off - which are bootstrapped first (ZTP from a USB
+    drive).
 """
 
 from __future__ import annotations
@@ -79,6 +85,18 @@ class AccessSubnet:
         downstream interface) - its uplinks, on a routed path to the server; without one no
         request of its devices reaches Kea."""
         return bool(self.uplinks) and self.reaches_server
+
+
+@dataclass(frozen=True, slots=True)
+class RootLink:
+    """A management tree's root whose management port is cabled to an in-band top-tier switch
+    (synth/rootlinks.py): a routed /31, that switch its router and DHCP relay."""
+
+    switch: str  # the top-tier switch
+    port: str  # its port (the relay's circuit-id)
+    network: ipaddress.IPv4Network
+    relay: str  # the top-tier end's address (giaddr, the root's gateway)
+    address: str  # the root's management address
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,6 +162,12 @@ class ManagementNet:
     server: str = ""  # provisioning server address
     server_device: str | None = None  # the node that serves, if the design has one
     seeds: list[str] = field(default_factory=list)
+    # a management tree's root -> its link to the in-band top tier (provisioned by DHCP there)
+    root_links: dict[str, RootLink] = field(default_factory=dict)
+
+    def relayed_roots(self, switch: str) -> list[RootLink]:
+        """The root links a top-tier switch is the router and DHCP relay of, in root order."""
+        return [link for link in self.root_links.values() if link.switch == switch]
 
     def port_address(self, switch: str, port: str) -> str:
         """The address of the device cabled to an access port: the switch's own + the port."""
@@ -175,7 +199,11 @@ def mgmt_subnet(fabric: Fabric, device: str) -> tuple[int, str]:
     """The prefix length and gateway of a device's management address: the subnet of the access
     switch it is cabled to (or that it is), that switch its router; the whole OOB pool and its
     first host for a device no access switch serves."""
-    subnet = management_net(fabric).subnet_of(device)
+    net = management_net(fabric)
+    root = net.root_links.get(device)
+    if root is not None:  # on its /31 to the in-band top tier, that switch its router
+        return root.network.prefixlen, root.relay
+    subnet = net.subnet_of(device)
     if subnet is not None:
         return subnet.network.prefixlen, subnet.gateway
     pool = ipaddress.ip_network(fabric.loaded.spec.addressing.oob)
@@ -260,6 +288,23 @@ def _compute(fabric: Fabric) -> ManagementNet:
     for link in fabric.links:
         if link.kind == MGMT and link.b in plan.subnets:
             plan.served_by[link.a] = link.b
+        elif (
+            link.kind == MGMT
+            and link.a in plan.subnets
+            and (link.b in tops or (plan.inband is not None and link.b in plan.inband.leaves))
+            and link.a_ip is not None
+            and link.b_ip is not None
+            and plan.subnets[link.a].server_port is None
+        ):
+            # a tree's root on the in-band top tier or a routed in-band leaf (synth/rootlinks.py;
+            # not the root that holds the site's server: the tier reaches the server through it)
+            plan.root_links[link.a] = RootLink(
+                link.b,
+                link.b_port,
+                ipaddress.IPv4Network(f"{link.b_ip}/31"),
+                link.b_ip,
+                link.a_ip,
+            )
     plan.seeds = _seeds(fabric, plan)
     return plan
 
@@ -390,7 +435,8 @@ def _server(fabric: Fabric) -> tuple[str, str | None]:
 
 def _seeds(fabric: Fabric, plan: ManagementNet) -> list[str]:
     """Switches to bootstrap by hand (ZTP-USB), in order: the access switches whose management
-    port is cabled to no other access switch (the roots of the management trees, synth/oob.py),
+    port is cabled to no relay (the roots of the management trees, synth/oob.py, without a
+    link to the in-band network, synth/rootlinks.py),
     the in-band top-tier switches the rest need and, under a core tier, the spines above the
     server's leaves those need (the relays' path down from the cores: _top_seeds), the in-band
     leaves the provisioning server is cabled to; last, every Ethernet switch (an access switch
@@ -398,7 +444,7 @@ def _seeds(fabric: Fabric, plan: ManagementNet) -> list[str]:
     cannot relay), since no DHCP request of theirs reaches Kea. Every other switch provisions
     itself by DHCP through its access switch's relay, once that relay and one top-tier switch
     it uplinks into (routing to the server) are up."""
-    seeds = [s for s in plan.subnets if s not in plan.served_by]
+    seeds = [s for s in plan.subnets if s not in plan.served_by and s not in plan.root_links]
     if plan.inband is not None:
         leaves: list[str] = []
         via: dict[str, set[str]] = {}  # core -> the spines above the server's leaves under it
@@ -451,8 +497,9 @@ def _top_seeds(
     the most is seeded - the one the stalled access switches (up, no uplink's end routing) that
     manage the most switches still down uplink into, the first in the tier's order on a tie -
     with, where it has none up, the first spine above the server's leaves it is cabled to, and
-    the rounds go on. Where the access switches uplink nowhere (their own tree routes them) or
-    a switch of these is managed through none, all of them are seeded."""
+    the rounds go on (a management tree's root cabled to a top-tier switch, synth/rootlinks.py,
+    counts towards that switch with the switches it manages). Where the access switches uplink
+    nowhere (their own tree routes them) or a switch of these is managed through none, all of them are seeded."""
     assert plan.inband is not None
     tops = list(plan.inband.real)
     spines = sorted({spine for ends in via.values() for spine in ends})
@@ -475,6 +522,9 @@ def _top_seeds(
             if switch in up and not any(_routes(t, up, via) for t in targets):
                 for target in targets:
                     stalled[target] = stalled.get(target, 0) + waiting.get(switch, 0)
+        for root, link in plan.root_links.items():
+            if root not in up:  # a root on it comes up by DHCP once it routes
+                stalled[link.switch] = stalled.get(link.switch, 0) + 1 + waiting.get(root, 0)
         best = min(
             (top for top in tops if not _routes(top, up, via)),
             key=lambda top: (-stalled.get(top, 0), place[top]),
@@ -483,6 +533,53 @@ def _top_seeds(
             if switch not in up:
                 seeded.append(switch)
                 up.add(switch)
+
+
+@dataclass(frozen=True, slots=True)
+class _Above:
+    """The in-band tiers above each leaf and spine (leaf -> its spines, spine -> its cores), and
+    below each spine and core (what its coming up may let route)."""
+
+    up: dict[str, tuple[str, ...]]
+    below: dict[str, tuple[str, ...]]
+
+
+def _above(fabric: Fabric, plan: ManagementNet) -> _Above:
+    def compute() -> _Above:
+        up: dict[str, list[str]] = {}
+        below: dict[str, list[str]] = {}
+        if plan.inband is not None and plan.root_links:
+            for link in fabric.links_of(plan.inband.network):
+                if link.kind in (LEAF_SPINE, SPINE_CORE):
+                    up.setdefault(link.a, []).append(link.b)
+                    below.setdefault(link.b, []).append(link.a)
+        # a core's coming up may let a leaf two tiers down route
+        for spine, leaves in list(below.items()):
+            for core in up.get(spine, ()):
+                below.setdefault(core, []).extend(leaves)
+        return _Above(
+            {k: tuple(dict.fromkeys(v)) for k, v in up.items()},
+            {k: tuple(dict.fromkeys(v)) for k, v in below.items()},
+        )
+
+    return fabric.derived("mgmtnet.above", compute)
+
+
+def _leaf_routes(leaf: str, up: set[str], via: dict[str, set[str]], above: _Above) -> bool:
+    """Whether a routed in-band leaf relays a request to the provisioning server: it is up and
+    so is a spine above it that routes - a top-tier one (_routes), or under a core tier one
+    with a core above it that routes (the path through the cores, as the access switches'
+    relays take: a spine straight down to the server's leaves is not counted)."""
+    if leaf not in up:
+        return False
+    for spine in above.up.get(leaf, ()):
+        if spine not in up:
+            continue
+        if _routes(spine, up, via) and spine not in above.up:
+            return True
+        if any(_routes(core, up, via) for core in above.up.get(spine, ())):
+            return True
+    return False
 
 
 def _routes(top: str, up: set[str], via: dict[str, set[str]]) -> bool:
@@ -511,8 +608,13 @@ def _rounds(
 ) -> set[str]:
     """Every device up after rounds of DHCP from `up`: a switch managed through an access
     switch comes up once that access switch is up and one of its uplinks' ends routes to the
-    provisioning server (_routes)."""
+    provisioning server (_routes); a management tree's root cabled to a top-tier switch
+    (synth/rootlinks.py) once that switch routes to the server."""
     up = set(up)
+    hanging: dict[str, list[str]] = {}  # top-tier switch -> the roots on it, not up
+    for root, link in plan.root_links.items():
+        if root not in up:
+            hanging.setdefault(link.switch, []).append(root)
     waiting: dict[str, list[str]] = {}  # access switch -> the switches it manages, not up
     for device, access in plan.served_by.items():
         if device not in up and fabric.devices[device].kind == "switch":
@@ -529,15 +631,38 @@ def _rounds(
     def relays(switch: str) -> bool:
         return switch in up and any(_routes(t, up, via) for t in uplinks.get(switch, ()))
 
+    above = _above(fabric, plan)
+
+    def wake(devices: list[str]) -> list[str]:
+        """The roots that come up now that `devices` are: on a switch that routes to the
+        server (a top-tier switch, _routes; a routed in-band leaf, _leaf_routes)."""
+        woken: list[str] = []
+        for device in devices:
+            for relay in [device, *over.get(device, []), *above.below.get(device, ())]:
+                if relay in hanging and (
+                    _routes(relay, up, via) or _leaf_routes(relay, up, via, above)
+                ):
+                    woken += [root for root in hanging.pop(relay) if root not in up]
+        up.update(woken)
+        return woken
+
     ready = [s for s in waiting if relays(s)]
-    while ready:
-        switch = ready.pop()
-        for device in waiting.pop(switch, []):
-            if device in up:
-                continue
-            up.add(device)
-            lit = [device] if device in waiting else []
-            for top in [device, *over.get(device, [])]:
-                lit += [s for s in by_target.get(top, []) if s in waiting]
-            ready += [s for s in lit if relays(s)]
-    return up
+    woken = wake(sorted(up))
+    while True:
+        ready += [s for s in woken if relays(s)]
+        while ready:
+            switch = ready.pop()
+            for device in waiting.pop(switch, []):
+                if device in up:
+                    continue
+                up.add(device)
+                lit = [device] if device in waiting else []
+                lit += wake([device])
+                for top in [device, *over.get(device, [])]:
+                    lit += [s for s in by_target.get(top, []) if s in waiting]
+                ready += [s for s in lit if relays(s)]
+        # a relay that routes now through a switch whose coming up wake did not follow (a
+        # spine above the server's leaves, for a leaf two tiers below a core over it)
+        woken = wake(sorted(hanging))
+        if not woken:
+            return up

@@ -229,8 +229,10 @@ def connect_tree(
     TREE_PORTS for this) of a neighbouring access switch before it in its region
     (_cable_management_ports), in that switch's relayed VLAN, so that it provisions itself by
     DHCP through that switch's relay once that one is up. A switch that finds no parent is a
-    root (a seed, bootstrapped from USB): the first of each region, and one whose neighbours
-    have no port for it or are deep or far.
+    root: the first of each region, and one whose neighbours have no port for it or are deep
+    or far; where the network uplinks into an in-band network its management port goes to an
+    in-band switch that relays for it (synth/rootlinks.py, after the uplinks), else it is a
+    seed, bootstrapped from USB.
 
     Routing, where the network uplinks nowhere (no uplink_to): the uplink cages join every
     region's switches in a binary tree (UP_CAGE to a parent's CHILD_CAGES, by number) and the

@@ -22,6 +22,7 @@ from fabricc.synth.nodes import GroupPlan, expand_nodes, plan_groups
 from fabricc.synth.oob import UPLINK_PORTS, build_oob, connect_uplinks, uplink_speed
 from fabricc.synth.portbook import PortBook
 from fabricc.synth.racks import layout
+from fabricc.synth.rootlinks import connect_roots
 from fabricc.synth.sitelinks import connect_site_uplinks, site_guests
 from fabricc.synth.sizing import Guests
 from fabricc.synth.topology import build_network
@@ -271,6 +272,9 @@ def _synthesize(
             top = built.top_tier
             if top is not None:
                 connect_site_uplinks(fabric, network, built.switches[top], book, problems)
+    # 5c. The management trees' roots onto the in-band top tier (a DHCP path, not a USB drive):
+    # after the uplinks (a root goes to a switch its uplinks reach) and the border links.
+    connect_roots(fabric, book)
     problems.extend(_duplicate_names(fabric))
     if not last and any(p.code == UPLINK_PORTS for p in problems):
         demand = _guest_demand(fabric)

@@ -51,7 +51,6 @@ BOOT_FILES = {
     "sonic": ("config_db.json", "frr.conf"),
     "eos": ("startup-config",),
 }
-ROUNDS = 4
 FETCHERS = 8  # ZTP clients fetching at once
 Failure = dict[str, object]
 
@@ -124,7 +123,9 @@ def _attach(lab: Lab, ns: str, config: SwitchConfig, port: str) -> None:
 
 
 def _relay_ports(config: SwitchConfig, ports: list[str]) -> dict[str, str]:
-    """Port -> the SVI address it relays with (giaddr), for ports in a relayed VLAN."""
+    """Port -> the address it relays with (giaddr) as the port gets it: for ports in a relayed
+    VLAN the SVI's (a /32 on the port), for a relayed routed port (a management tree's root on
+    an in-band switch, synth/rootlinks.py) the port's own /31."""
     relay = config.relay
     if relay is None or not relay.port_circuit_id:
         return {}
@@ -132,7 +133,9 @@ def _relay_ports(config: SwitchConfig, ports: list[str]) -> dict[str, str]:
     for port in ports:
         vlan = config.access_vlan.get(port)
         if vlan is not None and f"vlan{vlan}" in relay.downstream and config.svi.get(vlan):
-            relayed[port] = config.svi[vlan][0].split("/")[0]
+            relayed[port] = config.svi[vlan][0].split("/")[0] + "/32"
+        elif vlan is None and port in relay.downstream and config.addresses.get(port):
+            relayed[port] = config.addresses[port][0]
     return relayed
 
 
@@ -190,7 +193,8 @@ def _join_to_server(lab: Lab, plane: Plane, ns: str, config: SwitchConfig) -> No
     lab.run("ip", "-n", plane.core_ns, "addr", "add", f"{hosts[0]}/31", "dev", core_if)
     lab.run("ip", "-n", ns, "addr", "add", f"{hosts[1]}/31", "dev", up_if)
     lab.run("ip", "-n", ns, "route", "add", f"{plane.server}/32", "via", str(hosts[0]))
-    for addresses in config.svi.values():
+    routed = [config.addresses.get(port, []) for port in relay.downstream]
+    for addresses in [*config.svi.values(), *routed]:
         for address in addresses:
             subnet = ipaddress.ip_interface(address).network
             lab.run(
@@ -358,7 +362,9 @@ def provision(lab: Lab, folder: BuildFolder, namer: Namer) -> dict[str, object]:
     active: set[str] = set()
     operator: set[str] = set()  # files the operator supplies (password hash): not checked
     time.sleep(1.0)  # kea and the HTTP server open their sockets
-    for _round in range(ROUNDS):
+    # rounds until one brings no switch up: a management tree's levels, and a tree's root on an
+    # in-band switch that itself came up by DHCP one round before (synth/rootlinks.py)
+    while True:
         ready = sorted(
             a for a in configured if a not in active and a in {c[0] for c in cables.values()}
         )
@@ -398,7 +404,7 @@ def provision(lab: Lab, folder: BuildFolder, namer: Namer) -> dict[str, object]:
                     )
         for ns, config, relayed in relays:
             for port, giaddr in relayed.items():
-                lab.run("ip", "-n", ns, "addr", "add", f"{giaddr}/32", "dev", port)
+                lab.run("ip", "-n", ns, "addr", "add", giaddr, "dev", port)
             assert config.relay is not None
             upstream = config.relay.upstream[:1] or ["up0"]
             args = ["dhcrelay", "-d", "-4", "-a", "-pf", str(lab.workdir / f"relay-{ns}.pid")]
@@ -410,6 +416,8 @@ def provision(lab: Lab, folder: BuildFolder, namer: Namer) -> dict[str, object]:
             break
         time.sleep(0.5)
         done = _dhcp(lab, folder, clients, reasons, failures, operator)
+        if not done:
+            break
         by_dhcp.extend(done)
         configured.update(done)
         pending = [name for name in pending if name not in done]

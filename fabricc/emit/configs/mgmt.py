@@ -56,6 +56,7 @@ from fabricc.spec.yamlsource import format_path
 from fabricc.synth.mgmtnet import AccessSubnet, management_net, mgmt_subnet
 
 DEFAULT_VLANS = {"inband": 10, "oob": 20}
+ETH0_MTU = 1500
 BRIDGE = "br_default"
 MLAG_MAC_BASE = 0x443839FF0000  # 44:38:39:ff:00:00/16, the range Cumulus reserves for MLAG
 UPLINK_MLAG_ID_BASE = 1000  # host bonds are numbered from 1, uplink bonds from here
@@ -218,12 +219,27 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
     bond_link = {"mtu": mtu}
     trunk: Tree = {"domain": {BRIDGE: {}}}  # switch-to-switch bonds
     host_bonds: dict[str, list[End]] = {}
+    relayed: list[str] = []  # its ports to management trees' roots
+    extra: list[str] = []  # prefixes it announces besides its own (and its loopback)
     switch_bonds: dict[tuple[bool, str], list[End]] = {}
     for end in ctx.ends(device.name):
         if end.port in mgmt_ports:
             continue
         name = cumulus_name(end.port)
-        if end.kind in (ENDPOINT_LEAF, MGMT) and not end.upward:
+        root_link = net.root_links.get(end.far) if end.kind == MGMT else None
+        if root_link is not None and root_link.switch == device.name:
+            # a management tree's root (synth/rootlinks.py): a routed /31 at 1GbE (a 1000BASE-T
+            # module in a cage adapter), this switch the router and DHCP relay of it
+            interfaces[name] = {
+                "type": "swp",
+                "description": ctx.far_end(end),
+                # the root's eth0 MTU (1500, Linux's Ethernet default), not the fabric's
+                "link": {"mtu": ETH0_MTU, "speed": "1G", "state": {"up": {}}},
+                **nvue.addresses([f"{root_link.relay}/31"]),
+            }
+            relayed.append(name)
+            extra.append(str(root_link.network))
+        elif end.kind in (ENDPOINT_LEAF, MGMT) and not end.upward:
             if pair is not None and end.kind == ENDPOINT_LEAF:
                 host_bonds.setdefault(end.far, []).append(end)
                 interfaces[name] = swp(ctx, device, end, mtu)
@@ -307,7 +323,6 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
     tree: Tree = {"system": {"hostname": device.name}}
     routes: Tree = {}
     announce = ""  # the prefix this switch routes for (BGP)
-    extra: list[str] = []  # and its loopback, where it has one besides
     router_id = None
     if access is not None:
         # the router of its subnet: the gateway of every device cabled to it
@@ -326,7 +341,7 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
                 "link": {"mtu": mtu, "speed": f"{_cage_speed(ctx, device)}G", "state": {"up": {}}},
                 **nvue.addresses([str(access.server_link)]),
             }
-            extra = [str(access.server_link.network)]
+            extra.append(str(access.server_link.network))
     elif mgmt is None and device.mgmt_ip is not None:
         prefixlen, via = mgmt_subnet(fabric, device.name)
         interfaces[f"vlan{vlan}"] = {
@@ -373,7 +388,8 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
         if own.loopback:
             # its own /32: what its MLAG peer's backup IP names, reached over the routed uplinks
             interfaces["lo"] = {"type": "loopback", **nvue.addresses([f"{own.loopback}/32"])}
-            extra, router_id = [f"{own.loopback}/32"], own.loopback
+            extra.append(f"{own.loopback}/32")
+            router_id = own.loopback
         if pair is not None and neighbors:
             # Peer Link Routing (Cumulus Linux "Multi-Chassis Link Aggregation - MLAG"): a
             # routed adjacency across the peer link, so that a leaf whose uplinks are all down
@@ -416,6 +432,14 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
         }
     if access is not None and access.relays:
         tree["service"] = {"dhcp-relay": {"default": _relay(access, vlan, net.server, nvue)}}
+    elif relayed:
+        # towards the server: its in-band SVI where it owns the gateway, its routed ports
+        upstream = [f"vlan{vlan}"] * (gateway is not None or own is not None) + [
+            n for n in neighbors if n.startswith("swp")
+        ]
+        tree["service"] = {
+            "dhcp-relay": {"default": _root_relay(relayed, upstream, net.server, nvue)}
+        }
     if neighbors and router_id is not None:
         uplink_neighbors = [n for n in neighbors if n != "peerlink.4094"]
         asn = (
@@ -532,6 +556,29 @@ def _relay(access: AccessSubnet, vlan: int, server: str, nvue: Nvue) -> Tree:
             "agent": agent,
         }
     return {"interface": {svi: {}, **uplinks}, "server": {server: {}}, "agent": agent}
+
+
+def _root_relay(downstream: list[str], upstream: list[str], server: str, nvue: Nvue) -> Tree:
+    """A top-tier switch's DHCP relay for the management trees' roots cabled to it
+    (synth/rootlinks.py): from their /31 ports to the provisioning server, option 82 with the
+    port as circuit-id (use-pif-circuit-id), as an access switch's (_relay)."""
+    agent = {**nvue.enabled, "use-pif-circuit-id": nvue.enabled}
+    ups: Tree = {name: {} for name in upstream}
+    if nvue.relay_server_groups:
+        return {
+            "server-group": {
+                RELAY_SERVER_GROUP: {"server": {server: {}}, "upstream-interface": ups}
+            },
+            "downstream-interface": {
+                name: {"server-group-name": RELAY_SERVER_GROUP} for name in downstream
+            },
+            "agent": agent,
+        }
+    return {
+        "interface": {**{name: {} for name in downstream}, **ups},
+        "server": {server: {}},
+        "agent": agent,
+    }
 
 
 def _cage_speed(ctx: ConfigContext, device: Device) -> int:

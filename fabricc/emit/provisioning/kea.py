@@ -8,9 +8,11 @@ pool of the addresses after its ports (devices the design does not know), and pe
 cable a reservation of the device's address keyed by the circuit-id the relay adds - the access
 port the request came in on, as the relay names it (Cumulus with use-pif-circuit-id: `swp9`) -
 so the port a device is cabled to decides its address and a replaced BMC or switch needs no MAC
-address entered anywhere. Switches whose config fabricc writes get their ZTP options: SONiC
-option 67 (the ztp.json URL), EOS option 67 (its ZTP boot script's URL) and Cumulus option 239
-(the ZTP script URL), all on the provisioning server. Every request arrives relayed, so Kea
+address entered anywhere; and per management tree root cabled to the in-band top tier
+(synth/rootlinks.py) the /31 of that link, the root reserved by the top-tier port's circuit-id.
+Switches whose config fabricc writes get their ZTP options: SONiC option 67 (the ztp.json
+URL), EOS option 67 (its ZTP boot script's URL) and Cumulus option 239 (the ZTP script URL),
+all on the provisioning server. Every request arrives relayed, so Kea
 listens on UDP sockets (Kea ARM, "Interface Configuration": dhcp-socket-type udp for relayed
 traffic).
 """
@@ -58,12 +60,7 @@ def reservations(fabric: Fabric, switch: str, links: list[Link]) -> list[dict[st
         }
         ztp = plan.switches.get(device.name)
         if ztp is not None and first:
-            option = (
-                {"name": "boot-file-name", "data": ztp.url}
-                if ztp.os in BOOT_FILE_OSES
-                else {"name": "ztp-url", "code": ZTP_URL_OPTION, "data": ztp.url}
-            )
-            entry["option-data"] = [option]
+            entry["option-data"] = [_ztp_option(ztp.os, ztp.url)]
         out.append(entry)
     return out
 
@@ -88,7 +85,35 @@ def subnets(fabric: Fabric) -> list[dict[str, object]]:
             subnet["pools"] = [{"pool": f"{access.pool[0]} - {access.pool[1]}"}]
         subnet["reservations"] = reservations(fabric, access.switch, cables.get(access.switch, []))
         out.append(subnet)
+    net = management_net(fabric)
+    plan = ztp_plan(fabric)
+    for root, rl in net.root_links.items():
+        # a management tree's root on an in-band top-tier switch (synth/rootlinks.py): the /31
+        # that switch relays from, the root reserved by the circuit-id of that switch's port
+        entry: dict[str, object] = {
+            "circuit-id": f"'{circuit_id(fabric, rl.switch, rl.port)}'",
+            "ip-address": rl.address,
+            "hostname": root,
+        }
+        ztp = plan.switches.get(root)
+        if ztp is not None:
+            entry["option-data"] = [_ztp_option(ztp.os, ztp.url)]
+        out.append(
+            {
+                "id": len(out) + 1,
+                "subnet": str(rl.network),
+                "comment": f"{root}: its management port, relayed by {rl.switch}",
+                "option-data": [{"name": "routers", "data": rl.relay}],
+                "reservations": [entry],
+            }
+        )
     return out
+
+
+def _ztp_option(os: str, url: str) -> dict[str, object]:
+    if os in BOOT_FILE_OSES:
+        return {"name": "boot-file-name", "data": url}
+    return {"name": "ztp-url", "code": ZTP_URL_OPTION, "data": url}
 
 
 def config(fabric: Fabric) -> dict[str, object]:

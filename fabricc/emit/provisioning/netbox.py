@@ -285,7 +285,8 @@ def ip_addresses(fabric: Fabric) -> list[tuple[Cell, ...]]:
             rows.append((f"{d.loopback}/32", IP_STATUS, d.name, LOOPBACK, primary, None))
     append = rows.append
     for link in fabric.links:  # each end's address, a end first (one test per end)
-        if link.a_ip is not None:
+        # (a management tree's root's eth0 on its /31, synth/rootlinks.py: its mgmt_ip above)
+        if link.a_ip is not None and link.kind != MGMT:
             append((f"{link.a_ip}/31", IP_STATUS, link.a, link.a_port, "false", None))
         if link.b_ip is not None:
             append((f"{link.b_ip}/31", IP_STATUS, link.b, link.b_port, "false", None))

@@ -28,6 +28,7 @@ from fabricc.emit.provisioning.byhand import by_hand_lines
 from fabricc.emit.tables import json_text
 from fabricc.ir import Fabric
 from fabricc.synth.mgmtnet import ManagementNet, management_net
+from fabricc.synth.rootlinks import root_fallback
 from fabricc.synth.switchos import has_config
 
 ROOT = "fabricc"  # where the server publishes this output folder
@@ -64,8 +65,10 @@ def ztp_plan(fabric: Fabric) -> ZtpPlan:
         for device in fabric.devices.values():
             if device.kind != "switch" or device.network is None:
                 continue
-            if device.name not in seeds and (
-                device.name not in net.served_by or device.mgmt_ip is None
+            if (
+                device.name not in seeds
+                and device.name not in net.root_links
+                and (device.name not in net.served_by or device.mgmt_ip is None)
             ):
                 continue  # no management cable to an access switch: no DHCP reaches it
             network = fabric.loaded.networks[device.network]
@@ -308,6 +311,10 @@ def seeds_text(fabric: Fabric) -> str:
                 else f"access switch: router of {subnet}; no path toward the provisioning"
                 " server, so no DHCP relay"
             )
+            network = fabric.devices[switch].network
+            if network is not None and fabric.loaded.networks[network].spec.uplink_to:
+                # why it has no link to the in-band top tier (synth/rootlinks.py)
+                why += f"; not provisioned through the in-band top tier: {root_fallback(fabric, network, switch)}"
         elif net.served_by.get(switch) in stranded:
             why = f"no path to the provisioning server: {net.served_by[switch]} has no uplink"
         elif net.inband is not None and switch in net.inband.real and net.inband.spines:
@@ -326,6 +333,11 @@ def seeds_text(fabric: Fabric) -> str:
                 " provisions itself by DHCP through the access switches uplinked into it)"
             )
         lines.append(f"{switch}\t{why}")
+    for root, link in net.root_links.items():
+        lines.append(
+            f"# {root} (a management tree's root): by DHCP on {link.address}/31 through"
+            f" {link.switch} {cumulus_name(link.port)}, its router and DHCP relay"
+        )
     lines.extend(by_hand_lines(fabric, net))
     return "\n".join(lines) + "\n"
 
