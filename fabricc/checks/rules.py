@@ -104,9 +104,8 @@ class _Rules:
                 return None
             speeds = {group.cage_speed // b for b in ways if (b > 1) == bool(sub)}
             if not sub and base_t_parts(self.catalog, group.form) is not None:
-                speeds.add(
-                    1
-                )  # 1000BASE-T in a cage adapter (a management port, synth/rootlinks.py)
+                # 1000BASE-T in a cage adapter (a management port, synth/rootlinks.py)
+                speeds.add(1)
             return speeds, group.form
         model = self.catalog.nodes[device.model]
         for spec in model.ports:

@@ -64,22 +64,22 @@ def run_length(fabric: Fabric, a: str, b: str) -> float:
     allowance; else both drops to the overhead tray, the tray run along and across the rows,
     the site's slack and the allowance."""
     site = fabric.loaded.spec.site
-    ends = []
-    for name in (a, b):
-        device = fabric.devices[name]
-        rack = fabric.rack_by_name[device.rack or ""]
-        z = (
-            rack.top_m / 2
-            if device.u is None
-            else (device.u - 1 + device.height_u / 2) * U_HEIGHT_M
-        )
-        ends.append((rack, z))
-    (rack_a, z_a), (rack_b, z_b) = ends
+    rack_a, z_a = _middle(fabric, fabric.devices[a])
+    rack_b, z_b = _middle(fabric, fabric.devices[b])
     if rack_a is rack_b:
         return round(abs(z_a - z_b) + IN_RACK_ALLOWANCE_M, 2)
     drops = (rack_a.top_m - z_a) + (rack_b.top_m - z_b) + 2 * site.tray_height_m
     floor = abs(rack_a.x_m - rack_b.x_m) + abs(rack_a.y_m - rack_b.y_m)
     return round(drops + floor + site.slack_m + IN_RACK_ALLOWANCE_M, 2)
+
+
+def _middle(fabric: Fabric, device: Device) -> tuple[Rack, float]:
+    """A placed device's rack and the height of its middle: 0U devices (PDUs) sit in the rear
+    at mid height, others at the middle of their units."""
+    assert device.rack is not None, f"{device.name} was not placed"
+    rack = fabric.rack_by_name[device.rack]
+    z = rack.top_m / 2 if device.u is None else (device.u - 1 + device.height_u / 2) * U_HEIGHT_M
+    return rack, z
 
 
 class _PortIndex:
@@ -191,14 +191,7 @@ class _Cabler:
         if found is not None:
             return found
         device = self.fabric.devices[name]
-        assert device.rack is not None, f"{name} was not placed"
-        rack = self.fabric.rack_by_name[device.rack]
-        # 0U devices (PDUs) sit in the rear at mid height; others at the middle of their units.
-        z = (
-            rack.top_m / 2
-            if device.u is None
-            else (device.u - 1 + device.height_u / 2) * U_HEIGHT_M
-        )
+        rack, z = _middle(self.fabric, device)
         found = self.z_cache[name] = (rack, z, rack.top_m - z, device)
         return found
 

@@ -53,7 +53,7 @@ from fabricc.ir import (
     Fabric,
 )
 from fabricc.spec.yamlsource import format_path
-from fabricc.synth.mgmtnet import AccessSubnet, management_net, mgmt_subnet
+from fabricc.synth.mgmtnet import management_net, mgmt_subnet
 
 DEFAULT_VLANS = {"inband": 10, "oob": 20}
 ETH0_MTU = 1500
@@ -431,15 +431,16 @@ def management_tree(ctx: ConfigContext, plan: ManagementPlan, device: Device) ->
             }
         }
     if access is not None and access.relays:
-        tree["service"] = {"dhcp-relay": {"default": _relay(access, vlan, net.server, nvue)}}
+        uplinks = [cumulus_name(port) for port in access.uplinks]
+        tree["service"] = {
+            "dhcp-relay": {"default": _relay([f"vlan{vlan}"], uplinks, net.server, nvue)}
+        }
     elif relayed:
         # towards the server: its in-band SVI where it owns the gateway, its routed ports
         upstream = [f"vlan{vlan}"] * (gateway is not None or own is not None) + [
             n for n in neighbors if n.startswith("swp")
         ]
-        tree["service"] = {
-            "dhcp-relay": {"default": _root_relay(relayed, upstream, net.server, nvue)}
-        }
+        tree["service"] = {"dhcp-relay": {"default": _relay(relayed, upstream, net.server, nvue)}}
     if neighbors and router_id is not None:
         uplink_neighbors = [n for n in neighbors if n != "peerlink.4094"]
         asn = (
@@ -537,31 +538,15 @@ def site_port(
     return port, name, {"type": "unnumbered", "remote-as": remote}
 
 
-def _relay(access: AccessSubnet, vlan: int, server: str, nvue: Nvue) -> Tree:
-    """The access switch's DHCP relay: from its SVI to the provisioning server over its uplinks,
-    adding option 82 with the switch port a request came in on as circuit-id (Cumulus Linux
-    "DHCP Relays": use-pif-circuit-id; without it the circuit-id is the SVI's name) - what Kea's
-    reservations of this subnet match. Up to 5.13 the relay is an interface list and a server
-    list; from 5.14 a server group (the server, the uplinks as its upstream interfaces) that the
-    SVI, its downstream interface, names."""
-    svi = f"vlan{vlan}"
-    uplinks: Tree = {cumulus_name(port): {} for port in access.uplinks}
-    agent = {**nvue.enabled, "use-pif-circuit-id": nvue.enabled}
-    if nvue.relay_server_groups:
-        return {
-            "server-group": {
-                RELAY_SERVER_GROUP: {"server": {server: {}}, "upstream-interface": uplinks}
-            },
-            "downstream-interface": {svi: {"server-group-name": RELAY_SERVER_GROUP}},
-            "agent": agent,
-        }
-    return {"interface": {svi: {}, **uplinks}, "server": {server: {}}, "agent": agent}
-
-
-def _root_relay(downstream: list[str], upstream: list[str], server: str, nvue: Nvue) -> Tree:
-    """A top-tier switch's DHCP relay for the management trees' roots cabled to it
-    (synth/rootlinks.py): from their /31 ports to the provisioning server, option 82 with the
-    port as circuit-id (use-pif-circuit-id), as an access switch's (_relay)."""
+def _relay(downstream: list[str], upstream: list[str], server: str, nvue: Nvue) -> Tree:
+    """A DHCP relay from the `downstream` interfaces to the provisioning server over the
+    `upstream` ones, adding option 82 with the switch port a request came in on as circuit-id
+    (Cumulus Linux "DHCP Relays": use-pif-circuit-id; without it the circuit-id is the SVI's
+    name) - what Kea's reservations match: an access switch's from its SVI over its uplinks, an
+    in-band switch's from its routed ports to management trees' roots (synth/rootlinks.py) over
+    its SVI and routed ports. Up to 5.13 the relay is an interface list and a server list; from
+    5.14 a server group (the server, the upstream interfaces) that each downstream interface
+    names."""
     agent = {**nvue.enabled, "use-pif-circuit-id": nvue.enabled}
     ups: Tree = {name: {} for name in upstream}
     if nvue.relay_server_groups:

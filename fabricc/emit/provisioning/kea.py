@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from fabricc.emit import Artifact
 from fabricc.emit.configs.ports import cumulus_name
-from fabricc.emit.provisioning.ztp import ztp_plan
+from fabricc.emit.provisioning.ztp import SwitchZtp, ztp_plan
 from fabricc.emit.tables import json_text
 from fabricc.ir import MGMT, Fabric, Link
 from fabricc.synth.mgmtnet import management_net
@@ -53,16 +53,25 @@ def reservations(fabric: Fabric, switch: str, links: list[Link]) -> list[dict[st
         address = net.port_address(link.b, link.b_port)
         first = address == device.mgmt_ip
         suffix = "-bmc" if device.kind in ("node", "tray") else ""
-        entry: dict[str, object] = {
-            "circuit-id": f"'{circuit_id(fabric, link.b, link.b_port)}'",
-            "ip-address": address,
-            "hostname": device.name + (suffix if first else f"-{link.a_port.lower()}"),
-        }
-        ztp = plan.switches.get(device.name)
-        if ztp is not None and first:
-            entry["option-data"] = [_ztp_option(ztp.os, ztp.url)]
-        out.append(entry)
+        hostname = device.name + (suffix if first else f"-{link.a_port.lower()}")
+        ztp = plan.switches.get(device.name) if first else None
+        out.append(_reservation(fabric, link.b, link.b_port, address, hostname, ztp))
     return out
+
+
+def _reservation(
+    fabric: Fabric, switch: str, port: str, address: str, hostname: str, ztp: SwitchZtp | None
+) -> dict[str, object]:
+    """A reservation of `address` for the request the relay on `switch` marks with `port`'s
+    circuit-id, with the device's ZTP option where fabricc writes its config."""
+    entry: dict[str, object] = {
+        "circuit-id": f"'{circuit_id(fabric, switch, port)}'",
+        "ip-address": address,
+        "hostname": hostname,
+    }
+    if ztp is not None:
+        entry["option-data"] = [_ztp_option(ztp.os, ztp.url)]
+    return entry
 
 
 def subnets(fabric: Fabric) -> list[dict[str, object]]:
@@ -90,14 +99,7 @@ def subnets(fabric: Fabric) -> list[dict[str, object]]:
     for root, rl in net.root_links.items():
         # a management tree's root on an in-band top-tier switch (synth/rootlinks.py): the /31
         # that switch relays from, the root reserved by the circuit-id of that switch's port
-        entry: dict[str, object] = {
-            "circuit-id": f"'{circuit_id(fabric, rl.switch, rl.port)}'",
-            "ip-address": rl.address,
-            "hostname": root,
-        }
-        ztp = plan.switches.get(root)
-        if ztp is not None:
-            entry["option-data"] = [_ztp_option(ztp.os, ztp.url)]
+        entry = _reservation(fabric, rl.switch, rl.port, rl.address, root, plan.switches.get(root))
         out.append(
             {
                 "id": len(out) + 1,
