@@ -77,6 +77,47 @@ def test_a_missing_entry_and_a_loop_are_named() -> None:
     assert missing == 1 and named[0]["problem"].startswith("loops at ")
 
 
+def test_a_dump_is_whole_only_with_every_switch_table_closed() -> None:
+    text = _dump({1: 0, 2: 3, 3: 1, 4: 2}, {1: 1, 2: 0, 3: 1, 4: 1})
+    assert lft.whole(text, 2)
+    assert not lft.whole(text, 3)  # a sweep that did not reach a switch
+    cut = text.rindex("4 lids dumped")
+    assert not lft.whole(text[:cut], 2)  # caught while OpenSM writes the last table
+    assert not lft.whole(text[: text.index("Unicast lids", 1)], 2)  # one table of two
+
+
+# OpenSM's heavy sweep rewriting its dump in place (fopen "w", then the tables in stdio-sized
+# pieces): the file is cut to nothing, then grows with pauses between pieces
+REWRITER = """
+import sys, time
+path, text = sys.argv[1], open(sys.argv[2]).read()
+with open(path, "w") as out:
+    for start in range(0, len(text), 40):
+        out.write(text[start : start + 40]); out.flush(); time.sleep(0.4)
+"""
+
+
+def test_a_dump_being_rewritten_is_read_once_it_is_whole(tmp_path: Path) -> None:
+    """A read while the daemon rewrites the dump (the pause between pieces longer than any
+    size-stable wait) is retried until the tables are whole: a read cut short would leave most
+    switches without a table, and every route through them unrouted."""
+    text = _dump({1: 0, 2: 3, 3: 1, 4: 2}, {1: 1, 2: 0, 3: 1, 4: 1})
+    source, dump = tmp_path / "whole", tmp_path / "opensm-lfts.dump"
+    source.write_text(text)
+    dump.write_text(text[:100])
+    writer = subprocess.Popen([sys.executable, "-c", REWRITER, str(dump), str(source)])
+    try:
+        read = smdrill.read_dump(dump, 2, settle=5.0)
+    finally:
+        writer.kill()
+        writer.wait()
+    assert read == text
+    # a dump that stays short (a switch never routed) is returned as it is after `settle`
+    dump.write_text(text[:100])
+    assert smdrill.read_dump(dump, 2, settle=0.5) == text[:100]
+    assert smdrill.read_dump(tmp_path / "absent", 2, settle=0) == ""
+
+
 def test_no_drill_without_a_standby_subnet_manager(tmp_path: Path) -> None:
     conf = tmp_path / "opensm.conf"
     conf.write_text("#   ufm01: master, sm_priority 15\nsm_priority 15\n")

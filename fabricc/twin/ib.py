@@ -222,11 +222,17 @@ def _cabling(plan: Plan, nodes: dict[int, ibnetdiscover.IbNode]) -> dict[str, ob
     }
 
 
-def _routes(sim: Simulator, nodes: dict[int, ibnetdiscover.IbNode]) -> dict[str, object]:
-    dump = sim.workdir / "opensm-lfts.dump"
-    if not dump.is_file():
+def _routes(
+    sim: Simulator, nodes: dict[int, ibnetdiscover.IbNode], *, running: bool
+) -> dict[str, object]:
+    """`running`: the SM is a daemon, which may be rewriting its dump (smdrill.read_dump)."""
+    switches = sum(node.switch for node in nodes.values())
+    text = smdrill.read_dump(
+        sim.workdir / "opensm-lfts.dump", switches, settle=smdrill.WAIT if running else 0
+    )
+    if not text:
         return {"pairs": 0, "failures": [{"problem": "OpenSM dumped no forwarding tables"}]}
-    tables = lft.parse_lfts(dump.read_text(errors="replace"))
+    tables = lft.parse_lfts(text)
     checked, missing, named = lft.unrouted(nodes, tables)
     result: dict[str, object] = {"lids": len(tables.owner), "pairs": checked, "failures": named}
     if missing > len(named):
@@ -254,7 +260,6 @@ def check(
             try:
                 if master is not None:
                     log = master[1].read_text(errors="replace")
-                    smdrill.wait_dump(sim.workdir / "opensm-lfts.dump")
                 else:
                     log = sim.opensm_once(
                         "-F",
@@ -270,7 +275,7 @@ def check(
                     raise SimulatorError(f"ibnetdiscover exited {seen.returncode}: {seen.stderr}")
                 nodes = ibnetdiscover.parse(seen.stdout, f"{subnet.name}/ibnetdiscover")
                 result["cabling"] = _cabling(the_plan, nodes)
-                result["routes"] = _routes(sim, nodes)
+                result["routes"] = _routes(sim, nodes, running=master is not None)
                 running = master[0] if master is not None else None
                 finding = smdrill.run(sim, conf, nodes, running) if drill else None
             finally:

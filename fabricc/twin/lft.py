@@ -48,6 +48,19 @@ def parse_lfts(text: str) -> Tables:
     return tables
 
 
+def whole(text: str, switches: int) -> bool:
+    """Whether an LFT dump holds a closed table ("N lids dumped") for each of `switches`: OpenSM
+    rewrites the file in place at every heavy sweep (osm_dump.c opens it with fopen "w"), so a read
+    can catch it half written, and a sweep that has not reached every switch dumps fewer tables."""
+    tables = closed = 0
+    for line in text.splitlines():
+        if _HEADER.match(line):
+            tables += 1
+        elif line.endswith(" lids dumped"):
+            closed += 1
+    return tables == closed == switches and text.endswith(" lids dumped\n")
+
+
 def _names(nodes: dict[int, IbNode]) -> dict[str, int]:
     return {node.description: guid for guid, node in nodes.items()}
 

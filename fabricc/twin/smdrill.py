@@ -103,15 +103,27 @@ def start_master(
     return first, log
 
 
-def wait_dump(dump: Path) -> None:
-    """Until `dump` exists and its size has stopped growing (OpenSM writes it after the sweep)."""
-    end = time.monotonic() + WAIT
-    size = -1
-    while time.monotonic() < end:
-        now = dump.stat().st_size if dump.is_file() else -1
-        if now >= 0 and now == size:
-            return
-        size = now
+def read_dump(dump: Path, switches: int, *, settle: float = WAIT) -> str:
+    """OpenSM's LFT dump once it holds every one of `switches`' tables whole (lft.whole): a daemon
+    rewrites it at each heavy sweep, so it is read again until a read is whole, or the file has not
+    changed for `settle` s (a switch the SM never routed: the check names what is missing), or
+    LIMIT. '' without a dump."""
+    start = last = time.monotonic()
+    text, seen = "", (-1, -1)
+    while True:
+        try:
+            stat = dump.stat()
+            text = dump.read_text(errors="replace")
+        except FileNotFoundError:
+            stat, text = None, ""
+        if lft.whole(text, switches):
+            return text
+        now = time.monotonic()
+        state = (stat.st_size, stat.st_mtime_ns) if stat else (-1, -1)
+        if state != seen:
+            seen, last = state, now
+        if now - last >= settle or now - start >= LIMIT:
+            return text
         time.sleep(0.3)
 
 
@@ -234,9 +246,8 @@ def run(
             failures.append({"device": found.standby, "problem": "did not take over as master"})
             return result
         result["took_s"] = round(took, 1)
-        dump = drill / "standby" / "opensm-lfts.dump"
-        wait_dump(dump)
-        tables = lft.parse_lfts(dump.read_text(errors="replace") if dump.is_file() else "")
+        switches = sum(node.switch for node in nodes.values())
+        tables = lft.parse_lfts(read_dump(drill / "standby" / "opensm-lfts.dump", switches))
         checked, missing, named = lft.unrouted(nodes, tables)
         result["pairs"] = checked
         failures.extend(named)
