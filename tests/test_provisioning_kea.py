@@ -262,7 +262,10 @@ def _run_ztp(script: str, release: str, tmp_path: Path) -> tuple[int, list[str]]
     calls = root / "calls"
     for tool in ("onie-install", "reboot", "curl", "nv", "chpasswd"):
         stub = root / "bin" / tool
-        stub.write_text(f'#!/bin/sh\necho "{tool}${{*:+ $*}}" >>{calls}\n')
+        # chpasswd reads its input, as the real one does: a stub that exits first would break
+        # the pipe into it (`echo ... | chpasswd -e` under pipefail), depending on who runs first
+        reads = "cat >/dev/null\n" if tool == "chpasswd" else ""
+        stub.write_text(f'#!/bin/sh\n{reads}echo "{tool}${{*:+ $*}}" >>{calls}\n')
         stub.chmod(0o755)
     (root / "lsb-release").write_text(f"DISTRIB_ID=Cumulus Linux\nDISTRIB_RELEASE={release}\n")
     text = (
@@ -271,7 +274,9 @@ def _run_ztp(script: str, release: str, tmp_path: Path) -> tuple[int, list[str]]
         .replace("/tmp/startup.yaml", str(root / "startup.yaml"))
     )
     env = {"PATH": f"{root / 'bin'}:/usr/bin:/bin"}
-    result = subprocess.run(["bash", "-c", text], env=env, timeout=30, check=False)
+    result = subprocess.run(
+        ["bash", "-c", text], env=env, stdin=subprocess.DEVNULL, timeout=30, check=False
+    )
     ran = calls.read_text().splitlines() if calls.exists() else []
     return result.returncode, ran
 
