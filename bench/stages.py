@@ -5,8 +5,9 @@ the stage callback of fabricc.build.build; optionally with a cProfile of the who
   python bench/stages.py 65k                      # stage table of the 65k build
   python bench/stages.py roce-512x32 --profile p  # and a cProfile written to p (pstats format)
 
-The build runs in this process; CPU seconds are the figures to trust when other work shares the
-cores.
+The build runs in this process, every emitter in it (fork=False: a large build otherwise runs
+some emitters in a forked copy, fabricc.forked, whose time this process does not see); CPU
+seconds are the figures to trust when other work shares the cores.
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ def main() -> None:
         profiler = cProfile.Profile() if args.profile else None
         if profiler:
             profiler.enable()
-        build(spec, folder / "out", clock, fresh=not grown)
+        build(spec, folder / "out", clock, fresh=not grown, fork=False)
         clock.stop()
         if profiler:
             profiler.disable()

@@ -8,17 +8,19 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import itertools
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from fabricc import forked
 from fabricc.checks.early import rack_power
 from fabricc.checks.guids import check_guid_files
 from fabricc.checks.rules import check
 from fabricc.checks.sonic import check_sonic_switches
 from fabricc.collector import fewer_collections
-from fabricc.emit import Artifact, emitters
+from fabricc.emit import Artifact, Emitter, emitters
 from fabricc.errors import (
     DesignError,
     Diagnostic,
@@ -38,6 +40,14 @@ WRITER_PROCESS_LINKS = 5_000
 # From about this size the analysis repays a process of its own (fabricc.analysis.worker: about
 # 0.6 s of imports, on the other core): the 65k- and 100k-GPU designs, not the published ones.
 ANALYSIS_PROCESS_LINKS = 100_000
+# From about this size the emitters repay a forked copy of the build on another core
+# (fabricc.forked: a few tens of ms to fork and start its writer, and about 1 s of CPU at 65k GPUs
+# for the pages it copies and what it derives again); it runs FORKED_EMITTERS, about half of the
+# emitters' time and of the bytes written at 65k GPUs, while this process runs the design rules
+# and the other emitters (docs/performance.md).
+FORK_LINKS = 20_000
+FORK_CPUS = 2  # on one CPU the copy is only its cost
+FORKED_EMITTERS = frozenset({"cabling", "provisioning"})
 EMIT_BATCH = 256  # files handed to the writer at a time
 
 
@@ -50,14 +60,20 @@ class BuildResult:
 
 
 def design(loaded: LoadedSpec, stage: Stage = quiet) -> Fabric:
-    """Synthesis, then the design rules over the finished IR (an independent second look that
-    raises on any error and keeps the warnings on the fabric), then the GUID files against the
-    IB node names and the SONiC switches against their platform's SKUs: everything that build
+    """Synthesis, then the design rules over the finished IR (judge): everything that build
     would read, writing nothing (validate runs this)."""
+    fabric = synthesized(loaded, stage)
+    judge(fabric, stage)
+    return fabric
+
+
+def synthesized(loaded: LoadedSpec, stage: Stage = quiet) -> Fabric:
+    """The Fabric IR of `loaded`; a DesignError with every error of the phase that stopped it
+    and those the spec alone shows."""
     raise_if_errors(check_size(loaded), DesignError)
     with fewer_collections():
         try:
-            fabric = synthesize(loaded, stage)
+            return synthesize(loaded, stage)
         except DesignError as exc:
             # the design stopped on one mistake: add those the spec alone shows, so that one
             # run reports every independent error
@@ -66,20 +82,42 @@ def design(loaded: LoadedSpec, stage: Stage = quiet) -> Fabric:
             if early:
                 raise DesignError([*exc.diagnostics, *early]) from None
             raise
+
+
+def judge(fabric: Fabric, stage: Stage = quiet) -> None:
+    """The design rules over the finished IR (an independent second look that raises on any
+    error and keeps the warnings on the fabric), then the GUID files against the IB node names
+    and the SONiC switches against their platform's SKUs."""
+    with fewer_collections():
         stage("design rules")
         findings = check(fabric)
         raise_if_errors(findings, DesignError)
         fabric.warnings.extend(d for d in findings if d.severity is Severity.WARNING)
         check_guid_files(fabric)
         check_sonic_switches(fabric)
-    return fabric
 
 
-def emit_all(fabric: Fabric, stage: Stage = quiet) -> Iterator[list[Artifact]]:
-    """Every emitter's artifacts, emitter after emitter (`stage` is told each one's name), in
-    batches of at most EMIT_BATCH as an emitter makes them: the writer has a switch's files
-    while the next switches' are made."""
+def _every(_: Emitter) -> bool:
+    return True
+
+
+def _forked(emitter: Emitter) -> bool:
+    return emitter.name in FORKED_EMITTERS
+
+
+def _not_forked(emitter: Emitter) -> bool:
+    return emitter.name not in FORKED_EMITTERS
+
+
+def emit_all(
+    fabric: Fabric, stage: Stage = quiet, chosen: Callable[[Emitter], bool] = _every
+) -> Iterator[list[Artifact]]:
+    """Every `chosen` emitter's artifacts, emitter after emitter (`stage` is told each one's
+    name), in batches of at most EMIT_BATCH as an emitter makes them: the writer has a
+    switch's files while the next switches' are made."""
     for emitter in emitters():
+        if not chosen(emitter):
+            continue
         stage(emitter.name)
         made = iter(emitter.emit(fabric))
         while batch := list(itertools.islice(made, EMIT_BATCH)):
@@ -97,6 +135,7 @@ def build(
     stage: Stage = quiet,
     kept: Mapping[str, KeptPlace] | None = None,
     fresh: bool = False,
+    fork: bool = True,
 ) -> BuildResult:
     """Load, compile and write; `stage` is told each phase as it starts (the CLI shows it);
     `kept`: an earlier build's device places, which central devices keep (`build --keep`);
@@ -105,7 +144,9 @@ def build(
 
     Each emitter's files go to the writer thread as soon as the emitter is done, so the file
     system works while the next emitters compute; "write" is the wait for the last of them and
-    the swap into place."""
+    the swap into place. A large build runs FORKED_EMITTERS in a forked copy of itself on the
+    other core (fabricc.forked), unless `fork` is False (bench/stages.py times every emitter
+    in one process)."""
     # The emitters load here, not at import: validate, analyze and compare never need them.
     from fabricc.emit.configs.eos_files import notices as eos_notices
     from fabricc.emit.diagrams.render import notices as diagram_notices
@@ -124,20 +165,48 @@ def build(
     # The emitters and the write, too, make next to no reference cycles (tests/test_collector.py)
     # while they hold millions of rows and strings: no cyclic collections over them either.
     with fewer_collections():
-        fabric = design(loaded, stage)
+        fabric = synthesized(loaded, stage)
+        split = (
+            fork
+            and len(fabric.links) >= FORK_LINKS
+            and forked.available()
+            and forked.cpus() >= FORK_CPUS
+        )
+        if not split:
+            judge(fabric, stage)
         with contextlib.ExitStack() as running:
-            tree = running.enter_context(
-                OutputTree(target, process=len(fabric.links) >= WRITER_PROCESS_LINKS)
+            big = len(fabric.links) >= WRITER_PROCESS_LINKS
+            tree = running.enter_context(OutputTree(target, process=big))
+            # forked before this process starts a thread (the writer's starts with its first
+            # files, the analysis worker's below)
+            side = (
+                forked.start(
+                    functools.partial(emit_all, fabric, quiet, _forked),
+                    tree.staging,
+                    process=big,
+                )
+                if split
+                else None
             )
+            if side is not None:
+                running.enter_context(side)  # ended unjoined when the build fails
+            if split:
+                # the design rules run while the copy emits (its emitters read none of their
+                # findings): an error ends the copy and removes the staging folder unseen
+                judge(fabric, stage)
             if len(fabric.links) >= ANALYSIS_PROCESS_LINKS:
                 from fabricc.analysis import worker  # networkx and all: loaded when needed
 
                 stage("analysis graphs")
                 running.enter_context(worker.start(fabric))
-            for batch in emit_all(fabric, stage):
+            mine = _every if side is None else _not_forked
+            for batch in emit_all(fabric, stage, mine):
                 paths.extend(path for path, _ in batch)
                 tree.add(batch)
             stage("write")
+            if side is not None:
+                with tree.as_output_error():
+                    paths.extend(side.join())
             notices = [*eos_notices(fabric), *diagram_notices(fabric)]
             warnings = [*loaded.warnings, *fabric.warnings]
             # Nothing reads the design any more: it is freed (about 0.4 s at 100k GPUs) while

@@ -73,25 +73,28 @@ def write_tree(out: Path, files: Iterable[tuple[str, str | bytes]]) -> None:
 
 
 class OutputTree:
-    """A staging folder beside `out`, filled by a writer thread and swapped in by commit().
+    """A staging folder beside `out`, filled by a Filler and swapped in by commit().
 
-    Entering checks the target and makes the staging folder; add() hands files to the thread
-    and returns at once; commit() waits for the thread and swaps the folder in. Leaving without
-    a commit (an emitter failed, a write failed) removes the staging folder. Every file-system
-    failure becomes one OutputError line, raised by the add() or commit() that follows it.
+    Entering checks the target and makes the staging folder (`staging`); add() hands files to
+    the filler and returns at once; commit() waits for it and swaps the folder in. Leaving
+    without a commit (an emitter failed, a write failed) removes the staging folder. Every
+    file-system failure becomes one OutputError line, raised by the add() or commit() that
+    follows it.
     """
 
     def __init__(self, out: Path, *, process: bool = False) -> None:
-        """`process`: the thread sends the files to a writer process (worth its start, a few
-        tens of milliseconds, for a few thousand files), where the platform can start one."""
+        """`process`: the files go through a writer process (Filler)."""
         self.out = out
-        self._use_process = process and bool(sys.executable) and hasattr(os, "writev")
-        self._process: subprocess.Popen[bytes] | None = None
+        self._use_process = process
         self._staging: Path | None = None
-        self._queue: queue.SimpleQueue[list[Artifact] | None] = queue.SimpleQueue()
-        self._thread = threading.Thread(target=self._drain, name="fabricc-writer", daemon=True)
-        self._failure: BaseException | None = None
-        self._made: set[Path] = set()  # folders made so far: one mkdir per folder, not per file
+        self._filler: Filler | None = None
+
+    @property
+    def staging(self) -> Path:
+        """The folder the output is written into until commit() swaps it in; another process
+        may write files of its own there before the commit (fabricc.forked)."""
+        assert self._staging is not None, "entered OutputTree only"
+        return self._staging
 
     def __enter__(self) -> OutputTree:
         try:
@@ -99,11 +102,10 @@ class OutputTree:
         except BaseException:
             self.__exit__()
             raise
-        self._thread.start()
         return self
 
     def _open(self) -> None:
-        with self._as_output_error():
+        with self.as_output_error():
             _check_target(self.out, self.out.as_posix())
             parent = self.out.parent
             parent.mkdir(parents=True, exist_ok=True)
@@ -114,38 +116,88 @@ class OutputTree:
             # mkdtemp makes the folder private (0700); the output is meant to be read by others
             # (a web server, colleagues) as far as the user's umask allows, like any folder.
             self._staging.chmod(0o777 & ~_umask())
-            if self._use_process:
-                helper = Path(__file__).with_name("writer_process.py")
-                self._process = subprocess.Popen(
-                    [sys.executable, "-I", str(helper), str(self._staging)],
-                    stdin=subprocess.PIPE,
-                    stdout=subprocess.PIPE,
-                )
-                assert self._process.stdin is not None
-                widen_pipe(self._process.stdin.fileno())
+            self._filler = Filler(self._staging, process=self._use_process)
 
     def add(self, files: Iterable[Artifact]) -> None:
-        self._raise_failure()
-        self._queue.put(list(files))
+        assert self._filler is not None
+        with self.as_output_error():
+            self._filler.add(list(files))
 
     def commit(self) -> None:
-        self._stop()
-        self._finish_process()
-        self._raise_failure()
-        assert self._staging is not None
-        with self._as_output_error():
+        assert self._filler is not None and self._staging is not None
+        with self.as_output_error():
+            self._filler.finish()
             _write_marker(self._staging)
             _swap_in(self._staging, self.out)
         self._staging = None
 
     def __exit__(self, *exc: object) -> None:
-        if self._process is not None:  # not committed: what it would still write is void
-            self._process.kill()
-        self._stop()
-        self._finish_process()
+        if self._filler is not None:
+            self._filler.abandon()
         if self._staging is not None:
             shutil.rmtree(self._staging, ignore_errors=True)
             self._staging = None
+
+    @contextlib.contextmanager
+    def as_output_error(self) -> Iterator[None]:
+        """An OSError in the block becomes this output's one OutputError line."""
+        try:
+            yield
+        except OSError as exc:
+            reason = exc.strerror or str(exc)
+            raise OutputError(
+                [
+                    error(
+                        f"cannot write the output folder {self.out.as_posix()}: {reason}",
+                        hint=_HINTS.get(exc.errno or 0),
+                    )
+                ]
+            ) from None
+
+
+class Filler:
+    """Writes files below `root` on a thread of its own, started by the first add(), while the
+    caller computes the next ones: the file system's calls release the interpreter, so on a
+    machine with two cores most of the write overlaps the emitters. With `process`, the thread
+    hands them on to a process of its own (fabricc.writer_process), which writes them as they
+    come instead of whenever the thread gets the interpreter lock back from the emitters; it is
+    worth its start (a few tens of milliseconds) for a few thousand files, where the platform
+    can start one. add() raises the failure (an OSError) of an earlier write, finish() the
+    first one at all; abandon() drops what is not written yet."""
+
+    def __init__(self, root: Path, *, process: bool = False) -> None:
+        self.root = root
+        self._process: subprocess.Popen[bytes] | None = None
+        self._queue: queue.SimpleQueue[list[Artifact] | None] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._drain, name="fabricc-writer", daemon=True)
+        self._failure: BaseException | None = None
+        self._made: set[Path] = set()  # folders made so far: one mkdir per folder, not per file
+        if process and sys.executable and hasattr(os, "writev"):
+            helper = Path(__file__).with_name("writer_process.py")
+            self._process = subprocess.Popen(
+                [sys.executable, "-I", str(helper), str(root)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+            )
+            assert self._process.stdin is not None
+            widen_pipe(self._process.stdin.fileno())
+
+    def add(self, batch: list[Artifact]) -> None:
+        self._raise_failure()
+        if not self._thread.is_alive():
+            self._thread.start()
+        self._queue.put(batch)
+
+    def finish(self) -> None:
+        self._stop()
+        self._finish_process()
+        self._raise_failure()
+
+    def abandon(self) -> None:
+        if self._process is not None:  # not finished: what it would still write is void
+            self._process.kill()
+        self._stop()
+        self._finish_process()
 
     def _stop(self) -> None:
         if self._thread.is_alive():
@@ -173,8 +225,7 @@ class OutputTree:
         self._failure = failure
 
     def _drain(self) -> None:
-        staging = self._staging
-        assert staging is not None
+        root = self.root
         process = self._process
         while (batch := self._queue.get()) is not None:
             if self._failure is not None:
@@ -184,8 +235,8 @@ class OutputTree:
                     _send(process, batch)
                     continue
                 for relative, content in batch:
-                    self._write_one(staging / _safe_relative(relative), content)
-            except BaseException as exc:  # reported by the next add() or commit()
+                    self._write_one(root / _safe_relative(relative), content)
+            except BaseException as exc:  # reported by the next add() or finish()
                 self._failure = exc
 
     def _write_one(self, target: Path, content: str | bytes) -> None:
@@ -199,25 +250,8 @@ class OutputTree:
 
     def _raise_failure(self) -> None:
         failure, self._failure = self._failure, None
-        if failure is None:
-            return
-        with self._as_output_error():
+        if failure is not None:
             raise failure
-
-    @contextlib.contextmanager
-    def _as_output_error(self) -> Iterator[None]:
-        try:
-            yield
-        except OSError as exc:
-            reason = exc.strerror or str(exc)
-            raise OutputError(
-                [
-                    error(
-                        f"cannot write the output folder {self.out.as_posix()}: {reason}",
-                        hint=_HINTS.get(exc.errno or 0),
-                    )
-                ]
-            ) from None
 
 
 # Linux pipes hold 64 KiB unless widened: a few hundred MB through one would wake the reader and

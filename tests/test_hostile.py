@@ -26,7 +26,7 @@ from fabricc.build import build
 from fabricc.cli import cli
 from fabricc.emit.tables import csv_text, markdown_table
 from fabricc.errors import Diagnostic, Location, OutputError, Severity
-from fabricc.writer import OutputTree
+from fabricc.writer import Filler, OutputTree
 from tests.support import EXAMPLES, compiled
 
 LAB = EXAMPLES / "roce-lab.yaml"
@@ -241,7 +241,7 @@ def test_a_build_through_the_writer_process_gives_the_same_folder(
     thread alone (large builds take the process; this one is made to)."""
     build(LAB, tmp_path / "thread")
     monkeypatch.setattr(fabricc.build, "WRITER_PROCESS_LINKS", 0)
-    monkeypatch.setattr(OutputTree, "_write_one", None)  # any file the thread wrote would fail
+    monkeypatch.setattr(Filler, "_write_one", None)  # any file the thread wrote would fail
     build(LAB, tmp_path / "process")
     assert _snapshot(tmp_path / "process") == _snapshot(tmp_path / "thread")
 
