@@ -445,36 +445,45 @@ def test_keep_holds_every_identity_when_a_floor_region_is_added(tmp_path: Path, 
             (r["a_device"], r["a_port"], r["b_device"], r["b_port"]): r["cable_id"] for r in rows
         }
 
-    # (known debt, docs/management.md: a management tree's root's cable to the in-band top tier
-    # takes the highest cage left after the uplinks, whose places the new region's uplinks may
-    # take - its in-band end may move; its cable ID, its root's end and address do not)
-    roots = {
-        r["cable_id"]
-        for r in before.cables
-        if r["kind"] == "mgmt"
-        and r["a_port"] == "eth0"
-        and before.devices[r["b_device"]]["network"] != "oob"
-    }
     old_ends, new_ends = ends(before.cables), ends(after.cables)
-    missing = [end for end, cid in old_ends.items() if end not in new_ends and cid not in roots]
+    missing = [end for end, cid in old_ends.items() if end not in new_ends]
     assert not missing, missing[:3]
     renumbered = [end for end, cid in old_ends.items() if end in new_ends and new_ends[end] != cid]
     assert not renumbered, renumbered[:3]
-    kept = {r["cable_id"]: (r["a_device"], r["a_port"]) for r in after.cables}
-    assert all(
-        kept.get(r["cable_id"]) == (r["a_device"], r["a_port"])
-        for r in before.cables
-        if r["cable_id"] in roots
-    )
     result = diff(before, after)
     moved = [note for note in result.topology if "identity:" in note or "rewire" in note]
-    moving = [
-        r
-        for r in before.cables
-        if r["cable_id"] in roots and ends([r]).popitem()[0] not in new_ends
-    ]
-    expected = f"network oob: rewire: {len(moving)} existing mgmt cables re-terminated or removed"
-    assert moved == ([expected] if moving else []), moved
+    assert moved == [], moved
+
+
+def test_growth_in_place_holds_each_root_cable_where_it_was_installed(tmp_path: Path) -> None:
+    """A management tree's root's cable to the in-band network has no place of its own (the
+    highest cage left after the uplinks): a new region's uplinks would take it. Grown in place
+    (the earlier build read from its folder's cables.csv), every root cable keeps both ends,
+    and the new uplinks go around it."""
+    folder = tmp_path / "out"
+    build(_spec(tmp_path, "old.yaml", REGIONS.format(added="")), folder)
+
+    def roots() -> dict[str, tuple[str, str, str]]:
+        devices = {row["name"]: row for row in _rows((folder / DEVICES).read_text())}
+        return {
+            row["a_device"]: (row["a_port"], row["b_device"], row["b_port"])
+            for row in _rows((folder / CABLES).read_text())
+            if row["kind"] == "mgmt" and devices[row["b_device"]]["network"] != row["network"]
+        }
+
+    before = roots()
+    assert before
+    for added in sorted(NEW_REGIONS):
+        build(_spec(tmp_path, f"{added}.yaml", REGIONS.format(added=NEW_REGIONS[added])), folder)
+        after = roots()
+        assert {root: after.get(root) for root in before} == before, added
+        ends = [
+            (row["b_device"], row["b_port"])
+            for row in _rows((folder / CABLES).read_text())
+            if row["b_device"] in {b for _, b, _ in before.values()}
+        ]
+        assert len(ends) == len(set(ends)), f"{added}: a cage cabled twice"
+        build(_spec(tmp_path, "old.yaml", REGIONS.format(added="")), folder, fresh=True)
 
 
 def test_access_switches_are_a_name_series_and_an_address_part_per_region(tmp_path: Path) -> None:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from fabricc.errors import Location, SpecError, error
 from fabricc.inputs import InputError, read_input
-from fabricc.ir import ENDPOINT_LEAF, LEAF_SPINE, SPINE_CORE
+from fabricc.ir import ENDPOINT_LEAF, LEAF_SPINE, MGMT, SPINE_CORE
 
 if TYPE_CHECKING:
     from fabricc.spec.loader import KeptPlace
@@ -59,7 +59,7 @@ REQUIRED = {
 }  # fmt: skip
 # The columns kept_places reads: a build growing in place reads only these of its earlier build.
 PLACE_COLUMNS = {
-    DEVICES: ("name", "model", "rack", "u", "scalable_unit"),
+    DEVICES: ("name", "model", "rack", "u", "scalable_unit", "network"),
     CABLES: ("network", "kind", "a_device", "a_port", "b_device", "b_port"),
 }
 # A number as a build writes it in the BOM's quantity column.
@@ -164,10 +164,18 @@ def kept_places(snapshot: Snapshot) -> dict[str, KeptPlace]:
 
     ranks = _endpoint_ranks(snapshot)
     uplinks: dict[str, list[tuple[str, str, str]]] = {}
+    roots: dict[str, tuple[str, str, str]] = {}
     for row in snapshot.cables:
-        if row.get("kind") in (LEAF_SPINE, SPINE_CORE):
-            own = (row.get("a_port", ""), row.get("b_device", ""), row.get("b_port", ""))
+        kind = row.get("kind")
+        own = (row.get("a_port", ""), row.get("b_device", ""), row.get("b_port", ""))
+        if kind in (LEAF_SPINE, SPINE_CORE):
             uplinks.setdefault(row.get("a_device", ""), []).append(own)
+        elif kind == MGMT:
+            # a management cable ends on a switch of its own (out-of-band) network, but for a
+            # tree root's cable to the in-band network (synth/rootlinks.py)
+            far = snapshot.devices.get(own[1], {}).get("network", "")
+            if far and far != row.get("network", ""):
+                roots[row.get("a_device", "")] = own
     places: dict[str, KeptPlace] = {}
     for name, row in snapshot.devices.items():
         rack, u = row.get("rack", ""), _count(row.get("u", ""))
@@ -179,6 +187,7 @@ def kept_places(snapshot: Snapshot) -> dict[str, KeptPlace]:
                 _count(row.get("scalable_unit", "")),
                 tuple(sorted(ranks.get(name, {}).items())),
                 tuple(uplinks.get(name, ())),
+                roots.get(name),
             )
     return places
 

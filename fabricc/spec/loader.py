@@ -45,7 +45,8 @@ class KeptPlace(NamedTuple):
     """A device's place in an earlier build: its model, rack and lowest rack unit, the number
     its scalable unit was printed with (the inventory's `scalable_unit`), if any, and, per
     network, its rank among the endpoints of that network's leaves (by leaf, then port): the
-    order in which top-of-rack leaves were filled; and a switch's links to the tier above."""
+    order in which top-of-rack leaves were filled; a switch's links to the tier above; and a
+    management tree root's cable to the in-band network."""
 
     model: str
     rack: str
@@ -53,6 +54,9 @@ class KeptPlace(NamedTuple):
     su: int | None = None
     ranks: tuple[tuple[str, int], ...] = ()  # (network, rank)
     uplinks: tuple[tuple[str, str, str], ...] = ()  # a switch's (port, upper switch, its port)
+    # a management tree's root: its cable to the in-band network (its port, that switch, its
+    # port; synth/rootlinks.py)
+    root_link: tuple[str, str, str] | None = None
 
 
 @dataclass(frozen=True, slots=True)

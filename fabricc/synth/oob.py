@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 
 from fabricc.catalog.models import NodeModel, SwitchModel
 from fabricc.errors import Diagnostic, error, warning
@@ -57,7 +57,10 @@ def build_oob(
     racks: list[RackPlan],
     book: PortBook,
     problems: list[Diagnostic],
+    reserved: Mapping[str, set[str]] | None = None,
 ) -> None:
+    """`reserved`: in-band switch -> the cages an earlier build's root links hold there
+    (synth/rootlinks.py reserve_kept), which this network's uplinks leave to them."""
     spec = network.spec
     source = fabric.loaded.source
     model_name = network.switch_models["leaf"]
@@ -155,7 +158,9 @@ def build_oob(
                 )
     connect_tree(fabric, network, names, book, free)
     if spec.uplink_to is not None:
-        connect_uplinks(fabric, network, names, book, problems, region_order(fabric, names))
+        connect_uplinks(
+            fabric, network, names, book, problems, region_order(fabric, names), reserved
+        )
 
 
 # Access switches between a management tree's root and its deepest member: each level is one
@@ -584,10 +589,14 @@ def connect_uplinks(
     book: PortBook,
     problems: list[Diagnostic],
     regions: dict[str | None, int] | None = None,
+    reserved: Mapping[str, set[str]] | None = None,
 ) -> None:
     """Join `switches` (a network's top tier) to the top tier of network.spec.uplink_to,
     uplinks_per_switch each, round-robin over the target switches. Access switches go by
-    their floor region (`regions`, see region_order) and number there, not by their order."""
+    their floor region (`regions`, see region_order) and number there, not by their order.
+    `reserved`: per target, cages an installed cable holds (taken in `book`): their places
+    count as free, so that no other uplink's place moves, but the uplinks placed there take
+    the highest free port instead."""
     spec = network.spec
     assert spec.uplink_to is not None
     target_topology = fabric.networks.get(spec.uplink_to)
@@ -617,6 +626,7 @@ def connect_uplinks(
     oob = spec.role == "oob"
     width = len(targets)
     order = regions or {}
+    held = reserved or {}
 
     def turn_of(name: str, k: int) -> tuple[int, int]:
         """(target, place on it) of uplink k of access switch `name`."""
@@ -653,7 +663,7 @@ def connect_uplinks(
                     # the ports free before any uplink (a copy: claims through another
                     # breakout's list must not change this one), listed lazily: only as far
                     # down as the uplinks reach
-                    used = set(book.used.get(target, ()))
+                    used = set(book.used.get(target, ())) - held.get(target, set())
                     cages = range(_cages(target_model), 0, -1)
                     place = places[(target, breakout)] = (
                         [],
@@ -663,7 +673,12 @@ def connect_uplinks(
                 while len(free) <= nth and (port := next(more, None)) is not None:
                     free.append(port)
                 port = free[nth] if nth < len(free) else None
-                if port is not None and book.take(target, port):
+                # (a reserved cage, held whole: its uplink takes the highest free port)
+                if (
+                    port is not None
+                    and port.split("/")[0] not in held.get(target, ())
+                    and book.take(target, port)
+                ):
                     claimed[(name, k)] = port
     unplaced = 0  # access-switch uplinks whose place on their target was not free
     for position, name in enumerate(switches):
@@ -756,6 +771,13 @@ def free_port(book: PortBook, device: str, model: SwitchModel, breakout: int) ->
             return free[0]
         book.scan_from[key] = cage - 1  # this cage and every one above it are full
     return None
+
+
+def take_cage(book: PortBook, device: str, port: str) -> bool:
+    """Take `port` of `device`, a whole cage ("12"), where no port of that cage is taken."""
+    if not port.isdigit() or not _cage_free(book.used.get(device, set()), int(port), 1):
+        return False
+    return book.take(device, port)
 
 
 def _cages(model: SwitchModel) -> int:

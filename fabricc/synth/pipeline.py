@@ -22,7 +22,7 @@ from fabricc.synth.nodes import GroupPlan, expand_nodes, plan_groups
 from fabricc.synth.oob import UPLINK_PORTS, build_oob, connect_uplinks, uplink_speed
 from fabricc.synth.portbook import PortBook
 from fabricc.synth.racks import layout
-from fabricc.synth.rootlinks import connect_roots
+from fabricc.synth.rootlinks import connect_roots, reserve_kept
 from fabricc.synth.sitelinks import connect_site_uplinks, site_guests
 from fabricc.synth.sizing import Guests
 from fabricc.synth.topology import build_network
@@ -253,10 +253,12 @@ def _synthesize(
     _raise(problems)
 
     stage("out-of-band")
-    # 4. Out-of-band: one access port per managed device in every placed rack.
+    # 4. Out-of-band: one access port per managed device in every placed rack. An earlier
+    # build's root links hold their in-band cages first: no uplink's place moves for them.
+    reserved = reserve_kept(fabric, book)
     for network in networks.values():
         if network.spec.role == "oob":
-            build_oob(fabric, network, racks, book, problems)
+            build_oob(fabric, network, racks, book, problems, reserved)
     # 5. Uplinks between the other networks (OOB did its own): every switch now exists.
     for network in networks.values():
         if network.spec.role != "oob" and network.spec.uplink_to is not None:
@@ -274,7 +276,7 @@ def _synthesize(
                 connect_site_uplinks(fabric, network, built.switches[top], book, problems)
     # 5c. The management trees' roots onto the in-band top tier (a DHCP path, not a USB drive):
     # after the uplinks (a root goes to a switch its uplinks reach) and the border links.
-    connect_roots(fabric, book)
+    connect_roots(fabric, book, reserved)
     problems.extend(_duplicate_names(fabric))
     if not last and any(p.code == UPLINK_PORTS for p in problems):
         demand = _guest_demand(fabric)

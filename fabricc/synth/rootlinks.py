@@ -21,8 +21,11 @@ soon as it is up, and it comes up among the first (synth/mgmtnet.py _top_seeds) 
 come up in the first rounds of DHCP instead of one USB drive per tree, and chaining trees into
 each other (a root on another tree's switch) would add a tree's depth of rounds per tree.
 
-The port is the highest cage left after the uplinks and border links (free_port): unlike an
-uplink it has no place of its own, so growth may re-terminate its in-band end (docs/management.md).
+The port is the highest cage left after the uplinks and border links (free_port). It has no place
+of its own, so a design that grows (a new floor region's uplinks, more border links) could take
+it: with an earlier build kept (growth in place, `build --keep`), each root's installed cable
+holds its cage (reserve_kept, before any uplink) and the uplink whose place it is takes the
+highest free port instead.
 A root keeps its USB seed (and seeds.txt says why, root_fallback) where no such switch has a
 free cage within a patch cord, where the in-band network's OS has no relay fabricc emits
 (management configs are NVUE only), where the catalog has no 1000BASE-T module for the cages,
@@ -41,7 +44,7 @@ from fabricc.ir import ENDPOINT_LEAF, MGMT, UPLINK, Fabric, Link, NetworkTopolog
 from fabricc.synth.addressing import oob_offsets, oob_stride
 from fabricc.synth.cabling import run_length
 from fabricc.synth.inbandleaves import routes_at_leaves
-from fabricc.synth.oob import free_port, mgmt_ports, tree_order
+from fabricc.synth.oob import free_port, mgmt_ports, take_cage, tree_order
 from fabricc.synth.portbook import PortBook
 
 ROOT_LINK_SPEED = 1  # Gb/s: the root's management port (1000BASE-T)
@@ -144,16 +147,49 @@ def _context(fabric: Fabric) -> _Context:
     )
 
 
-def connect_roots(fabric: Fabric, book: PortBook) -> None:
+def reserve_kept(fabric: Fabric, book: PortBook) -> dict[str, set[str]]:
+    """In-band switch -> the cages the earlier build's root links (fabric.loaded.kept) hold
+    there, taken in `book` before any out-of-band uplink: growth re-terminates no installed
+    root cable. A cage the grown design's in-band network now cables itself (built before) is
+    not held, and that root takes a free cage again."""
+    reserved: dict[str, set[str]] = {}
+    networks = fabric.loaded.networks
+    for _, place in sorted(fabric.loaded.kept.items()):
+        if place.root_link is None:  # (the roots, access switches, are made after this)
+            continue
+        _, switch, port = place.root_link
+        device = fabric.devices.get(switch)
+        network = networks.get(device.network or "") if device is not None else None
+        if network is None or network.spec.role != "inband":
+            continue
+        if take_cage(book, switch, port):
+            reserved.setdefault(switch, set()).add(port)
+    return reserved
+
+
+def connect_roots(
+    fabric: Fabric, book: PortBook, reserved: dict[str, set[str]] | None = None
+) -> None:
     """Cable each management tree's root to a top-tier switch its uplinks reach (the module
-    docstring); a root for which root_fallback names a reason keeps no such link."""
+    docstring); a root for which root_fallback names a reason keeps no such link. A root whose
+    earlier cable holds its cage (`reserved`, reserve_kept) keeps that cable's ends."""
     catalog = fabric.loaded.catalog.catalog
     context = _context(fabric)
     reach = context.reach
+    held = reserved or {}
     for network, roots in context.roots_of.items():
         for root in roots:
             if _fallback(fabric, network, root, context) is not None:
                 continue
+            kept = fabric.loaded.kept.get(root)
+            own = mgmt_ports(fabric, fabric.devices[root])
+            if kept is not None and kept.root_link is not None:
+                port, top, top_port = kept.root_link
+                if top_port in held.get(top, ()) and port in own and book.take(root, port):
+                    fabric.links.append(
+                        Link(network, MGMT, root, port, top, top_port, ROOT_LINK_SPEED)
+                    )
+                    continue
             tops = [
                 t for t in _candidates(fabric, root, context) if _in_reach(fabric, root, t, reach)
             ]
@@ -162,12 +198,11 @@ def connect_roots(fabric: Fabric, book: PortBook) -> None:
                 groups = [g for g in model.port_groups if g.use == "any"]
                 if not all(base_t_parts(catalog, g.form) for g in groups):
                     continue  # a cage free_port may give takes no 1000BASE-T module
-                port = free_port(book, top, model, 1)
-                if port is None:
+                free = free_port(book, top, model, 1)
+                if free is None:
                     continue
-                own = mgmt_ports(fabric, fabric.devices[root])
                 book.take(root, own[0])
-                fabric.links.append(Link(network, MGMT, root, own[0], top, port, ROOT_LINK_SPEED))
+                fabric.links.append(Link(network, MGMT, root, own[0], top, free, ROOT_LINK_SPEED))
                 break
 
 
