@@ -40,13 +40,15 @@ WRITER_PROCESS_LINKS = 5_000
 # From about this size the analysis repays a process of its own (fabricc.analysis.worker: about
 # 0.6 s of imports, on the other core): the 65k- and 100k-GPU designs, not the published ones.
 ANALYSIS_PROCESS_LINKS = 100_000
-# From about this size the emitters repay a forked copy of the build on another core
-# (fabricc.forked: a few tens of ms to fork and start its writer, and about 1 s of CPU at 65k GPUs
-# for the pages it copies and what it derives again); it runs FORKED_EMITTERS, about half of the
-# emitters' time and of the bytes written at 65k GPUs, while this process runs the design rules
-# and the other emitters (docs/performance.md).
+# From this size, on a machine with FORK_CPUS or more, a forked copy of the build runs
+# FORKED_EMITTERS (about half of the emitters' time and three quarters of the bytes at 65k GPUs)
+# while this process runs the design rules and the other emitters (fabricc.forked). The copy
+# costs a few tens of ms to start, about 1 s of CPU at 65k GPUs (the pages it copies on write,
+# what it derives again) and 300-450 MB of private pages: on two CPUs, where the build and its
+# two writer processes already fill both, it measured no faster (docs/performance.md), so it
+# waits for a core of its own and one for each writer.
 FORK_LINKS = 20_000
-FORK_CPUS = 2  # on one CPU the copy is only its cost
+FORK_CPUS = 4
 FORKED_EMITTERS = frozenset({"cabling", "provisioning"})
 EMIT_BATCH = 256  # files handed to the writer at a time
 

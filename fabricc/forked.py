@@ -7,8 +7,9 @@ the paths it wrote, or its first failure: the OSError of a write (raised again h
 reports it as it reports its own), or an emitter's exception (a RuntimeError here, with the
 copy's traceback). Produces the paths.
 
-Why: a large build's emitters are a few seconds of pure Python after synthesis, on one core,
-while the writer process has most of the other. Emitters are pure functions of the Fabric
+Why: a large build's emitters are a few seconds of pure Python after synthesis, on one core;
+where the machine has cores to spare (fabricc.build.FORK_CPUS), half of them run on another.
+Emitters are pure functions of the Fabric
 (fabricc.emit) that write paths of their own, so which process runs one changes no byte of the
 output. Forked, not spawned: the copy has the design as it is, where a spawned process would
 have to be sent it (hundreds of MB at 100k GPUs). Linux only (fork is unsafe on macOS with
