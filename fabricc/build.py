@@ -44,11 +44,10 @@ ANALYSIS_PROCESS_LINKS = 100_000
 # FORKED_EMITTERS (about half of the emitters' time and three quarters of the bytes at 65k GPUs)
 # while this process runs the design rules and the other emitters (fabricc.forked). The copy
 # costs a few tens of ms to start, about 1 s of CPU at 65k GPUs (the pages it copies on write,
-# what it derives again) and 300-450 MB of private pages: on two CPUs, where the build and its
-# two writer processes already fill both, it measured no faster (docs/performance.md), so it
-# waits for a core of its own and one for each writer.
+# what it derives again) and 300-450 MB of private pages; on two CPUs it took 0.2-1.9 s from
+# the 65k build in every round, and about nothing from nvl72-512 (docs/performance.md).
 FORK_LINKS = 20_000
-FORK_CPUS = 4
+FORK_CPUS = 2  # on one CPU the copy is only its cost
 FORKED_EMITTERS = frozenset({"cabling", "provisioning"})
 EMIT_BATCH = 256  # files handed to the writer at a time
 

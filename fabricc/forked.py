@@ -8,7 +8,7 @@ reports it as it reports its own), or an emitter's exception (a RuntimeError her
 copy's traceback). Produces the paths.
 
 Why: a large build's emitters are a few seconds of pure Python after synthesis, on one core;
-where the machine has cores to spare (fabricc.build.FORK_CPUS), half of them run on another.
+on a machine with more than one (fabricc.build.FORK_CPUS), half of them run on another.
 Emitters are pure functions of the Fabric
 (fabricc.emit) that write paths of their own, so which process runs one changes no byte of the
 output. Forked, not spawned: the copy has the design as it is, where a spawned process would
