@@ -10,7 +10,7 @@ import contextlib
 import dataclasses
 import functools
 import itertools
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -98,27 +98,13 @@ def judge(fabric: Fabric, stage: Stage = quiet) -> None:
         check_sonic_switches(fabric)
 
 
-def _every(_: Emitter) -> bool:
-    return True
-
-
-def _forked(emitter: Emitter) -> bool:
-    return emitter.name in FORKED_EMITTERS
-
-
-def _not_forked(emitter: Emitter) -> bool:
-    return emitter.name not in FORKED_EMITTERS
-
-
 def emit_all(
-    fabric: Fabric, stage: Stage = quiet, chosen: Callable[[Emitter], bool] = _every
+    fabric: Fabric, stage: Stage = quiet, chosen: Sequence[Emitter] | None = None
 ) -> Iterator[list[Artifact]]:
-    """Every `chosen` emitter's artifacts, emitter after emitter (`stage` is told each one's
-    name), in batches of at most EMIT_BATCH as an emitter makes them: the writer has a
-    switch's files while the next switches' are made."""
-    for emitter in emitters():
-        if not chosen(emitter):
-            continue
+    """The artifacts of the `chosen` emitters (default: every one), emitter after emitter
+    (`stage` is told each one's name), in batches of at most EMIT_BATCH as an emitter makes
+    them: the writer has a switch's files while the next switches' are made."""
+    for emitter in emitters() if chosen is None else chosen:
         stage(emitter.name)
         made = iter(emitter.emit(fabric))
         while batch := list(itertools.islice(made, EMIT_BATCH)):
@@ -178,20 +164,20 @@ def build(
         with contextlib.ExitStack() as running:
             big = len(fabric.links) >= WRITER_PROCESS_LINKS
             tree = running.enter_context(OutputTree(target, process=big))
-            # forked before this process starts a thread (the writer's starts with its first
-            # files, the analysis worker's below)
-            side = (
-                forked.start(
-                    functools.partial(emit_all, fabric, quiet, _forked),
-                    tree.staging,
-                    process=big,
-                )
-                if split
-                else None
-            )
-            if side is not None:
-                running.enter_context(side)  # ended unjoined when the build fails
+            every = emitters()
+            theirs = [e for e in every if e.name in FORKED_EMITTERS] if split else []
+            mine = [e for e in every if e not in theirs]
+            side = None
             if split:
+                # forked before this process starts a thread (the writer's starts with its
+                # first files, the analysis worker's below); ended unjoined when the build fails
+                side = running.enter_context(
+                    forked.start(
+                        functools.partial(emit_all, fabric, quiet, theirs),
+                        tree.staging,
+                        process=big,
+                    )
+                )
                 # the design rules run while the copy emits (its emitters read none of their
                 # findings): an error ends the copy and removes the staging folder unseen
                 judge(fabric, stage)
@@ -200,7 +186,6 @@ def build(
 
                 stage("analysis graphs")
                 running.enter_context(worker.start(fabric))
-            mine = _every if side is None else _not_forked
             for batch in emit_all(fabric, stage, mine):
                 paths.extend(path for path, _ in batch)
                 tree.add(batch)

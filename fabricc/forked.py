@@ -13,8 +13,8 @@ Emitters are pure functions of the Fabric
 (fabricc.emit) that write paths of their own, so which process runs one changes no byte of the
 output. Forked, not spawned: the copy has the design as it is, where a spawned process would
 have to be sent it (hundreds of MB at 100k GPUs). Linux only (fork is unsafe on macOS with
-some system libraries, absent on Windows): elsewhere start() returns None and the build runs
-every emitter itself. The copy never writes to the terminal and ends with os._exit, so nothing
+some system libraries, absent on Windows): elsewhere (available()) the build runs every
+emitter itself. The copy never writes to the terminal and ends with os._exit, so nothing
 of the parent (its open files, its clean-up handlers) runs twice.
 """
 
@@ -91,11 +91,9 @@ def cpus() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
-def start(batches: Batches, staging: Path, *, process: bool) -> Forked | None:
+def start(batches: Batches, staging: Path, *, process: bool) -> Forked:
     """Run `batches` in a forked copy writing into `staging` (`process`: through a writer
-    process, fabricc.writer.Filler); None where the platform does not fork."""
-    if not available():
-        return None
+    process, fabricc.writer.Filler); only where available()."""
     read, write = os.pipe()
     with warnings.catch_warnings():
         # Python 3.12+ warns when other threads run (a terminal's progress display): the copy

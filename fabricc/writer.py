@@ -4,7 +4,7 @@ Consumes (relative path, content) pairs from the emitters; produces the output f
 Everything is written to a temporary sibling folder first and swapped into place only when
 complete, so a failed build leaves the previous output untouched and never half a folder. A folder
 that fabricc did not create is never replaced. The files are written on a thread of their own
-while the next emitters compute (`OutputTree`): the file system's calls release the interpreter,
+while the next emitters compute (`Filler`): the file system's calls release the interpreter,
 so on a machine with two cores most of the write overlaps the emitters. A large build hands them
 on to a process of its own (fabricc.writer_process), which writes them as they come instead of
 whenever the thread gets the interpreter lock back from the emitters.

@@ -154,7 +154,7 @@ def reserve_kept(fabric: Fabric, book: PortBook) -> dict[str, set[str]]:
     not held, and that root takes a free cage again."""
     reserved: dict[str, set[str]] = {}
     networks = fabric.loaded.networks
-    for _, place in sorted(fabric.loaded.kept.items()):
+    for place in fabric.loaded.kept.values():
         if place.root_link is None:  # (the roots, access switches, are made after this)
             continue
         _, switch, port = place.root_link
