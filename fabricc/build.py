@@ -10,7 +10,7 @@ import contextlib
 import dataclasses
 import functools
 import itertools
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -40,15 +40,20 @@ WRITER_PROCESS_LINKS = 5_000
 # From about this size the analysis repays a process of its own (fabricc.analysis.worker: about
 # 0.6 s of imports, on the other core): the 65k- and 100k-GPU designs, not the published ones.
 ANALYSIS_PROCESS_LINKS = 100_000
-# From this size, on a machine with FORK_CPUS or more, a forked copy of the build runs
-# FORKED_EMITTERS (about half of the emitters' time and three quarters of the bytes at 65k GPUs)
-# while this process runs the design rules and the other emitters (fabricc.forked). The copy
-# costs a few tens of ms to start, about 1 s of CPU at 65k GPUs (the pages it copies on write,
-# what it derives again) and 300-450 MB of private pages; on two CPUs it took 0.2-1.9 s from
-# the 65k build in every round, and about nothing from nvl72-512 (docs/performance.md).
+# From this size, on a machine with FORK_CPUS or more, a forked copy of the build runs emitters
+# while this process runs the design rules and the REVIEW emitters; then each takes the next of
+# FORK_UNITS when it is free (fabricc.forked.Turns). The copy costs a few tens of ms to start,
+# about 1 s of CPU at 65k GPUs (the pages it copies on write, what it derives again) and
+# 300-450 MB of private pages (docs/performance.md).
 FORK_LINKS = 20_000
 FORK_CPUS = 2  # on one CPU the copy is only its cost
-FORKED_EMITTERS = frozenset({"cabling", "provisioning"})
+# The emitters that read the same derived views (BOM lines, summary, analysis, the diagrams'
+# SVG): one process runs them all, this one, where the analysis worker's figures come back.
+REVIEW = ("bom", "summary", "diagrams", "analysis", "report")
+# The units the two processes take, in this order: the costliest at scale first (bench/stages.py
+# at 32k-65k GPUs: provisioning 0.5-3.2 s, configs 1.1-2.2 s, cabling 0.1-1.2 s). An emitter
+# named here nor in REVIEW is a unit of its own, after these.
+FORK_UNITS = (("provisioning",), ("configs",), ("cabling",), ("inventory", "nccl"))
 EMIT_BATCH = 256  # files handed to the writer at a time
 
 
@@ -99,7 +104,7 @@ def judge(fabric: Fabric, stage: Stage = quiet) -> None:
 
 
 def emit_all(
-    fabric: Fabric, stage: Stage = quiet, chosen: Sequence[Emitter] | None = None
+    fabric: Fabric, stage: Stage = quiet, chosen: Iterable[Emitter] | None = None
 ) -> Iterator[list[Artifact]]:
     """The artifacts of the `chosen` emitters (default: every one), emitter after emitter
     (`stage` is told each one's name), in batches of at most EMIT_BATCH as an emitter makes
@@ -109,6 +114,22 @@ def emit_all(
         made = iter(emitter.emit(fabric))
         while batch := list(itertools.islice(made, EMIT_BATCH)):
             yield batch
+
+
+def fork_units(every: Sequence[Emitter]) -> list[tuple[Emitter, ...]]:
+    """The emitters of `every` not in REVIEW, in FORK_UNITS and in their order; one named in
+    none is a unit of its own."""
+    by_name = {e.name: e for e in every}
+    units = [tuple(by_name[n] for n in unit if n in by_name) for unit in FORK_UNITS]
+    named = {n for unit in (*FORK_UNITS, REVIEW) for n in unit}
+    units += [(e,) for e in every if e.name not in named]
+    return [unit for unit in units if unit]
+
+
+def taken(units: Sequence[tuple[Emitter, ...]], turns: forked.Turns) -> Iterator[Emitter]:
+    """The emitters of each unit this process takes its turn at."""
+    for index in turns:
+        yield from units[index]
 
 
 def compile_design(loaded: LoadedSpec, stage: Stage = quiet) -> tuple[Fabric, list[Artifact]]:
@@ -131,9 +152,9 @@ def build(
 
     Each emitter's files go to the writer thread as soon as the emitter is done, so the file
     system works while the next emitters compute; "write" is the wait for the last of them and
-    the swap into place. A large build runs FORKED_EMITTERS in a forked copy of itself on the
-    other core (fabricc.forked), unless `fork` is False (bench/stages.py times every emitter
-    in one process)."""
+    the swap into place. A large build forks a copy of itself that runs emitters on the other
+    core, each process taking the next of FORK_UNITS when it is free (fabricc.forked), unless
+    `fork` is False (bench/stages.py times every emitter in one process)."""
     # The emitters load here, not at import: validate, analyze and compare never need them.
     from fabricc.emit.configs.eos_files import notices as eos_notices
     from fabricc.emit.diagrams.render import notices as diagram_notices
@@ -165,15 +186,16 @@ def build(
             big = len(fabric.links) >= WRITER_PROCESS_LINKS
             tree = running.enter_context(OutputTree(target, process=big))
             every = emitters()
-            theirs = [e for e in every if e.name in FORKED_EMITTERS] if split else []
-            mine = [e for e in every if e not in theirs]
+            mine: Iterable[Emitter] = every
             side = None
             if split:
+                shared = fork_units(every)
+                turns = running.enter_context(forked.Turns(len(shared)))
                 # forked before this process starts a thread (the writer's starts with its
                 # first files, the analysis worker's below); ended unjoined when the build fails
                 side = running.enter_context(
                     forked.start(
-                        functools.partial(emit_all, fabric, quiet, theirs),
+                        functools.partial(emit_all, fabric, quiet, taken(shared, turns)),
                         tree.staging,
                         process=big,
                     )
@@ -181,6 +203,8 @@ def build(
                 # the design rules run while the copy emits (its emitters read none of their
                 # findings): an error ends the copy and removes the staging folder unseen
                 judge(fabric, stage)
+                review = [e for e in every if e.name in REVIEW]
+                mine = itertools.chain(review, taken(shared, turns))
             if len(fabric.links) >= ANALYSIS_PROCESS_LINKS:
                 from fabricc.analysis import worker  # networkx and all: loaded when needed
 

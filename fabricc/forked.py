@@ -5,7 +5,9 @@ batches) and the staging folder of the build's OutputTree; the copy writes those
 folder through a Filler of its own (its own writer thread and process) and answers on a pipe with
 the paths it wrote, or its first failure: the OSError of a write (raised again here, so the build
 reports it as it reports its own), or an emitter's exception (a RuntimeError here, with the
-copy's traceback). Produces the paths.
+copy's traceback). Produces the paths. Which emitters run where is decided as they run: both
+processes take the next unit of emitters from one Turns (a queue in a pipe), so that the one
+that is free first takes the next, whatever the design makes each emitter cost.
 
 Why: a large build's emitters are a few seconds of pure Python after synthesis, on one core;
 on a machine with more than one (fabricc.build.FORK_CPUS), half of them run on another.
@@ -27,7 +29,7 @@ import signal
 import sys
 import traceback
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import NoReturn
 
@@ -76,6 +78,37 @@ class Forked:
         os.close(self._answer)
 
     def __enter__(self) -> Forked:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class Turns:
+    """The numbers 0 to count - 1, each taken once, in order, by whichever of the processes
+    forked after its making asks first: one byte each in a pipe that every process reads a byte
+    at a time (a read from a pipe is atomic). Made before the fork; each process closes its
+    own end when done."""
+
+    def __init__(self, count: int) -> None:
+        if count > 256:
+            raise ValueError(f"{count} turns: a byte each, at most 256")
+        self._read, write = os.pipe()
+        try:
+            os.write(write, bytes(range(count)))  # at most 256 bytes: the pipe holds them
+        finally:
+            os.close(write)
+
+    def __iter__(self) -> Iterator[int]:
+        while taken := os.read(self._read, 1):
+            yield taken[0]
+
+    def close(self) -> None:
+        if self._read >= 0:
+            os.close(self._read)
+            self._read = -1
+
+    def __enter__(self) -> Turns:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -14,8 +15,9 @@ import pytest
 import fabricc.build
 from fabricc import forked
 from fabricc.build import build
+from fabricc.checks.rules import check
 from fabricc.emit import Emitter, emitters
-from fabricc.errors import DesignError, OutputError, error
+from fabricc.errors import DesignError, Diagnostic, OutputError, error
 from fabricc.ir import Fabric
 from fabricc.writer import Artifact
 from tests.support import EXAMPLES
@@ -34,45 +36,129 @@ def _snapshot(folder: Path) -> dict[str, bytes]:
 
 
 def _emitters_with(
-    monkeypatch: pytest.MonkeyPatch, name: str, emit: Callable[[Fabric], Iterator[Artifact]]
+    monkeypatch: pytest.MonkeyPatch, swap: dict[str, Callable[[Fabric], Iterator[Artifact]]]
 ) -> None:
-    """Replace emitter `name`'s function (the copy is forked from this process: it runs it)."""
-    every = emitters()
-    changed = tuple(Emitter(e.name, emit) if e.name == name else e for e in every)
+    """Replace emitters' functions (the copy is forked from this process: it runs them)."""
+    current: tuple[Emitter, ...] = vars(fabricc.build)["emitters"]()  # as a call left them
+    changed = tuple(Emitter(e.name, swap.get(e.name, e.emit)) for e in current)
     monkeypatch.setattr(fabricc.build, "emitters", lambda: changed)
+
+
+def _forking(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(fabricc.build, "FORK_LINKS", 0)
+    monkeypatch.setattr(fabricc.build, "FORK_CPUS", 1)
+
+
+def _copy_takes_first(
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    name: str,
+    emit: Callable[[Fabric], Iterator[Artifact]] | None = None,
+) -> None:
+    """Emitter `name` (replaced by `emit`, if given) in the first unit, and the copy takes it: this
+    process's design rules wait until the copy has begun it (the copy takes turns from the
+    fork on, this process once its rules are done)."""
+    begun = tmp_path / f"{name}.begun"
+    current: tuple[Emitter, ...] = vars(fabricc.build)["emitters"]()
+    run = emit or next(e.emit for e in current if e.name == name)
+
+    def marked(fabric: Fabric) -> Iterator[Artifact]:
+        begun.write_text(str(os.getpid()))
+        yield from run(fabric)
+
+    _emitters_with(monkeypatch, {name: marked})
+    first = tuple(u for u in fabricc.build.FORK_UNITS if name in u)
+    rest = tuple(u for u in fabricc.build.FORK_UNITS if name not in u)
+    monkeypatch.setattr(fabricc.build, "FORK_UNITS", first + rest)
+    rules = check  # the design rules, as they are
+
+    def waiting(fabric: Fabric) -> list[Diagnostic]:
+        deadline = time.monotonic() + 60
+        while not begun.exists():
+            assert time.monotonic() < deadline, f"the copy did not begin {name}"
+            time.sleep(0.01)
+        assert begun.read_text() != str(os.getpid())
+        return rules(fabric)
+
+    monkeypatch.setattr(fabricc.build, "check", waiting)
+    _forking(monkeypatch)
 
 
 def _folder_left(tmp_path: Path) -> list[str]:
     return sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("."))
 
 
-def test_a_forked_build_writes_the_same_folder_and_the_copy_runs_its_emitters(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    build(LAB, tmp_path / "alone", fork=False)
-    pids = tmp_path / "pids"
+def _recording(monkeypatch: pytest.MonkeyPatch, pids: Path) -> Callable[[], dict[str, list[int]]]:
+    """Every emitter records the process it runs in; the returned function reads the records."""
     pids.mkdir()
     original = {e.name: e.emit for e in emitters()}
-    every = emitters()
 
     def recorded(name: str) -> Callable[[Fabric], Iterator[Artifact]]:
         def emit(fabric: Fabric) -> Iterator[Artifact]:
-            (pids / name).write_text(str(os.getpid()))
+            with (pids / name).open("a") as record:
+                record.write(f"{os.getpid()}\n")
             yield from original[name](fabric)
 
         return emit
 
-    changed = tuple(Emitter(e.name, recorded(e.name)) for e in every)
-    monkeypatch.setattr(fabricc.build, "emitters", lambda: changed)
-    monkeypatch.setattr(fabricc.build, "FORK_LINKS", 0)
-    monkeypatch.setattr(fabricc.build, "FORK_CPUS", 1)
+    _emitters_with(monkeypatch, {name: recorded(name) for name in original})
+    return lambda: {p.name: [int(n) for n in p.read_text().split()] for p in pids.iterdir()}
+
+
+def test_a_forked_build_writes_the_same_folder_and_each_unit_runs_once_in_one_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    build(LAB, tmp_path / "alone", fork=False)
+    ran = _recording(monkeypatch, tmp_path / "pids")
+    # the copy begins the first unit before this process takes any (its rules wait for it)
+    _copy_takes_first(monkeypatch, tmp_path, "provisioning")
     result = build(LAB, tmp_path / "forked")
     assert _snapshot(tmp_path / "forked") == _snapshot(tmp_path / "alone")
     assert result.file_count == len(_snapshot(tmp_path / "alone")) - 1  # the marker
-    ran = {path.name: int(path.read_text()) for path in pids.iterdir()}
-    assert set(ran) == {e.name for e in every}
-    for name, pid in ran.items():
-        assert (pid != os.getpid()) is (name in fabricc.build.FORKED_EMITTERS), name
+    by_emitter = ran()
+    assert sorted(by_emitter) == sorted(e.name for e in emitters())
+    assert all(len(pids) == 1 for pids in by_emitter.values()), by_emitter  # each ran once
+    for unit in (*fabricc.build.FORK_UNITS, fabricc.build.REVIEW):
+        assert len({by_emitter[name][0] for name in unit}) == 1, unit  # a unit in one process
+    assert by_emitter["provisioning"] != [os.getpid()]
+
+
+def test_the_units_are_every_emitter_but_the_review_once_and_an_unnamed_one_is_its_own() -> None:
+    every = emitters()
+    extra = Emitter("extra", every[0].emit)
+    units = fabricc.build.fork_units((*every, extra))
+    assert sorted(e.name for unit in units for e in unit) == sorted(
+        [e.name for e in every if e.name not in fabricc.build.REVIEW] + ["extra"]
+    )
+    assert units[-1] == (extra,)
+    assert [[e.name for e in u] for u in units[:-1]] == [list(u) for u in fabricc.build.FORK_UNITS]
+    assert set(fabricc.build.REVIEW) <= {e.name for e in every}
+
+
+def test_the_review_emitters_run_in_the_build_process_whoever_is_free_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The emitters that share the analysis (whose worker this process started and reads), the
+    BOM lines and the diagrams run in this process, never the copy's; the copy, free first,
+    takes every other unit."""
+    ran = _recording(monkeypatch, tmp_path / "pids")
+    _forking(monkeypatch)
+    monkeypatch.setattr(fabricc.build, "ANALYSIS_PROCESS_LINKS", 0)
+
+    others = {e.name for e in emitters() if e.name not in fabricc.build.REVIEW}
+
+    def slow_rules(fabric: Fabric) -> list[Diagnostic]:
+        deadline = time.monotonic() + 60  # the copy is free first: it takes every unit
+        while not others <= set(ran()):
+            assert time.monotonic() < deadline, "the copy did not take the other units"
+            time.sleep(0.01)
+        return []
+
+    monkeypatch.setattr(fabricc.build, "check", slow_rules)
+    build(LAB, tmp_path / "out")
+    by_emitter = ran()
+    assert {by_emitter[name][0] for name in fabricc.build.REVIEW} == {os.getpid()}
+    assert os.getpid() not in {by_emitter[name][0] for name in others}
 
 
 def test_an_emitter_failing_in_the_copy_fails_the_build_with_its_traceback(
@@ -82,9 +168,7 @@ def test_an_emitter_failing_in_the_copy_fails_the_build_with_its_traceback(
         yield ("provisioning/first.txt", "written before the failure\n")
         raise ValueError("provisioning broke on purpose")
 
-    _emitters_with(monkeypatch, "provisioning", broken)
-    monkeypatch.setattr(fabricc.build, "FORK_LINKS", 0)
-    monkeypatch.setattr(fabricc.build, "FORK_CPUS", 1)
+    _copy_takes_first(monkeypatch, tmp_path, "provisioning", broken)
     with pytest.raises(RuntimeError) as caught:
         build(LAB, tmp_path / "out")
     message = str(caught.value)
@@ -102,9 +186,7 @@ def test_a_write_failure_in_the_copy_is_one_output_error(
         yield ("cabling/a", "a file")
         yield ("cabling/a/b", "a file where a folder should be")
 
-    _emitters_with(monkeypatch, "cabling", clashing)
-    monkeypatch.setattr(fabricc.build, "FORK_LINKS", 0)
-    monkeypatch.setattr(fabricc.build, "FORK_CPUS", 1)
+    _copy_takes_first(monkeypatch, tmp_path, "cabling", clashing)
     monkeypatch.setattr(fabricc.build, "WRITER_PROCESS_LINKS", 0)  # the copy's writer process
     with pytest.raises(OutputError) as caught:
         build(LAB, tmp_path / "out")
@@ -115,21 +197,23 @@ def test_a_write_failure_in_the_copy_is_one_output_error(
     assert _folder_left(tmp_path) == []
 
 
-def test_a_copy_that_dies_is_named_and_a_failing_build_ends_its_copy(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_copy_that_dies_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     def dying(fabric: Fabric) -> Iterator[Artifact]:
         os.kill(os.getpid(), signal.SIGKILL)
         yield ("cabling/never.txt", "")
 
-    _emitters_with(monkeypatch, "cabling", dying)
-    monkeypatch.setattr(fabricc.build, "FORK_LINKS", 0)
-    monkeypatch.setattr(fabricc.build, "FORK_CPUS", 1)
+    _copy_takes_first(monkeypatch, tmp_path, "cabling", dying)
     with pytest.raises(RuntimeError, match=r"ended without an answer \(killed by signal 9\)"):
         build(LAB, tmp_path / "out")
     assert _folder_left(tmp_path) == []
 
-    # the build's own emitter fails while the copy still works: the copy is ended, not waited for
+
+def test_a_failing_build_ends_its_copy_unwaited(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The build's own emitter fails while the copy still works: the copy is ended, not waited
+    for (it would wait for ever)."""
+
     def waiting(fabric: Fabric) -> Iterator[Artifact]:
         signal.pause()  # until killed
         yield ("cabling/never.txt", "")
@@ -138,13 +222,31 @@ def test_a_copy_that_dies_is_named_and_a_failing_build_ends_its_copy(
         raise KeyError("configs broke on purpose")
         yield  # a generator, as the real one
 
-    every = emitters()
-    swap = {"cabling": waiting, "configs": failing}
-    changed = tuple(Emitter(e.name, swap.get(e.name, e.emit)) for e in every)
-    monkeypatch.setattr(fabricc.build, "emitters", lambda: changed)
+    _copy_takes_first(monkeypatch, tmp_path, "cabling", waiting)
+    _emitters_with(monkeypatch, {"configs": failing})
     with pytest.raises(KeyError, match="configs broke on purpose"):
         build(LAB, tmp_path / "out")
     assert _folder_left(tmp_path) == []
+
+
+def test_turns_are_taken_once_each_in_order_by_every_process() -> None:
+    """Two processes taking turns from one Turns take each number once, in rising order."""
+    with forked.Turns(200) as turns:
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child's coverage is not collected
+            os.close(read)
+            os.write(write, bytes(turns))
+            os._exit(0)
+        os.close(write)
+        mine = list(turns)
+        with os.fdopen(read, "rb") as answer:
+            theirs = list(answer.read())
+        os.waitpid(pid, 0)
+    assert sorted(mine + theirs) == list(range(200))
+    assert mine == sorted(mine) and theirs == sorted(theirs)
+    with pytest.raises(ValueError, match="at most 256"):
+        forked.Turns(257)
 
 
 def test_a_design_rule_error_found_while_the_copy_emits_leaves_nothing(
@@ -152,8 +254,7 @@ def test_a_design_rule_error_found_while_the_copy_emits_leaves_nothing(
 ) -> None:
     """The design rules run in the build's process while the copy emits: their error is the
     build's, and the copy's files go with the staging folder."""
-    monkeypatch.setattr(fabricc.build, "FORK_LINKS", 0)
-    monkeypatch.setattr(fabricc.build, "FORK_CPUS", 1)
+    _forking(monkeypatch)
     monkeypatch.setattr(
         fabricc.build, "check", lambda fabric: [error("a rule found this on purpose")]
     )
