@@ -18,17 +18,22 @@ from fabricc.spec.yamlsource import format_path
 def check_reach(fabric: Fabric) -> list[Diagnostic]:
     """One warning per network and cable family some of whose runs need the longest length,
     at the network (its medium decides what may be chosen past the reach)."""
-    cables = fabric.loaded.catalog.catalog.cables
+    longest = {
+        name: max(family.lengths)
+        for name, family in fabric.loaded.catalog.catalog.cables.items()
+        if len(family.lengths) > 1
+    }
     at_limit: Counter[tuple[str, str, float]] = Counter()
-    seen: set[str] = set()
+    seen: set[str] = set()  # a cable of several links (a splitter's legs) counts once
     for link in fabric.links:
         cable = link.cable
-        if cable is None or cable.id in seen or cable.family not in cables:
+        if cable is None:
+            continue
+        limit = longest.get(cable.family)
+        if limit is None or cable.length_m < limit or cable.id in seen:
             continue
         seen.add(cable.id)
-        lengths = cables[cable.family].lengths
-        if len(lengths) > 1 and cable.length_m >= max(lengths):
-            at_limit[(link.network, cable.family, cable.length_m)] += cable.quantity
+        at_limit[(link.network, cable.family, cable.length_m)] += cable.quantity
     source = fabric.loaded.source
     paths = {name: net.path for name, net in fabric.loaded.networks.items()}
     return [

@@ -302,6 +302,13 @@ def unique_cables(links: Iterable[Link]) -> Iterable[Cable]:
 
 
 def rack_lines(fabric: Fabric) -> list[tuple[str, Line]]:
+    """Each rack's parts, (rack, line) in rack order: what is mounted in it, the cords of its
+    devices and the modules in their cages (the per-rack BOM and the racks' optics power read
+    it; made once)."""
+    return fabric.derived("bom.rack_lines", lambda: _rack_lines(fabric))
+
+
+def _rack_lines(fabric: Fabric) -> list[tuple[str, Line]]:
     items = _Items(fabric)
     out: list[tuple[str, Line]] = []
     modules_of: dict[str, list[tuple[str, int]]] = {}
