@@ -277,6 +277,9 @@ def build_process(
     spec.write_text(text)
     (folder / "bench-catalog.yaml").write_text(BENCH_CATALOG)
     out = folder / f"out-{name}"
+    if fresh:  # every round alike: no earlier output to swap out
+        shutil.rmtree(out, ignore_errors=True)
+    settle(folder)
     # The child reports its own peak resident set size (ru_maxrss is KiB on Linux).
     code = (
         "import sys, json, time, resource; from pathlib import Path; t=time.perf_counter();"
@@ -304,6 +307,15 @@ def build_process(
     return wall, report, shared_peak, out
 
 
+def settle(folder: Path) -> None:
+    """Wait until the earlier outputs a build swapped out are removed (fabricc removes them in
+    the background, after the build: fabricc.writer._remove_later), so that their removal
+    takes no time from the next build or floor measured here."""
+    deadline = time.monotonic() + 120
+    while any(folder.glob(".*.old-*")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
 def _cpu(usage: resource.struct_rusage) -> float:
     return usage.ru_utime + usage.ru_stime
 
@@ -328,6 +340,7 @@ def run_one(name: str, folder: Path, fixed: float, repeat: int = 1) -> dict[str,
             name, SCENARIOS[name](), folder, fresh=name not in GROWN_FROM
         )
         peak = max(peak, report["peak_kib"], shared_peak)
+        settle(folder)
         floor_target = folder / f"floor-{name}-{turn}"
         floor, floor_cpu = floor_seconds(out / "configs", floor_target)
         shutil.rmtree(floor_target)

@@ -12,9 +12,11 @@ import csv
 import json
 import os
 import shutil
+import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -27,6 +29,7 @@ from fabricc.spec.yamlsource import load_yaml_bytes
 from fabricc.verify import ibnetdiscover, lldp
 from fabricc.verify.model import Finding
 from fabricc.verify.output import findings_csv, findings_text
+from fabricc.writer import OutputTree
 from fabricc.yamlsafe import SafeDumper, typed_if_plain
 from tests.support import EXAMPLES, compiled
 
@@ -381,6 +384,68 @@ def test_staging_folders_of_killed_builds_are_removed(tmp_path: Path) -> None:
     other.mkdir()
     assert run("build", str(LAB), "-o", str(tmp_path / "kill")).exit_code == 0
     assert not gone.exists() and running.exists() and other.exists()
+
+
+def _retired(parent: Path, name: str) -> list[Path]:
+    return sorted(parent.glob(f".{name}.old-*"))
+
+
+def _gone_soon(paths: list[Path]) -> bool:
+    deadline = time.monotonic() + 30
+    while any(p.exists() for p in paths):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def _tree(out: Path, files: dict[str, str]) -> None:
+    with OutputTree(out) as tree:
+        tree.add(list(files.items()))
+        tree.commit()
+
+
+def test_a_rebuild_removes_the_earlier_output_without_waiting_for_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The earlier output is swapped out and handed to a process of its own that removes it
+    (a build of a large design waited seconds for that); the build returns meanwhile."""
+    out = tmp_path / "out"
+    _tree(out, {"a/first.txt": "1"})
+    started: list[list[str]] = []
+    real = subprocess.run
+
+    def held(command: list[str], **options: Any) -> subprocess.CompletedProcess[bytes]:
+        started.append(command)  # the removal, not started: the build must not need it
+        return subprocess.CompletedProcess(command, 0)
+
+    monkeypatch.setattr("fabricc.writer.subprocess.run", held)
+    _tree(out, {"b/second.txt": "2"})
+    (retired,) = _retired(tmp_path, "out")
+    assert (retired / "a" / "first.txt").read_text() == "1", "swapped out, not removed inline"
+    assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*.txt")) == ["b/second.txt"]
+    assert started == [["sh", "-c", 'rm -rf -- "$1" &', "sh", str(retired)]]
+
+    # the next build of the output removes a swapped-out folder whose removal did not finish
+    monkeypatch.setattr("fabricc.writer.subprocess.run", real)
+    _tree(out, {"c/third.txt": "3"})
+    assert _gone_soon([retired, *_retired(tmp_path, "out")])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+    assert (out / "c" / "third.txt").read_text() == "3"
+
+
+def test_without_a_shell_the_earlier_output_is_removed_inline(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "out"
+    _tree(out, {"a/first.txt": "1"})
+
+    def no_shell(command: list[str], **options: Any) -> subprocess.CompletedProcess[bytes]:
+        raise FileNotFoundError(2, "No such file or directory", command[0])
+
+    monkeypatch.setattr("fabricc.writer.subprocess.run", no_shell)
+    _tree(out, {"b/second.txt": "2"})
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
 
 
 def test_a_copied_marker_does_not_let_a_build_replace_user_files(
