@@ -8,6 +8,7 @@ A leaf module: synthesis and the design rules both read it, neither through the 
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -37,6 +38,7 @@ def switch_port(cage_offset: int, index: int, breakout: int) -> str:
     return f"{cage}/{index % breakout + 1}" if breakout > 1 else str(cage)
 
 
+@functools.lru_cache(maxsize=1 << 14)  # port names repeat on every switch of a tier
 def port_index(port: str, breakout: int) -> int | None:
     """The inverse of switch_port from the first cage: "17/2" at 2 per cage -> 33; None for a
     name that switch_port does not write at this breakout."""
