@@ -41,15 +41,18 @@ WRITER_PROCESS_LINKS = 5_000
 # 0.6 s of imports, on the other core): the 65k- and 100k-GPU designs, not the published ones.
 ANALYSIS_PROCESS_LINKS = 100_000
 # From this size, on a machine with FORK_CPUS or more, a forked copy of the build runs emitters
-# while this process runs the design rules and the REVIEW emitters; then each takes the next of
-# FORK_UNITS when it is free (fabricc.forked.Turns). The copy costs a few tens of ms to start,
-# about 1 s of CPU at 65k GPUs (the pages it copies on write, what it derives again) and
-# 300-450 MB of private pages (docs/performance.md).
+# while this process runs the design rules and the REVIEW emitters (REVIEW_LAST after its turns);
+# each process takes the next of FORK_UNITS when it is free (fabricc.forked.Turns). The copy
+# costs a few tens of ms to start, about 1 s of CPU at 65k GPUs (the pages it copies on write,
+# what it derives again) and 300-450 MB of private pages (docs/performance.md).
 FORK_LINKS = 20_000
 FORK_CPUS = 2  # on one CPU the copy is only its cost
 # The emitters that read the same derived views (BOM lines, summary, analysis, the diagrams'
 # SVG): one process runs them all, this one, where the analysis worker's figures come back.
 REVIEW = ("bom", "summary", "diagrams", "analysis", "report")
+# Of them, those this process runs after its turns at FORK_UNITS: the analysis waits for its
+# worker's figures (a second and more at nvl72-512 when it ran first), the report prints them.
+REVIEW_LAST = ("analysis", "report")
 # The units the two processes take, in this order: the costliest at scale first (bench/stages.py
 # at 32k-65k GPUs: provisioning 0.5-3.2 s, configs 1.1-2.2 s, cabling 0.1-1.2 s). An emitter
 # named here nor in REVIEW is a unit of its own, after these.
@@ -203,8 +206,10 @@ def build(
                 # the design rules run while the copy emits (its emitters read none of their
                 # findings): an error ends the copy and removes the staging folder unseen
                 judge(fabric, stage)
-                review = [e for e in every if e.name in REVIEW]
-                mine = itertools.chain(review, taken(shared, turns))
+                by_name = {e.name: e for e in every}
+                first = [by_name[n] for n in REVIEW if n in by_name and n not in REVIEW_LAST]
+                last = [by_name[n] for n in REVIEW_LAST if n in by_name]
+                mine = itertools.chain(first, taken(shared, turns), last)
             if len(fabric.links) >= ANALYSIS_PROCESS_LINKS:
                 from fabricc.analysis import worker  # networkx and all: loaded when needed
 

@@ -97,6 +97,8 @@ def _recording(monkeypatch: pytest.MonkeyPatch, pids: Path) -> Callable[[], dict
         def emit(fabric: Fabric) -> Iterator[Artifact]:
             with (pids / name).open("a") as record:
                 record.write(f"{os.getpid()}\n")
+            with (pids.parent / "order").open("a") as order:  # in the order they began
+                order.write(f"{os.getpid()} {name}\n")
             yield from original[name](fabric)
 
         return emit
@@ -121,6 +123,15 @@ def test_a_forked_build_writes_the_same_folder_and_each_unit_runs_once_in_one_pr
     for unit in (*fabricc.build.FORK_UNITS, fabricc.build.REVIEW):
         assert len({by_emitter[name][0] for name in unit}) == 1, unit  # a unit in one process
     assert by_emitter["provisioning"] != [os.getpid()]
+    # this process: the review emitters, its turns, then the analysis (which waits for its
+    # worker) and the report
+    began = (tmp_path / "order").read_text().split("\n")
+    mine = [
+        name for pid, _, name in (line.partition(" ") for line in began) if pid == str(os.getpid())
+    ]
+    review = [n for n in fabricc.build.REVIEW if n not in fabricc.build.REVIEW_LAST]
+    assert mine[: len(review)] == review
+    assert mine[-len(fabricc.build.REVIEW_LAST) :] == list(fabricc.build.REVIEW_LAST)
 
 
 def test_the_units_are_every_emitter_but_the_review_once_and_an_unnamed_one_is_its_own() -> None:
@@ -133,6 +144,7 @@ def test_the_units_are_every_emitter_but_the_review_once_and_an_unnamed_one_is_i
     assert units[-1] == (extra,)
     assert [[e.name for e in u] for u in units[:-1]] == [list(u) for u in fabricc.build.FORK_UNITS]
     assert set(fabricc.build.REVIEW) <= {e.name for e in every}
+    assert set(fabricc.build.REVIEW_LAST) <= set(fabricc.build.REVIEW)
 
 
 def test_the_review_emitters_run_in_the_build_process_whoever_is_free_first(
