@@ -206,9 +206,8 @@ def build(
                 # the design rules run while the copy emits (its emitters read none of their
                 # findings): an error ends the copy and removes the staging folder unseen
                 judge(fabric, stage)
-                by_name = {e.name: e for e in every}
-                first = [by_name[n] for n in REVIEW if n in by_name and n not in REVIEW_LAST]
-                last = [by_name[n] for n in REVIEW_LAST if n in by_name]
+                first = [e for e in every if e.name in REVIEW and e.name not in REVIEW_LAST]
+                last = [e for e in every if e.name in REVIEW_LAST]
                 mine = itertools.chain(first, taken(shared, turns), last)
             if len(fabric.links) >= ANALYSIS_PROCESS_LINKS:
                 from fabricc.analysis import worker  # networkx and all: loaded when needed

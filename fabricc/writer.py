@@ -399,17 +399,19 @@ def _sweep_stale(parent: Path, name: str) -> None:
         return
     for entry in entries:
         found = staging.fullmatch(entry)
-        old = found is None and retired.fullmatch(entry) is not None
-        if (found is None and not old) or (found is not None and _alive(int(found[1]))):
+        if found is not None:
+            if _alive(int(found[1])):
+                continue
+            remove = _remove_now
+        elif retired.fullmatch(entry) is not None:
+            remove = _remove_later
+        else:
             continue
         path = parent / entry
         with contextlib.suppress(OSError):
             info = path.lstat()
             if stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid():
-                if old:
-                    _remove_later(path)
-                else:
-                    shutil.rmtree(path, ignore_errors=True)
+                remove(path)
 
 
 def _alive(pid: int) -> bool:
@@ -466,4 +468,8 @@ def _remove_later(path: Path) -> None:
             timeout=30,
         )
     except (OSError, subprocess.SubprocessError):
-        shutil.rmtree(path, ignore_errors=True)
+        _remove_now(path)
+
+
+def _remove_now(path: Path) -> None:
+    shutil.rmtree(path, ignore_errors=True)

@@ -22,7 +22,13 @@ from fabricc.errors import Diagnostic, error, warning
 from fabricc.ir import MGMT, UPLINK, Device, Fabric, Link, NetworkTopology
 from fabricc.spec.resolve import ResolvedNetwork, best_speed, switch_port_speeds
 from fabricc.spec.yamlsource import format_path
-from fabricc.synth.naming import PDU_PORT, POWER_SHELF_PORT, format_name, switch_port
+from fabricc.synth.naming import (
+    PDU_PORT,
+    POWER_SHELF_PORT,
+    format_name,
+    port_cage,
+    switch_port,
+)
 from fabricc.synth.portbook import PortBook
 from fabricc.synth.racks import RackPlan, most_pdus
 from fabricc.synth.switches import default_pattern
@@ -676,7 +682,7 @@ def connect_uplinks(
                 # (a reserved cage, held whole: its uplink takes the highest free port)
                 if (
                     port is not None
-                    and port.split("/")[0] not in held.get(target, ())
+                    and port_cage(port) not in held.get(target, ())
                     and book.take(target, port)
                 ):
                     claimed[(name, k)] = port
