@@ -12,10 +12,15 @@ of the smallest full design (one node) gives the cost that does not grow with th
   python bench/bench.py                 # all scenarios
   python bench/bench.py 65k             # some of them
   python bench/bench.py --repeat 3 65k  # the least of three alternated runs of build and floor
+  python bench/bench.py --keep DIR 65k  # build into DIR and keep it (no removal at the end)
 
 Each build runs in its own process so that its peak memory is measured alone: the larger of its
 peak resident set and the largest sum of resident sets sampled (every 50 ms) over it and the
 programs it starts (the writer process, Graphviz).
+
+The bench removes nothing while it measures (see keep_linked): on ext4 without a journal a file
+created within minutes of many removals costs several times its usual system time. Start it six
+minutes after removing many files (an earlier bench run's temporary folder, a test run).
 """
 
 from __future__ import annotations
@@ -266,19 +271,16 @@ EMPTY = "empty"
 
 
 def build_process(
-    name: str, text: str, folder: Path, *, fresh: bool = True
-) -> tuple[float, dict[str, Any], int, Path]:
-    """Build the spec `text` in a process of its own: wall seconds, the process's report (file
-    count, its own peak; `cpu_s`: the user and system time of it and the programs it waited for,
-    the writer process and Graphviz), the sampled peak of it and its children (KiB), and the
-    output. Not
-    `fresh`: an earlier build of the design in the output folder keeps its places (growth)."""
+    name: str, text: str, out: Path, *, fresh: bool = True
+) -> tuple[float, dict[str, Any], int]:
+    """Build the spec `text` into `out` in a process of its own: wall seconds, the process's
+    report (file count, its own peak; `cpu_s`: the user and system time of it and the programs
+    it waited for, the writer process and Graphviz) and the sampled peak of it and its children
+    (KiB). Not `fresh`: an earlier build of the design in `out` keeps its places (growth)."""
+    folder = out.parent
     spec = folder / f"{name}.yaml"
     spec.write_text(text)
     (folder / "bench-catalog.yaml").write_text(BENCH_CATALOG)
-    out = folder / f"out-{name}"
-    if fresh:  # every round alike: no earlier output to swap out
-        shutil.rmtree(out, ignore_errors=True)
     settle(folder)
     # The child reports its own peak resident set size (ru_maxrss is KiB on Linux).
     code = (
@@ -304,7 +306,7 @@ def build_process(
         raise SystemExit(f"{name} failed:\n{stderr}")
     report = json.loads(stdout)
     report["cpu_s"] = _cpu(resource.getrusage(resource.RUSAGE_CHILDREN)) - _cpu(before)
-    return wall, report, shared_peak, out
+    return wall, report, shared_peak
 
 
 def settle(folder: Path) -> None:
@@ -316,6 +318,20 @@ def settle(folder: Path) -> None:
         time.sleep(0.05)
 
 
+# Linux's ext4 without a journal (this project's development machine) does not reuse an inode
+# deleted less than 60 s ago, 360 s while its inode table block is dirty - and a new file in the
+# same block group dirties it (fs/ext4/ialloc.c: recently_deleted, RECENTCY_MIN and
+# RECENTCY_DIRTY); every new file's allocation scans past each such inode of its group. Creating
+# 13,700 files took 1.7-3.7 s of system time within minutes of removing as many, 0.4-0.5 s
+# otherwise, and a sampled build of nvl72-512 spent 13-18% of its CPU in that scan. So the bench
+# frees no inode while it measures: each build and floor writes a folder of its own, the
+# temporary folder goes at the end, and growth in place (which removes the earlier build it
+# swaps out) finds every file of that build linked from a second folder too.
+def keep_linked(out: Path, keep: Path) -> None:
+    """Hard-link every file below `out` from `keep`: removing `out` then frees no file's inode."""
+    shutil.copytree(out, keep, copy_function=os.link)
+
+
 def _cpu(usage: resource.struct_rusage) -> float:
     return usage.ru_utime + usage.ru_stime
 
@@ -324,26 +340,28 @@ def fixed_seconds(folder: Path) -> float:
     """Wall of the smallest full design (best of three: the file system's spread is of its
     size): the part of every build's time that does not grow with the links."""
     text = superpod_like("bench-empty", "dgx-h100", 1, "qm9700")
-    return min(build_process(EMPTY, text, folder)[0] for _ in range(3))
+    return min(build_process(EMPTY, text, folder / f"out-{EMPTY}-{i}")[0] for i in range(3))
 
 
 def run_one(name: str, folder: Path, fixed: float, repeat: int = 1) -> dict[str, object]:
     """One scenario's row: the build and its floor alternated `repeat` times, each figure the
-    least of its runs (what the machine can do; a run another program slowed is the noise)."""
+    least of its runs (what the machine can do; a run another program slowed is the noise).
+    Every build and floor writes a folder of its own, removed only with the bench's temporary
+    folder (see keep_linked)."""
     runs: list[tuple[float, float, float, float, float]] = []  # reference, wall, cpu, floor's
     peak = 0
     for turn in range(repeat):
+        out = folder / f"out-{name}-{turn}"
         if name in GROWN_FROM:
-            build_process(name, GROWN_FROM[name](), folder)
+            build_process(name, GROWN_FROM[name](), out)
+            keep_linked(out, folder / f"kept-{name}-{turn}")
         reference = reference_seconds()
-        wall, report, shared_peak, out = build_process(
-            name, SCENARIOS[name](), folder, fresh=name not in GROWN_FROM
+        wall, report, shared_peak = build_process(
+            name, SCENARIOS[name](), out, fresh=name not in GROWN_FROM
         )
         peak = max(peak, report["peak_kib"], shared_peak)
         settle(folder)
-        floor_target = folder / f"floor-{name}-{turn}"
-        floor, floor_cpu = floor_seconds(out / "configs", floor_target)
-        shutil.rmtree(floor_target)
+        floor, floor_cpu = floor_seconds(out / "configs", folder / f"floor-{name}-{turn}")
         runs.append((reference, wall, report["cpu_s"], floor, floor_cpu))
     reference, wall, cpu, floor, floor_cpu = (min(column) for column in zip(*runs, strict=True))
     summary = json.loads((out / "summary.json").read_text())
@@ -446,15 +464,25 @@ def main() -> None:
         metavar="N",
         help="build each scenario and its floor N times, alternated; report the least of each",
     )
+    parser.add_argument(
+        "--keep",
+        type=Path,
+        metavar="DIR",
+        help="build into this new folder and keep it (the next run then follows no removal)",
+    )
     arguments = parser.parse_args()
     names = arguments.scenarios
     rows = []
     compile_package()
+    keep: Path | None = arguments.keep
+    if keep is not None:
+        keep.mkdir(parents=True)
     with tempfile.TemporaryDirectory() as tmp:
-        fixed = fixed_seconds(Path(tmp))
+        folder = keep or Path(tmp)
+        fixed = fixed_seconds(folder)
         print(json.dumps({"fixed_s": round(fixed, 2)}), file=sys.stderr, flush=True)
         for name in names:
-            row = run_one(name, Path(tmp), fixed, arguments.repeat)
+            row = run_one(name, folder, fixed, arguments.repeat)
             rows.append(row)
             print(json.dumps(row), file=sys.stderr, flush=True)
     header = [
