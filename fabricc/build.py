@@ -32,7 +32,7 @@ from fabricc.errors import (
 from fabricc.ir import Fabric
 from fabricc.spec.loader import KeptPlace, LoadedSpec, load_spec
 from fabricc.spec.size import check_size
-from fabricc.synth.pipeline import Stage, quiet, synthesize
+from fabricc.synth.pipeline import Linked, Stage, quiet, synthesize, unlinked
 from fabricc.writer import OutputTree
 
 # From about this size (a few hundred files) a writer process repays its start (fabricc.writer).
@@ -76,13 +76,13 @@ def design(loaded: LoadedSpec, stage: Stage = quiet) -> Fabric:
     return fabric
 
 
-def synthesized(loaded: LoadedSpec, stage: Stage = quiet) -> Fabric:
+def synthesized(loaded: LoadedSpec, stage: Stage = quiet, linked: Linked = unlinked) -> Fabric:
     """The Fabric IR of `loaded`; a DesignError with every error of the phase that stopped it
-    and those the spec alone shows."""
+    and those the spec alone shows. `linked` is told the Fabric once its topology is final."""
     raise_if_errors(check_size(loaded), DesignError)
     with fewer_collections():
         try:
-            return synthesize(loaded, stage)
+            return synthesize(loaded, stage, linked)
         except DesignError as exc:
             # the design stopped on one mistake: add those the spec alone shows, so that one
             # run reports every independent error
@@ -175,8 +175,19 @@ def build(
     paths: list[str] = []
     # The emitters and the write, too, make next to no reference cycles (tests/test_collector.py)
     # while they hold millions of rows and strings: no cyclic collections over them either.
-    with fewer_collections():
-        fabric = synthesized(loaded, stage)
+    with fewer_collections(), contextlib.ExitStack() as running:
+
+        def analysis_worker(fabric: Fabric) -> None:
+            """The analysis' worker of a large design, started once its topology is final: it
+            computes on the other core while this process selects cables (about 1.5 s at
+            nvl72-512 in bench/bench.py), where it would otherwise take from the emitters'."""
+            if len(fabric.links) >= ANALYSIS_PROCESS_LINKS:
+                from fabricc.analysis import worker  # networkx and all: loaded when needed
+
+                stage("analysis graphs")
+                running.enter_context(worker.start(fabric))
+
+        fabric = synthesized(loaded, stage, analysis_worker)
         split = (
             fork
             and len(fabric.links) >= FORK_LINKS
@@ -185,48 +196,43 @@ def build(
         )
         if not split:
             judge(fabric, stage)
-        with contextlib.ExitStack() as running:
-            big = len(fabric.links) >= WRITER_PROCESS_LINKS
-            tree = running.enter_context(OutputTree(target, process=big))
-            every = emitters()
-            mine: Iterable[Emitter] = every
-            side = None
-            if split:
-                shared = fork_units(every)
-                turns = running.enter_context(forked.Turns(len(shared)))
-                # forked before this process starts a thread (the writer's starts with its
-                # first files, the analysis worker's below); ended unjoined when the build fails
-                side = running.enter_context(
-                    forked.start(
-                        functools.partial(emit_all, fabric, quiet, taken(shared, turns)),
-                        tree.staging,
-                        process=big,
-                    )
+        big = len(fabric.links) >= WRITER_PROCESS_LINKS
+        tree = running.enter_context(OutputTree(target, process=big))
+        every = emitters()
+        mine: Iterable[Emitter] = every
+        side = None
+        if split:
+            shared = fork_units(every)
+            turns = running.enter_context(forked.Turns(len(shared)))
+            # forked before this process starts a thread (the writer's starts with its
+            # first files; the analysis worker runs none here); ended unjoined when the build
+            # fails
+            side = running.enter_context(
+                forked.start(
+                    functools.partial(emit_all, fabric, quiet, taken(shared, turns)),
+                    tree.staging,
+                    process=big,
                 )
-                # the design rules run while the copy emits (its emitters read none of their
-                # findings): an error ends the copy and removes the staging folder unseen
-                judge(fabric, stage)
-                first = [e for e in every if e.name in REVIEW and e.name not in REVIEW_LAST]
-                last = [e for e in every if e.name in REVIEW_LAST]
-                mine = itertools.chain(first, taken(shared, turns), last)
-            if len(fabric.links) >= ANALYSIS_PROCESS_LINKS:
-                from fabricc.analysis import worker  # networkx and all: loaded when needed
-
-                stage("analysis graphs")
-                running.enter_context(worker.start(fabric))
-            for batch in emit_all(fabric, stage, mine):
-                paths.extend(path for path, _ in batch)
-                tree.add(batch)
-            stage("write")
-            if side is not None:
-                with tree.as_output_error():
-                    paths.extend(side.join())
-            notices = [*eos_notices(fabric), *diagram_notices(fabric)]
-            warnings = [*loaded.warnings, *fabric.warnings]
-            # Nothing reads the design any more: it is freed (about 0.4 s at 100k GPUs) while
-            # the writer finishes the last files, not after them.
-            del fabric
-            tree.commit()
+            )
+            # the design rules run while the copy emits (its emitters read none of their
+            # findings): an error ends the copy and removes the staging folder unseen
+            judge(fabric, stage)
+            first = [e for e in every if e.name in REVIEW and e.name not in REVIEW_LAST]
+            last = [e for e in every if e.name in REVIEW_LAST]
+            mine = itertools.chain(first, taken(shared, turns), last)
+        for batch in emit_all(fabric, stage, mine):
+            paths.extend(path for path, _ in batch)
+            tree.add(batch)
+        stage("write")
+        if side is not None:
+            with tree.as_output_error():
+                paths.extend(side.join())
+        notices = [*eos_notices(fabric), *diagram_notices(fabric)]
+        warnings = [*loaded.warnings, *fabric.warnings]
+        # Nothing reads the design any more: it is freed (about 0.4 s at 100k GPUs) while
+        # the writer finishes the last files, not after them.
+        del fabric
+        tree.commit()
     if REPORT in paths:
         notices.append(f"report: {(target / REPORT).as_posix()}")
     if grown:

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +29,9 @@ from fabricc.analysis.graph import PlaneGraph, plane_graphs
 from fabricc.analysis.refine import Weighted, refine
 from fabricc.cli import cli
 from fabricc.emit import Artifact
+from fabricc.errors import DesignError, Diagnostic, error
 from fabricc.ir import Fabric
+from fabricc.synth import pipeline
 from fabricc.synth.bom import bom_lines
 from tests.support import EXAMPLE_NAMES, EXAMPLES, compile_text, compiled
 
@@ -575,6 +578,54 @@ def test_a_failed_build_stops_the_analysis_process(
         fabricc.build.build(EXAMPLES / "roce-lab.yaml", tmp_path / "out")
     assert len(started) == 1
     assert started[0]._process.returncode == -signal.SIGKILL  # stopped while it computed
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_analysis_process_starts_before_cable_selection(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It reads the topology alone, so it computes on the other core while this process
+    selects cables; and it runs as a process of its own, no thread here (the build forks
+    later: fabricc.forked)."""
+    started: list[tuple[list[str], int]] = []
+    stages: list[str] = []
+    start = worker.start
+
+    def recorded(fabric: Fabric) -> worker.PlaneWorker:
+        before = threading.active_count()
+        running = start(fabric)
+        started.append((list(stages), threading.active_count() - before))
+        return running
+
+    monkeypatch.setattr(fabricc.build, "ANALYSIS_PROCESS_LINKS", 0)
+    monkeypatch.setattr(worker, "start", recorded)
+    fabricc.build.build(EXAMPLES / "roce-lab.yaml", tmp_path / "out", stage=stages.append)
+    [(before, threads)] = started
+    assert before[-1] == "analysis graphs" and "cables" not in before
+    assert stages.index("cables") == len(before)
+    assert threads == 0
+
+
+def test_a_design_error_in_cable_selection_stops_the_analysis_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    started: list[worker.PlaneWorker] = []
+    start = worker.start
+
+    def recorded(fabric: Fabric) -> worker.PlaneWorker:
+        started.append(start(fabric))
+        return started[-1]
+
+    def refused(fabric: Fabric, problems: list[Diagnostic]) -> None:
+        problems.append(error("no cable reaches", hint="stand the racks closer"))
+
+    monkeypatch.setattr(fabricc.build, "ANALYSIS_PROCESS_LINKS", 0)
+    monkeypatch.setattr(worker, "start", recorded)
+    monkeypatch.setattr(pipeline, "cable_design", refused)
+    with pytest.raises(DesignError, match="no cable reaches"):
+        fabricc.build.build(EXAMPLES / "roce-lab.yaml", tmp_path / "out")
+    assert len(started) == 1
+    assert started[0]._process.returncode is not None  # not left running
     assert not (tmp_path / "out").exists()
 
 

@@ -9,21 +9,22 @@ attachments). The process is a plain `python -I` with this process's import path
 this fabricc package and runs serve(): nothing of the caller's program runs again in it, as
 multiprocessing's spawn would re-run an unguarded main script. The graphs go to its stdin
 pickled, with attachments as plain tuples (a named tuple pickles through a Python call each),
-written by a thread so that the build never waits for the process to start; the figures come
-back on its stdout. They are the same data as in-process (tests/test_analysis.py).
+into an unnamed temporary file that is its stdin: the build never waits for the process to start
+and runs no thread of it (the build forks after synthesis, fabricc.forked, and the worker starts
+before cable selection). The figures come back on its stdout. They are the same data as
+in-process (tests/test_analysis.py).
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import pickle
 import subprocess
 import sys
-import threading
+import tempfile
 import traceback
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 from fabricc.analysis.graph import Attachment, PlaneGraph, plane_graphs
 from fabricc.analysis.network import plane_figures, tier_switches
@@ -48,22 +49,18 @@ class PlaneWorker:
     """A process computing plane_figures of each job; figures() waits for them."""
 
     def __init__(self, jobs: Jobs) -> None:
-        payload = pickle.dumps(
-            {
-                name: ([_pack(graph) for graph in graphs], tiers)
-                for name, (graphs, tiers) in jobs.items()
-            },
-            protocol=pickle.HIGHEST_PROTOCOL,
-        )
-        self._process = subprocess.Popen(
-            [sys.executable, "-I", "-c", _SERVE, json.dumps([_ROOT, *sys.path])],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-        )
-        self._sender = threading.Thread(
-            target=_send, args=(self._process.stdin, payload), name="fabricc-analysis", daemon=True
-        )
-        self._sender.start()
+        packed = {
+            name: ([_pack(graph) for graph in graphs], tiers)
+            for name, (graphs, tiers) in jobs.items()
+        }
+        with tempfile.TemporaryFile() as payload:
+            pickle.dump(packed, payload, protocol=pickle.HIGHEST_PROTOCOL)
+            payload.seek(0)
+            self._process = subprocess.Popen(
+                [sys.executable, "-I", "-c", _SERVE, json.dumps([_ROOT, *sys.path])],
+                stdin=payload,
+                stdout=subprocess.PIPE,
+            )
 
     def figures(self) -> dict[str, dict[str, Any]]:
         """Per network, its plane figures; RuntimeError (with the process's traceback) when the
@@ -89,7 +86,6 @@ class PlaneWorker:
         if self._process.poll() is None:
             self._process.kill()
         self._process.wait()
-        self._sender.join()  # its write failed, if the process died first
         if self._process.stdout is not None:
             self._process.stdout.close()
 
@@ -98,12 +94,6 @@ class PlaneWorker:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _send(stream: BinaryIO | None, payload: bytes) -> None:
-    assert stream is not None
-    with contextlib.suppress(OSError), stream:  # the process died first: figures() says so
-        stream.write(payload)
 
 
 def start(fabric: Fabric) -> PlaneWorker:

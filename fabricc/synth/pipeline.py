@@ -39,6 +39,15 @@ def quiet(_: str) -> None:
     pass
 
 
+# Told the Fabric once its devices, places and links are final, before cables and addresses
+# (the build starts the analysis' worker there, which reads the topology alone).
+Linked = Callable[[Fabric], None]
+
+
+def unlinked(_: Fabric) -> None:
+    pass
+
+
 # Guests can grow their target's top tier, whose switches then need more out-of-band ports and
 # so more uplinks: the demand is monotone and settles in a pass or two.
 MAX_PASSES = 4
@@ -122,8 +131,9 @@ class _MoreGuests(Exception):
         self.prefix = prefix
 
 
-def synthesize(loaded: LoadedSpec, stage: Stage = quiet) -> Fabric:
-    """Run every pass; `stage` is told the name of each phase as it starts (for progress).
+def synthesize(loaded: LoadedSpec, stage: Stage = quiet, linked: Linked = unlinked) -> Fabric:
+    """Run every pass; `stage` is told the name of each phase as it starts (for progress),
+    `linked` the Fabric of the last pass once its topology is final (before its cables).
 
     Uplinks from other networks (uplink_to) need ports in their target's top tier, which is
     sized before the uplinking switches exist (out-of-band switches follow the racks). When a
@@ -141,10 +151,10 @@ def synthesize(loaded: LoadedSpec, stage: Stage = quiet) -> Fabric:
     with fewer_collections():
         for _ in range(MAX_PASSES):
             try:
-                return _synthesize(loaded, stage, guests, prefix)
+                return _synthesize(loaded, stage, guests, prefix, linked=linked)
             except _MoreGuests as more:
                 guests, prefix = more.guests, more.prefix
-        return _synthesize(loaded, stage, guests, prefix, last=True)
+        return _synthesize(loaded, stage, guests, prefix, last=True, linked=linked)
 
 
 def _guest_demand(fabric: Fabric) -> dict[str, Guests]:
@@ -214,6 +224,7 @@ def _synthesize(
     prefix: _Prefix | None = None,
     *,
     last: bool = False,
+    linked: Linked = unlinked,
 ) -> Fabric:
     fabric = Fabric(loaded)
     problems: list[Diagnostic] = []
@@ -288,6 +299,7 @@ def _synthesize(
             raise _MoreGuests(grown, kept if kept is not None else prefix)
     _raise(problems)
 
+    linked(fabric)
     stage("cables")
     # 6. Cables and optics: needs final positions of both ends of every link.
     cable_design(fabric, problems)
