@@ -38,8 +38,10 @@ from fabricc.writer import OutputTree
 # From about this size (a few hundred files) a writer process repays its start (fabricc.writer).
 WRITER_PROCESS_LINKS = 5_000
 # From about this size the analysis repays a process of its own (fabricc.analysis.worker: about
-# 0.6 s of imports, on the other core): the 65k- and 100k-GPU designs, not the published ones.
-ANALYSIS_PROCESS_LINKS = 100_000
+# 0.3 s of start and imports, on the core that synthesis leaves idle: the worker starts before
+# cable selection): roce-512x32's 0.26 s of figures left the build's process; the published
+# designs stay below it.
+ANALYSIS_PROCESS_LINKS = 20_000
 # From this size, on a machine with FORK_CPUS or more, a forked copy of the build runs emitters
 # while this process runs the design rules and the REVIEW emitters (REVIEW_LAST after its turns);
 # each process takes the next of FORK_UNITS when it is free (fabricc.forked.Turns). The copy
@@ -54,9 +56,15 @@ REVIEW = ("bom", "summary", "diagrams", "analysis", "report")
 # worker's figures (a second and more at nvl72-512 when it ran first), the report prints them.
 REVIEW_LAST = ("analysis", "report")
 # The units the two processes take, in this order: the costliest at scale first (bench/stages.py
-# at 32k-65k GPUs: provisioning 0.5-3.2 s, configs 1.1-2.2 s, cabling 0.1-1.2 s). An emitter
-# named here nor in REVIEW is a unit of its own, after these.
-FORK_UNITS = (("provisioning",), ("configs",), ("cabling",), ("inventory", "nccl"))
+# at 32k-65k GPUs: provisioning 0.5-3.2 s, configs 1.1-2.2 s in two parts, cabling 0.1-1.2 s).
+# An emitter named here nor in REVIEW is a unit of its own, after these.
+FORK_UNITS = (
+    ("provisioning",),
+    ("configs",),
+    ("cabling",),
+    ("configs-rest",),
+    ("inventory", "nccl"),
+)
 EMIT_BATCH = 256  # files handed to the writer at a time
 
 

@@ -44,6 +44,7 @@ def emitters() -> tuple[Emitter, ...]:
         Emitter("cabling", cabling.emit),
         Emitter("provisioning", provisioning.emit),
         Emitter("configs", configs.emit),
+        Emitter("configs-rest", configs.emit_rest),
         Emitter("inventory", inventory.emit),
         Emitter("bom", bom.emit),
         Emitter("nccl", nccl.emit),

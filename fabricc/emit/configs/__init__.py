@@ -9,7 +9,9 @@ Consumes the Fabric IR; produces, under configs/:
                                         (<network>-plane<k>-sm/ per plane of a multi-plane network)
   hosts/<node>.sh                       RoCE NIC settings and nccl.conf of every RoCE node
 Every value is computed by the modules of this package; templates under templates/ only format.
-The link index is built once, so the emitter is linear in the number of links.
+The link index is built once, so the emitter is linear in the number of links. Two emitters
+make them (`configs`, `configs-rest`: fabricc.emit.configs.files.PARTS), which a large build's
+two processes can take apart.
 """
 
 from __future__ import annotations
@@ -21,8 +23,15 @@ from fabricc.ir import Fabric
 
 
 def emit(fabric: Fabric) -> Iterator[Artifact]:
-    """Every config file as it is made (fabricc.emit.configs.files, loaded when a build first
-    emits)."""
-    from fabricc.emit.configs.files import emit as emit_files
+    """The first part of the config files as they are made (fabricc.emit.configs.files, loaded
+    when a build first emits): the switches in even places."""
+    from fabricc.emit.configs.files import emit_part
 
-    return emit_files(fabric)
+    return emit_part(fabric, 0)
+
+
+def emit_rest(fabric: Fabric) -> Iterator[Artifact]:
+    """The second part: the switches in odd places, the subnet managers and the hosts."""
+    from fabricc.emit.configs.files import emit_part
+
+    return emit_part(fabric, 1)

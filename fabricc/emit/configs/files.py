@@ -29,10 +29,28 @@ from fabricc.spec.yamlsource import format_path
 from fabricc.synth.switchos import has_config
 
 
-def emit(fabric: Fabric) -> Iterator[Artifact]:
-    """The files one after another, as they are made (a build writes them meanwhile)."""
-    ctx = ConfigContext(fabric)
-    yield from _switches(ctx)
+# The configs are made in two parts - the switches in even places, then those in odd places
+# with the subnet managers' and hosts' files - so that a large build's two processes can each
+# take one (fabricc.build.FORK_UNITS): a switch's files depend on no other switch's.
+PARTS = 2
+
+
+def emit_part(fabric: Fabric, part: int) -> Iterator[Artifact]:
+    """Part `part` of PARTS: its share of the switches' files; the last part also the subnet
+    managers' and the hosts'."""
+    ctx = _context(fabric)
+    yield from _switches(ctx, part)
+    if part == PARTS - 1:
+        yield from _sm_hosts(ctx)
+
+
+def _context(fabric: Fabric) -> ConfigContext:
+    """The fabric's ConfigContext, made once for both parts where one process makes them."""
+    return fabric.derived("configs.context", lambda: ConfigContext(fabric))
+
+
+def _sm_hosts(ctx: ConfigContext) -> Iterator[Artifact]:
+    fabric = ctx.fabric
     for subnet in build_subnets(ctx):
         yield from opensm_files(ctx, subnet)
         yield ibsim_file(fabric.name, subnet)
@@ -44,10 +62,13 @@ def emit(fabric: Fabric) -> Iterator[Artifact]:
     yield from supernic_files(ctx)
 
 
-def _switches(ctx: ConfigContext) -> Iterator[Artifact]:
+def _switches(ctx: ConfigContext, part: int) -> Iterator[Artifact]:
+    """The files of the switches at places `part`, `part` + PARTS, ... in network and tier
+    order."""
     fabric = ctx.fabric
     check_vlans(fabric)
-    plan = ManagementPlan(ctx)
+    plan = fabric.derived("configs.management_plan", lambda: ManagementPlan(ctx))
+    place = -1
     for name, topology in fabric.networks.items():
         network = fabric.loaded.networks[name]
         if network.fabric != "ethernet":
@@ -67,6 +88,9 @@ def _switches(ctx: ConfigContext) -> Iterator[Artifact]:
             )
         for tier in ("leaf", "spine", "core"):
             for switch in topology.switches.get(tier, []):
+                place += 1
+                if place % PARTS != part:
+                    continue
                 device = fabric.devices[switch]
                 if not has_config(fabric, device):
                     continue  # its model names no OS (a warning of the design check)
