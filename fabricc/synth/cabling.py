@@ -23,6 +23,7 @@ that carries optics. Rules (NVIDIA LinkX product specifications, RA-11333 cablin
 from __future__ import annotations
 
 import bisect
+import dataclasses
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -56,6 +57,9 @@ class CageInfo:
     ports: int  # logical ports the cage runs
     lane_speed: int | None = None  # switch cages: the SerDes rate every module must match
     cable: str | None = None  # node ports: the cable the vendor's design orders (PortSpec.cable)
+    # the same number for every cage of one form, port count, lane rate and cable (what the
+    # choice of media and modules depends on): per-port objects, questions asked per shape
+    shape: int = 0
 
 
 def run_length(fabric: Fabric, a: str, b: str) -> float:
@@ -89,6 +93,7 @@ class _PortIndex:
     def __init__(self, catalog: Catalog) -> None:
         self.catalog = catalog
         self.cache: dict[tuple[str, str, int], CageInfo] = {}
+        self.shapes: dict[tuple[str, int, int | None, str | None], int] = {}
 
     def info(self, device: Device, port: str, link_speed: int) -> CageInfo:
         key = (device.model, port, link_speed)
@@ -96,6 +101,8 @@ class _PortIndex:
         if found is not None:
             return found
         found = self._compute(device, port, link_speed)
+        shape = (found.form, found.ports, found.lane_speed, found.cable)
+        found = dataclasses.replace(found, shape=self.shapes.setdefault(shape, len(self.shapes)))
         self.cache[key] = found
         return found
 
@@ -546,7 +553,7 @@ class _Cabler:
             return modules[-1][0] if modules else 0.0
 
         # Each optical media's reach at a link's two ends, per kind of link.
-        reach_cache: dict[tuple[CageInfo, CageInfo, int, str], dict[str, float]] = {}
+        reach_cache: dict[tuple[int, int, int, str], dict[str, float]] = {}  # by cage shapes
         rank = {m: r for r, m in enumerate(OPTICAL, 1)}
         optical = [i for i in range(len(links)) if not done[i]]
         for i in optical:
@@ -567,7 +574,7 @@ class _Cabler:
         for i in optical:
             link = links[i]
             choices = options.get(link.network, OPTICAL)
-            pair = (info_a[i], info_b[i], link.speed, link.network)
+            pair = (info_a[i].shape, info_b[i].shape, link.speed, link.network)
             reach = reach_cache.get(pair)
             if reach is None:
                 kind = fabrics.get(link.network, "ethernet")

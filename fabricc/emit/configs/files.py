@@ -28,7 +28,6 @@ from fabricc.ir import Fabric
 from fabricc.spec.yamlsource import format_path
 from fabricc.synth.switchos import has_config
 
-
 # The configs are made in two parts - the switches in even places, then those in odd places
 # with the subnet managers' and hosts' files - so that a large build's two processes can each
 # take one (fabricc.build.FORK_UNITS): a switch's files depend on no other switch's.
