@@ -815,13 +815,20 @@ class _Cabler:
         A set that no connector serves whole gets none: each cage then takes its own module
         and the fiber between mismatched ones is refused with both parts named."""
         links = self.links
-        need: dict[int, dict[str, float]] = {}  # root -> connector -> the reach it must have
+        # A cage needs of each connector its first candidate (shortest reach first) that covers
+        # its longest run; of cages with one candidate list, the one with the longest run needs
+        # the most, and only what it finds every one of them finds. So per set and candidate
+        # list (kept by modules_for for the whole run) only the longest run is asked about.
+        longest: dict[int, dict[int, tuple[list[tuple[float, str]], float]]] = {}
         seen: set[int] = set()
         for i in optical:
             link = links[i]
             root = find(ends.cage_a[i])
             lane_a = ends.info_a[i].lane_speed or ends.info_b[i].lane_speed
             lane_b = ends.info_b[i].lane_speed or ends.info_a[i].lane_speed
+            lists = longest.get(root)
+            if lists is None:
+                lists = longest[root] = {}
             for cage, info, lane in (
                 (ends.cage_a[i], ends.info_a[i], lane_a),
                 (ends.cage_b[i], ends.info_b[i], lane_b),
@@ -829,23 +836,27 @@ class _Cabler:
                 if cage in seen:
                     continue
                 seen.add(cage)
-                longest = ends.longest[cage]
+                candidates = self._candidates(link, info, media(root), lane)
+                held = lists.get(id(candidates))
+                if held is None or ends.longest[cage] > held[1]:
+                    lists[id(candidates)] = (candidates, ends.longest[cage])
+        chosen: dict[int, str] = {}
+        for root, lists in longest.items():
+            need: dict[str, float] | None = None  # connector -> the reach it must have
+            for candidates, run in lists.values():
                 reach: dict[str, float] = {}
-                for length, part in self._candidates(link, info, media(root), lane):
+                for length, part in candidates:
                     connector = self.catalog.transceivers[part].connector
-                    if length >= longest and connector not in reach:
+                    if length >= run and connector not in reach:
                         reach[connector] = length
-                before = need.get(root)
-                need[root] = (
+                need = (
                     reach
-                    if before is None
-                    else {c: max(r, before[c]) for c, r in reach.items() if c in before}
+                    if need is None
+                    else {c: max(r, need[c]) for c, r in reach.items() if c in need}
                 )
-        return {
-            root: min(by.items(), key=lambda item: (item[1], item[0]))[0]
-            for root, by in need.items()
-            if by
-        }
+            if need:
+                chosen[root] = min(need.items(), key=lambda item: (item[1], item[0]))[0]
+        return chosen
 
     def _own_vendor(self, device: str, modules: Sequence[tuple[float, str]], at: int) -> str:
         """The shortest-reach module from `at` on whose vendor is the switch's own, where the
