@@ -556,21 +556,12 @@ class _Cabler:
         reach_cache: dict[tuple[int, int, int, str], dict[str, float]] = {}  # by cage shapes
         rank = {m: r for r, m in enumerate(OPTICAL, 1)}
         optical = [i for i in range(len(links)) if not done[i]]
-        for i in optical:
-            ra, rb = cage_a[i], cage_b[i]
-            # (find inline where a cage is its own root: most cages, most of the time)
-            if parent[ra] != ra:
-                ra = find(ra)
-            if parent[rb] != rb:
-                rb = find(rb)
-            if ra != rb:
-                parent[ra] = rb
         # Per link the cheapest optical media whose reach covers the run at both ends, among
         # those the network's medium allows (catalog/media.py); where none reaches, the longest-reaching
         # one, whose module choice then says so. A cage carries one media, so its connected set
-        # takes the dearest that any of its links needs.
+        # (joined here as the links come) takes the dearest that any of its links needs.
         options = {name: allowed(medium, OPTICAL) or OPTICAL for name, medium in mediums.items()}
-        need = [0] * len(parent)
+        need = [0] * len(parent)  # per set's root
         for i in optical:
             link = links[i]
             choices = options.get(link.network, OPTICAL)
@@ -589,11 +580,18 @@ class _Cabler:
                     for m in choices
                 }
             wanted = rank[cheapest(reach, link.distance_m, choices) or choices[-1]]
-            root = cage_a[i]
-            if parent[root] != root:
-                root = find(root)
-            if wanted > need[root]:
-                need[root] = wanted
+            ra, rb = cage_a[i], cage_b[i]
+            # (find inline where a cage is its own root: most cages, most of the time)
+            if parent[ra] != ra:
+                ra = find(ra)
+            if parent[rb] != rb:
+                rb = find(rb)
+            if ra != rb:  # two sets join: the new root needs what either needed
+                parent[ra] = rb
+                if need[ra] > need[rb]:
+                    need[rb] = need[ra]
+            if wanted > need[rb]:
+                need[rb] = wanted
         media_of = {r: m for m, r in rank.items()}
         connectors = self._set_connectors(ends, optical, lambda root: media_of[need[root]], find)
         chosen: dict[int, str] = {}
