@@ -49,8 +49,8 @@ IN_RACK_ALLOWANCE_M = 0.5  # routing from the port to the vertical manager and b
 
 @dataclass(frozen=True, slots=True, eq=False)
 class CageInfo:
-    """One cage as a link end sees it; one object per (model, port, speed), compared by
-    identity (links are grouped by the pair of their ends' objects)."""
+    """One cage as a link end sees it; one object per (model, port, speed). The questions of
+    media and modules are asked per `shape`, which many ports' objects share."""
 
     cage: str
     form: str
@@ -170,7 +170,7 @@ class _Cabler:
         ] = {}
         self.fiber_cache: dict[tuple[str, str, int], str | None] = {}
         self.picks: dict[
-            tuple[CageInfo, int, str, str, int | None, str | None], list[tuple[float, str]]
+            tuple[int, int, str, str, int | None, str | None], list[tuple[float, str]]
         ] = {}
 
     def fail(self, message: str, link: Link, hint: str | None = None) -> None:
@@ -769,7 +769,7 @@ class _Cabler:
         link and has the fiber connector of its set of cages (`connector`, see _set_connectors);
         "" (and a problem) when none does. The candidates are kept per question (cages repeat
         by the thousand, each with its own longest run): a bisection per cage."""
-        question = (info, link.speed, media, link.network, lane, connector)
+        question = (info.shape, link.speed, media, link.network, lane, connector)
         modules = self.picks.get(question)
         if modules is None:
             modules = self._candidates(link, info, media, lane)
