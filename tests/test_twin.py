@@ -23,7 +23,7 @@ import pytest
 from click.testing import CliRunner
 
 from fabricc.cli import cli
-from fabricc.twin import requirements
+from fabricc.twin import requirements, routing
 from fabricc.twin.folder import load
 from fabricc.twin.lab import PREFIX, RUN, TAG_LENGTH, lab, leftovers, own_leftovers
 from fabricc.twin.names import Namer
@@ -270,7 +270,32 @@ def test_routing_faults_are_named(
     failures = _checks(report, "fabric", check)
     text = json.dumps(failures)
     assert any(all(w in json.dumps(f) for w in words) for f in failures), text
+    # a session the config keeps down crosses a link that passes packets: not the machine's
+    assert "relinked" not in report["networks"]["fabric"]["sessions"]
+    assert "lab" not in report
     assert not own_leftovers()
+
+
+@pytest.mark.tool
+@pytest.mark.slow
+def test_a_link_that_passes_nothing_is_taken_down_and_up(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """The machine's fault, not the design's (CI of 229d9e9: one veth of gb300-nvl72-spectrum-x
+    passed no packet for the whole run, its session Active at one end, Connect at the other):
+    the twin takes the wire down and up once and names it; the sessions then come up."""
+    _booting()
+    root = _built("roce-lab", tmp_path_factory)
+    folder = load(root)
+    with lab(300) as the_lab:
+        booted = routing.boot(the_lab, folder, Namer(folder), "fabric")
+        wire = booted.wires[0]
+        # the stand-in for a stalled veth: one end down, so that neither end reaches the other
+        the_lab.run("ip", "-n", booted.routers[wire.a].ns, "link", "set", wire.a_if, "down")
+        designed, failures = routing.wait_sessions(the_lab, folder, booted)
+        assert routing.silent_wires(the_lab, booted, booted.wires) == []
+    assert (designed, failures) == (16, [])
+    assert booted.relinked == [wire.cable]
 
 
 def _no_relay(text: str) -> str:

@@ -1,12 +1,19 @@
 """The twin's check rules on hand-made booted fabrics (no namespaces): which leaf the uplink
-drill cuts, and what the ECMP check counts towards a leaf whose router id is on an SVI."""
+drill cuts, what the ECMP check counts towards a leaf whose router id is on an SVI, and how the
+machine's own faults (neighbour table overflows) are told apart from the design's."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
-from fabricc.twin import drills, routing
+from fabricc.twin import drills, lab, routing
+from fabricc.twin.report import Report
 from fabricc.twin.routing import Booted, Router, Wire, designed_ecmp, ecmp_target
+from fabricc.twin.run import _refused_neighbors
+from fabricc.twin.summary import summary_text
 
 SVI_LEAF = "router bgp 65101\n bgp router-id {rid}\ninterface vlan20\n ip address {rid}/26\n"
 LOOPBACK_LEAF = "router bgp 65001\n bgp router-id {rid}\ninterface lo\n ip address {rid}/32\n"
@@ -84,3 +91,25 @@ def test_routes_are_not_settled_before_every_session_has_sent_its_first(
     # a session that is down holds nothing back: its failure will not change by waiting
     received["swp1"] = {"state": "Active", "inq": 0, "outq": 0}
     assert routing.settled_state(None, booted) is not None  # type: ignore[arg-type]
+
+
+def test_neighbour_overflows_are_read_per_table_and_noted_only_when_they_rose(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    header = "entries  allocs   destroys hash_grows lookups  hits     table_fulls\n"
+    ndisc = tmp_path / "ndisc_cache"
+    ndisc.write_text(header + "00000010 00000001 0 0 0 0 00000002\n00000010 0 0 0 0 0 0000000a\n")
+    monkeypatch.setattr(lab, "NEIGHBOR_STATS", {"IPv6": ndisc, "ARP": tmp_path / "absent"})
+    assert lab.neighbor_overflows() == {"IPv6": 12}  # summed over the CPUs' rows, hexadecimal
+    assert _refused_neighbors({"IPv6": 12}, {"IPv6": 12}) == []
+    (note,) = _refused_neighbors({"IPv6": 12, "ARP": 0}, {"IPv6": 15, "ARP": 0})
+    assert "refused 3 new IPv6 neighbour entries" in note
+
+
+def test_the_machines_notes_reach_the_report_only_when_there_are_some() -> None:
+    report = Report("design")
+    assert "lab" not in json.loads(report.text())
+    report.lab = ["the kernel refused 3 new IPv6 neighbour entries"]
+    assert json.loads(report.text())["lab"] == report.lab
+    assert "lab: the kernel refused 3" in summary_text(report)
+    assert report.holds  # the machine's fault is not the design's failure

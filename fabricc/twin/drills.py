@@ -21,6 +21,7 @@ from fabricc.twin.routing import (
     _leaves,
     _pings,
     all_peers,
+    set_links,
     settled_state,
 )
 
@@ -59,28 +60,17 @@ def _established(lab: Lab, booted: Booted, names: set[str]) -> dict[str, int]:
     }
 
 
-def _links(lab: Lab, booted: Booted, wires: list[Wire], state: str) -> None:
-    """Sets both ends of the wires `state` (up or down): one `ip -batch` per namespace."""
-    ends: dict[str, list[str]] = {}
-    for wire in wires:
-        for device, interface in ((wire.a, wire.a_if), (wire.b, wire.b_if)):
-            ends.setdefault(booted.routers[device].ns, []).append(interface)
-    for ns, interfaces in ends.items():
-        commands = "".join(f"link set {interface} {state}\n" for interface in interfaces)
-        lab.run("ip", "-n", ns, "-batch", "-", stdin=commands)
-
-
 def take_down(lab: Lab, booted: Booted, wires: list[Wire]) -> dict[str, int]:
     """Takes the wires down; returns the sessions their switches had Established before."""
     before = _established(lab, booted, {d for w in wires for d in (w.a, w.b)})
-    _links(lab, booted, wires, "down")
+    set_links(lab, booted, wires, "down")
     return before
 
 
 def bring_up(lab: Lab, booted: Booted, wires: list[Wire], before: dict[str, int]) -> None:
     """Brings the wires up and waits (bounded) until their switches have their sessions
     Established again, so that the next drill starts from the whole fabric."""
-    _links(lab, booted, wires, "up")
+    set_links(lab, booted, wires, "up")
     end = time.monotonic() + min(RECOVER, lab.remaining())
     while before and time.monotonic() < end:
         now = _established(lab, booted, set(before))
@@ -111,7 +101,7 @@ def _drill(
     pairs = _pairs(booted, down) if pairs is None else pairs
     before = take_down(lab, booted, wires) if recover else {}
     if not recover:
-        _links(lab, booted, wires, "down")
+        set_links(lab, booted, wires, "down")
     extra: list[dict[str, object]] = []
     try:
         end = time.monotonic() + min(SETTLE, lab.remaining())

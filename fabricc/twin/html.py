@@ -109,6 +109,7 @@ def context(report: Report) -> dict[str, Any]:
         "provisioning": _check("provisioning", p) if p else None,
         "networks": [_network(n, c) for n, c in sorted(report.networks.items())],
         "not_modelled": report.not_modelled,
+        "lab": report.lab,
     }
 
 

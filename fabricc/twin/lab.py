@@ -308,8 +308,12 @@ def make_room_for_neighbors(links: int) -> None:
     """BGP unnumbered keeps an IPv6 neighbour entry at both ends of every link, hosts and SVIs
     an ARP entry per neighbour, and the kernel's neighbour tables are shared by all namespaces
     (gc_thresh3, 1024 by default: sessions stay Idle, pings fail, with "neighbor table
-    overflow"). Raise the limits when lower than needed; never lower."""
-    needed = 4 * links + 1024
+    overflow"). Each interface also holds its multicast groups' entries (all-nodes, MLD, the
+    peer's solicited-node: NOARP, freed only by the kernel's garbage collector): gb300-nvl72-
+    spectrum-x, 1,000 links, peaked at 4,059 IPv6 entries, within 4 x links + 1024 only while
+    the collector keeps up, so the room is four times that. A limit, not memory: the kernel
+    allocates an entry when it is used. Raise the limits when lower than needed; never lower."""
+    needed = 16 * links + 4096
     for table in NEIGHBOR_TABLES:
         with contextlib.suppress(OSError):
             if int((table / "gc_thresh3").read_text()) >= needed:
@@ -318,6 +322,25 @@ def make_room_for_neighbors(links: int) -> None:
                 if int((table / name).read_text()) < value:
                     (table / name).write_text(f"{value}\n")
             (table / "gc_thresh3").write_text(f"{needed}\n")
+
+
+NEIGHBOR_STATS = {
+    "IPv6": Path("/proc/net/stat/ndisc_cache"),
+    "ARP": Path("/proc/net/stat/arp_cache"),
+}
+
+
+def neighbor_overflows() -> dict[str, int]:
+    """Table -> the new neighbour entries the kernel refused since it booted ("neighbor table
+    overflow": its table_fulls, the last column of /proc/net/stat/<table>, one row per CPU);
+    absent where the kernel does not say."""
+    found: dict[str, int] = {}
+    for name, path in NEIGHBOR_STATS.items():
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            header, *rows = path.read_text().split("\n")
+            column = header.split().index("table_fulls")
+            found[name] = sum(int(row.split()[column], 16) for row in rows if row.strip())
+    return found
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:

@@ -18,6 +18,9 @@ class Report:
     provisioning: dict[str, object] = field(default_factory=dict)
     networks: dict[str, dict[str, object]] = field(default_factory=dict)
     not_modelled: list[str] = field(default_factory=list)
+    # what went wrong with the machine the twin ran on rather than with the design (the kernel
+    # refused neighbour entries): in report.json only when something did
+    lab: list[str] = field(default_factory=list)
     # wall seconds per stage: not in report.json (same outcome, same bytes), in timings.json
     timings: dict[str, float] = field(default_factory=dict)
 
@@ -48,6 +51,8 @@ class Report:
             "networks": self.networks,
             "not_modelled": self.not_modelled,
         }
+        if self.lab:
+            data["lab"] = self.lab
         return json.dumps(data, indent=2, sort_keys=True) + "\n"
 
     def timings_text(self) -> str:

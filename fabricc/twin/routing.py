@@ -113,6 +113,9 @@ class Booted:
     mtu: dict[tuple[str, str], int] = field(default_factory=dict)  # (device, if) -> MTU
     outside: set[tuple[str, str]] = field(default_factory=set)  # (switch, if) cabled off-slice
     uncabled: set[tuple[str, str]] = field(default_factory=set)  # (switch, if) to no plan device
+    relinked: list[str] = field(
+        default_factory=list
+    )  # cables that passed nothing, taken down and up
 
 
 def _loopback(frr: str) -> str | None:
@@ -537,21 +540,86 @@ def _session_failures(lab: Lab, folder: BuildFolder, booted: Booted) -> tuple[in
     return designed, failures
 
 
+def set_links(lab: Lab, booted: Booted, wires: list[Wire], state: str) -> None:
+    """Sets both ends of the wires `state` (up or down): one `ip -batch` per namespace."""
+    ends: dict[str, list[str]] = {}
+    for wire in wires:
+        for device, interface in ((wire.a, wire.a_if), (wire.b, wire.b_if)):
+            ends.setdefault(booted.routers[device].ns, []).append(interface)
+    for ns, interfaces in ends.items():
+        commands = "".join(f"link set {interface} {state}\n" for interface in interfaces)
+        lab.run("ip", "-n", ns, "-batch", "-", stdin=commands)
+
+
+def silent_wires(lab: Lab, booted: Booted, wires: list[Wire]) -> list[Wire]:
+    """The wires over which neither end answers an echo request to its IPv6 link-local address
+    (a ping each way; an end without the address, down, answers none). No configuration makes
+    a link do that: the twin's cables are veth pairs that the kernel runs, up and with their
+    link-local addresses whatever the config says; a link that passes nothing is the
+    machine's fault."""
+    names = {d for wire in wires for d in (wire.a, wire.b)}
+    with ThreadPoolExecutor(ASKERS) as pool:
+        local = dict(
+            zip(
+                sorted(names),
+                pool.map(lambda n: _link_locals(lab, booted.routers[n].ns), sorted(names)),
+                strict=True,
+            )
+        )
+    jobs: list[tuple[str, str, str]] = []
+    owners: list[int] = []
+    for k, wire in enumerate(wires):
+        for me, my_if, other, other_if in (
+            (wire.a, wire.a_if, wire.b, wire.b_if),
+            (wire.b, wire.b_if, wire.a, wire.a_if),
+        ):
+            mine, far = booted.routers[me], booted.routers[other]
+            target = local[other].get(far.l3(other_if))
+            if target is not None and mine.l3(my_if) in local[me]:
+                jobs.append((mine.ns, "", f"{target}%{mine.l3(my_if)}"))
+                owners.append(k)
+    answered = {k for k, ok in zip(owners, _pings(lab, jobs, v6=True), strict=True) if ok}
+    return [wire for k, wire in enumerate(wires) if k not in answered]
+
+
+def _relink(lab: Lab, booted: Booted, failures: list[Failure]) -> bool:
+    """Takes down and up the wires of sessions still on their way that pass no packet at all
+    (silent_wires: the machine's fault, which a new carrier clears: a veth whose queue stalled);
+    they are named in booted.relinked. True when any was."""
+    stuck = {str(f["cable"]) for f in failures if str(f["problem"]).startswith("session ")}
+    silent = silent_wires(lab, booted, [w for w in booted.wires if w.cable in stuck])
+    if silent:
+        set_links(lab, booted, silent, "down")
+        set_links(lab, booted, silent, "up")
+        booted.relinked.extend(sorted(wire.cable for wire in silent))
+    return bool(silent)
+
+
 def wait_sessions(lab: Lab, folder: BuildFolder, booted: Booted) -> tuple[int, list[Failure]]:
     """Polls until every designed session is up and right, or the wait is over; after
     SESSION_SETTLE, also when no failure is a session still on its way (a neighbour the config
-    lacks, or a session Established with the wrong peer, stays so)."""
+    lacks, or a session Established with the wrong peer, stays so). Once, after SESSION_SETTLE,
+    the wires of sessions still on their way that pass no packet are taken down and up (the
+    machine's fault, not the design's) and the wait goes on for another SESSION_SETTLE at
+    least."""
     # the bridges forward first: routed sessions no longer wait for them (peerlink.4094 is a
     # link of its own), the pings through a bridge that follow do
     wait_forwarding(lab, sorted(r.ns for r in booted.routers.values() if r.bridged))
     start = time.monotonic()
     end = start + min(SESSION_WAIT + len(booted.wires) * 0.05, lab.remaining())
     last: list[Failure] | None = None
+    relinked = False
     while True:
         designed, failures = _session_failures(lab, folder, booted)
         if not failures or time.monotonic() > end:
             return designed, failures
         pending = [f for f in failures if str(f["problem"]).startswith("session ")]
+        if pending and not relinked and time.monotonic() - start > SESSION_SETTLE:
+            relinked = True
+            if _relink(lab, booted, pending):
+                end = max(end, time.monotonic() + min(SESSION_SETTLE, lab.remaining()))
+                last = None
+                continue
         if not pending and failures == last and time.monotonic() - start > SESSION_SETTLE:
             return designed, failures
         last = failures

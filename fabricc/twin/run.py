@@ -17,7 +17,7 @@ from pathlib import Path
 
 from fabricc.twin import clab, drills, hosts, ib, mlag, netplan, provisioning, routing, scope
 from fabricc.twin.folder import BuildFolder, load
-from fabricc.twin.lab import Lab, lab
+from fabricc.twin.lab import Lab, lab, neighbor_overflows
 from fabricc.twin.names import Namer
 from fabricc.twin.report import Report
 from fabricc.twin.slice import MAX_DEVICES, choose
@@ -105,7 +105,9 @@ def twin(
 
     subnets = ib.subnets(whole)  # ibsim runs a subnet whole, however large
     stages: list[Stage] = [provision, *map(infiniband, subnets), *map(routed, ethernet)]
+    refused = neighbor_overflows()
     outcomes = _concurrently(stages, seconds)
+    report.lab = _refused_neighbors(refused, neighbor_overflows())
     found = iter(outcomes)
     report.provisioning, _ = next(found)
     for name in [subnet.name for subnet in subnets] + ethernet:
@@ -114,6 +116,18 @@ def twin(
         report.timings.update(timings)
     report.timings["total"] = round(time.monotonic() - start, 1)
     return report
+
+
+def _refused_neighbors(before: dict[str, int], after: dict[str, int]) -> list[str]:
+    """A note per kernel neighbour table that refused entries while the twin ran (counted for the
+    whole machine: another program's namespaces count too)."""
+    return [
+        f"the kernel refused {after[table] - before[table]} new {table} neighbour entries during "
+        "the run (neighbor table overflow, gc_thresh3): a failure to reach a neighbour may be "
+        "the machine's, not the design's"
+        for table in sorted(after)
+        if table in before and after[table] > before[table]
+    ]
 
 
 def _concurrently(stages: list[Stage], seconds: float) -> list[tuple[Findings, dict[str, float]]]:
@@ -163,10 +177,10 @@ def _network(
         return scope.not_booted(folder, network)
     with _timed(timings, f"{network}: sessions"):
         designed, failures = routing.wait_sessions(the_lab, folder, booted)
-    checks: dict[str, object] = {
-        "switches": len(booted.routers),
-        "sessions": {"designed": designed, "failures": failures},
-    }
+    sessions: dict[str, object] = {"designed": designed, "failures": failures}
+    if booted.relinked:
+        sessions["relinked"] = booted.relinked  # the machine's fault, cleared: not failures
+    checks: dict[str, object] = {"switches": len(booted.routers), "sessions": sessions}
     # ECMP first: it waits for the routes to settle, which the pings need
     with _timed(timings, f"{network}: ecmp"):
         checked, failures = routing.ecmp(the_lab, booted)

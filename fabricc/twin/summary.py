@@ -43,6 +43,11 @@ def _lines(name: str, check: dict[str, object]) -> list[str]:
     lines = [f"  {name}: {counts + ', ' if counts else ''}{len(failures)} failing"]
     if isinstance(check.get("skipped"), str):
         lines = [f"  {name}: skipped, {check['skipped']}"]
+    relinked = check.get("relinked")
+    if isinstance(relinked, list) and relinked:
+        lines.append(
+            f"    relinked (passed no packet, taken down and up): {', '.join(map(str, relinked))}"
+        )
     lines.extend(f"    {_failure_text(f)}" for f in failures[:SHOWN])
     if len(failures) > SHOWN:
         lines.append(f"    ... {len(failures) - SHOWN} more in twin/report.json")
@@ -76,5 +81,6 @@ def summary_text(report: Report) -> str:
                 for drill in check:
                     if isinstance(drill, dict):
                         lines.extend(_lines(f"drill {drill.get('drill')}", drill))
+    lines.extend(f"lab: {note}" for note in report.lab)
     lines.append(("holds" if report.holds else f"FAILS: {report.failures()} failures") + "")
     return "\n".join(lines) + "\n"
