@@ -31,7 +31,7 @@ from fabricc.errors import (
 )
 from fabricc.ir import Fabric
 from fabricc.spec.loader import KeptPlace, LoadedSpec, load_spec
-from fabricc.spec.size import check_size
+from fabricc.spec.size import check_size, estimated_links
 from fabricc.synth.pipeline import Linked, Stage, quiet, synthesize, unlinked
 from fabricc.writer import OutputTree
 
@@ -184,16 +184,27 @@ def build(
     # The emitters and the write, too, make next to no reference cycles (tests/test_collector.py)
     # while they hold millions of rows and strings: no cyclic collections over them either.
     with fewer_collections(), contextlib.ExitStack() as running:
+        # a design that looks large has its analysis worker started now, waiting for its
+        # graphs: its start and imports run on the core that synthesis leaves idle
+        waiting = None
+        if estimated_links(loaded) >= ANALYSIS_PROCESS_LINKS:
+            from fabricc.analysis import worker
+
+            waiting = running.enter_context(worker.PlaneWorker())
 
         def analysis_worker(fabric: Fabric) -> None:
-            """The analysis' worker of a large design, started once its topology is final: it
-            computes on the other core while this process selects cables (about 1.5 s at
-            nvl72-512 in bench/bench.py), where it would otherwise take from the emitters'."""
+            """The analysis' worker of a large design, given its graphs once the topology is
+            final: it computes on the other core while this process selects cables (about 1.5 s
+            at nvl72-512 in bench/bench.py), where it would otherwise take from the emitters'."""
             if len(fabric.links) >= ANALYSIS_PROCESS_LINKS:
                 from fabricc.analysis import worker  # networkx and all: loaded when needed
 
                 stage("analysis graphs")
-                running.enter_context(worker.start(fabric))
+                started = worker.start(fabric, waiting)
+                if waiting is None:
+                    running.enter_context(started)
+            elif waiting is not None:
+                waiting.close()  # smaller than it looked: analysed in this process
 
         fabric = synthesized(loaded, stage, analysis_worker)
         split = (

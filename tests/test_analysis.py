@@ -520,15 +520,17 @@ networks:
 # -- the analysis process (large designs) ------------------------------------------------------
 
 
+@pytest.mark.parametrize("waiting", [False, True], ids=["given", "waiting"])
 @pytest.mark.parametrize("example", ["superpod-h100-4su", "spectrum-x-2plane", "roce-lab"])
 def test_the_analysis_process_gives_the_in_process_figures(
-    example: str, monkeypatch: pytest.MonkeyPatch
+    example: str, waiting: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Every network's figures from the worker process equal those computed here; the parent
-    computes none of them itself once the worker runs (its plane_figures would fail)."""
+    """Every network's figures from the worker process equal those computed here, whether it
+    started with its graphs or waited for them; the parent computes none of them itself once
+    the worker runs (its plane_figures would fail)."""
     fabric, _ = compiled(example)
     expected = analyze(fabric)
-    worker.start(fabric)
+    worker.start(fabric, worker.PlaneWorker() if waiting else None)
 
     def not_here(*_: object) -> None:
         raise AssertionError("plane figures computed in the build's process")
@@ -556,6 +558,67 @@ def test_an_analysis_process_that_dies_is_reported() -> None:
         running.figures()
 
 
+def test_a_waiting_analysis_process_that_dies_is_reported() -> None:
+    fabric, _ = compiled("roce-lab")
+    running = worker.PlaneWorker()
+    running._process.kill()
+    running._process.wait()
+    running.send({"x": (plane_graphs(fabric, "compute"), {})})  # into a closed pipe: no error
+    with pytest.raises(RuntimeError, match=r"ended without a result \(exit code -9\)"):
+        running.figures()
+
+
+def test_a_design_that_looks_large_starts_its_analysis_process_before_synthesis(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its start and imports run while this process synthesises; the graphs go to that same
+    process (the files are those of an in-process analysis: the test below)."""
+    spec = EXAMPLES / "roce-lab.yaml"
+    created: list[tuple[worker.PlaneWorker, list[str]]] = []
+    given: list[worker.PlaneWorker | None] = []
+    stages: list[str] = []
+    init, start = worker.PlaneWorker.__init__, worker.start
+
+    def recorded_init(self: worker.PlaneWorker, jobs: worker.Jobs | None = None) -> None:
+        init(self, jobs)
+        created.append((self, list(stages)))
+
+    def recorded_start(
+        fabric: Fabric, waiting: worker.PlaneWorker | None = None
+    ) -> worker.PlaneWorker:
+        given.append(waiting)
+        return start(fabric, waiting)
+
+    monkeypatch.setattr(fabricc.build, "ANALYSIS_PROCESS_LINKS", 0)
+    monkeypatch.setattr(worker.PlaneWorker, "__init__", recorded_init)
+    monkeypatch.setattr(worker, "start", recorded_start)
+    monkeypatch.setattr(network, "plane_figures", None)  # any figures computed here would fail
+    fabricc.build.build(spec, tmp_path / "early", stage=stages.append)
+    [(early, before)] = created
+    assert before == ["load"]  # before synthesis's first stage
+    assert given == [early]
+    assert early._process.returncode == 0  # it answered and ended
+
+
+def test_a_design_smaller_than_it_looked_stops_its_waiting_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    created: list[worker.PlaneWorker] = []
+    init = worker.PlaneWorker.__init__
+
+    def recorded_init(self: worker.PlaneWorker, jobs: worker.Jobs | None = None) -> None:
+        init(self, jobs)
+        created.append(self)
+
+    monkeypatch.setattr(fabricc.build, "estimated_links", lambda _: 10**9)
+    monkeypatch.setattr(fabricc.build, "ANALYSIS_PROCESS_LINKS", 10**8)
+    monkeypatch.setattr(worker.PlaneWorker, "__init__", recorded_init)
+    fabricc.build.build(EXAMPLES / "roce-lab.yaml", tmp_path / "out")
+    [waiting] = created
+    assert waiting._process.returncode == -signal.SIGKILL  # stopped once the links were known
+    assert (tmp_path / "out" / "analysis" / "analysis.json").is_file()
+
+
 def test_a_failed_build_stops_the_analysis_process(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -564,8 +627,8 @@ def test_a_failed_build_stops_the_analysis_process(
     started: list[worker.PlaneWorker] = []
     start = worker.start
 
-    def recorded(fabric: Fabric) -> worker.PlaneWorker:
-        started.append(start(fabric))
+    def recorded(fabric: Fabric, waiting: worker.PlaneWorker | None = None) -> worker.PlaneWorker:
+        started.append(start(fabric, waiting))
         return started[-1]
 
     def failing(fabric: Fabric) -> list[Artifact]:
@@ -591,9 +654,9 @@ def test_the_analysis_process_starts_before_cable_selection(
     stages: list[str] = []
     start = worker.start
 
-    def recorded(fabric: Fabric) -> worker.PlaneWorker:
+    def recorded(fabric: Fabric, waiting: worker.PlaneWorker | None = None) -> worker.PlaneWorker:
         before = threading.active_count()
-        running = start(fabric)
+        running = start(fabric, waiting)
         started.append((list(stages), threading.active_count() - before))
         return running
 
@@ -612,8 +675,8 @@ def test_a_design_error_in_cable_selection_stops_the_analysis_process(
     started: list[worker.PlaneWorker] = []
     start = worker.start
 
-    def recorded(fabric: Fabric) -> worker.PlaneWorker:
-        started.append(start(fabric))
+    def recorded(fabric: Fabric, waiting: worker.PlaneWorker | None = None) -> worker.PlaneWorker:
+        started.append(start(fabric, waiting))
         return started[-1]
 
     def refused(fabric: Fabric, problems: list[Diagnostic]) -> None:

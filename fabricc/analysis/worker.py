@@ -6,17 +6,22 @@ in another Python process while the build's process runs the emitters before the
 Max-flows, path searches and failure impacts are most of the analysis (about 2 s at 100k GPUs)
 and read nothing but the graphs, which are small (a few thousand switches; endpoints are
 attachments). The process is a plain `python -I` with this process's import path that imports
-this fabricc package and runs serve(): nothing of the caller's program runs again in it, as
-multiprocessing's spawn would re-run an unguarded main script. The graphs go to its stdin
-pickled, with attachments as plain tuples (a named tuple pickles through a Python call each),
-into an unnamed temporary file that is its stdin: the build never waits for the process to start
-and runs no thread of it (the build forks after synthesis, fabricc.forked, and the worker starts
-before cable selection). The figures come back on its stdout. They are the same data as
-in-process (tests/test_analysis.py).
+this fabricc package and runs serve() (fabricc.analysis.process): nothing of the caller's
+program runs again in it, as multiprocessing's spawn would re-run an unguarded main script. The
+graphs go to its stdin pickled, with attachments as plain tuples (a named tuple pickles through a
+Python call each). A large build starts the process before synthesis, waiting for its graphs
+(its 0.3 s of start and imports on the core that synthesis leaves idle), and writes them into
+its stdin pipe once the topology is final, before cable selection; started with its graphs, the
+process has them in an unnamed temporary file as its stdin. Either way the build never waits
+for the process to start and runs no thread of it (the build forks after synthesis,
+fabricc.forked). The figures come back on its stdout. They are the same data as in-process
+(tests/test_analysis.py).
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import pickle
 import subprocess
@@ -36,8 +41,12 @@ MEMO_KEY = "analysis.worker"  # Fabric.memo: the worker of a build that started 
 _ROOT = str(Path(__file__).resolve().parent.parent.parent)
 _SERVE = (
     "import json, sys; sys.path[:] = json.loads(sys.argv[1]); "
-    "from fabricc.analysis.worker import serve; serve()"
+    "from fabricc.analysis.process import main; main()"
 )
+# A pipe this large takes a payload (4 MB at nvl72-512) in a few reads of the process's reading
+# thread, which shares the interpreter with its imports (Linux's limit for a user: 1 MiB,
+# /proc/sys/fs/pipe-max-size); where refused, the pipe stays as it is
+PIPE_BYTES = 1 << 20
 
 _Packed = tuple[
     str, int, list[str], list[str], list[dict[int, tuple[int, int]]], list[tuple[Any, ...]]
@@ -46,21 +55,33 @@ Jobs = dict[str, tuple[list[PlaneGraph], dict[str, list[str]]]]
 
 
 class PlaneWorker:
-    """A process computing plane_figures of each job; figures() waits for them."""
+    """A process computing plane_figures of each job; figures() waits for them. Given its jobs,
+    it starts with them as its stdin; without, it starts waiting for them (send), its imports
+    done on a core that synthesis leaves idle."""
 
-    def __init__(self, jobs: Jobs) -> None:
-        packed = {
-            name: ([_pack(graph) for graph in graphs], tiers)
-            for name, (graphs, tiers) in jobs.items()
-        }
+    def __init__(self, jobs: Jobs | None = None) -> None:
+        command = [sys.executable, "-I", "-c", _SERVE, json.dumps([_ROOT, *sys.path])]
+        if jobs is None:
+            self._process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+            assert self._process.stdin is not None
+            with contextlib.suppress(OSError):
+                fcntl.fcntl(self._process.stdin, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+            return
         with tempfile.TemporaryFile() as payload:
-            pickle.dump(packed, payload, protocol=pickle.HIGHEST_PROTOCOL)
+            pickle.dump(_packed(jobs), payload, protocol=pickle.HIGHEST_PROTOCOL)
             payload.seek(0)
-            self._process = subprocess.Popen(
-                [sys.executable, "-I", "-c", _SERVE, json.dumps([_ROOT, *sys.path])],
-                stdin=payload,
-                stdout=subprocess.PIPE,
-            )
+            self._process = subprocess.Popen(command, stdin=payload, stdout=subprocess.PIPE)
+
+    def send(self, jobs: Jobs) -> None:
+        """The jobs of a worker started without them (once). A process that has died takes
+        nothing: figures() reports it."""
+        stdin = self._process.stdin
+        assert stdin is not None, "the worker has its jobs"
+        try:
+            with stdin:
+                pickle.dump(_packed(jobs), stdin, protocol=pickle.HIGHEST_PROTOCOL)
+        except BrokenPipeError:
+            pass
 
     def figures(self) -> dict[str, dict[str, Any]]:
         """Per network, its plane figures; RuntimeError (with the process's traceback) when the
@@ -82,12 +103,15 @@ class PlaneWorker:
         return value  # type: ignore[no-any-return]
 
     def close(self) -> None:
-        """Stop the process if it still runs (a build that failed) and release the pipes."""
+        """Stop the process if it still runs (a build that failed, or one that did not need
+        it) and release the pipes."""
         if self._process.poll() is None:
             self._process.kill()
         self._process.wait()
-        if self._process.stdout is not None:
-            self._process.stdout.close()
+        for pipe in (self._process.stdin, self._process.stdout):
+            if pipe is not None:
+                with contextlib.suppress(BrokenPipeError):
+                    pipe.close()
 
     def __enter__(self) -> PlaneWorker:
         return self
@@ -96,13 +120,17 @@ class PlaneWorker:
         self.close()
 
 
-def start(fabric: Fabric) -> PlaneWorker:
-    """Build the plane graphs of every network and hand them to a new worker, which
-    analysis.design.analyze then asks for the figures (through Fabric.memo)."""
+def start(fabric: Fabric, waiting: PlaneWorker | None = None) -> PlaneWorker:
+    """Build the plane graphs of every network and hand them to the `waiting` worker, else to a
+    new one, which analysis.design.analyze then asks for the figures (through Fabric.memo)."""
     jobs = {
         name: (plane_graphs(fabric, name), tier_switches(fabric, name)) for name in fabric.networks
     }
-    worker = PlaneWorker(jobs)
+    if waiting is None:
+        worker = PlaneWorker(jobs)
+    else:
+        worker = waiting
+        worker.send(jobs)
     fabric.memo[MEMO_KEY] = worker
     return worker
 
@@ -111,6 +139,12 @@ def taken_figures(fabric: Fabric) -> dict[str, dict[str, Any]]:
     """The figures of the build's worker, if it started one (once: the worker is closed)."""
     worker = fabric.memo.pop(MEMO_KEY, None)
     return worker.figures() if isinstance(worker, PlaneWorker) else {}
+
+
+def _packed(jobs: Jobs) -> dict[str, tuple[list[_Packed], dict[str, list[str]]]]:
+    return {
+        name: ([_pack(graph) for graph in graphs], tiers) for name, (graphs, tiers) in jobs.items()
+    }
 
 
 def _pack(graph: PlaneGraph) -> _Packed:
@@ -131,13 +165,11 @@ def _unpack(packed: _Packed) -> PlaneGraph:
     )
 
 
-def serve() -> None:
-    """The process: figures of each network of the job read from stdin, or the traceback,
-    pickled to stdout."""
+def serve(payload: bytes) -> None:
+    """The process (fabricc.analysis.process, which read `payload` from stdin): figures of
+    each network of the job, or the traceback, pickled to stdout."""
     try:
-        packed: dict[str, tuple[list[_Packed], dict[str, list[str]]]] = pickle.load(
-            sys.stdin.buffer
-        )
+        packed: dict[str, tuple[list[_Packed], dict[str, list[str]]]] = pickle.loads(payload)
         figures = {
             name: plane_figures([_unpack(graph) for graph in graphs], tiers)
             for name, (graphs, tiers) in packed.items()

@@ -57,13 +57,19 @@ def endpoint_links(loaded: LoadedSpec) -> dict[str, int]:
     return links
 
 
+def estimated_links(loaded: LoadedSpec) -> int:
+    """Every link of the design, roughly: its endpoint links and twice as many between switches
+    (a non-blocking tree of two or three tiers)."""
+    return sum(endpoint_links(loaded).values()) * (1 + SWITCH_LINKS_PER_ENDPOINT_LINK)
+
+
 def check_size(loaded: LoadedSpec, available: int | None = None) -> list[Diagnostic]:
     """An error when the design's estimated memory exceeds what the process may use."""
     available = available if available is not None else available_bytes()
     links = endpoint_links(loaded)
     if available is None or not links:
         return []
-    total = sum(links.values()) * (1 + SWITCH_LINKS_PER_ENDPOINT_LINK)
+    total = estimated_links(loaded)
     needed = BASE_BYTES + total * LINK_BYTES
     if needed <= available:
         return []
