@@ -55,14 +55,17 @@ REVIEW = ("bom", "summary", "diagrams", "analysis", "report")
 # Of them, those this process runs after its turns at FORK_UNITS: the analysis waits for its
 # worker's figures (a second and more at nvl72-512 when it ran first), the report prints them.
 REVIEW_LAST = ("analysis", "report")
-# The units the two processes take, in this order: the costliest at scale first (bench/stages.py
-# at 32k-65k GPUs: provisioning 0.5-3.2 s, configs 1.1-2.2 s in two parts, cabling 0.1-1.2 s).
+# The units the two processes take, in this order: the costliest at scale first, then the
+# small ones that let the two end together (bench/stages.py at nvl72-512: provisioning 1.8 s,
+# cabling 0.9 s, each third of the switch configs 0.5 s, the hosts' and subnet managers' 0.2 s).
 # An emitter named here nor in REVIEW is a unit of its own, after these.
 FORK_UNITS = (
     ("provisioning",),
-    ("configs",),
     ("cabling",),
-    ("configs-rest",),
+    ("configs",),
+    ("configs-2",),
+    ("configs-3",),
+    ("configs-hosts",),
     ("inventory", "nccl"),
 )
 EMIT_BATCH = 256  # files handed to the writer at a time

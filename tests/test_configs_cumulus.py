@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
+from fabricc.emit import configs
 from fabricc.emit.configs.context import ConfigContext
 from fabricc.emit.configs.cumulus import roce_tree
 from fabricc.emit.configs.mgmt import ManagementPlan, management_tree
@@ -690,3 +691,21 @@ def test_management_release_before_the_relay_agent_is_refused(tmp_path: Path) ->
     spec = text.replace("    role: oob\n", '    role: oob\n    cumulus_release: "5.6"\n')
     with pytest.raises(Exception, match=r"from 5\.7"):
         compile_text(spec, tmp_path)
+
+
+@pytest.mark.parametrize("example", ["superpod-h100-4su", "spectrum-x-2plane", "roce-lab"])
+def test_the_config_parts_share_the_switches_out_and_keep_every_file(example: str) -> None:
+    """Each switch's files are in exactly one of the three parts, the parts a switch apart at
+    most; the subnet managers' and hosts' files in the fourth; together every config file of
+    the build (the parts that a large build's two processes take apart)."""
+    fabric, artifacts = compiled(example)
+    parts = [[path for path, _ in configs.switches(part)(fabric)] for part in range(3)]
+    hosts = [path for path, _ in configs.emit_hosts(fabric)]
+    made = [path for part in parts for path in part] + hosts
+    assert sorted(made) == sorted(path for path, _ in artifacts if path.startswith("configs/"))
+    assert len(made) == len(set(made))
+    owners = [{path.split("/")[1] for path in part} for part in parts]
+    assert not (owners[0] & owners[1]) and not (owners[1] & owners[2])
+    assert not (owners[0] & owners[2])
+    assert max(map(len, owners)) - min(map(len, owners)) <= 1
+    assert not {path.split("/")[1] for path in hosts} & set(fabric.devices)

@@ -43,8 +43,10 @@ def emitters() -> tuple[Emitter, ...]:
     return (
         Emitter("cabling", cabling.emit),
         Emitter("provisioning", provisioning.emit),
-        Emitter("configs", configs.emit),
-        Emitter("configs-rest", configs.emit_rest),
+        Emitter("configs", configs.switches(0)),
+        Emitter("configs-2", configs.switches(1)),
+        Emitter("configs-3", configs.switches(2)),
+        Emitter("configs-hosts", configs.emit_hosts),
         Emitter("inventory", inventory.emit),
         Emitter("bom", bom.emit),
         Emitter("nccl", nccl.emit),

@@ -9,29 +9,34 @@ Consumes the Fabric IR; produces, under configs/:
                                         (<network>-plane<k>-sm/ per plane of a multi-plane network)
   hosts/<node>.sh                       RoCE NIC settings and nccl.conf of every RoCE node
 Every value is computed by the modules of this package; templates under templates/ only format.
-The link index is built once, so the emitter is linear in the number of links. Two emitters
-make them (`configs`, `configs-rest`: fabricc.emit.configs.files.PARTS), which a large build's
-two processes can take apart.
+The link index is built once, so the emitter is linear in the number of links. Four emitters
+make them (`configs`, `configs-2`, `configs-3`: a third of the switches each; `configs-hosts`:
+the subnet managers', hosts' and SuperNICs' files; fabricc.emit.configs.files), which a large
+build's two processes take apart.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from fabricc.emit import Artifact
 from fabricc.ir import Fabric
 
 
-def emit(fabric: Fabric) -> Iterator[Artifact]:
-    """The first part of the config files as they are made (fabricc.emit.configs.files, loaded
-    when a build first emits): the switches in even places."""
-    from fabricc.emit.configs.files import emit_part
+def switches(part: int) -> Callable[[Fabric], Iterator[Artifact]]:
+    """Part `part` of the switches' files as they are made (fabricc.emit.configs.files, loaded
+    when a build first emits)."""
 
-    return emit_part(fabric, 0)
+    def emit(fabric: Fabric) -> Iterator[Artifact]:
+        from fabricc.emit.configs.files import emit_switches
+
+        return emit_switches(fabric, part)
+
+    return emit
 
 
-def emit_rest(fabric: Fabric) -> Iterator[Artifact]:
-    """The second part: the switches in odd places, the subnet managers and the hosts."""
-    from fabricc.emit.configs.files import emit_part
+def emit_hosts(fabric: Fabric) -> Iterator[Artifact]:
+    """The subnet managers', hosts' and SuperNICs' files."""
+    from fabricc.emit.configs.files import emit_sm_hosts
 
-    return emit_part(fabric, 1)
+    return emit_sm_hosts(fabric)
