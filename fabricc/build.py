@@ -48,7 +48,7 @@ ANALYSIS_PROCESS_LINKS = 20_000
 # costs a few tens of ms to start, about 1 s of CPU at 65k GPUs (the pages it copies on write,
 # what it derives again) and 300-450 MB of private pages (docs/performance.md).
 FORK_LINKS = 20_000
-FORK_CPUS = 2  # on one CPU the copy is only its cost
+FORK_CPUS = 2  # on one CPU the copy (and the analysis worker) is only its cost
 # The emitters that read the same derived views (BOM lines, summary, analysis, the diagrams'
 # SVG): one process runs them all, this one, where the analysis worker's figures come back.
 REVIEW = ("bom", "summary", "diagrams", "analysis", "report")
@@ -188,9 +188,11 @@ def build(
     # while they hold millions of rows and strings: no cyclic collections over them either.
     with fewer_collections(), contextlib.ExitStack() as running:
         # a design that looks large has its analysis worker started now, waiting for its
-        # graphs: its start and imports run on the core that synthesis leaves idle
+        # graphs: its start and imports run on the core that synthesis leaves idle (on one CPU
+        # there is none: the analysis runs in this process, without the worker's start)
+        cores = forked.cpus() >= FORK_CPUS
         waiting = None
-        if estimated_links(loaded) >= ANALYSIS_PROCESS_LINKS:
+        if cores and estimated_links(loaded) >= ANALYSIS_PROCESS_LINKS:
             from fabricc.analysis import worker
 
             waiting = running.enter_context(worker.PlaneWorker())
@@ -199,7 +201,7 @@ def build(
             """The analysis' worker of a large design, given its graphs once the topology is
             final: it computes on the other core while this process selects cables (about 1.5 s
             at nvl72-512 in bench/bench.py), where it would otherwise take from the emitters'."""
-            if len(fabric.links) >= ANALYSIS_PROCESS_LINKS:
+            if cores and len(fabric.links) >= ANALYSIS_PROCESS_LINKS:
                 from fabricc.analysis import worker  # networkx and all: loaded when needed
 
                 stage("analysis graphs")

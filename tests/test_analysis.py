@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 import fabricc.build
 import fabricc.emit.cabling
+import fabricc.forked
 from fabricc.analysis import network, paths, worker
 from fabricc.analysis.bisection import Split, splits
 from fabricc.analysis.collectives import Link, all_reduce, gpu_counts
@@ -590,6 +591,7 @@ def test_a_design_that_looks_large_starts_its_analysis_process_before_synthesis(
         return start(fabric, waiting)
 
     monkeypatch.setattr(fabricc.build, "ANALYSIS_PROCESS_LINKS", 0)
+    monkeypatch.setattr(fabricc.build, "FORK_CPUS", 1)  # whatever this machine has
     monkeypatch.setattr(worker.PlaneWorker, "__init__", recorded_init)
     monkeypatch.setattr(worker, "start", recorded_start)
     monkeypatch.setattr(network, "plane_figures", None)  # any figures computed here would fail
@@ -612,10 +614,30 @@ def test_a_design_smaller_than_it_looked_stops_its_waiting_process(
 
     monkeypatch.setattr(fabricc.build, "estimated_links", lambda _: 10**9)
     monkeypatch.setattr(fabricc.build, "ANALYSIS_PROCESS_LINKS", 10**8)
+    monkeypatch.setattr(fabricc.build, "FORK_CPUS", 1)
     monkeypatch.setattr(worker.PlaneWorker, "__init__", recorded_init)
     fabricc.build.build(EXAMPLES / "roce-lab.yaml", tmp_path / "out")
     [waiting] = created
     assert waiting._process.returncode == -signal.SIGKILL  # stopped once the links were known
+    assert (tmp_path / "out" / "analysis" / "analysis.json").is_file()
+
+
+def test_on_one_cpu_the_analysis_runs_in_the_build_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another process gains nothing without a second core: no worker, early or late."""
+    created: list[object] = []
+    init = worker.PlaneWorker.__init__
+
+    def recorded_init(self: worker.PlaneWorker, jobs: worker.Jobs | None = None) -> None:
+        init(self, jobs)
+        created.append(self)
+
+    monkeypatch.setattr(fabricc.build, "ANALYSIS_PROCESS_LINKS", 0)
+    monkeypatch.setattr(fabricc.forked, "cpus", lambda: 1)
+    monkeypatch.setattr(worker.PlaneWorker, "__init__", recorded_init)
+    fabricc.build.build(EXAMPLES / "roce-lab.yaml", tmp_path / "out")
+    assert created == []
     assert (tmp_path / "out" / "analysis" / "analysis.json").is_file()
 
 
@@ -635,6 +657,7 @@ def test_a_failed_build_stops_the_analysis_process(
         raise RuntimeError("emitter failed")
 
     monkeypatch.setattr(fabricc.build, "ANALYSIS_PROCESS_LINKS", 0)
+    monkeypatch.setattr(fabricc.build, "FORK_CPUS", 1)  # whatever this machine has
     monkeypatch.setattr(worker, "start", recorded)
     monkeypatch.setattr(fabricc.emit.cabling, "emit", failing)  # the first emitter
     with pytest.raises(RuntimeError, match="emitter failed"):
@@ -661,6 +684,7 @@ def test_the_analysis_process_starts_before_cable_selection(
         return running
 
     monkeypatch.setattr(fabricc.build, "ANALYSIS_PROCESS_LINKS", 0)
+    monkeypatch.setattr(fabricc.build, "FORK_CPUS", 1)  # whatever this machine has
     monkeypatch.setattr(worker, "start", recorded)
     fabricc.build.build(EXAMPLES / "roce-lab.yaml", tmp_path / "out", stage=stages.append)
     [(before, threads)] = started
@@ -683,6 +707,7 @@ def test_a_design_error_in_cable_selection_stops_the_analysis_process(
         problems.append(error("no cable reaches", hint="stand the racks closer"))
 
     monkeypatch.setattr(fabricc.build, "ANALYSIS_PROCESS_LINKS", 0)
+    monkeypatch.setattr(fabricc.build, "FORK_CPUS", 1)  # whatever this machine has
     monkeypatch.setattr(worker, "start", recorded)
     monkeypatch.setattr(pipeline, "cable_design", refused)
     with pytest.raises(DesignError, match="no cable reaches"):
@@ -699,6 +724,7 @@ def test_a_build_through_the_analysis_process_gives_the_same_folder(
     spec = EXAMPLES / "superpod-h100-4su.yaml"
     fabricc.build.build(spec, tmp_path / "here")
     monkeypatch.setattr(fabricc.build, "ANALYSIS_PROCESS_LINKS", 0)
+    monkeypatch.setattr(fabricc.build, "FORK_CPUS", 1)  # whatever this machine has
     monkeypatch.setattr(network, "plane_figures", None)  # any figures computed here would fail
     fabricc.build.build(spec, tmp_path / "process")
 
