@@ -4,6 +4,7 @@ the stage callback of fabricc.build.build; optionally with a cProfile of the who
 
   python bench/stages.py 65k                      # stage table of the 65k build
   python bench/stages.py roce-512x32 --profile p  # and a cProfile written to p (pstats format)
+  python bench/stages.py 65k --keep DIR           # into DIR, kept (no removal while measuring)
 
 The build runs in this process, every emitter in it (fork=False: a large build otherwise runs
 some emitters in a forked copy, fabricc.forked, whose time this process does not see); CPU
@@ -21,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench import BENCH_CATALOG, GROWN_FROM, SCENARIOS
+from bench import BENCH_CATALOG, GROWN_FROM, SCENARIOS, keep_linked
 from fabricc.build import build
 
 
@@ -48,16 +49,26 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("scenario", choices=sorted(SCENARIOS))
     parser.add_argument("--profile", type=Path, help="write a cProfile of the build here")
+    parser.add_argument(
+        "--keep",
+        type=Path,
+        metavar="DIR",
+        help="build into this new folder and keep it (bench/bench.py --keep: no removal slows "
+        "the next measurement)",
+    )
     args = parser.parse_args()
     clock = Clock()
+    if args.keep is not None:
+        args.keep.mkdir(parents=True)
     with tempfile.TemporaryDirectory() as tmp:
-        folder = Path(tmp)
+        folder = args.keep or Path(tmp)
         spec = folder / f"{args.scenario}.yaml"
         (folder / "bench-catalog.yaml").write_text(BENCH_CATALOG)
         grown = args.scenario in GROWN_FROM
         if grown:  # the earlier build it grows over (not measured)
             spec.write_text(GROWN_FROM[args.scenario]())
             build(spec, folder / "out", fresh=True)
+            keep_linked(folder / "out", folder / "kept")  # its removal then frees no inode
         spec.write_text(SCENARIOS[args.scenario]())
         profiler = cProfile.Profile() if args.profile else None
         if profiler:
