@@ -298,6 +298,27 @@ def test_a_link_that_passes_nothing_is_taken_down_and_up(
     assert booted.relinked == [wire.cable]
 
 
+@pytest.mark.tool
+@pytest.mark.slow
+def test_a_link_that_stays_silent_is_named_the_machines(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Taking it down and up did not help (here: did nothing): its sessions fail, each saying
+    that the link passes no packet, which no design does."""
+    _booting()
+    root = _built("roce-lab", tmp_path_factory)
+    folder = load(root)
+    monkeypatch.setattr(routing, "SESSION_WAIT", 12.0)
+    monkeypatch.setattr(routing, "set_links", lambda *_: None)
+    with lab(300) as the_lab:
+        booted = routing.boot(the_lab, folder, Namer(folder), "fabric")
+        wire = booted.wires[0]
+        the_lab.run("ip", "-n", booted.routers[wire.a].ns, "link", "set", wire.a_if, "down")
+        _designed, failures = routing.wait_sessions(the_lab, folder, booted)
+    assert failures and {f["cable"] for f in failures} == {wire.cable}
+    assert all("passes no packet" in str(f["problem"]) for f in failures), failures
+
+
 def _no_relay(text: str) -> str:
     return re.sub(r"    service:\n      dhcp-relay:\n(?:        .*\n|          .*\n)+", "", text)
 

@@ -595,6 +595,22 @@ def _relink(lab: Lab, booted: Booted, failures: list[Failure]) -> bool:
     return bool(silent)
 
 
+def _silent_named(lab: Lab, booted: Booted, failures: list[Failure]) -> list[Failure]:
+    """The failures, each session still on its way over a wire that passes no packet saying so
+    (the machine's fault: the report tells it from a design's)."""
+    pending = {str(f["cable"]) for f in failures if str(f["problem"]).startswith("session ")}
+    silent = {
+        wire.cable
+        for wire in silent_wires(lab, booted, [w for w in booted.wires if w.cable in pending])
+    }
+    return [
+        {**f, "problem": f"{f['problem']}; the link passes no packet either way (the machine's)"}
+        if f["cable"] in silent and str(f["problem"]).startswith("session ")
+        else f
+        for f in failures
+    ]
+
+
 def wait_sessions(lab: Lab, folder: BuildFolder, booted: Booted) -> tuple[int, list[Failure]]:
     """Polls until every designed session is up and right, or the wait is over; after
     SESSION_SETTLE, also when no failure is a session still on its way (a neighbour the config
@@ -611,8 +627,10 @@ def wait_sessions(lab: Lab, folder: BuildFolder, booted: Booted) -> tuple[int, l
     relinked = False
     while True:
         designed, failures = _session_failures(lab, folder, booted)
-        if not failures or time.monotonic() > end:
+        if not failures:
             return designed, failures
+        if time.monotonic() > end:
+            return designed, _silent_named(lab, booted, failures)
         pending = [f for f in failures if str(f["problem"]).startswith("session ")]
         if pending and not relinked and time.monotonic() - start > SESSION_SETTLE:
             relinked = True
