@@ -113,9 +113,8 @@ class Booted:
     mtu: dict[tuple[str, str], int] = field(default_factory=dict)  # (device, if) -> MTU
     outside: set[tuple[str, str]] = field(default_factory=set)  # (switch, if) cabled off-slice
     uncabled: set[tuple[str, str]] = field(default_factory=set)  # (switch, if) to no plan device
-    relinked: list[str] = field(
-        default_factory=list
-    )  # cables that passed nothing, taken down and up
+    # cables that passed no packet while their sessions waited, taken down and up
+    relinked: list[str] = field(default_factory=list)
 
 
 def _loopback(frr: str) -> str | None:
@@ -557,15 +556,8 @@ def silent_wires(lab: Lab, booted: Booted, wires: list[Wire]) -> list[Wire]:
     a link do that: the twin's cables are veth pairs that the kernel runs, up and with their
     link-local addresses whatever the config says; a link that passes nothing is the
     machine's fault."""
-    names = {d for wire in wires for d in (wire.a, wire.b)}
-    with ThreadPoolExecutor(ASKERS) as pool:
-        local = dict(
-            zip(
-                sorted(names),
-                pool.map(lambda n: _link_locals(lab, booted.routers[n].ns), sorted(names)),
-                strict=True,
-            )
-        )
+    names = sorted({d for wire in wires for d in (wire.a, wire.b)})
+    local = _all_link_locals(lab, [booted.routers[name] for name in names])
     jobs: list[tuple[str, str, str]] = []
     owners: list[int] = []
     for k, wire in enumerate(wires):
@@ -582,12 +574,23 @@ def silent_wires(lab: Lab, booted: Booted, wires: list[Wire]) -> list[Wire]:
     return [wire for k, wire in enumerate(wires) if k not in answered]
 
 
+def _on_its_way(failure: Failure) -> bool:
+    """A session not Established (yet), as against a neighbour the config lacks or a wrong
+    peer."""
+    return str(failure["problem"]).startswith("session ")
+
+
+def _silent_under(lab: Lab, booted: Booted, failures: list[Failure]) -> list[Wire]:
+    """The wires of the sessions still on their way that pass no packet (silent_wires)."""
+    pending = {str(f["cable"]) for f in failures if _on_its_way(f)}
+    return silent_wires(lab, booted, [w for w in booted.wires if w.cable in pending])
+
+
 def _relink(lab: Lab, booted: Booted, failures: list[Failure]) -> bool:
     """Takes down and up the wires of sessions still on their way that pass no packet at all
-    (silent_wires: the machine's fault, which a new carrier clears: a veth whose queue stalled);
-    they are named in booted.relinked. True when any was."""
-    stuck = {str(f["cable"]) for f in failures if str(f["problem"]).startswith("session ")}
-    silent = silent_wires(lab, booted, [w for w in booted.wires if w.cable in stuck])
+    (the machine's fault, which a new carrier clears: a veth whose queue stalled); they are
+    named in booted.relinked. True when any was."""
+    silent = _silent_under(lab, booted, failures)
     if silent:
         set_links(lab, booted, silent, "down")
         set_links(lab, booted, silent, "up")
@@ -598,14 +601,10 @@ def _relink(lab: Lab, booted: Booted, failures: list[Failure]) -> bool:
 def _silent_named(lab: Lab, booted: Booted, failures: list[Failure]) -> list[Failure]:
     """The failures, each session still on its way over a wire that passes no packet saying so
     (the machine's fault: the report tells it from a design's)."""
-    pending = {str(f["cable"]) for f in failures if str(f["problem"]).startswith("session ")}
-    silent = {
-        wire.cable
-        for wire in silent_wires(lab, booted, [w for w in booted.wires if w.cable in pending])
-    }
+    silent = {wire.cable for wire in _silent_under(lab, booted, failures)}
     return [
         {**f, "problem": f"{f['problem']}; the link passes no packet either way (the machine's)"}
-        if f["cable"] in silent and str(f["problem"]).startswith("session ")
+        if f["cable"] in silent and _on_its_way(f)
         else f
         for f in failures
     ]
@@ -631,7 +630,7 @@ def wait_sessions(lab: Lab, folder: BuildFolder, booted: Booted) -> tuple[int, l
             return designed, failures
         if time.monotonic() > end:
             return designed, _silent_named(lab, booted, failures)
-        pending = [f for f in failures if str(f["problem"]).startswith("session ")]
+        pending = [f for f in failures if _on_its_way(f)]
         if pending and not relinked and time.monotonic() - start > SESSION_SETTLE:
             relinked = True
             if _relink(lab, booted, pending):
@@ -879,18 +878,22 @@ def _link_locals(lab: Lab, ns: str) -> dict[str, str]:
     return found
 
 
-def mtu(lab: Lab, booted: Booted) -> tuple[int, list[Failure]]:
-    """Each cable carries a frame of the sender's configured MTU (don't fragment) both ways: a
-    side configured larger than its peer shows as lost frames, as on real links."""
-    routers = list(booted.routers.values())
+def _all_link_locals(lab: Lab, routers: list[Router]) -> dict[str, dict[str, str]]:
+    """Router name -> _link_locals of its namespace, asked of ASKERS namespaces at once."""
     with ThreadPoolExecutor(ASKERS) as pool:
-        local = dict(
+        return dict(
             zip(
                 (r.name for r in routers),
                 pool.map(lambda r: _link_locals(lab, r.ns), routers),
                 strict=True,
             )
         )
+
+
+def mtu(lab: Lab, booted: Booted) -> tuple[int, list[Failure]]:
+    """Each cable carries a frame of the sender's configured MTU (don't fragment) both ways: a
+    side configured larger than its peer shows as lost frames, as on real links."""
+    local = _all_link_locals(lab, list(booted.routers.values()))
     jobs: list[tuple[str, str, str]] = []
     labels: list[Failure] = []
     for wire in booted.wires:
