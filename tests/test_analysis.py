@@ -569,20 +569,31 @@ def test_a_waiting_analysis_process_that_dies_is_reported() -> None:
         running.figures()
 
 
+def _workers_made(
+    monkeypatch: pytest.MonkeyPatch, stages: list[str] | None = None
+) -> list[tuple[worker.PlaneWorker, list[str]]]:
+    """Every analysis worker the build starts, with the stages it had told by then."""
+    made: list[tuple[worker.PlaneWorker, list[str]]] = []
+    init = worker.PlaneWorker.__init__
+
+    def recorded(self: worker.PlaneWorker, jobs: worker.Jobs | None = None) -> None:
+        init(self, jobs)
+        made.append((self, list(stages or [])))
+
+    monkeypatch.setattr(worker.PlaneWorker, "__init__", recorded)
+    return made
+
+
 def test_a_design_that_looks_large_starts_its_analysis_process_before_synthesis(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Its start and imports run while this process synthesises; the graphs go to that same
     process (the files are those of an in-process analysis: the test below)."""
     spec = EXAMPLES / "roce-lab.yaml"
-    created: list[tuple[worker.PlaneWorker, list[str]]] = []
     given: list[worker.PlaneWorker | None] = []
     stages: list[str] = []
-    init, start = worker.PlaneWorker.__init__, worker.start
-
-    def recorded_init(self: worker.PlaneWorker, jobs: worker.Jobs | None = None) -> None:
-        init(self, jobs)
-        created.append((self, list(stages)))
+    start = worker.start
+    created = _workers_made(monkeypatch, stages)
 
     def recorded_start(
         fabric: Fabric, waiting: worker.PlaneWorker | None = None
@@ -592,7 +603,6 @@ def test_a_design_that_looks_large_starts_its_analysis_process_before_synthesis(
 
     monkeypatch.setattr(fabricc.build, "ANALYSIS_PROCESS_LINKS", 0)
     monkeypatch.setattr(fabricc.build, "FORK_CPUS", 1)  # whatever this machine has
-    monkeypatch.setattr(worker.PlaneWorker, "__init__", recorded_init)
     monkeypatch.setattr(worker, "start", recorded_start)
     monkeypatch.setattr(network, "plane_figures", None)  # any figures computed here would fail
     fabricc.build.build(spec, tmp_path / "early", stage=stages.append)
@@ -605,19 +615,12 @@ def test_a_design_that_looks_large_starts_its_analysis_process_before_synthesis(
 def test_a_design_smaller_than_it_looked_stops_its_waiting_process(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    created: list[worker.PlaneWorker] = []
-    init = worker.PlaneWorker.__init__
-
-    def recorded_init(self: worker.PlaneWorker, jobs: worker.Jobs | None = None) -> None:
-        init(self, jobs)
-        created.append(self)
-
+    created = _workers_made(monkeypatch)
     monkeypatch.setattr(fabricc.build, "estimated_links", lambda _: 10**9)
     monkeypatch.setattr(fabricc.build, "ANALYSIS_PROCESS_LINKS", 10**8)
     monkeypatch.setattr(fabricc.build, "FORK_CPUS", 1)
-    monkeypatch.setattr(worker.PlaneWorker, "__init__", recorded_init)
     fabricc.build.build(EXAMPLES / "roce-lab.yaml", tmp_path / "out")
-    [waiting] = created
+    [(waiting, _)] = created
     assert waiting._process.returncode == -signal.SIGKILL  # stopped once the links were known
     assert (tmp_path / "out" / "analysis" / "analysis.json").is_file()
 
@@ -626,16 +629,9 @@ def test_on_one_cpu_the_analysis_runs_in_the_build_process(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Another process gains nothing without a second core: no worker, early or late."""
-    created: list[object] = []
-    init = worker.PlaneWorker.__init__
-
-    def recorded_init(self: worker.PlaneWorker, jobs: worker.Jobs | None = None) -> None:
-        init(self, jobs)
-        created.append(self)
-
+    created = _workers_made(monkeypatch)
     monkeypatch.setattr(fabricc.build, "ANALYSIS_PROCESS_LINKS", 0)
     monkeypatch.setattr(fabricc.forked, "cpus", lambda: 1)
-    monkeypatch.setattr(worker.PlaneWorker, "__init__", recorded_init)
     fabricc.build.build(EXAMPLES / "roce-lab.yaml", tmp_path / "out")
     assert created == []
     assert (tmp_path / "out" / "analysis" / "analysis.json").is_file()
