@@ -242,8 +242,18 @@ def run(
         (drill / "standby" / "opensm-lfts.dump").unlink(missing_ok=True)
         stop(first)
         took = _wait(log, "Entering MASTER state", second, WAIT)
-        if took is None or _wait(log, "SUBNET UP", second, WAIT) is None:
-            failures.append({"device": found.standby, "problem": "did not take over as master"})
+        up = None if took is None else _wait(log, "SUBNET UP", second, WAIT)
+        if took is None or up is None:
+            # which step it stopped at, and whether the daemon still ran: the next such run
+            # says whether the standby never saw the master go or swept without end
+            step = "entered MASTER, no SUBNET UP" if took is not None else "stayed STANDBY"
+            state = "exited" if second.poll() is not None else "still running"
+            failures.append(
+                {
+                    "device": found.standby,
+                    "problem": f"did not take over as master ({step}; {state})",
+                }
+            )
             return result
         result["took_s"] = round(took, 1)
         switches = sum(node.switch for node in nodes.values())
