@@ -562,24 +562,33 @@ class _Cabler:
         # (joined here as the links come) takes the dearest that any of its links needs.
         options = {name: allowed(medium, OPTICAL) or OPTICAL for name, medium in mediums.items()}
         need = [0] * len(parent)  # per set's root
+        # per kind of link, the media rank wanted per run (runs repeat by the thousand)
+        wanted_by_run: dict[tuple[int, int, int, str], dict[float, int]] = {}
         for i in optical:
             link = links[i]
-            choices = options.get(link.network, OPTICAL)
             pair = (info_a[i].shape, info_b[i].shape, link.speed, link.network)
-            reach = reach_cache.get(pair)
-            if reach is None:
-                kind = fabrics.get(link.network, "ethernet")
-                # each module matches its own cage's lanes (a host cage: the switch's)
-                lane_a = info_a[i].lane_speed or info_b[i].lane_speed
-                lane_b = info_b[i].lane_speed or info_a[i].lane_speed
-                reach = reach_cache[pair] = {
-                    m: min(
-                        best_reach(info_a[i], link.speed, m, kind, lane_a),
-                        best_reach(info_b[i], link.speed, m, kind, lane_b),
-                    )
-                    for m in choices
-                }
-            wanted = rank[cheapest(reach, link.distance_m, choices) or choices[-1]]
+            by_run = wanted_by_run.get(pair)
+            if by_run is None:
+                by_run = wanted_by_run[pair] = {}
+            wanted = by_run.get(link.distance_m)
+            if wanted is None:
+                choices = options.get(link.network, OPTICAL)
+                reach = reach_cache.get(pair)
+                if reach is None:
+                    kind = fabrics.get(link.network, "ethernet")
+                    # each module matches its own cage's lanes (a host cage: the switch's)
+                    lane_a = info_a[i].lane_speed or info_b[i].lane_speed
+                    lane_b = info_b[i].lane_speed or info_a[i].lane_speed
+                    reach = reach_cache[pair] = {
+                        m: min(
+                            best_reach(info_a[i], link.speed, m, kind, lane_a),
+                            best_reach(info_b[i], link.speed, m, kind, lane_b),
+                        )
+                        for m in choices
+                    }
+                wanted = by_run[link.distance_m] = rank[
+                    cheapest(reach, link.distance_m, choices) or choices[-1]
+                ]
             ra, rb = cage_a[i], cage_b[i]
             # (find inline where a cage is its own root: most cages, most of the time)
             if parent[ra] != ra:
@@ -813,31 +822,56 @@ class _Cabler:
         A set that no connector serves whole gets none: each cage then takes its own module
         and the fiber between mismatched ones is refused with both parts named."""
         links = self.links
+        cage_a, cage_b, info_a, info_b, runs = (
+            ends.cage_a,
+            ends.cage_b,
+            ends.info_a,
+            ends.info_b,
+            ends.longest,
+        )
         # A cage needs of each connector its first candidate (shortest reach first) that covers
         # its longest run; of cages with one candidate list, the one with the longest run needs
         # the most, and only what it finds every one of them finds. So per set and candidate
         # list (kept by modules_for for the whole run) only the longest run is asked about.
         longest: dict[int, dict[int, tuple[list[tuple[float, str]], float]]] = {}
-        seen: set[int] = set()
+        seen = [False] * len(runs)
+        # the candidates of a cage, per what they depend on (its shape, the link's speed and
+        # network, the set's media, the lane rate): asked once per cage, a few hundred
+        # thousand times
+        asked: dict[tuple[int, int, str, str, int | None], list[tuple[float, str]]] = {}
+
+        def hold(
+            lists: dict[int, tuple[list[tuple[float, str]], float]],
+            link: Link,
+            info: CageInfo,
+            kind: str,
+            lane: int | None,
+            run: float,
+        ) -> None:
+            question = (info.shape, link.speed, link.network, kind, lane)
+            candidates = asked.get(question)
+            if candidates is None:
+                candidates = asked[question] = self._candidates(link, info, kind, lane)
+            held = lists.get(id(candidates))
+            if held is None or run > held[1]:
+                lists[id(candidates)] = (candidates, run)
+
         for i in optical:
-            link = links[i]
-            root = find(ends.cage_a[i])
-            lane_a = ends.info_a[i].lane_speed or ends.info_b[i].lane_speed
-            lane_b = ends.info_b[i].lane_speed or ends.info_a[i].lane_speed
+            a, b = cage_a[i], cage_b[i]
+            if seen[a] and seen[b]:
+                continue
+            root = find(a)
             lists = longest.get(root)
             if lists is None:
                 lists = longest[root] = {}
-            for cage, info, lane in (
-                (ends.cage_a[i], ends.info_a[i], lane_a),
-                (ends.cage_b[i], ends.info_b[i], lane_b),
-            ):
-                if cage in seen:
-                    continue
-                seen.add(cage)
-                candidates = self._candidates(link, info, media(root), lane)
-                held = lists.get(id(candidates))
-                if held is None or ends.longest[cage] > held[1]:
-                    lists[id(candidates)] = (candidates, ends.longest[cage])
+            kind = media(root)
+            end_a, end_b = info_a[i], info_b[i]
+            if not seen[a]:
+                seen[a] = True
+                hold(lists, links[i], end_a, kind, end_a.lane_speed or end_b.lane_speed, runs[a])
+            if not seen[b]:
+                seen[b] = True
+                hold(lists, links[i], end_b, kind, end_b.lane_speed or end_a.lane_speed, runs[b])
         chosen: dict[int, str] = {}
         for root, lists in longest.items():
             need: dict[str, float] | None = None  # connector -> the reach it must have
