@@ -43,6 +43,7 @@ def emitters() -> tuple[Emitter, ...]:
     return (
         Emitter("cabling", cabling.emit),
         Emitter("provisioning", provisioning.emit),
+        Emitter("netbox", provisioning.emit_netbox),
         Emitter("configs", configs.switches(0)),
         Emitter("configs-2", configs.switches(1)),
         Emitter("configs-3", configs.switches(2)),

@@ -14,9 +14,17 @@ from fabricc.ir import Fabric
 
 
 def emit(fabric: Fabric) -> list[Artifact]:
-    from fabricc.emit.provisioning import ansible, imex, k8s, kea, netbox, netplan, slurm, ztp
+    """Every feed but NetBox's (a unit of its own in a large build: fabricc.build.FORK_UNITS)."""
+    from fabricc.emit.provisioning import ansible, imex, k8s, kea, netplan, slurm, ztp
 
     artifacts: list[Artifact] = []
-    for module in (slurm, k8s, ansible, kea, ztp, netplan, netbox, imex):
+    for module in (slurm, k8s, ansible, kea, ztp, netplan, imex):
         artifacts += module.emit(fabric)
     return artifacts
+
+
+def emit_netbox(fabric: Fabric) -> list[Artifact]:
+    """NetBox's import set (emitter `netbox`, written to provisioning/netbox/)."""
+    from fabricc.emit.provisioning import netbox
+
+    return netbox.emit(fabric)
