@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import signal
 import subprocess
 import sys
@@ -27,6 +28,7 @@ from fabricc.analysis.bisection import Split, splits
 from fabricc.analysis.collectives import Link, all_reduce, gpu_counts
 from fabricc.analysis.design import Options, analysis, analyze
 from fabricc.analysis.graph import PlaneGraph, plane_graphs
+from fabricc.analysis.network import tier_switches
 from fabricc.analysis.refine import Weighted, refine
 from fabricc.cli import cli
 from fabricc.emit import Artifact
@@ -564,9 +566,39 @@ def test_a_waiting_analysis_process_that_dies_is_reported() -> None:
     running = worker.PlaneWorker()
     running._process.kill()
     running._process.wait()
-    running.send({"x": (plane_graphs(fabric, "compute"), {})})  # into a closed pipe: no error
+    running.send(lambda: {"x": (plane_graphs(fabric, "compute"), {})})  # a closed pipe: no error
     with pytest.raises(RuntimeError, match=r"ended without a result \(exit code -9\)"):
         running.figures()
+
+
+@pytest.mark.skipif(not fabricc.forked.available(), reason="fabricc forks on Linux only")
+def test_a_waiting_process_gets_its_graphs_from_a_forked_copy(tmp_path: Path) -> None:
+    """This process goes on while a forked copy makes the graphs and writes them: they are made
+    in another process, and a failure to make them comes back with its traceback."""
+    fabric, _ = compiled("roce-lab")
+    made_in = tmp_path / "made-in"
+
+    name = next(iter(fabric.networks))
+
+    def jobs() -> worker.Jobs:
+        made_in.write_text(str(os.getpid()))
+        return {name: (plane_graphs(fabric, name), tier_switches(fabric, name))}
+
+    running = worker.PlaneWorker()
+    running.send(jobs)
+    figures = running.figures()
+    assert made_in.read_text() != str(os.getpid())
+    assert figures == {name: network.plane_figures(*jobs()[name])}
+    assert running._sender is None  # the copy was waited for
+
+    def broken() -> worker.Jobs:
+        raise KeyError("no such plane, on purpose")
+
+    failing = worker.PlaneWorker()
+    failing.send(broken)
+    with pytest.raises(RuntimeError, match="the plane graphs could not be made") as caught:
+        failing.figures()
+    assert "KeyError: 'no such plane, on purpose'" in str(caught.value)
 
 
 def _workers_made(
