@@ -297,8 +297,9 @@ def build_process(
         command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     ) as process:
         shared_peak = 0
+        private: dict[int, tuple[float, int]] = {}
         while process.poll() is None:
-            shared_peak = max(shared_peak, resident_kib(process.pid))
+            shared_peak = max(shared_peak, resident_kib(process.pid, private))
             time.sleep(0.05)
         stdout, stderr = process.communicate()
     wall = time.perf_counter() - start
@@ -386,15 +387,24 @@ def run_one(name: str, folder: Path, fixed: float, repeat: int = 1) -> dict[str,
     }
 
 
-def resident_kib(pid: int) -> int:
+# How often a forked copy's private pages are read again (its smaps_rollup): reading it walks
+# the copy's page tables, 11 ms for a 500 MB copy on the 2-core machine, so read every 50 ms it
+# took a fifth of a core from the build it measured (docs/performance.md, 2026-11-29 11:50 UTC).
+PRIVATE_EVERY_S = 0.5
+
+
+def resident_kib(pid: int, private: dict[int, tuple[float, int]] | None = None) -> int:
     """The memory a build and the programs it started hold together now: the sum of their
     resident sets, from /proc/PID/statm (cheap to read; smaps_rollup walks every page table and
     slowed a 100k build by seconds), 0 where /proc has none. A build's own ru_maxrss misses its
     writer process and Graphviz; they are programs of their own, sharing no memory with it. A
     forked copy of the build (fabricc.forked: the same program line as its parent) shares the
     build's pages until it writes them: only its private pages count, from its smaps_rollup
-    (one process). A child still sharing the build's memory (started by vfork, not yet running
-    its program) reads as a copy of it and is left out."""
+    (one process), read at most every PRIVATE_EVERY_S per copy (`private`: pid -> when it was
+    read, what it said; the copy's pages only grow, so the peak may miss the last half second
+    of a copy's growth). A child still sharing the build's memory (started by vfork, not yet
+    running its program) reads as a copy of it and is left out."""
+    private = {} if private is None else private
     page_kib = os.sysconf("SC_PAGE_SIZE") // 1024
     total = 0
     pending = [(pid, -1, b"")]
@@ -405,7 +415,10 @@ def resident_kib(pid: int) -> int:
             children = Path(f"/proc/{current}/task/{current}/children").read_text().split()
             line = Path(f"/proc/{current}/cmdline").read_bytes()
             if line == parent_line:
-                rss = _private_kib(current)
+                read, rss = private.get(current, (-PRIVATE_EVERY_S, 0))
+                if time.monotonic() - read >= PRIVATE_EVERY_S:
+                    rss = _private_kib(current)
+                    private[current] = (time.monotonic(), rss)
         except OSError:
             continue  # gone meanwhile, or no /proc
         if rss == parent_rss:
