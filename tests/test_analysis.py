@@ -748,13 +748,16 @@ def test_a_design_error_in_cable_selection_stops_the_analysis_process(
 def test_a_build_through_the_analysis_process_gives_the_same_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Large builds take the process; this one is made to: every file is the same."""
+    """Large builds take the process; this one is made to, its graphs sent by this process and
+    by a forked copy (the largest): every file is the same."""
     spec = EXAMPLES / "superpod-h100-4su.yaml"
     fabricc.build.build(spec, tmp_path / "here")
     monkeypatch.setattr(fabricc.build, "ANALYSIS_PROCESS_LINKS", 0)
     monkeypatch.setattr(fabricc.build, "FORK_CPUS", 1)  # whatever this machine has
     monkeypatch.setattr(network, "plane_figures", None)  # any figures computed here would fail
     fabricc.build.build(spec, tmp_path / "process")
+    monkeypatch.setattr(worker, "FORKED_SEND_LINKS", 0)
+    fabricc.build.build(spec, tmp_path / "sent-by-a-copy")
 
     def files(folder: Path) -> dict[str, bytes]:
         return {
@@ -764,6 +767,7 @@ def test_a_build_through_the_analysis_process_gives_the_same_folder(
         }
 
     assert files(tmp_path / "process") == files(tmp_path / "here")
+    assert files(tmp_path / "sent-by-a-copy") == files(tmp_path / "here")
 
 
 def test_a_script_without_a_main_guard_builds_through_the_analysis_process(

@@ -52,6 +52,10 @@ _SERVE = (
 # thread, which shares the interpreter with its imports (Linux's limit for a user: 1 MiB,
 # /proc/sys/fs/pipe-max-size); where refused, the pipe stays as it is
 PIPE_BYTES = 1 << 20
+# From this size a forked copy makes and sends a waiting worker's graphs (send): below it their
+# 0.05 s (roce-512x32, 49k links) is less than what a third process costs the two cores that
+# cable selection and the worker then share (bench/bench.py: 0.05-0.1 s more wall)
+FORKED_SEND_LINKS = 100_000
 
 _Packed = tuple[
     str, int, list[str], list[str], list[dict[int, tuple[int, int]]], list[tuple[Any, ...]]
@@ -78,16 +82,16 @@ class PlaneWorker:
             payload.seek(0)
             self._process = subprocess.Popen(command, stdin=payload, stdout=subprocess.PIPE)
 
-    def send(self, jobs: Callable[[], Jobs]) -> None:
-        """The jobs of a worker started without them (once), made by `jobs`. Where this process
-        can fork (fabricc.forked), a forked copy makes and writes them while this process goes
-        on: the graphs and their pickling (0.2-0.3 s at nvl72-512 and 65k-all) run on the core
-        that the waiting worker leaves idle, and its copy of the design changes nothing here. A
-        failure to make them reaches the worker, which answers it; a worker that has died
-        takes nothing: figures() reports either."""
+    def send(self, jobs: Callable[[], Jobs], *, copy: bool = True) -> None:
+        """The jobs of a worker started without them (once), made by `jobs`. With `copy`, where
+        this process can fork (fabricc.forked), a forked copy makes and writes them while this
+        process goes on: the graphs and their pickling (0.2-0.3 s at nvl72-512 and 65k-all) run
+        on the core that the waiting worker leaves idle, and its copy of the design changes
+        nothing here. A failure to make them reaches the worker, which answers it; a worker
+        that has died takes nothing: figures() reports either."""
         stdin = self._process.stdin
         assert stdin is not None, "the worker has its jobs"
-        if not forked.available():
+        if not (copy and forked.available()):
             _write_jobs(jobs, stdin)
             return
         with warnings.catch_warnings():  # (Python 3.12+ on threads: this process runs none)
@@ -144,9 +148,9 @@ class PlaneWorker:
 
 
 def start(fabric: Fabric, waiting: PlaneWorker | None = None) -> PlaneWorker:
-    """Build the plane graphs of every network and hand them to the `waiting` worker (which
-    builds them in a forked copy: send), else to a new one, which analysis.design.analyze then
-    asks for the figures (through Fabric.memo)."""
+    """Build the plane graphs of every network and hand them to the `waiting` worker (from a
+    forked copy of this process from FORKED_SEND_LINKS: send), else to a new one, which
+    analysis.design.analyze then asks for the figures (through Fabric.memo)."""
 
     def jobs() -> Jobs:
         return {
@@ -158,7 +162,7 @@ def start(fabric: Fabric, waiting: PlaneWorker | None = None) -> PlaneWorker:
         worker = PlaneWorker(jobs())
     else:
         worker = waiting
-        worker.send(jobs)
+        worker.send(jobs, copy=len(fabric.links) >= FORKED_SEND_LINKS)
     fabric.memo[MEMO_KEY] = worker
     return worker
 
