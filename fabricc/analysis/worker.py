@@ -131,9 +131,9 @@ class PlaneWorker:
             self._process.kill()
         self._process.wait()
         if self._sender is not None:  # done once the process has read its jobs
-            with contextlib.suppress(ProcessLookupError):
+            with contextlib.suppress(ProcessLookupError, ChildProcessError):
                 os.kill(self._sender, signal.SIGKILL)
-            os.waitpid(self._sender, 0)
+                os.waitpid(self._sender, 0)  # (none to wait for where SIGCHLD is ignored)
             self._sender = None
         for pipe in (self._process.stdin, self._process.stdout):
             if pipe is not None:
