@@ -11,6 +11,7 @@ import json
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -159,6 +160,38 @@ def test_the_drill_waits_while_the_subnet_manager_makes_progress(
         assert took is not None and took >= 2.5
     else:
         assert took is None
+
+
+@pytest.mark.parametrize(
+    ("mode", "phase", "least", "most"),
+    [
+        ("busy", 2.0, 2.0, 5.0),  # quiet once its work is done
+        ("logging", 2.0, 2.0, 5.0),
+        ("idle", 2.0, 0.4, 1.9),  # quiet from the start
+        ("logging", 60.0, 2.0, 5.0),  # never quiet: it goes after the drill's wait (here 2 s)
+    ],
+)
+def test_the_master_is_stopped_once_it_is_quiet(
+    mode: str,
+    phase: float,
+    least: float,
+    most: float,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The drill stops the master only once it has neither logged nor worked for a while: the
+    sweep it makes when the standby joins is not cut off in the middle."""
+    monkeypatch.setattr(smdrill, "WAIT", 2.0)
+    log = tmp_path / "sm.log"
+    daemon = subprocess.Popen([sys.executable, "-c", DAEMON, str(log), mode, str(phase)])
+    try:
+        start = time.monotonic()
+        smdrill._quiet(log, daemon, 0.4)
+        took = time.monotonic() - start
+    finally:
+        daemon.kill()
+        daemon.wait()
+    assert least <= took <= most
 
 
 def test_infiniband_tools_are_required_only_with_infiniband(
