@@ -172,6 +172,7 @@ class _Cabler:
         self.picks: dict[
             tuple[int, int, str, str, int | None, str | None], list[tuple[float, str]]
         ] = {}
+        self.candidates: dict[tuple[int, int, str, str, int | None], list[tuple[float, str]]] = {}
 
     def fail(self, message: str, link: Link, hint: str | None = None) -> None:
         path = (
@@ -799,10 +800,18 @@ class _Cabler:
         self, link: Link, info: CageInfo, media: str, lane: int | None
     ) -> list[tuple[float, str]]:
         """The modules of `media` that fit a cage and carry `link` at its lane rate, shortest
-        reach first."""
-        network = self.fabric.loaded.networks.get(link.network)
-        kind = network.fabric if network is not None else "ethernet"
-        return self.modules_for(info, link.speed, media, kind, lane)
+        reach first. Memoized per what they depend on (the cage's shape, the link's speed and
+        network, the media, the lane rate): every optical cage asks, a few hundred thousand
+        times."""
+        question = (info.shape, link.speed, link.network, media, lane)
+        found = self.candidates.get(question)
+        if found is None:
+            network = self.fabric.loaded.networks.get(link.network)
+            kind = network.fabric if network is not None else "ethernet"
+            found = self.candidates[question] = self.modules_for(
+                info, link.speed, media, kind, lane
+            )
+        return found
 
     def _set_connectors(
         self,
@@ -835,10 +844,6 @@ class _Cabler:
         # list (kept by modules_for for the whole run) only the longest run is asked about.
         longest: dict[int, dict[int, tuple[list[tuple[float, str]], float]]] = {}
         seen = [False] * len(runs)
-        # the candidates of a cage, per what they depend on (its shape, the link's speed and
-        # network, the set's media, the lane rate): asked once per cage, a few hundred
-        # thousand times
-        asked: dict[tuple[int, int, str, str, int | None], list[tuple[float, str]]] = {}
 
         def hold(
             lists: dict[int, tuple[list[tuple[float, str]], float]],
@@ -848,10 +853,7 @@ class _Cabler:
             lane: int | None,
             run: float,
         ) -> None:
-            question = (info.shape, link.speed, link.network, kind, lane)
-            candidates = asked.get(question)
-            if candidates is None:
-                candidates = asked[question] = self._candidates(link, info, kind, lane)
+            candidates = self._candidates(link, info, kind, lane)
             held = lists.get(id(candidates))
             if held is None or run > held[1]:
                 lists[id(candidates)] = (candidates, run)

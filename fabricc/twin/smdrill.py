@@ -139,17 +139,24 @@ def _cpu_ticks(pid: int) -> int:
     return int(fields[11]) + int(fields[12])
 
 
-def _wait(log: Path, text: str, process: subprocess.Popen[bytes], stall: float) -> float | None:
-    """Seconds until `text` is in `log`; None when the daemon exits first, or makes no progress
-    for `stall` seconds, or after LIMIT. Progress: its log grows, or it is busy (at least BUSY of
-    the time on a CPU): a sweep of a large subnet on a loaded machine takes as long as it takes;
-    a daemon that only waits or polls does not hold the drill up."""
+def _wait(
+    log: Path,
+    text: str | None,
+    process: subprocess.Popen[bytes],
+    stall: float,
+    limit: float = LIMIT,
+) -> float | None:
+    """Seconds until `text` is in `log` (None: no text, only the stall ends the wait); None when
+    the daemon exits first, or makes no progress for `stall` seconds, or after `limit`.
+    Progress: its log grows, or it is busy (at least BUSY of the time on a CPU): a sweep of a
+    large subnet on a loaded machine takes as long as it takes; a daemon that only waits or
+    polls does not hold the drill up."""
     start = last = time.monotonic()
     size, ticks = -1, _cpu_ticks(process.pid)
-    wanted, read = text.encode(), 0
-    while time.monotonic() - last < stall and time.monotonic() - start < LIMIT:
+    wanted, read = (text or "").encode(), 0
+    while time.monotonic() - last < stall and time.monotonic() - start < limit:
         now_size = log.stat().st_size if log.is_file() else -1
-        if now_size > read:
+        if text is not None and now_size > read:
             # only what was written since the last look (and the text's length before it)
             with log.open("rb") as file:
                 file.seek(max(0, read - len(wanted)))
@@ -169,16 +176,7 @@ def _wait(log: Path, text: str, process: subprocess.Popen[bytes], stall: float) 
 def _quiet(log: Path, process: subprocess.Popen[bytes], settle: float) -> None:
     """Return once the daemon has neither logged nor been busy (BUSY of the time on a CPU) for
     `settle` s, or has exited, or after WAIT (a daemon that never settles goes as it is)."""
-    start = last = time.monotonic()
-    size, ticks = -1, _cpu_ticks(process.pid)
-    while process.poll() is None and time.monotonic() - start < WAIT:
-        now_size = log.stat().st_size if log.is_file() else -1
-        now_ticks, now = _cpu_ticks(process.pid), time.monotonic()
-        if now_size != size or now_ticks - ticks >= BUSY * max(now - last, 0.2) * TICKS_PER_S:
-            size, ticks, last = now_size, now_ticks, now
-        elif now - last >= settle:
-            return
-        time.sleep(0.2)
+    _wait(log, None, process, settle, WAIT)
 
 
 def _fast(conf: str) -> str:
