@@ -509,13 +509,14 @@ def _top_seeds(
     seeded: list[str] = []
     up = set(others)
     place = {top: k for k, top in enumerate(tops)}
+    bringup = _Bringup.of(fabric, plan, uplinks, via)
     while True:
-        up = _rounds(fabric, plan, uplinks, via, up)
+        up = _rounds(bringup, up)
         if all(s in up for s in [*tops, *spines]):
             return seeded
         waiting: dict[str, int] = {}  # access switch -> the switches it manages, not up
-        for device, access in plan.served_by.items():
-            if device not in up and fabric.devices[device].kind == "switch":
+        for device, access in bringup.managed:
+            if device not in up:
                 waiting[access] = waiting.get(access, 0) + 1
         stalled: dict[str, int] = {}
         for switch, targets in uplinks.items():
@@ -599,39 +600,61 @@ def _uplink_targets(
     return {switch: tuple(dict.fromkeys(ends)) for switch, ends in targets.items()}
 
 
-def _rounds(
-    fabric: Fabric,
-    plan: ManagementNet,
-    uplinks: dict[str, tuple[str, ...]],
-    via: dict[str, set[str]],
-    up: set[str],
-) -> set[str]:
+@dataclass(frozen=True, slots=True)
+class _Bringup:
+    """What every round of _rounds reads and no round changes, made once per plan: the
+    switches managed through an access switch (with it), the access switches uplinking into
+    each top-tier switch, the cores above each spine of the provisioning server's leaves, the
+    in-band tiers (_above), and the roots cabled to each top-tier switch."""
+
+    plan: ManagementNet
+    uplinks: dict[str, tuple[str, ...]]
+    via: dict[str, set[str]]
+    managed: list[tuple[str, str]]  # (switch, its access switch)
+    by_target: dict[str, list[str]]
+    over: dict[str, list[str]]
+    above: _Above
+
+    @staticmethod
+    def of(
+        fabric: Fabric,
+        plan: ManagementNet,
+        uplinks: dict[str, tuple[str, ...]],
+        via: dict[str, set[str]],
+    ) -> _Bringup:
+        devices = fabric.devices
+        managed = [(d, a) for d, a in plan.served_by.items() if devices[d].kind == "switch"]
+        by_target: dict[str, list[str]] = {}
+        for switch, targets in uplinks.items():
+            for target in targets:
+                by_target.setdefault(target, []).append(switch)
+        over: dict[str, list[str]] = {}  # spine above the server's leaves -> the cores above it
+        for top, spines in via.items():
+            for spine in spines:
+                over.setdefault(spine, []).append(top)
+        return _Bringup(plan, uplinks, via, managed, by_target, over, _above(fabric, plan))
+
+
+def _rounds(bringup: _Bringup, up: set[str]) -> set[str]:
     """Every device up after rounds of DHCP from `up`: a switch managed through an access
     switch comes up once that access switch is up and one of its uplinks' ends routes to the
     provisioning server (_routes); a management tree's root cabled to a top-tier switch
-    (synth/rootlinks.py) once that switch routes to the server."""
+    (synth/rootlinks.py) once that switch routes to the server. What comes up only adds to
+    what may come up next, so the order the rounds take changes nothing of the result."""
+    plan, uplinks, via = bringup.plan, bringup.uplinks, bringup.via
+    by_target, over, above = bringup.by_target, bringup.over, bringup.above
     up = set(up)
     hanging: dict[str, list[str]] = {}  # top-tier switch -> the roots on it, not up
     for root, link in plan.root_links.items():
         if root not in up:
             hanging.setdefault(link.switch, []).append(root)
     waiting: dict[str, list[str]] = {}  # access switch -> the switches it manages, not up
-    for device, access in plan.served_by.items():
-        if device not in up and fabric.devices[device].kind == "switch":
+    for device, access in bringup.managed:
+        if device not in up:
             waiting.setdefault(access, []).append(device)
-    by_target: dict[str, list[str]] = {}
-    for switch, targets in uplinks.items():
-        for target in targets:
-            by_target.setdefault(target, []).append(switch)
-    over: dict[str, list[str]] = {}  # spine above the server's leaves -> the cores above it
-    for top, spines in via.items():
-        for spine in spines:
-            over.setdefault(spine, []).append(top)
 
     def relays(switch: str) -> bool:
         return switch in up and any(_routes(t, up, via) for t in uplinks.get(switch, ()))
-
-    above = _above(fabric, plan)
 
     def wake(devices: list[str]) -> list[str]:
         """The roots that come up now that `devices` are: on a switch that routes to the
@@ -647,7 +670,8 @@ def _rounds(
         return woken
 
     ready = [s for s in waiting if relays(s)]
-    woken = wake(sorted(up))
+    # a root's relay wakes it only once up itself (_routes, _leaf_routes): those up of them
+    woken = wake(sorted(relay for relay in hanging if relay in up))
     while True:
         ready += [s for s in woken if relays(s)]
         while ready:
