@@ -17,6 +17,7 @@ import re
 import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from itertools import repeat
 from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -37,6 +38,7 @@ SUMMARY = "summary.json"
 MAX_ARTIFACT_BYTES = 256 * 1024 * 1024
 
 Row = dict[str, str]
+Record = tuple[str, ...]  # a row's values of some columns, in their order
 
 
 @dataclass(slots=True)
@@ -111,6 +113,29 @@ def _columns(label: str, relative: str, text: str, columns: tuple[str, ...]) -> 
     inside a cell), and such a text splits at its commas and line breaks exactly as the csv
     module reads it, in a fraction of the time (no string for the columns after the last
     wanted one); any other text goes through the csv module."""
+    picked = _picked(label, relative, text, columns)
+    if picked is None:
+        return [{c: row[c] for c in columns if c in row} for row in _rows(label, relative, text)]
+    names, values = picked
+    return list(map(dict, map(zip, repeat(names), values)))
+
+
+def _records(label: str, relative: str, text: str, columns: tuple[str, ...]) -> list[Record]:
+    """The rows of one CSV a build wrote as _columns reads them, each a tuple of `columns`'
+    values ("" for a column the header lacks): no dict per row (a 65k-GPU cabling plan has
+    a quarter of a million)."""
+    picked = _picked(label, relative, text, columns)
+    if picked is not None and len(picked[0]) == len(columns):
+        return picked[1]
+    rows = _columns(label, relative, text, columns)
+    return [tuple(row.get(c, "") for c in columns) for row in rows]
+
+
+def _picked(
+    label: str, relative: str, text: str, columns: tuple[str, ...]
+) -> tuple[list[str], list[Record]] | None:
+    """_columns' split of plain text: the names of `columns` the header has and each row's
+    values of them, in that order; None for text that only the csv module reads as it should."""
     lines = text.split("\n")
     if not lines[-1]:
         lines.pop()
@@ -121,7 +146,7 @@ def _columns(label: str, relative: str, text: str, columns: tuple[str, ...]) -> 
         or "\0" in text
         or max(map(len, lines)) > csv.field_size_limit()
     ):
-        return [{c: row[c] for c in columns if c in row} for row in _rows(label, relative, text)]
+        return None
     header = lines[0].split(",") if lines[0] else []
     for column in REQUIRED.get(relative, ()):
         if column not in header:
@@ -131,16 +156,19 @@ def _columns(label: str, relative: str, text: str, columns: tuple[str, ...]) -> 
     indices = [position[c] for c in names]
     fields = len(header)
     last = max(indices) + 1
-    pick = itemgetter(*indices)
-    rows: list[Row] = []
-    for number, line in enumerate(lines[1:], 2):
-        count = line.count(",") + 1 if line else 0
-        if count != fields:
-            where = Location(f"{label}/{relative}", number, 1)
-            raise _bad(where, f"row has {count} fields, the header {fields}")
-        values = pick(line.split(",", last))
-        rows.append(dict(zip(names, values, strict=True)) if len(names) > 1 else {names[0]: values})
-    return rows
+    body = lines[1:]
+    if "" in body or set(map(str.count, body, repeat(","))) - {fields - 1}:
+        for number, line in enumerate(body, 2):  # the first row of another length
+            count = line.count(",") + 1 if line else 0
+            if count != fields:
+                where = Location(f"{label}/{relative}", number, 1)
+                raise _bad(where, f"row has {count} fields, the header {fields}")
+    # every row has the header's fields: split and picked in C, row by row (map)
+    split = map(str.split, body, repeat(","), repeat(last))
+    if len(indices) == 1:
+        (index,) = indices
+        return names, [(row[index],) for row in split]
+    return names, list(map(itemgetter(*indices), split))
 
 
 def from_files(label: str, files: dict[str, str]) -> Snapshot:
@@ -156,26 +184,41 @@ def from_files(label: str, files: dict[str, str]) -> Snapshot:
     return snapshot
 
 
-def kept_places(snapshot: Snapshot) -> dict[str, KeptPlace]:
-    """Where the snapshot's devices stand (rack, lowest unit) and the number of their
+@dataclass(slots=True)
+class Places:
+    """What kept_places reads of a build: its devices (name -> row) and each cable's values of
+    PLACE_COLUMNS[CABLES], in that order."""
+
+    devices: dict[str, Row]
+    cables: list[Record]
+
+    @staticmethod
+    def of(snapshot: Snapshot) -> Places:
+        columns = PLACE_COLUMNS[CABLES]
+        cables = [tuple(row.get(c, "") for c in columns) for row in snapshot.cables]
+        return Places(snapshot.devices, cables)
+
+
+def kept_places(source: Snapshot | Places) -> dict[str, KeptPlace]:
+    """Where the build's devices stand (rack, lowest unit) and the number of their
     scalable unit, for a build that keeps them (`fabricc build --keep`); devices without a
     rack have no place to keep."""
     from fabricc.spec.loader import KeptPlace
 
+    snapshot = source if isinstance(source, Places) else Places.of(source)
     ranks = _endpoint_ranks(snapshot)
     uplinks: dict[str, list[tuple[str, str, str]]] = {}
     roots: dict[str, tuple[str, str, str]] = {}
-    for row in snapshot.cables:
-        kind = row.get("kind")
-        own = (row.get("a_port", ""), row.get("b_device", ""), row.get("b_port", ""))
+    devices = snapshot.devices
+    for network, kind, a_device, a_port, b_device, b_port in snapshot.cables:
         if kind in (LEAF_SPINE, SPINE_CORE):
-            uplinks.setdefault(row.get("a_device", ""), []).append(own)
+            uplinks.setdefault(a_device, []).append((a_port, b_device, b_port))
         elif kind == MGMT:
             # a management cable ends on a switch of its own (out-of-band) network, but for a
             # tree root's cable to the in-band network (synth/rootlinks.py)
-            far = snapshot.devices.get(own[1], {}).get("network", "")
-            if far and far != row.get("network", ""):
-                roots[row.get("a_device", "")] = own
+            far = devices.get(b_device, {}).get("network", "")
+            if far and far != network:
+                roots[a_device] = (a_port, b_device, b_port)
     places: dict[str, KeptPlace] = {}
     for name, row in snapshot.devices.items():
         rack, u = row.get("rack", ""), _count(row.get("u", ""))
@@ -192,24 +235,23 @@ def kept_places(snapshot: Snapshot) -> dict[str, KeptPlace]:
     return places
 
 
-def _endpoint_ranks(snapshot: Snapshot) -> dict[str, dict[str, int]]:
+def _endpoint_ranks(snapshot: Places) -> dict[str, dict[str, int]]:
     """Device -> network -> its rank among the network's endpoints, ordered by the first leaf
     port each has (leaves in inventory order, ports by cage and lane): the order in which a
     build filled top-of-rack leaves, so that a build keeping it fills them the same way."""
     order = {name: index for index, name in enumerate(snapshot.devices)}
     first: dict[tuple[str, str], tuple[int, tuple[int, ...]]] = {}
     ports: dict[str, tuple[int, ...]] = {}  # a leaf port's name, once per name (they repeat)
-    for row in snapshot.cables:
-        if row.get("kind") != ENDPOINT_LEAF:
+    for network, kind, a_device, _, b_device, name in snapshot.cables:
+        if kind != ENDPOINT_LEAF:
             continue
-        leaf = order.get(row.get("b_device", ""))
+        leaf = order.get(b_device)
         if leaf is None:
             continue
-        name = row.get("b_port", "")
         port = ports.get(name)
         if port is None:
             port = ports[name] = tuple(_count(part) or 0 for part in name.split("/"))
-        key = (row.get("network", ""), row.get("a_device", ""))
+        key = (network, a_device)
         place = (leaf, port)
         if key not in first or place < first[key]:
             first[key] = place
@@ -241,13 +283,13 @@ def load(path: Path, kept: Mapping[str, KeptPlace] | None = None) -> Snapshot:
     return from_files(label, compile_files(path, kept))
 
 
-def load_places(path: Path) -> Snapshot:
+def load_places(path: Path) -> Places:
     """What kept_places reads of a build folder (the columns PLACE_COLUMNS names of its
     devices and cables: a build growing in place reads no more; `build --keep` reads the whole
     folder with load, as diff does), or all of a spec compiled now; the same rows and errors as
     load for those columns."""
     if not path.is_dir():
-        return load(path)
+        return Places.of(load(path))
     _check_folder(path)
     label = path.as_posix()
     texts = dict.fromkeys(PLACE_COLUMNS, "")
@@ -263,11 +305,9 @@ def load_places(path: Path) -> Snapshot:
                 break
         else:
             texts[relative] = _text(file)
-    snapshot = Snapshot(label)
     devices = _columns(label, DEVICES, texts[DEVICES], PLACE_COLUMNS[DEVICES])
-    snapshot.devices = {row["name"]: row for row in devices}
-    snapshot.cables = _columns(label, CABLES, texts[CABLES], PLACE_COLUMNS[CABLES])
-    return snapshot
+    cables = _records(label, CABLES, texts[CABLES], PLACE_COLUMNS[CABLES])
+    return Places({row["name"]: row for row in devices}, cables)
 
 
 def _check_folder(path: Path) -> None:

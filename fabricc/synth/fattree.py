@@ -421,15 +421,17 @@ class FatTreeBuilder(NetworkBuilder):
         port = attachment.ports[rail]
         return f"{port}/{plane + 1}" if attachment.breakout > 1 else port
 
-    def _link(self, link: Link) -> None:
+    def _link(self, link: Link) -> bool:
+        """Add `link` if both its ports are free (True), else report it."""
         take = self.book.take
         ok_a = take(link.a, link.a_port)
         ok_b = take(link.b, link.b_port)
         if not (ok_a and ok_b):
             device, port = (link.a, link.a_port) if not ok_a else (link.b, link.b_port)
             self.fail(f"port {port} of {device} would be used twice", self.net.path)
-            return
+            return False
         self.fabric.links.append(link)
+        return True
 
     def _uplink(self, link: Link, breakout: int, ports: int) -> None:
         """A leaf-spine or spine-core link, whose upper end is one of the first `ports` ports
@@ -455,54 +457,63 @@ class FatTreeBuilder(NetworkBuilder):
         }
         held: dict[str, set[str]] = {}
         wanted: list[str | None] = []
+        indices: dict[tuple[str, int], int | None] = {}  # port_index, once per name and breakout
         for link, breakout, ports in deferred:
             old = kept.get((link.a, link.a_port))
-            port = old[1] if old is not None and old[0] == link.b else None
-            index = port_index(port, breakout) if port is not None else None
-            taken = held.setdefault(link.b, set())
-            if port is None or index is None or index >= ports or port in taken:
+            if old is None or old[0] != link.b:
+                wanted.append(None)
+                continue
+            port = old[1]
+            index = indices.get((port, breakout), -1)
+            if index == -1:
+                index = indices[(port, breakout)] = port_index(port, breakout)
+            taken = held.get(link.b)
+            if taken is None:
+                taken = held[link.b] = set()
+            if index is None or index >= ports or port in taken:
                 wanted.append(None)
                 continue
             taken.add(port)
             wanted.append(port)
-        for (link, breakout, ports), port in zip(deferred, wanted, strict=True):
-            if port is None:
+        placed: dict[tuple[str, str], tuple[str, str]] = {}  # lower end -> upper end, as cabled
+        for (link, breakout, ports), chosen in zip(deferred, wanted, strict=True):
+            if chosen is None:
                 taken = held.setdefault(link.b, set())
-                port = link.b_port
-                start = port_index(port, breakout) or 0
+                chosen = link.b_port
+                start = port_index(chosen, breakout) or 0
                 for step in range(ports):
-                    if port not in taken:
+                    if chosen not in taken:
                         break
-                    port = switch_port(0, (start + step + 1) % ports, breakout)
-                taken.add(port)
-            if port != link.b_port:
-                link = dataclasses.replace(link, b_port=port)
-            self._link(link)
-        self._report_rewiring(kept, deferred)
+                    chosen = switch_port(0, (start + step + 1) % ports, breakout)
+                taken.add(chosen)
+            if chosen != link.b_port:
+                link = dataclasses.replace(link, b_port=chosen)
+            if self._link(link):
+                placed[(link.a, link.a_port)] = (link.b, chosen)
+        self._report_rewiring(kept, deferred, placed)
 
     def _report_rewiring(
-        self, kept: dict[tuple[str, str], tuple[str, str]], deferred: list[tuple[Link, int, int]]
+        self,
+        kept: dict[tuple[str, str], tuple[str, str]],
+        deferred: list[tuple[Link, int, int]],
+        placed: dict[tuple[str, str], tuple[str, str]],
     ) -> None:
         """Growth in place that moves installed switch-to-switch cables says so at build time:
         how many, why (the upper tier was sized for the earlier build's units) and how to avoid
-        it (spines_for_sus for the final size)."""
-        placed = {
-            (link.a, link.a_port): (link.b, link.b_port)
-            for link in self.fabric.links
-            if link.network == self.net.name and link.kind in (LEAF_SPINE, SPINE_CORE)
-        }
+        it (spines_for_sus for the final size). `placed`: the upper end each deferred link was
+        cabled to (every leaf-spine and spine-core link of the network is deferred: _uplink)."""
         lower = {link.a for link, _, _ in deferred}
-        spines = set(self.topology.switches.get("spine", []))
         earlier = {key: upper for key, upper in kept.items() if key[0] in lower}
+        if all(placed.get(key) == upper for key, upper in earlier.items()):
+            return
+        spines = set(self.topology.switches.get("spine", []))
         moved: Counter[str] = Counter()
         uppers: dict[str, set[str]] = {}
-        for key, upper in sorted(earlier.items()):
+        for key, upper in earlier.items():  # counts and sets: their order is none of theirs
             tier = "core" if key[0] in spines else "spine"
             uppers.setdefault(tier, set()).add(upper[0])
             if placed.get(key) != upper:
                 moved[tier] += 1
-        if not moved:
-            return
         shape = [
             f"{tier}s {len(uppers[tier])} -> {len(self.topology.switches.get(tier, []))}"
             for tier in ("spine", "core")
