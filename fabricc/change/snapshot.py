@@ -127,7 +127,12 @@ def _records(label: str, relative: str, text: str, columns: tuple[str, ...]) -> 
     picked = _picked(label, relative, text, columns)
     if picked is not None and len(picked[0]) == len(columns):
         return picked[1]
-    rows = _columns(label, relative, text, columns)
+    # text for the csv module, or a header without some of `columns` (never one of CABLES':
+    # REQUIRED holds them all)
+    return _as_records(_columns(label, relative, text, columns), columns)
+
+
+def _as_records(rows: list[Row], columns: tuple[str, ...]) -> list[Record]:
     return [tuple(row.get(c, "") for c in columns) for row in rows]
 
 
@@ -194,9 +199,7 @@ class Places:
 
     @staticmethod
     def of(snapshot: Snapshot) -> Places:
-        columns = PLACE_COLUMNS[CABLES]
-        cables = [tuple(row.get(c, "") for c in columns) for row in snapshot.cables]
-        return Places(snapshot.devices, cables)
+        return Places(snapshot.devices, _as_records(snapshot.cables, PLACE_COLUMNS[CABLES]))
 
 
 def kept_places(source: Snapshot | Places) -> dict[str, KeptPlace]:

@@ -490,22 +490,18 @@ class FatTreeBuilder(NetworkBuilder):
                 link = dataclasses.replace(link, b_port=chosen)
             if self._link(link):
                 placed[(link.a, link.a_port)] = (link.b, chosen)
-        self._report_rewiring(kept, deferred, placed)
+        self._report_rewiring(kept, placed)
 
     def _report_rewiring(
         self,
-        kept: dict[tuple[str, str], tuple[str, str]],
-        deferred: list[tuple[Link, int, int]],
+        earlier: dict[tuple[str, str], tuple[str, str]],
         placed: dict[tuple[str, str], tuple[str, str]],
     ) -> None:
         """Growth in place that moves installed switch-to-switch cables says so at build time:
         how many, why (the upper tier was sized for the earlier build's units) and how to avoid
-        it (spines_for_sus for the final size). `placed`: the upper end each deferred link was
-        cabled to (every leaf-spine and spine-core link of the network is deferred: _uplink)."""
-        lower = {link.a for link, _, _ in deferred}
-        earlier = {key: upper for key, upper in kept.items() if key[0] in lower}
-        if all(placed.get(key) == upper for key, upper in earlier.items()):
-            return
+        it (spines_for_sus for the final size). `earlier`: the upper end the earlier build
+        cabled each lower port of this build's switches to; `placed`: the same as cabled now
+        (every leaf-spine and spine-core link of the network is deferred: _uplink)."""
         spines = set(self.topology.switches.get("spine", []))
         moved: Counter[str] = Counter()
         uppers: dict[str, set[str]] = {}
@@ -514,6 +510,8 @@ class FatTreeBuilder(NetworkBuilder):
             uppers.setdefault(tier, set()).add(upper[0])
             if placed.get(key) != upper:
                 moved[tier] += 1
+        if not moved:
+            return
         shape = [
             f"{tier}s {len(uppers[tier])} -> {len(self.topology.switches.get(tier, []))}"
             for tier in ("spine", "core")

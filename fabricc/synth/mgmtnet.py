@@ -604,8 +604,8 @@ def _uplink_targets(
 class _Bringup:
     """What every round of _rounds reads and no round changes, made once per plan: the
     switches managed through an access switch (with it), the access switches uplinking into
-    each top-tier switch, the cores above each spine of the provisioning server's leaves, the
-    in-band tiers (_above), and the roots cabled to each top-tier switch."""
+    each top-tier switch, the cores above each spine of the provisioning server's leaves and
+    the in-band tiers (_above)."""
 
     plan: ManagementNet
     uplinks: dict[str, tuple[str, ...]]

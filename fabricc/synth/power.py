@@ -226,12 +226,7 @@ def _plug(device: Device, facts: Physical, feeds: list[Feed], dealt: int) -> Sup
     cords = []
     for psu, k in enumerate(cord_feeds(dealt, facts.psus, len(feeds))):
         feed = feeds[k]
-        pdus = feed.pdus
-        pdu = (
-            pdus[0]
-            if len(pdus) == 1
-            else max(pdus, key=lambda p: (p.outlets[outlet] - p.used[outlet], -p.load_w))
-        )
+        pdu = max(feed.pdus, key=lambda p: (p.outlets[outlet] - p.used[outlet], -p.load_w))
         pdu.used[outlet] += 1
         pdu.load_w += share
         cords.append(Cord(device.name, psu + 1, pdu.name, feed.name, outlet, pdu.used[outlet]))
