@@ -95,9 +95,13 @@ def plain_lines(text: str, count: int, width: int) -> bool:
         return False
     if '"' in text or "\r" in text or "\t" in text:
         return False
-    # (a character test first: finding a rare character is much faster than a pair)
+    # (a character test first: finding a rare character is much faster than a pair; a pair is
+    # looked for from the end, which tests its first character, the rare one, at each place:
+    # from the start, it tests the second, and every name has hyphens (35 ms against 11 ms
+    # for a 38 MB cabling plan))
     return not any(
-        char in text and (text.startswith(char) or "\n" + char in text or "," + char in text)
+        char in text
+        and (text.startswith(char) or text.rfind("\n" + char) >= 0 or text.rfind("," + char) >= 0)
         for char in "=+-@"
     )
 
