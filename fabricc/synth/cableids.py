@@ -58,15 +58,48 @@ def series(link: Link, device: Device) -> str:
 
 def number_cables(fabric: Fabric) -> None:
     ordered: list[Cable] = []
-    by_series: dict[str, list[tuple[tuple[object, ...], Link]]] = defaultdict(list)
+    # per series: (sort key, the serial a place fixes or None, link)
+    by_series: dict[str, list[tuple[tuple[object, ...], int | None, Link]]] = defaultdict(list)
     seen: set[int] = set()  # cables of several links (leg 1, 2, ...); leg 0 is a cable's only link
-    # device -> ((index, natural name), the class of devices whose links share their series)
-    heads: dict[str, tuple[tuple[object, ...], int]] = {}
+    # device -> (index, natural name), the class of devices whose links share their series, and
+    # what fixes its serials (_Places)
+    heads: dict[str, tuple[tuple[object, ...], int, int | None, int | None, int]] = {}
     classes: dict[tuple[object, ...], int] = {}
     ports: dict[str, tuple[tuple[int, int | str], ...]] = {}
     kinds: dict[tuple[object, ...], str] = {}  # what decides the series -> series
     devices = fabric.devices
+    places = _Places(fabric)
+    taken: dict[str, int] = defaultdict(int)  # an access switch's uplinks so far
     for link in fabric.links:
+        a = link.a
+        found = heads.get(a)
+        if found is None:
+            device = devices[a]
+            # nodes and switches grow by index; trays (numbered within their system), PDUs and
+            # the like go by name
+            index = device.index if device.kind in ("node", "switch") else 0
+            alike = (device.kind, device.group, device.role, device.network, device.series)
+            found = heads[a] = (
+                (index, _natural(a)),
+                classes.setdefault(alike, len(classes)),
+                places.pdu(device),
+                places.uplinks.get(a),
+                device.index,
+            )
+        head, category, pdu, uplinks, number = found
+        # (every link counts towards an access switch's uplinks, cabled or not)
+        fixed: int | None = None
+        if pdu is not None:
+            fixed = pdu
+        elif link.kind == SITE:  # border link k (port site<k>, synth/sitelinks.py) keeps serial k
+            fixed = int(link.b_port.removeprefix("site"))
+        elif uplinks is not None and link.kind == UPLINK:
+            taken[a] += 1
+            fixed = number * uplinks + taken[a]
+        elif uplinks is not None and link.kind == MGMT:
+            # an access switch's own management port on its parent (synth/oob.py connect_tree):
+            # a switch whose number was kept free comes between existing ones
+            fixed = number + 1
         cable = link.cable
         if cable is None:
             continue
@@ -75,68 +108,48 @@ def number_cables(fabric: Fabric) -> None:
         elif id(cable) not in seen:
             seen.add(id(cable))
             ordered.append(cable)
-        found = heads.get(link.a)
-        if found is None:
-            device = devices[link.a]
-            # nodes and switches grow by index; trays (numbered within their system), PDUs and
-            # the like go by name
-            index = device.index if device.kind in ("node", "switch") else 0
-            alike = (device.kind, device.group, device.role, device.network, device.series)
-            found = heads[link.a] = (
-                (index, _natural(link.a)),
-                classes.setdefault(alike, len(classes)),
-            )
-        head, category = found
         port = ports.get(link.a_port)
         if port is None:
             port = ports[link.a_port] = _natural(link.a_port)
         what = (link.network, link.kind, link.plane, category)
         name = kinds.get(what)
         if name is None:
-            name = kinds[what] = series(link, devices[link.a])
-        by_series[name].append(((head, port, link.leg), link))
-    fixed = _fixed_serials(fabric)
+            name = kinds[what] = series(link, devices[a])
+        by_series[name].append(((head, port, link.leg), fixed, link))
     for name, links in by_series.items():
         links.sort(key=itemgetter(0))
-        for serial, (_, link) in enumerate(links, 1):
+        for serial, (_, fixed, link) in enumerate(links, 1):
             cable = link.cable
             assert cable is not None
             if not cable.id:  # a multi-leg cable is named by its first leg
-                cable.id = f"{name}-{fixed.get(id(link), serial):06d}"
+                cable.id = f"{name}-{serial if fixed is None else fixed:06d}"
     fabric.cables = ordered
 
 
-def _fixed_serials(fabric: Fabric) -> dict[int, int]:
-    """Serials (by link) that come from a place rather than a count, where a count would shift
-    when a design grows: a PDU's from its rack's place on the floor (row by row) and its number
-    in the rack - a rack may fill a place reserved before existing racks (a partial unit
-    growing); an access switch's uplinks and its own management port's cable from the switch's
-    number in its floor region's series."""
-    loaded = fabric.loaded
-    site = loaded.spec.site
-    nodes = loaded.catalog.catalog.nodes.values()
-    stride = max([site.rack.pdus, *(model.power_feeds for model in nodes)])
-    uplinks = {
-        name: network.spec.uplinks_per_switch
-        for network in loaded.networks.values()
-        if network.spec.role == "oob" and network.name in fabric.networks
-        for name in fabric.networks[network.name].switches.get("leaf", [])
-    }
-    serials: dict[int, int] = {}
-    taken: dict[str, int] = defaultdict(int)
-    for link in fabric.links:
-        device = fabric.devices[link.a]
-        if device.kind == "pdu" and device.rack is not None:
-            rack = fabric.rack_by_name[device.rack]
-            place = rack.row * site.racks_per_row + rack.position
-            serials[id(link)] = place * stride + device.index + 1
-        elif link.kind == SITE:  # border link k (port site<k>, synth/sitelinks.py) keeps serial k
-            serials[id(link)] = int(link.b_port.removeprefix("site"))
-        elif link.kind == UPLINK and link.a in uplinks:
-            serials[id(link)] = device.index * uplinks[link.a] + taken[link.a] + 1
-            taken[link.a] += 1
-        elif link.kind == MGMT and link.a in uplinks:
-            # an access switch's own management port on its parent (synth/oob.py connect_tree):
-            # a switch whose number was kept free comes between existing ones
-            serials[id(link)] = device.index + 1
-    return serials
+class _Places:
+    """Serials that come from a place rather than a count, where a count would shift when a
+    design grows: a PDU's from its rack's place on the floor (row by row) and its number in the
+    rack - a rack may fill a place reserved before existing racks (a partial unit growing); an
+    access switch's uplinks and its own management port's cable from the switch's number in
+    its floor region's series (`uplinks`: access switch -> uplinks per switch)."""
+
+    def __init__(self, fabric: Fabric) -> None:
+        loaded = fabric.loaded
+        self.fabric = fabric
+        self.site = loaded.spec.site
+        nodes = loaded.catalog.catalog.nodes.values()
+        self.stride = max([self.site.rack.pdus, *(model.power_feeds for model in nodes)])
+        self.uplinks = {
+            name: network.spec.uplinks_per_switch
+            for network in loaded.networks.values()
+            if network.spec.role == "oob" and network.name in fabric.networks
+            for name in fabric.networks[network.name].switches.get("leaf", [])
+        }
+
+    def pdu(self, device: Device) -> int | None:
+        """The serial of a PDU's cables; None for any other device."""
+        if device.kind != "pdu" or device.rack is None:
+            return None
+        rack = self.fabric.rack_by_name[device.rack]
+        place = rack.row * self.site.racks_per_row + rack.position
+        return place * self.stride + device.index + 1
