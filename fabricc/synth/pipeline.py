@@ -187,6 +187,23 @@ def _guest_demand(fabric: Fabric) -> dict[str, Guests]:
     return demand
 
 
+def _again(
+    fabric: Fabric, problems: list[Diagnostic], guests: dict[str, Guests], prefix: _Prefix | None
+) -> None:
+    """Raise _MoreGuests where a top tier ran out of ports for the uplinks into it and the
+    demand the pass showed is more than it reserved (the demand counts the uplinking
+    switches, not their links: it is the same at any point after they exist)."""
+    if not any(p.code == UPLINK_PORTS for p in problems):
+        return
+    demand = _guest_demand(fabric)
+    grown = {
+        name: Guests(max(g.links, guests[name].links if name in guests else 0), g.speed)
+        for name, g in demand.items()
+    }
+    if grown != guests:
+        raise _MoreGuests(grown, prefix)
+
+
 def _duplicate_names(fabric: Fabric) -> list[Diagnostic]:
     """An error per device whose name another took, at the pattern that named it."""
     loaded = fabric.loaded
@@ -270,6 +287,8 @@ def _synthesize(
     for network in networks.values():
         if network.spec.role == "oob":
             build_oob(fabric, network, racks, book, problems, reserved)
+    if not last:  # out of ports for the out-of-band uplinks: the rest of this pass is moot
+        _again(fabric, problems, guests, kept if kept is not None else prefix)
     # 5. Uplinks between the other networks (OOB did its own): every switch now exists.
     for network in networks.values():
         if network.spec.role != "oob" and network.spec.uplink_to is not None:
@@ -289,14 +308,8 @@ def _synthesize(
     # after the uplinks (a root goes to a switch its uplinks reach) and the border links.
     connect_roots(fabric, book, reserved)
     problems.extend(_duplicate_names(fabric))
-    if not last and any(p.code == UPLINK_PORTS for p in problems):
-        demand = _guest_demand(fabric)
-        grown = {
-            name: Guests(max(g.links, guests[name].links if name in guests else 0), g.speed)
-            for name, g in demand.items()
-        }
-        if grown != guests:
-            raise _MoreGuests(grown, kept if kept is not None else prefix)
+    if not last:
+        _again(fabric, problems, guests, kept if kept is not None else prefix)
     _raise(problems)
 
     linked(fabric)
