@@ -78,10 +78,29 @@ HGX_B300 = Case(
 )
 
 
+# A known bug, found by this test (random example) and not fixed yet: a partial unit's network
+# rack gains in-band leaves as the unit grows (84 -> 94 nodes: inband-leaf005 and 006 join
+# rack B20), and its share of the access switch it shares with the unit's compute racks grows
+# with them. synth/oob.py _managed reserves ports for the nodes to come, not for switches, so
+# the next rack's PDUs and nodes (B21: gpu080-084) move two ports and change management
+# address, with the earlier build kept or not. When it is fixed, these examples pass and fail
+# as xfail: drop the xfail.
+PARTIAL_UNIT = Case(
+    "dgx-h100", 84, "infiniband", 1, (1, 1), "auto", None, 0, True, True, None, 3, False
+)
+_PARTIAL_UNIT_BUG = "a partial unit's network rack shifts the next rack's out-of-band ports"
+
+
 @settings(max_examples=16, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(growths(), st.booleans())
 @example((HGX_B300, dataclasses.replace(HGX_B300, storage=9)), False)
 @example((HGX_B300, dataclasses.replace(HGX_B300, storage=9)), True)
+@example((PARTIAL_UNIT, dataclasses.replace(PARTIAL_UNIT, count=94)), False).xfail(
+    raises=AssertionError, reason=_PARTIAL_UNIT_BUG
+)
+@example((PARTIAL_UNIT, dataclasses.replace(PARTIAL_UNIT, count=94)), True).xfail(
+    raises=AssertionError, reason=_PARTIAL_UNIT_BUG
+)
 def test_growth_keeps_identities(pair: tuple[Case, Case], keep: bool) -> None:
     small, large = pair
     # On a top-of-rack (in-band) network, groups outside units come first so that the growing
