@@ -173,8 +173,6 @@ class _Cabler:
             tuple[int, int, str, str, int | None, str | None], list[tuple[float, str]]
         ] = {}
         self.candidates: dict[tuple[int, int, str, str, int | None], list[tuple[float, str]]] = {}
-        # (switch model, id of a list in picks, first place that reaches) -> its own vendor's
-        self.vendor_picks: dict[tuple[str, int, int], str] = {}
 
     def fail(self, message: str, link: Link, hint: str | None = None) -> None:
         path = (
@@ -899,25 +897,12 @@ class _Cabler:
         catalog has one (a site catalog's switch and its optics); else the shortest-reach one
         (checks/optics.py says when a switch gets another vendor's)."""
         owner = self.fabric.devices[device]
-        if owner.kind != "switch":
-            return modules[at][1]
-        # (per switch model, candidate list and place: a few hundred questions, asked per cage)
-        question = (owner.model, id(modules), at)
-        found = self.vendor_picks.get(question)
-        if found is None:
-            found = modules[at][1]
-            switch = self.catalog.switches.get(owner.model)
-            if switch is not None:
-                found = next(
-                    (
-                        p
-                        for _, p in modules[at:]
-                        if self.catalog.transceivers[p].vendor == switch.vendor
-                    ),
-                    found,
-                )
-            self.vendor_picks[question] = found
-        return found
+        switch = self.catalog.switches.get(owner.model) if owner.kind == "switch" else None
+        if switch is not None:
+            for _, part in modules[at:]:
+                if self.catalog.transceivers[part].vendor == switch.vendor:
+                    return part
+        return modules[at][1]
 
     def _out_of_reach(
         self,

@@ -287,8 +287,9 @@ def _synthesize(
     for network in networks.values():
         if network.spec.role == "oob":
             build_oob(fabric, network, racks, book, problems, reserved)
+    resume = kept if kept is not None else prefix  # where a next pass starts
     if not last:  # out of ports for the out-of-band uplinks: the rest of this pass is moot
-        _again(fabric, problems, guests, kept if kept is not None else prefix)
+        _again(fabric, problems, guests, resume)
     # 5. Uplinks between the other networks (OOB did its own): every switch now exists.
     for network in networks.values():
         if network.spec.role != "oob" and network.spec.uplink_to is not None:
@@ -309,7 +310,7 @@ def _synthesize(
     connect_roots(fabric, book, reserved)
     problems.extend(_duplicate_names(fabric))
     if not last:
-        _again(fabric, problems, guests, kept if kept is not None else prefix)
+        _again(fabric, problems, guests, resume)
     _raise(problems)
 
     linked(fabric)
