@@ -32,7 +32,15 @@ from fabricc.errors import (
 from fabricc.ir import Fabric
 from fabricc.spec.loader import KeptPlace, LoadedSpec, load_spec
 from fabricc.spec.size import check_size, estimated_links
-from fabricc.synth.pipeline import Linked, Stage, quiet, synthesize, unlinked
+from fabricc.synth.pipeline import (
+    Linked,
+    Settled,
+    Stage,
+    quiet,
+    synthesize,
+    unlinked,
+    unsettled,
+)
 from fabricc.writer import OutputTree
 
 # From about this size (a few hundred files) a writer process repays its start (fabricc.writer).
@@ -70,6 +78,16 @@ FORK_UNITS = (
     ("configs-3",),
     ("inventory", "nccl"),
 )
+# Where these units read no cable (the switch configs: a third to a half of the copy's share at
+# scale; an Ethernet data network's read its cables' lengths, fabricc.emit.configs.reads_cables),
+# the copy forks once the addresses are final, before cable selection, and runs the units that
+# read no cable (Emitter.cables) while this process selects cables, then runs the design rules
+# and the units that read them; this process then takes the copy's units it has not begun.
+# The copy shares the other core with the analysis worker during cable selection, which is
+# this process's serial path: it runs BEFORE_CABLES_NICE steps nicer. nvl72-512 in
+# bench/bench.py: 5.9-6.1 s against 6.2-6.4 s forking after cable selection (docs/performance.md).
+BEFORE_CABLES = ("configs", "configs-2", "configs-3")
+BEFORE_CABLES_NICE = 5
 EMIT_BATCH = 256  # files handed to the writer at a time
 
 
@@ -89,13 +107,20 @@ def design(loaded: LoadedSpec, stage: Stage = quiet) -> Fabric:
     return fabric
 
 
-def synthesized(loaded: LoadedSpec, stage: Stage = quiet, linked: Linked = unlinked) -> Fabric:
+def synthesized(
+    loaded: LoadedSpec,
+    stage: Stage = quiet,
+    linked: Linked = unlinked,
+    settled: Settled = unsettled,
+) -> Fabric:
     """The Fabric IR of `loaded`; a DesignError with every error of the phase that stopped it
-    and those the spec alone shows. `linked` is told the Fabric once its topology is final."""
+    and those the spec alone shows. `linked` is told the Fabric once its topology and addresses
+    are final, `settled` the networks that nothing changes once built
+    (fabricc.synth.pipeline.synthesize)."""
     raise_if_errors(check_size(loaded), DesignError)
     with fewer_collections():
         try:
-            return synthesize(loaded, stage, linked)
+            return synthesize(loaded, stage, linked, settled)
         except DesignError as exc:
             # the design stopped on one mistake: add those the spec alone shows, so that one
             # run reports every independent error
@@ -142,6 +167,29 @@ def fork_units(every: Sequence[Emitter]) -> list[tuple[Emitter, ...]]:
     return [unit for unit in units if unit]
 
 
+def cable_free(units: Sequence[tuple[Emitter, ...]], fabric: Fabric) -> list[tuple[Emitter, ...]]:
+    """The units of which no emitter reads the cable selection of this design."""
+    return [unit for unit in units if not any(e.cables(fabric) for e in unit)]
+
+
+def fork_before_cables(free: Sequence[tuple[Emitter, ...]]) -> bool:
+    """Whether the copy forks before cable selection to run the `free` units: where they hold
+    every unit of BEFORE_CABLES."""
+    names = {e.name for unit in free for e in unit}
+    return all(name in names for name in BEFORE_CABLES)
+
+
+@dataclass(slots=True)
+class _BeforeCables:
+    """A copy forked before cable selection: its staging folder, the copy, the cable-free
+    units and their turns."""
+
+    tree: OutputTree
+    side: forked.Forked
+    free: list[tuple[Emitter, ...]]
+    turns: forked.Turns
+
+
 def taken(units: Sequence[tuple[Emitter, ...]], turns: forked.Turns) -> Iterator[Emitter]:
     """The emitters of each unit this process takes its turn at."""
     for index in turns:
@@ -170,7 +218,9 @@ def build(
     system works while the next emitters compute; "write" is the wait for the last of them and
     the swap into place. A large build forks a copy of itself that runs emitters on the other
     core, each process taking the next of FORK_UNITS when it is free (fabricc.forked), unless
-    `fork` is False (bench/stages.py times every emitter in one process)."""
+    `fork` is False (bench/stages.py times every emitter in one process); where the switch
+    configs read no cable, the copy forks before cable selection and takes only the units that
+    read none (BEFORE_CABLES)."""
     # The emitters load here, not at import: validate, analyze and compare never need them.
     from fabricc.emit.configs.eos_files import notices as eos_notices
     from fabricc.emit.diagrams.render import notices as diagram_notices
@@ -199,6 +249,14 @@ def build(
 
             waiting = running.enter_context(worker.PlaneWorker())
 
+        def settled(fabric: Fabric, names: list[str]) -> None:
+            """The networks nothing changes any more go to the waiting worker at once: it
+            computes their figures on the core that synthesis leaves idle."""
+            if waiting is not None:
+                from fabricc.analysis import worker
+
+                worker.send_settled(fabric, names, waiting)
+
         def analysis_worker(fabric: Fabric) -> None:
             """The analysis' worker of a large design, given its graphs once the topology is
             final: it computes on the other core while this process selects cables (about 1.5 s
@@ -213,22 +271,54 @@ def build(
             elif waiting is not None:
                 waiting.close()  # smaller than it looked: analysed in this process
 
-        fabric = synthesized(loaded, stage, analysis_worker)
-        split = (
-            fork
-            and len(fabric.links) >= FORK_LINKS
-            and forked.available()
-            and forked.cpus() >= FORK_CPUS
-        )
-        if not split:
-            judge(fabric, stage)
-        big = len(fabric.links) >= WRITER_PROCESS_LINKS
-        tree = running.enter_context(OutputTree(target, process=big))
         every = emitters()
+        shared = fork_units(every)
+        before: _BeforeCables | None = None
+
+        def linked(fabric: Fabric) -> None:
+            """The topology and the addresses are final: the worker takes its graphs, and
+            where the cable-free emitters are the larger share a copy forks to run them while
+            this process selects cables (split)."""
+            nonlocal before
+            analysis_worker(fabric)
+            if not (split(fabric) and fork_before_cables(free := cable_free(shared, fabric))):
+                return
+            big = len(fabric.links) >= WRITER_PROCESS_LINKS
+            tree = running.enter_context(OutputTree(target, process=big))
+            turns = running.enter_context(forked.Turns(len(free)))
+            side = running.enter_context(  # ended unjoined when the build fails
+                forked.start(
+                    functools.partial(emit_all, fabric, quiet, taken(free, turns)),
+                    tree.staging,
+                    process=big,
+                    nice=BEFORE_CABLES_NICE,
+                )
+            )
+            before = _BeforeCables(tree, side, free, turns)
+
+        def split(fabric: Fabric) -> bool:
+            return (
+                fork
+                and len(fabric.links) >= FORK_LINKS
+                and forked.available()
+                and forked.cpus() >= FORK_CPUS
+            )
+
+        fabric = synthesized(loaded, stage, linked, settled)
+        first = [e for e in every if e.name in REVIEW and e.name not in REVIEW_LAST]
+        last = [e for e in every if e.name in REVIEW_LAST]
         mine: Iterable[Emitter] = every
         side = None
-        if split:
-            shared = fork_units(every)
+        if before is not None:
+            tree, side = before.tree, before.side
+            # the design rules, then this process's units (those that read cables), while the
+            # copy emits; then the cable-free units the copy has not taken yet
+            judge(fabric, stage)
+            own = [e for unit in shared if unit not in before.free for e in unit]
+            mine = itertools.chain(own, first, taken(before.free, before.turns), last)
+        elif split(fabric):
+            big = len(fabric.links) >= WRITER_PROCESS_LINKS
+            tree = running.enter_context(OutputTree(target, process=big))
             turns = running.enter_context(forked.Turns(len(shared)))
             # forked before this process starts a thread (the writer's starts with its
             # first files; the analysis worker runs none here); ended unjoined when the build
@@ -243,9 +333,12 @@ def build(
             # the design rules run while the copy emits (its emitters read none of their
             # findings): an error ends the copy and removes the staging folder unseen
             judge(fabric, stage)
-            first = [e for e in every if e.name in REVIEW and e.name not in REVIEW_LAST]
-            last = [e for e in every if e.name in REVIEW_LAST]
             mine = itertools.chain(first, taken(shared, turns), last)
+        else:
+            judge(fabric, stage)
+            tree = running.enter_context(
+                OutputTree(target, process=len(fabric.links) >= WRITER_PROCESS_LINKS)
+            )
         for batch in emit_all(fabric, stage, mine):
             paths.extend(path for path, _ in batch)
             tree.add(batch)

@@ -4,10 +4,13 @@ Consumes the finished Fabric's emitters to run there (a function that yields the
 batches) and the staging folder of the build's OutputTree; the copy writes those files into the
 folder through a Filler of its own (its own writer thread and process) and answers on a pipe with
 the paths it wrote, or its first failure: the OSError of a write (raised again here, so the build
-reports it as it reports its own), or an emitter's exception (a RuntimeError here, with the
-copy's traceback). Produces the paths. Which emitters run where is decided as they run: both
-processes take the next unit of emitters from one Turns (a queue in a pipe), so that the one
-that is free first takes the next, whatever the design makes each emitter cost.
+reports it as it reports its own), an emitter's finding (a DesignError, raised again here with
+its diagnostics), or an emitter's exception (a RuntimeError here, with the copy's traceback).
+Produces the paths. Which emitters run where is decided as they run: both processes take the
+next unit of emitters from one Turns (a queue in a pipe), so that the one that is free first
+takes the next, whatever the design makes each emitter cost. A large build forks the copy once
+its design is final, or, where the emitters that read no cable are the larger share, before
+cable selection, to run only those (fabricc.build.BEFORE_CABLES).
 
 Why: a large build's emitters are a few seconds of pure Python after synthesis, on one core;
 on a machine with more than one (fabricc.build.FORK_CPUS), half of them run on another.
@@ -33,6 +36,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import NoReturn
 
+from fabricc.errors import FabriccError
 from fabricc.writer import Artifact, Filler
 
 Batches = Callable[[], Iterable[list[Artifact]]]
@@ -65,6 +69,9 @@ class Forked:
             failure = OSError(number, message)
             failure.filename = filename
             raise failure
+        if kind == "finding":
+            error_type, diagnostics = value
+            raise error_type(diagnostics)
         raise RuntimeError(f"an emitter failed in the forked emitter process:\n{value}")
 
     def close(self) -> None:
@@ -124,9 +131,10 @@ def cpus() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
-def start(batches: Batches, staging: Path, *, process: bool) -> Forked:
+def start(batches: Batches, staging: Path, *, process: bool, nice: int = 0) -> Forked:
     """Run `batches` in a forked copy writing into `staging` (`process`: through a writer
-    process, fabricc.writer.Filler); only where available()."""
+    process, fabricc.writer.Filler), `nice` steps below this process in the CPU's favour (the
+    copy then yields a shared core to this process's serial path); only where available()."""
     read, write = os.pipe()
     with warnings.catch_warnings():
         # Python 3.12+ warns when other threads run (a terminal's progress display): the copy
@@ -135,6 +143,9 @@ def start(batches: Batches, staging: Path, *, process: bool) -> Forked:
         pid = os.fork()
     if pid == 0:  # pragma: no cover - the copy's coverage is not collected
         os.close(read)
+        if nice:
+            with contextlib.suppress(OSError):  # (a platform or a limit that refuses it)
+                os.nice(nice)
         _child(batches, staging, process, write)
     os.close(write)
     return Forked(pid, read)
@@ -149,6 +160,8 @@ def _child(batches: Batches, staging: Path, process: bool, answer: int) -> NoRet
             status = 0
         except OSError as exc:
             reply = ("oserror", (exc.errno or 0, exc.strerror or str(exc), exc.filename))
+        except FabriccError as exc:  # an emitter's finding (a design its files cannot serve)
+            reply = ("finding", (type(exc), exc.diagnostics))
         except BaseException as exc:  # an emitter's bug: its traceback goes to the parent
             reply = ("failed", "".join(traceback.format_exception(exc)).rstrip())
         data = pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)

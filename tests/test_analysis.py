@@ -34,6 +34,7 @@ from fabricc.cli import cli
 from fabricc.emit import Artifact
 from fabricc.errors import DesignError, Diagnostic, error
 from fabricc.ir import Fabric
+from fabricc.spec.loader import load_spec
 from fabricc.synth import pipeline
 from fabricc.synth.bom import bom_lines
 from tests.support import EXAMPLE_NAMES, EXAMPLES, compile_text, compiled
@@ -790,3 +791,84 @@ def test_a_script_without_a_main_guard_builds_through_the_analysis_process(
     assert done.returncode == 0, done.stderr
     assert done.stdout == "built once\n"
     assert (out / "analysis" / "analysis.json").is_file()
+
+
+@pytest.mark.parametrize("name", EXAMPLE_NAMES)
+def test_networks_told_as_settled_have_their_final_graphs_then(name: str) -> None:
+    """Their graphs, made the moment synthesis tells them settled (the first pass, before the
+    first uplink target is built), are those of the finished design: a later stage or pass
+    changes none of their links, devices or positions."""
+    told: dict[str, tuple[Any, ...]] = {}
+
+    def settled(fabric: Fabric, names: list[str]) -> None:
+        memo = dict(fabric.memo)  # (made in a forked copy in a build: nothing of it stays)
+        for name in names:
+            told[name] = _graphs(fabric, name)
+        fabric.memo.clear()
+        fabric.memo.update(memo)
+
+    loaded = load_spec(EXAMPLES / f"{name}.yaml", f"examples/{name}.yaml")
+    fabric = fabricc.build.synthesized(loaded, settled=settled)
+    for settled_name, graphs in told.items():
+        assert graphs == _graphs(fabric, settled_name), settled_name
+    uplinked = {n.spec.uplink_to for n in loaded.networks.values()} - {None}
+    if uplinked:  # the networks built before the first target, but for those linked later
+        order = [n for n in loaded.networks.values() if n.spec.role != "oob"]
+        first = next(i for i, n in enumerate(order) if n.name in uplinked)
+        assert sorted(told) == sorted(
+            n.name
+            for n in order[:first]
+            if n.spec.uplink_to is None and not n.spec.site_uplinks.count
+        )
+    else:
+        assert told == {}
+
+
+def _graphs(fabric: Fabric, name: str) -> tuple[Any, ...]:
+    return (
+        [worker._pack(graph) for graph in plane_graphs(fabric, name)],
+        tier_switches(fabric, name),
+    )
+
+
+def test_some_examples_have_settled_networks() -> None:
+    """The test above is not empty: the SuperPOD's compute (and the storage) fabric settle."""
+    told: list[str] = []
+    loaded = load_spec(EXAMPLES / "superpod-h100-4su.yaml", "examples/superpod-h100-4su.yaml")
+    fabricc.build.synthesized(loaded, settled=lambda _, names: told.extend(names))
+    assert "compute" in told
+
+
+@pytest.mark.skipif(not fabricc.forked.available(), reason="fabricc forks on Linux only")
+def test_a_worker_sent_the_settled_networks_first_gives_the_in_process_figures(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two frames, the settled networks' and then the rest (not those again), give the figures
+    of one; each frame is computed as it comes."""
+    fabric, _ = compiled("superpod-h100-4su")
+    expected = analyze(fabric)
+    made: list[str] = []
+    job = worker._job
+
+    def recorded(fabric: Fabric, name: str) -> Any:
+        made.append(name)
+        return job(fabric, name)
+
+    waiting = worker.PlaneWorker()
+    worker.send_settled(fabric, ["compute", "no-such-network"], waiting)
+    assert fabric.memo[worker.SETTLED_KEY] == ("compute",)
+    monkeypatch.setattr(worker, "_job", recorded)
+    worker.start(fabric, waiting)
+    # the rest, made here (a design this small is below FORKED_SEND_LINKS): not compute again
+    assert made == [name for name in fabric.networks if name != "compute"]
+    monkeypatch.setattr(network, "plane_figures", None)  # any figures computed here would fail
+    assert analyze(fabric) == expected
+    del fabric.memo[worker.SETTLED_KEY]
+
+
+def test_a_worker_that_gets_no_frame_says_so() -> None:
+    running = worker.PlaneWorker()
+    assert running._process.stdin is not None
+    running._process.stdin.close()
+    with pytest.raises(RuntimeError, match="no plane graphs came"):
+        running.figures()

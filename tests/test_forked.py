@@ -4,6 +4,7 @@ and nothing half-written left behind."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import signal
 import time
@@ -16,13 +17,15 @@ import fabricc.build
 from fabricc import forked
 from fabricc.build import build
 from fabricc.checks.rules import check
-from fabricc.emit import Emitter, emitters
+from fabricc.emit import Emitter, emitters, provisioning
 from fabricc.errors import DesignError, Diagnostic, OutputError, error
 from fabricc.ir import Fabric
+from fabricc.synth import pipeline
 from fabricc.writer import Artifact
-from tests.support import EXAMPLES
+from tests.support import EXAMPLES, compiled
 
-LAB = EXAMPLES / "roce-lab.yaml"
+LAB = EXAMPLES / "roce-lab.yaml"  # SONiC data switches: their configs read cables
+SUPERPOD = EXAMPLES / "superpod-h100-4su.yaml"  # InfiniBand: the copy forks before cables
 
 pytestmark = pytest.mark.skipif(not forked.available(), reason="fabricc forks on Linux only")
 
@@ -40,7 +43,7 @@ def _emitters_with(
 ) -> None:
     """Replace emitters' functions (the copy is forked from this process: it runs them)."""
     current: tuple[Emitter, ...] = vars(fabricc.build)["emitters"]()  # as a call left them
-    changed = tuple(Emitter(e.name, swap.get(e.name, e.emit)) for e in current)
+    changed = tuple(dataclasses.replace(e, emit=swap.get(e.name, e.emit)) for e in current)
     monkeypatch.setattr(fabricc.build, "emitters", lambda: changed)
 
 
@@ -89,7 +92,8 @@ def _folder_left(tmp_path: Path) -> list[str]:
 
 
 def _recording(monkeypatch: pytest.MonkeyPatch, pids: Path) -> Callable[[], dict[str, list[int]]]:
-    """Every emitter records the process it runs in; the returned function reads the records."""
+    """Every emitter records the process it runs in (and, in a file of its own, the cables it
+    sees and its niceness); the returned function reads the records."""
     pids.mkdir()
     original = {e.name: e.emit for e in emitters()}
 
@@ -97,6 +101,9 @@ def _recording(monkeypatch: pytest.MonkeyPatch, pids: Path) -> Callable[[], dict
         def emit(fabric: Fabric) -> Iterator[Artifact]:
             with (pids / name).open("a") as record:
                 record.write(f"{os.getpid()}\n")
+            seen = pids.parent / "seen"
+            seen.mkdir(exist_ok=True)
+            (seen / name).write_text(f"{len(fabric.cables)} {os.nice(0)}")
             with (pids.parent / "order").open("a") as order:  # in the order they began
                 order.write(f"{os.getpid()} {name}\n")
             yield from original[name](fabric)
@@ -274,4 +281,89 @@ def test_a_design_rule_error_found_while_the_copy_emits_leaves_nothing(
         build(LAB, tmp_path / "out")
     assert [d.message for d in caught.value.diagnostics] == ["a rule found this on purpose"]
     assert not (tmp_path / "out").exists()
+    assert _folder_left(tmp_path) == []
+
+
+def _seen(tmp_path: Path) -> dict[str, tuple[int, int]]:
+    """Per emitter, the cables it saw and its process's niceness (_recording)."""
+    found = {}
+    for path in (tmp_path / "seen").iterdir():
+        cables, nice = path.read_text().split()
+        found[path.name] = (int(cables), int(nice))
+    return found
+
+
+def test_a_build_forked_before_cable_selection_writes_the_same_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the switch configs read no cable, the copy forks once the addresses are final and
+    runs only the units that read no cable, nicer than this process (whose cable selection is
+    the serial path); this process runs those that read them, then takes the copy's units it
+    has not begun. Each unit runs once; the folder is the same, byte for byte."""
+    build(SUPERPOD, tmp_path / "alone", fork=False)
+    ran = _recording(monkeypatch, tmp_path / "pids")
+    _copy_takes_first(monkeypatch, tmp_path, "provisioning")
+    result = build(SUPERPOD, tmp_path / "forked")
+    assert _snapshot(tmp_path / "forked") == _snapshot(tmp_path / "alone")
+    assert result.file_count == len(_snapshot(tmp_path / "alone")) - 1
+    by_emitter = ran()
+    assert all(len(pids) == 1 for pids in by_emitter.values()), by_emitter
+    seen = _seen(tmp_path)
+    copy = {name for name, pids in by_emitter.items() if pids != [os.getpid()]}
+    assert "provisioning" in copy
+    fabric, _ = compiled(SUPERPOD.stem)
+    reads = {e.name for e in emitters() if e.cables(fabric)}
+    assert "netbox" in reads and "configs" not in reads
+    assert not copy & reads  # the copy never runs an emitter that reads cables
+    assert {seen[name][0] for name in copy} == {0}  # and never sees one
+    assert all(seen[name][0] > 0 for name in reads)
+    nicer = min(os.nice(0) + fabricc.build.BEFORE_CABLES_NICE, 19)
+    assert {seen[name][1] for name in copy} == {nicer}
+
+
+def test_a_cable_selection_error_after_the_copy_forked_leaves_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The copy began emitting before cable selection failed: it is ended, and its files go
+    with the staging folder; the error is the design's."""
+    began = tmp_path / "began"
+    run = provisioning.emit
+
+    def slow(fabric: Fabric) -> Iterator[Artifact]:
+        began.touch()
+        yield from run(fabric)
+
+    def no_cables(fabric: Fabric, problems: list[Diagnostic]) -> None:
+        deadline = time.monotonic() + 60
+        while not began.exists():  # the copy is at work
+            assert time.monotonic() < deadline, "the copy did not begin"
+            time.sleep(0.01)
+        problems.append(error("no cable reaches, on purpose"))
+
+    _emitters_with(monkeypatch, {"provisioning": slow})
+    monkeypatch.setattr(pipeline, "cable_design", no_cables)
+    _forking(monkeypatch)
+    with pytest.raises(DesignError, match="no cable reaches, on purpose"):
+        build(SUPERPOD, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+    assert _folder_left(tmp_path) == []
+
+
+@pytest.mark.parametrize("spec", [LAB, SUPERPOD], ids=["after-cables", "before-cables"])
+def test_a_finding_of_an_emitter_in_the_copy_is_the_builds_design_error(
+    spec: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An emitter that finds the design unserved (a DesignError with its place in the spec) in
+    the copy fails the build with that error, not with a traceback."""
+
+    def finding(fabric: Fabric) -> Iterator[Artifact]:
+        raise DesignError([error("these files cannot be made, on purpose", path="networks")])
+        yield
+
+    _copy_takes_first(monkeypatch, tmp_path, "provisioning", finding)
+    with pytest.raises(DesignError) as caught:
+        build(spec, tmp_path / "out")
+    assert [(d.message, d.path) for d in caught.value.diagnostics] == [
+        ("these files cannot be made, on purpose", "networks")
+    ]
     assert _folder_left(tmp_path) == []

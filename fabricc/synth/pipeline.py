@@ -14,6 +14,7 @@ from fabricc.collector import fewer_collections
 from fabricc.errors import DesignError, Diagnostic, error, raise_if_errors
 from fabricc.ir import EXTERNAL, Device, Fabric, Link, NetworkTopology, NvlinkDomain
 from fabricc.spec.loader import LoadedSpec
+from fabricc.spec.resolve import ResolvedNetwork
 from fabricc.spec.yamlsource import format_path
 from fabricc.synth.addressing import assign_addresses
 from fabricc.synth.appliances import reserve_for_sm_hosts
@@ -39,12 +40,23 @@ def quiet(_: str) -> None:
     pass
 
 
-# Told the Fabric once its devices, places and links are final, before cables and addresses
-# (the build starts the analysis' worker there, which reads the topology alone).
+# Told the Fabric once its devices, places, links and addresses are final, before cable
+# selection (the build hands the analysis' worker its graphs there, which read the topology
+# alone, and may fork the emitters that read no cable, fabricc.build).
 Linked = Callable[[Fabric], None]
 
 
 def unlinked(_: Fabric) -> None:
+    pass
+
+
+# Told, as soon as they are built, the networks that no later stage or pass changes (their
+# devices and links final; their places and addresses may still come): the build sends their
+# graphs to the analysis' worker then, while synthesis goes on.
+Settled = Callable[[Fabric, list[str]], None]
+
+
+def unsettled(_: Fabric, __: list[str]) -> None:
     pass
 
 
@@ -131,9 +143,15 @@ class _MoreGuests(Exception):
         self.prefix = prefix
 
 
-def synthesize(loaded: LoadedSpec, stage: Stage = quiet, linked: Linked = unlinked) -> Fabric:
+def synthesize(
+    loaded: LoadedSpec,
+    stage: Stage = quiet,
+    linked: Linked = unlinked,
+    settled: Settled = unsettled,
+) -> Fabric:
     """Run every pass; `stage` is told the name of each phase as it starts (for progress),
-    `linked` the Fabric of the last pass once its topology is final (before its cables).
+    `linked` the Fabric of the last pass once its topology and addresses are final (before its
+    cables), `settled` the networks of the first pass that no later stage or pass changes.
 
     Uplinks from other networks (uplink_to) need ports in their target's top tier, which is
     sized before the uplinking switches exist (out-of-band switches follow the racks). When a
@@ -151,10 +169,15 @@ def synthesize(loaded: LoadedSpec, stage: Stage = quiet, linked: Linked = unlink
     with fewer_collections():
         for _ in range(MAX_PASSES):
             try:
-                return _synthesize(loaded, stage, guests, prefix, linked=linked)
+                return _synthesize(loaded, stage, guests, prefix, linked=linked, settled=settled)
             except _MoreGuests as more:
                 guests, prefix = more.guests, more.prefix
         return _synthesize(loaded, stage, guests, prefix, last=True, linked=linked)
+
+
+def _closed(network: ResolvedNetwork) -> bool:
+    """No later stage links the network to another: no uplinks of its own, no border links."""
+    return network.spec.uplink_to is None and not network.spec.site_uplinks.count
 
 
 def _guest_demand(fabric: Fabric) -> dict[str, Guests]:
@@ -242,6 +265,7 @@ def _synthesize(
     *,
     last: bool = False,
     linked: Linked = unlinked,
+    settled: Settled = unsettled,
 ) -> Fabric:
     fabric = Fabric(loaded)
     problems: list[Diagnostic] = []
@@ -269,6 +293,10 @@ def _synthesize(
     # 2. Data and in-band networks. Out-of-band waits: it manages every switch built here.
     for index in range(start, len(order)):
         network = order[index]
+        if index == boundary and prefix is None and not problems:
+            # built before the first target, and neither uplinking nor bordering the site:
+            # no later stage adds to them, and every later pass starts after them (_Prefix)
+            settled(fabric, [n.name for n in order[:index] if _closed(n)])
         if index == boundary and not last:
             kept = _Prefix.take(fabric, plans, book, problems, index)
         build_network(fabric, network, plans, book, problems, guests.get(network.name))
@@ -313,12 +341,14 @@ def _synthesize(
         _again(fabric, problems, guests, resume)
     _raise(problems)
 
-    linked(fabric)
+    # 6. Addresses: derive from the final, ordered device and link lists (they read no cable).
+    addressed: list[Diagnostic] = []
+    assign_addresses(fabric, addressed)
+    if not addressed:
+        linked(fabric)
     stage("cables")
-    # 6. Cables and optics: needs final positions of both ends of every link.
+    # 7. Cables and optics: needs final positions of both ends of every link.
     cable_design(fabric, problems)
-    # 7. Addresses: derive from the final, ordered device and link lists.
-    assign_addresses(fabric, problems)
-    _raise(problems)
+    _raise(problems + addressed)  # the cables' problems first, as they always came
     # The design rules (fabricc/checks) then judge the finished IR; the build driver runs them.
     return fabric

@@ -35,6 +35,21 @@ def switches(part: int) -> Callable[[Fabric], Iterator[Artifact]]:
     return emit
 
 
+def reads_cables(fabric: Fabric) -> bool:
+    """Whether the switches' files of this design read the cable selection: those of a data
+    network on Ethernet whose switches run Cumulus Linux (PFC headroom for the longest cable,
+    fabricc.emit.configs.cumulus) or SONiC (each port's cable length,
+    fabricc.emit.configs.sonic). Management switches' NVUE, EOS and InfiniBand read none."""
+    from fabricc.emit.configs.context import MANAGEMENT_ROLES
+
+    return any(
+        network.fabric == "ethernet"
+        and network.spec.role not in MANAGEMENT_ROLES
+        and network.spec.os in ("cumulus", "sonic")
+        for network in fabric.loaded.networks.values()
+    )
+
+
 def emit_hosts(fabric: Fabric) -> Iterator[Artifact]:
     """The subnet managers', hosts' and SuperNICs' files."""
     from fabricc.emit.configs.files import emit_sm_hosts
