@@ -65,13 +65,14 @@ REVIEW = ("bom", "summary", "diagrams", "analysis", "report")
 REVIEW_LAST = ("analysis", "report")
 # The units the two processes take, in this order: the costliest at scale first, then the
 # small ones that let the two end together (bench/stages.py at nvl72-512 and 65k-all:
-# provisioning but NetBox 1.1-1.2 s, NetBox 0.6-0.9 s, cabling 0.6-1.1 s, the hosts', SuperNICs'
-# and subnet managers' files 0.4-0.8 s, each third of the switch configs 0.2-0.5 s).
+# provisioning but NetBox 1.1-1.2 s, NetBox 0.6-0.9 s, cabling 0.6-1.1 s with NetBox's cables
+# 0.1 s, the hosts', SuperNICs' and subnet managers' files 0.4-0.8 s, each third of the switch
+# configs 0.2-0.5 s).
 # An emitter named here nor in REVIEW is a unit of its own, after these.
 FORK_UNITS = (
     ("provisioning",),
     ("netbox",),
-    ("cabling",),
+    ("cabling", "netbox-cables"),
     ("configs-hosts",),
     ("configs",),
     ("configs-2",),

@@ -43,7 +43,9 @@ def test_an_emitter_that_reads_no_cable_writes_the_same_before_cable_selection(n
     assert fork_before_cables(cable_free(fork_units(emitters()), fabric)) == (name not in LOSSLESS)
     assert cabled == [False]  # told once, before any cable was selected
     assert fabric.cables  # and selected after
-    assert {"provisioning", "configs-hosts", "inventory", "nccl", "diagrams"} <= set(before)
+    assert {"provisioning", "netbox", "configs-hosts", "inventory", "nccl", "diagrams"} <= set(
+        before
+    )
     for emitter in emitters():
         if emitter.name in before:
             assert list(emitter.emit(fabric)) == before[emitter.name], emitter.name
@@ -70,4 +72,4 @@ def test_switch_configs_that_size_buffers_by_their_cables_wait_for_them(name: st
     free = cable_free(fork_units(emitters()), fabric)
     assert not fork_before_cables(free)
     names = {e.name for unit in free for e in unit}
-    assert "provisioning" in names and "netbox" not in names and "cabling" not in names
+    assert "netbox" in names and "netbox-cables" not in names and "cabling" not in names

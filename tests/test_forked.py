@@ -313,7 +313,7 @@ def test_a_build_forked_before_cable_selection_writes_the_same_folder(
     assert "provisioning" in copy
     fabric, _ = compiled(SUPERPOD.stem)
     reads = {e.name for e in emitters() if e.cables(fabric)}
-    assert "netbox" in reads and "configs" not in reads
+    assert "netbox-cables" in reads and "netbox" not in reads and "configs" not in reads
     assert not copy & reads  # the copy never runs an emitter that reads cables
     assert {seen[name][0] for name in copy} == {0}  # and never sees one
     assert all(seen[name][0] > 0 for name in reads)

@@ -55,7 +55,8 @@ def emitters() -> tuple[Emitter, ...]:
     return (
         Emitter("cabling", cabling.emit),
         Emitter("provisioning", provisioning.emit, never),
-        Emitter("netbox", provisioning.emit_netbox),
+        Emitter("netbox", provisioning.emit_netbox, never),
+        Emitter("netbox-cables", provisioning.emit_netbox_cables),
         Emitter("configs", configs.switches(0), configs.reads_cables),
         Emitter("configs-2", configs.switches(1), configs.reads_cables),
         Emitter("configs-3", configs.switches(2), configs.reads_cables),

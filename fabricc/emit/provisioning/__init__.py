@@ -24,7 +24,15 @@ def emit(fabric: Fabric) -> list[Artifact]:
 
 
 def emit_netbox(fabric: Fabric) -> list[Artifact]:
-    """NetBox's import set (emitter `netbox`, written to provisioning/netbox/)."""
+    """NetBox's import set but its cables (emitter `netbox`, written to provisioning/netbox/)."""
     from fabricc.emit.provisioning import netbox
 
     return netbox.emit(fabric)
+
+
+def emit_netbox_cables(fabric: Fabric) -> list[Artifact]:
+    """NetBox's cables (emitter `netbox-cables`): the one table of the set that reads the
+    cable selection."""
+    from fabricc.emit.provisioning import netbox
+
+    return netbox.emit_cables(fabric)

@@ -379,13 +379,24 @@ ROWS = {
 }
 
 
+# The one file that reads the cable selection (its IDs, kinds and lengths): emitted apart, so that
+# a large build can make the others before cable selection (fabricc.build.BEFORE_CABLES)
+CABLES = "09-cables.csv"
+
+
 def emit(fabric: Fabric) -> list[Artifact]:
-    return [
-        (
-            f"provisioning/netbox/{name}",
-            interfaces_text(fabric)
-            if name == "07-interfaces.csv"
-            else csv_text(HEADERS[name], ROWS[name](fabric)),
-        )
-        for name in FILES
-    ]
+    """Every file but CABLES."""
+    return [_file(fabric, name) for name in FILES if name != CABLES]
+
+
+def emit_cables(fabric: Fabric) -> list[Artifact]:
+    return [_file(fabric, CABLES)]
+
+
+def _file(fabric: Fabric, name: str) -> Artifact:
+    text = (
+        interfaces_text(fabric)
+        if name == "07-interfaces.csv"
+        else csv_text(HEADERS[name], ROWS[name](fabric))
+    )
+    return f"provisioning/netbox/{name}", text
