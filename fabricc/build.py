@@ -85,8 +85,9 @@ FORK_UNITS = (
 # read no cable (Emitter.cables) while this process selects cables, then runs the design rules
 # and the units that read them; this process then takes the copy's units it has not begun.
 # The copy shares the other core with the analysis worker during cable selection, which is
-# this process's serial path: it runs BEFORE_CABLES_NICE steps nicer. nvl72-512 in
-# bench/bench.py: 5.9-6.1 s against 6.2-6.4 s forking after cable selection (docs/performance.md).
+# this process's serial path: it runs BEFORE_CABLES_NICE steps nicer (unniced, nvl72-512 took
+# 6.5 s). nvl72-512 in bench/bench.py: 5.6-5.9 s against 5.9-6.3 s forking after cable selection,
+# 100k-xdr 9.7 s against 11 s (docs/performance.md, 2026-11-29 19:30 UTC).
 BEFORE_CABLES = ("configs", "configs-2", "configs-3")
 BEFORE_CABLES_NICE = 5
 EMIT_BATCH = 256  # files handed to the writer at a time
