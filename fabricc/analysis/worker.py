@@ -17,8 +17,8 @@ target: the compute and storage fabrics of a SuperPOD) go first, as soon as they
 final, before cable selection, the rest go: each frame made and written into its stdin pipe by
 a forked copy of the build while the build goes on (send). Started with its graphs, the process
 has them in an unnamed temporary file as its stdin. Either way the build never waits for the
-process to start and runs no thread of it (the build forks after synthesis, fabricc.forked).
-The figures come back on its stdout. They are the same data as in-process
+process to start and runs no thread of it (the build forks its emitting copy later,
+fabricc.forked). The figures come back on its stdout. They are the same data as in-process
 (tests/test_analysis.py).
 """
 
