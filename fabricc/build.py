@@ -182,13 +182,14 @@ def fork_before_cables(free: Sequence[tuple[Emitter, ...]]) -> bool:
 
 
 @dataclass(slots=True)
-class _BeforeCables:
-    """A copy forked before cable selection: its staging folder, the copy, the cable-free
-    units and their turns."""
+class _Copy:
+    """A forked copy of the build: its staging folder, the copy, the units it takes turns at
+    with this process (every shared unit, or the cable-free ones where it forked before cable
+    selection) and their turns."""
 
     tree: OutputTree
     side: forked.Forked
-    free: list[tuple[Emitter, ...]]
+    units: list[tuple[Emitter, ...]]
     turns: forked.Turns
 
 
@@ -275,28 +276,7 @@ def build(
 
         every = emitters()
         shared = fork_units(every)
-        before: _BeforeCables | None = None
-
-        def linked(fabric: Fabric) -> None:
-            """The topology and the addresses are final: the worker takes its graphs, and
-            where the cable-free emitters are the larger share a copy forks to run them while
-            this process selects cables (split)."""
-            nonlocal before
-            analysis_worker(fabric)
-            if not (split(fabric) and fork_before_cables(free := cable_free(shared, fabric))):
-                return
-            big = len(fabric.links) >= WRITER_PROCESS_LINKS
-            tree = running.enter_context(OutputTree(target, process=big))
-            turns = running.enter_context(forked.Turns(len(free)))
-            side = running.enter_context(  # ended unjoined when the build fails
-                forked.start(
-                    functools.partial(emit_all, fabric, quiet, taken(free, turns)),
-                    tree.staging,
-                    process=big,
-                    nice=BEFORE_CABLES_NICE,
-                )
-            )
-            before = _BeforeCables(tree, side, free, turns)
+        copy: _Copy | None = None
 
         def split(fabric: Fabric) -> bool:
             return (
@@ -306,41 +286,54 @@ def build(
                 and forked.cpus() >= FORK_CPUS
             )
 
-        fabric = synthesized(loaded, stage, linked, settled)
-        first = [e for e in every if e.name in REVIEW and e.name not in REVIEW_LAST]
-        last = [e for e in every if e.name in REVIEW_LAST]
-        mine: Iterable[Emitter] = every
-        side = None
-        if before is not None:
-            tree, side = before.tree, before.side
-            # the design rules, then this process's units (those that read cables), while the
-            # copy emits; then the cable-free units the copy has not taken yet
-            judge(fabric, stage)
-            own = [e for unit in shared if unit not in before.free for e in unit]
-            mine = itertools.chain(own, first, taken(before.free, before.turns), last)
-        elif split(fabric):
-            big = len(fabric.links) >= WRITER_PROCESS_LINKS
-            tree = running.enter_context(OutputTree(target, process=big))
-            turns = running.enter_context(forked.Turns(len(shared)))
-            # forked before this process starts a thread (the writer's starts with its
-            # first files; the analysis worker runs none here); ended unjoined when the build
-            # fails
-            side = running.enter_context(
-                forked.start(
-                    functools.partial(emit_all, fabric, quiet, taken(shared, turns)),
-                    tree.staging,
-                    process=big,
-                )
-            )
-            # the design rules run while the copy emits (its emitters read none of their
-            # findings): an error ends the copy and removes the staging folder unseen
-            judge(fabric, stage)
-            mine = itertools.chain(first, taken(shared, turns), last)
-        else:
-            judge(fabric, stage)
-            tree = running.enter_context(
+        def output(fabric: Fabric) -> OutputTree:
+            return running.enter_context(
                 OutputTree(target, process=len(fabric.links) >= WRITER_PROCESS_LINKS)
             )
+
+        def fork_copy(fabric: Fabric, units: list[tuple[Emitter, ...]], nice: int = 0) -> _Copy:
+            """The copy taking turns at `units` with this process; forked before this process
+            starts a thread (the writer's starts with its first files; the analysis worker runs
+            none here); ended unjoined when the build fails."""
+            tree = output(fabric)
+            turns = running.enter_context(forked.Turns(len(units)))
+            side = running.enter_context(
+                forked.start(
+                    functools.partial(emit_all, fabric, quiet, taken(units, turns)),
+                    tree.staging,
+                    process=len(fabric.links) >= WRITER_PROCESS_LINKS,
+                    nice=nice,
+                )
+            )
+            return _Copy(tree, side, units, turns)
+
+        def linked(fabric: Fabric) -> None:
+            """The topology and the addresses are final: the worker takes its graphs, and
+            where the cable-free emitters are the larger share a copy forks to run them while
+            this process selects cables (BEFORE_CABLES)."""
+            nonlocal copy
+            analysis_worker(fabric)
+            if split(fabric) and fork_before_cables(free := cable_free(shared, fabric)):
+                copy = fork_copy(fabric, free, BEFORE_CABLES_NICE)
+
+        fabric = synthesized(loaded, stage, linked, settled)
+        if copy is None and split(fabric):
+            copy = fork_copy(fabric, shared)
+        # the design rules run while the copy emits (its emitters read none of their findings):
+        # an error ends the copy and removes the staging folder unseen
+        judge(fabric, stage)
+        mine: Iterable[Emitter] = every
+        side = None
+        if copy is None:
+            tree = output(fabric)
+        else:
+            tree, side = copy.tree, copy.side
+            # this process's units (those that read cables, where the copy forked before cable
+            # selection), the review emitters, its turns at the copy's units, then the last
+            own = [e for unit in shared if unit not in copy.units for e in unit]
+            first = [e for e in every if e.name in REVIEW and e.name not in REVIEW_LAST]
+            last = [e for e in every if e.name in REVIEW_LAST]
+            mine = itertools.chain(own, first, taken(copy.units, copy.turns), last)
         for batch in emit_all(fabric, stage, mine):
             paths.extend(path for path, _ in batch)
             tree.add(batch)
