@@ -112,10 +112,9 @@ class FamilyBuilder(NetworkBuilder):
         )
 
     def link(self, link: Link) -> None:
-        ok_a = self.book.take(link.a, link.a_port)
-        ok_b = self.book.take(link.b, link.b_port)
-        if not (ok_a and ok_b):
-            device, port = (link.a, link.a_port) if not ok_a else (link.b, link.b_port)
+        taken = self.book.take_link(link)
+        if taken is not None:
+            device, port = taken
             self.fail(f"port {port} of {device} would be used twice", self.net.path)
             return
         self.fabric.links.append(link)

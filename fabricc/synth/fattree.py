@@ -423,11 +423,9 @@ class FatTreeBuilder(NetworkBuilder):
 
     def _link(self, link: Link) -> bool:
         """Add `link` if both its ports are free (True), else report it."""
-        take = self.book.take
-        ok_a = take(link.a, link.a_port)
-        ok_b = take(link.b, link.b_port)
-        if not (ok_a and ok_b):
-            device, port = (link.a, link.a_port) if not ok_a else (link.b, link.b_port)
+        taken = self.book.take_link(link)
+        if taken is not None:
+            device, port = taken
             self.fail(f"port {port} of {device} would be used twice", self.net.path)
             return False
         self.fabric.links.append(link)

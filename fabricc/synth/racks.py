@@ -150,11 +150,28 @@ class RackPlan:
         return self.outlets_fit is None or self.outlets_fit(self, [device])
 
     def _slot(self, height: int, *, top: bool) -> int | None:
-        usable = len(self.used)
-        starts = range(usable - height, -1, -1) if top else range(usable - height + 1)
-        for start in starts:
-            if not any(self.used[start : start + height]):
+        """The lowest unit of the highest (`top`) or lowest run of `height` free units; None
+        where the rack has none. A window that holds a used unit moves past it at once (the
+        racks fill from the top: most of a scan from there was used units)."""
+        used = self.used
+        if height <= 0:
+            return len(used) if top else 0
+        if top:
+            start = len(used) - height
+            while start >= 0:
+                window = used[start : start + height]
+                if True not in window:
+                    return start
+                # the lowest used unit of the window: no run above it reaches below it
+                start += window.index(True) - height
+            return None
+        start = 0
+        while start + height <= len(used):
+            window = used[start : start + height]
+            if True not in window:
                 return start
+            # past the highest used unit of the window
+            start += height - window[::-1].index(True)
         return None
 
     def place_at(self, device: Device, start: int, budget_w: int) -> bool:
