@@ -5,7 +5,8 @@ of the same sizes rendered by one plain Jinja2 template in a process of its own,
 build is (x_floor = wall / floor;
 x_floor_cpu = the user and system CPU seconds of the build, its writer process and Graphviz
 included (cpu_s), over the floor's: on a shared machine the steadier of the two), and the
-machine's speed just before each build (reference_s, see reference_seconds). A build
+machine's speed just before each build (reference_s, see reference_seconds) and its file
+system's (files_s, see files_seconds). A build
 of the smallest full design (one node) gives the cost that does not grow with the links
 (fixed_s); net_us_per_link = (wall_s - fixed_s) / links is what a link adds.
 
@@ -21,7 +22,9 @@ without the interpreter's teardown (fabricc.cli.main), so that wall_s is what a 
 
 The bench removes nothing while it measures (see keep_linked): on ext4 without a journal a file
 created within minutes of many removals costs several times its usual system time. Start it six
-minutes after removing many files (an earlier bench run's temporary folder, a test run).
+minutes after removing many files (an earlier bench run's temporary folder, a test run);
+files_s shows such a phase (0.03-0.05 s on the development machine; 0.15-0.64 s within a
+minute of removing 14,000 files, back to 0.04-0.05 s six minutes later).
 """
 
 from __future__ import annotations
@@ -266,6 +269,26 @@ def reference_seconds() -> float:
     return best
 
 
+# Files the file-system probe writes before each build (files_seconds): a build of nvl72-512
+# writes 13,700, and within minutes of removing as many each one cost several times its usual
+# system time (keep_linked). A thousand take a few hundredths of a second otherwise.
+PROBE_FILES = 1_000
+
+
+def files_seconds(folder: Path) -> float:
+    """The file system's speed now: seconds to create PROBE_FILES small files in `folder` (a new
+    one), each opened, written and closed as the writer process writes a build's files. The
+    files stay until the bench's temporary folder goes: removing them would slow the next
+    build as the probe would show. Beside reference_s, it tells a build slowed by the file
+    system from one slowed by the CPU."""
+    folder.mkdir()
+    body = b"probe\n" * 16
+    start = time.perf_counter()
+    for i in range(PROBE_FILES):
+        (folder / f"{i}.txt").write_bytes(body)
+    return time.perf_counter() - start
+
+
 # The smallest full design (one DGX, every network and emitter): what any build costs before
 # its first link - interpreter start, imports, the built-in catalog, the report's frame.
 EMPTY = "empty"
@@ -351,16 +374,19 @@ def fixed_seconds(folder: Path) -> float:
 
 def run_one(name: str, folder: Path, fixed: float, repeat: int = 1) -> dict[str, object]:
     """One scenario's row: the build and its floor alternated `repeat` times, each figure the
-    least of its runs (what the machine can do; a run another program slowed is the noise).
-    Every build and floor writes a folder of its own, removed only with the bench's temporary
-    folder (see keep_linked)."""
-    runs: list[tuple[float, float, float, float, float]] = []  # reference, wall, cpu, floor's
+    least of its runs (what the machine can do; a run another program slowed is the noise), but
+    files_s: the file system's speed before the run of the least wall. Every build and floor
+    writes a folder of its own, removed only with the bench's temporary folder (see
+    keep_linked)."""
+    # reference, files, wall, cpu, floor's
+    runs: list[tuple[float, float, float, float, float, float]] = []
     peak = 0
     for turn in range(repeat):
         out = folder / f"out-{name}-{turn}"
         if name in GROWN_FROM:
             build_process(name, GROWN_FROM[name](), out)
             keep_linked(out, folder / f"kept-{name}-{turn}")
+        probe = files_seconds(folder / f"probe-{name}-{turn}")
         reference = reference_seconds()
         wall, report, shared_peak = build_process(
             name, SCENARIOS[name](), out, fresh=name not in GROWN_FROM
@@ -368,8 +394,9 @@ def run_one(name: str, folder: Path, fixed: float, repeat: int = 1) -> dict[str,
         peak = max(peak, report["peak_kib"], shared_peak)
         settle(folder)
         floor, floor_cpu = floor_seconds(out / "configs", folder / f"floor-{name}-{turn}")
-        runs.append((reference, wall, report["cpu_s"], floor, floor_cpu))
-    reference, wall, cpu, floor, floor_cpu = (min(column) for column in zip(*runs, strict=True))
+        runs.append((reference, probe, wall, report["cpu_s"], floor, floor_cpu))
+    reference, _, wall, cpu, floor, floor_cpu = (min(column) for column in zip(*runs, strict=True))
+    probe = min(runs, key=lambda run: run[2])[1]  # the file system's speed at the least wall
     summary = json.loads((out / "summary.json").read_text())
     compute = next(n for n in summary["networks"].values() if n["role"] == "compute")
     links = sum(sum(n["links"].values()) for n in summary["networks"].values())
@@ -389,6 +416,7 @@ def run_one(name: str, folder: Path, fixed: float, repeat: int = 1) -> dict[str,
         "x_floor_cpu": round(cpu / floor_cpu, 1),
         "peak_mib": round(peak / 1024),
         "reference_s": round(reference, 3),
+        "files_s": round(probe, 3),
     }
 
 
@@ -519,6 +547,7 @@ def main() -> None:
         "x_floor_cpu",
         "peak_mib",
         "reference_s",
+        "files_s",
     ]
     print_table(header, rows)
     print(f"\nfixed_s = {fixed:.2f}: the smallest full design (one node); net_us_per_link is")
