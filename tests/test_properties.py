@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from fabricc.catalog.media import plug_fits
 from fabricc.catalog.models import FORM_ACCEPTS, Catalog, SwitchModel
 from fabricc.ir import ENDPOINT_LEAF, LEAF_SPINE, SPINE_CORE, Device, Fabric
+from fabricc.synth.racks import RackPlan
 from tests.support import compile_text
 
 
@@ -280,3 +281,17 @@ def test_synthesis_invariants(case: Case) -> None:
         fabric, _ = compile_text(case.text(), Path(folder))
     check_invariants(fabric)
     check_formulas(fabric, case)
+
+
+@given(st.lists(st.booleans(), max_size=48), st.integers(1, 6), st.booleans())
+def test_rack_places_at_the_first_free_run(used: list[bool], height: int, top: bool) -> None:
+    """A device goes to the highest (top) or lowest run of `height` free units, or nowhere:
+    every start of the rack looked at in order."""
+    starts = range(len(used) - height, -1, -1) if top else range(len(used) - height + 1)
+    expected = next((s for s in starts if not any(used[s : s + height])), None)
+    rack = RackPlan("network", used=list(used))
+    device = Device("d", "switch", "m", "leaf", 0, height_u=height)
+    assert rack.place(device, top=top) == (expected is not None)
+    if expected is not None:
+        assert device.u == expected + 1
+        assert rack.used[expected : expected + height] == [True] * height

@@ -37,35 +37,13 @@ class PortBook:
 
     def take_link(self, link: Link) -> tuple[str, str] | None:
         """Take the ports of both ends of `link` (each that is free), as take() does one after
-        the other: None where both were free, else the first end whose port was taken. One
-        call per link, for the passes that cable a hundred thousand of them."""
-        a, a_port, b, b_port = link.a, link.a_port, link.b, link.b_port
-        used = self.used
-        ports = used.get(a)
-        free_a = True
-        if ports is None:
-            used[a] = {a_port}
-        elif a_port in ports:
-            free_a = False
-        else:
-            ports.add(a_port)
-        ports = used.get(b)
-        free_b = True
-        if ports is None:
-            used[b] = {b_port}
-        elif b_port in ports:
-            free_b = False
-        else:
-            ports.add(b_port)
-        journal = self.journal
-        if journal is not None:
-            if free_a:
-                journal.append((a, a_port))
-            if free_b:
-                journal.append((b, b_port))
+        the other: None where both were free, else the first end whose port was taken (the
+        fat-tree and rack-scale family builders report it)."""
+        free_a = self.take(link.a, link.a_port)
+        free_b = self.take(link.b, link.b_port)
         if not free_a:
-            return a, a_port
-        return None if free_b else (b, b_port)
+            return link.a, link.a_port
+        return None if free_b else (link.b, link.b_port)
 
     def mark(self) -> None:
         """Remember this state: rewind() returns to it (the ports taken from here on are

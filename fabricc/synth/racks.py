@@ -154,8 +154,6 @@ class RackPlan:
         where the rack has none. A window that holds a used unit moves past it at once (the
         racks fill from the top: most of a scan from there was used units)."""
         used = self.used
-        if height <= 0:
-            return len(used) if top else 0
         if top:
             start = len(used) - height
             while start >= 0:
